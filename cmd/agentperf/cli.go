@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes; see the package comment.
+const (
+	exitOK          = 0
+	exitRunFailed   = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError marks an error caused by the command line or the input
+// (exit code 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error (exit code 2).
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// asUsage wraps err as a usage error unless it is nil.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err}
+}
+
+// errRunFailed marks a run that completed but failed or is not valid
+// (exit code 1); the message has already been printed.
+var errRunFailed = errors.New("run failed")
+
+// stdio bundles the output streams of a subcommand.
+type stdio struct {
+	out, err io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io stdio) error
+}
+
+// commands is the table of subcommands; filled by each subcommand file's
+// init (pure table registration, no side effects).
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// run executes agentperf with args (without the program name) and returns
+// the exit code. It is main without the process: tests call it directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	io := stdio{out: stdout, err: stderr}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printTopUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "agentperf: unknown command %q\n\n", args[0])
+		printTopUsage(stderr)
+		return exitUsage
+	}
+	err := c.run(ctx, args[1:], io)
+	return exitCode(ctx, err, stderr)
+}
+
+// exitCode maps an error to the documented exit code, printing it.
+func exitCode(ctx context.Context, err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errRunFailed):
+		return exitRunFailed
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "agentperf: %v\n", err)
+		return exitUsage
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "agentperf: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintf(stderr, "agentperf: %v\n", err)
+	return exitRunFailed
+}
+
+func printTopUsage(w io.Writer) {
+	fmt.Fprintln(w, "agentperf replays recorded agentic-coding sessions against an OpenAI-compatible server.")
+	fmt.Fprintln(w, "\nUsage:\n  agentperf <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'agentperf <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 run failed or not valid, 2 usage or input error, 130 interrupted.")
+}
+
+// newFlagSet returns a flag set for a subcommand whose usage text prints
+// the synopsis, the flags and the examples.
+func newFlagSet(name, synopsis, examples string, w io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(w, "Usage:\n  agentperf %s\n\nFlags:\n", synopsis)
+		fmt.Fprint(w, fs.FlagUsages())
+		if examples != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return asUsage(err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package metrics
+
+// Phase is the benchmark phase a request belongs to.
+type Phase string
+
+// The phases of an agentic replay.
+const (
+	PhaseWarmup    Phase = "warmup"
+	PhaseProfiling Phase = "profiling"
+)
+
+// Record is everything measured about one request, as the replay engine
+// produced it. It holds raw timestamps and counts only; the per-record
+// metrics of reference/aiperf-agentic-spec.md §8.2 are derived from it by
+// Compute. All *Ns fields are Unix epoch nanoseconds derived from a
+// monotonic clock (0 means "did not happen").
+type Record struct {
+	// Identity.
+	SessionNum          int    // sequential session (conversation instance) number
+	XRequestID          string // sent as X-Request-ID
+	XCorrelationID      string // session id, sent as X-Correlation-ID
+	ConversationID      string // trace id (subagents "<trace>::sa:<agent>")
+	TurnIndex           int    // turn within the conversation
+	SourceTraceID       string
+	SourceOuterIdx      int
+	SourceKind          string // "weka_main" for parent turns
+	AgentDepth          int
+	ParentCorrelationID string
+	RootCorrelationID   string
+	Lane                int    // lane index, 0-based
+	WorkerID            string // "lane_0007"
+	Phase               Phase
+	Model               string
+
+	// Scheduling and timing.
+	CreditIssuedNs int64 // when the scheduler decided to send (intended send time)
+	RequestStartNs int64 // just before the request was written
+	RequestAckNs   int64 // first response byte
+	FirstChunkNs   int64 // first chunk with non-empty content or reasoning
+	SecondChunkNs  int64 // second such chunk
+	FirstOutputNs  int64 // first chunk with non-empty (non-reasoning) content
+	LastChunkNs    int64 // last chunk with non-empty content or reasoning
+	RequestEndNs   int64 // response fully consumed, or time of the error
+	ContentChunks  int   // number of chunks with non-empty content or reasoning
+
+	// Token counts. Usage is nil when the server sent none.
+	Usage       *Usage
+	MaxTokens   int // requested max (completion) tokens
+	RecordedIn  int // the trace's recorded `in`
+	RecordedOut int // the trace's recorded `out`
+	PromptBytes int // bytes of the request body
+	HitBlocks   int // theoretical prefix-cache hit blocks (definition C)
+	TotalBlocks int // theoretical prefix-cache total blocks
+
+	// Outcome.
+	Cancelled       bool
+	CancellationNs  int64
+	ContextOverflow bool   // the error was classified as a context overflow
+	Error           *Error // nil on success
+}
+
+// Usage is the OpenAI `usage` object of the last chunk that carried one.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	ReasoningTokens  int // completion_tokens_details.reasoning_tokens
+	CachedTokens     int // prompt_tokens_details.cached_tokens
+	HasCached        bool
+	HasReasoning     bool
+}
+
+// Error describes a failed request: an HTTP status >= 400, a transport
+// failure, an error event in the stream, or a cancellation.
+type Error struct {
+	Code     int    // HTTP status, or 0 for transport errors
+	Type     string // HTTP reason phrase or error class
+	Message  string // body text or error text (secrets redacted)
+	Category string // one of the Category* constants
+}
+
+// Error categories used in error records and summaries.
+const (
+	CategoryHTTP          = "http_error"
+	CategoryTransport     = "transport_error"
+	CategoryTimeout       = "timeout"
+	CategoryStreamError   = "stream_error" // an error event inside the SSE stream
+	CategoryMalformed     = "malformed_response"
+	CategoryMissingUsage  = "missing_usage"
+	CategoryCancelled     = "cancelled"
+	CategoryContextLength = "context_overflow"
+)
+
+// Sink receives records as they complete. Implementations must be safe for
+// concurrent use; Add must not retain r after returning unless it copies it.
+type Sink interface {
+	Add(r *Record)
+}
