@@ -1,0 +1,178 @@
+package metrics
+
+import "math"
+
+// Values holds the per-record metrics of reference/aiperf-agentic-spec.md
+// §8.2 in display units (milliseconds, tokens, tokens/sec/user, percent).
+// A metric that could not be computed for the record is NaN; use Has or
+// the metric table (Metrics) to test presence. Token counts are whole
+// numbers stored as float64.
+type Values struct {
+	TTFT                   float64 // time_to_first_token, ms
+	TTST                   float64 // time_to_second_token, ms (second − first content chunk)
+	TTFO                   float64 // time_to_first_output_token, ms
+	RequestLatency         float64 // request_latency, ms (last content chunk − start)
+	DecodeDuration         float64 // decode_duration, ms (latency − TTFT)
+	FullDecodeDuration     float64 // full_decode_duration, ms (end − first content chunk)
+	ITL                    float64 // inter_token_latency, ms; OSL ≥ 2
+	FullResponseITL        float64 // full_response_inter_token_latency, ms; OSL ≥ 2
+	OutputTPSPerUser       float64 // output_token_throughput_per_user = 1000/ITL
+	FullResponseTPSPerUser float64 // (OSL − 1) / full decode duration (s)
+	E2EOutputTPS           float64 // e2e_output_token_throughput = OSL / latency (s)
+	PrefillTPSPerUser      float64 // prefill_throughput_per_user = ISL / TTFT (s)
+	ISL                    float64 // input_sequence_length (server usage), tokens
+	OSL                    float64 // output_sequence_length (server usage), tokens
+	OutputTokenCount       float64 // completion − reasoning tokens
+	ReasoningTokenCount    float64 // reasoning tokens, when reported
+	UsagePromptTokens      float64
+	UsageCompletionTokens  float64
+	UsageTotalTokens       float64
+	UsageReasoningTokens   float64
+	UsageCacheReadTokens   float64 // usage_prompt_cache_read_tokens
+	OSLMismatchPct         float64 // osl_mismatch_diff_pct: (OSL − max_tokens)/max_tokens × 100
+	ErrorISL               float64 // error_isl: errored records only, when known
+}
+
+var nan = math.NaN()
+
+// emptyValues has every metric absent.
+var emptyValues = Values{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
+	nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan}
+
+// Has reports whether v is present (not NaN).
+func Has(v float64) bool { return v == v }
+
+// nsToMs converts a nanosecond duration to milliseconds.
+func nsToMs(d int64) float64 { return float64(d) / 1e6 }
+
+// Compute derives the per-record metrics of r (spec §8.2). Successful
+// records get timing metrics from their chunk timestamps and token metrics
+// from the server's usage (spec §7: no usage ⇒ no ISL/OSL and nothing that
+// depends on them). Errored or cancelled records (r.Error != nil or
+// r.Cancelled) carry only ErrorISL: usage.prompt_tokens when the server sent
+// usage, else the trace's recorded input length when known.
+func Compute(r *Record) Values {
+	v := emptyValues
+	if r.Error != nil || r.Cancelled || r.ContextOverflow {
+		switch {
+		case r.Usage != nil && r.Usage.PromptTokens > 0:
+			v.ErrorISL = float64(r.Usage.PromptTokens)
+		case r.RecordedIn > 0:
+			v.ErrorISL = float64(r.RecordedIn)
+		}
+		return v
+	}
+	start := r.RequestStartNs
+	hasFirst := r.FirstChunkNs > 0 && start > 0
+	if hasFirst {
+		v.TTFT = nsToMs(r.FirstChunkNs - start)
+	}
+	if r.SecondChunkNs > 0 && r.FirstChunkNs > 0 {
+		v.TTST = nsToMs(r.SecondChunkNs - r.FirstChunkNs)
+	}
+	if r.FirstOutputNs > 0 && start > 0 {
+		v.TTFO = nsToMs(r.FirstOutputNs - start)
+	}
+	if r.LastChunkNs > 0 && start > 0 {
+		v.RequestLatency = nsToMs(r.LastChunkNs - start)
+	}
+	if hasFirst && r.LastChunkNs > 0 {
+		v.DecodeDuration = nsToMs(r.LastChunkNs - r.FirstChunkNs)
+	}
+	if r.FirstChunkNs > 0 && r.RequestEndNs >= r.FirstChunkNs {
+		v.FullDecodeDuration = nsToMs(r.RequestEndNs - r.FirstChunkNs)
+	}
+	if u := r.Usage; u != nil {
+		v.UsagePromptTokens = float64(u.PromptTokens)
+		v.UsageCompletionTokens = float64(u.CompletionTokens)
+		v.UsageTotalTokens = float64(u.TotalTokens)
+		v.ISL = float64(u.PromptTokens)
+		v.OSL = float64(u.CompletionTokens)
+		reasoning := 0
+		if u.HasReasoning {
+			reasoning = u.ReasoningTokens
+			v.ReasoningTokenCount = float64(reasoning)
+			v.UsageReasoningTokens = float64(reasoning)
+		}
+		v.OutputTokenCount = float64(u.CompletionTokens - reasoning)
+		if u.HasCached {
+			v.UsageCacheReadTokens = float64(u.CachedTokens)
+		}
+		if r.MaxTokens > 0 {
+			v.OSLMismatchPct = (v.OSL - float64(r.MaxTokens)) / float64(r.MaxTokens) * 100
+		}
+	}
+	if Has(v.OSL) && v.OSL >= 2 {
+		if Has(v.DecodeDuration) {
+			v.ITL = v.DecodeDuration / (v.OSL - 1)
+			if v.ITL > 0 {
+				v.OutputTPSPerUser = 1000 / v.ITL
+			}
+		}
+		if Has(v.FullDecodeDuration) {
+			v.FullResponseITL = v.FullDecodeDuration / (v.OSL - 1)
+			if v.FullDecodeDuration > 0 {
+				v.FullResponseTPSPerUser = (v.OSL - 1) / (v.FullDecodeDuration / 1000)
+			}
+		}
+	}
+	if Has(v.OSL) && Has(v.RequestLatency) && v.RequestLatency > 0 {
+		v.E2EOutputTPS = v.OSL / (v.RequestLatency / 1000)
+	}
+	if Has(v.ISL) && Has(v.TTFT) && v.TTFT > 0 {
+		v.PrefillTPSPerUser = v.ISL / (v.TTFT / 1000)
+	}
+	return v
+}
+
+// Metric describes one per-record metric: its aiperf tag, display header
+// (for CSVs), unit, whether its values are whole numbers (written as JSON
+// integers), and how to read it from Values.
+type Metric struct {
+	Tag    string
+	Header string
+	Unit   string
+	Int    bool
+	Get    func(*Values) float64
+	set    func(*Values, float64)
+}
+
+// Metrics is the table of per-record metrics in export order. The
+// aggregate export has one stat block per tag that has values.
+var Metrics = []Metric{
+	{"request_latency", "Request Latency", "ms", false, func(v *Values) float64 { return v.RequestLatency }, func(v *Values, x float64) { v.RequestLatency = x }},
+	{"time_to_first_token", "Time to First Token", "ms", false, func(v *Values) float64 { return v.TTFT }, func(v *Values, x float64) { v.TTFT = x }},
+	{"time_to_second_token", "Time to Second Token", "ms", false, func(v *Values) float64 { return v.TTST }, func(v *Values, x float64) { v.TTST = x }},
+	{"time_to_first_output_token", "Time to First Output Token", "ms", false, func(v *Values) float64 { return v.TTFO }, func(v *Values, x float64) { v.TTFO = x }},
+	{"inter_token_latency", "Inter Token Latency", "ms", false, func(v *Values) float64 { return v.ITL }, func(v *Values, x float64) { v.ITL = x }},
+	{"time_per_output_token", "Time Per Output Token", "ms", false, func(v *Values) float64 { return v.ITL }, nil},
+	{"full_response_inter_token_latency", "Full Response Inter Token Latency", "ms", false, func(v *Values) float64 { return v.FullResponseITL }, func(v *Values, x float64) { v.FullResponseITL = x }},
+	{"decode_duration", "Decode Duration", "ms", false, func(v *Values) float64 { return v.DecodeDuration }, func(v *Values, x float64) { v.DecodeDuration = x }},
+	{"full_decode_duration", "Full Decode Duration", "ms", false, func(v *Values) float64 { return v.FullDecodeDuration }, func(v *Values, x float64) { v.FullDecodeDuration = x }},
+	{"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", false, func(v *Values) float64 { return v.OutputTPSPerUser }, func(v *Values, x float64) { v.OutputTPSPerUser = x }},
+	{"full_response_output_token_throughput_per_user", "Full Response Output Token Throughput Per User", "tokens/sec/user", false, func(v *Values) float64 { return v.FullResponseTPSPerUser }, func(v *Values, x float64) { v.FullResponseTPSPerUser = x }},
+	{"e2e_output_token_throughput", "E2E Output Token Throughput", "tokens/sec/user", false, func(v *Values) float64 { return v.E2EOutputTPS }, func(v *Values, x float64) { v.E2EOutputTPS = x }},
+	{"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", false, func(v *Values) float64 { return v.PrefillTPSPerUser }, func(v *Values, x float64) { v.PrefillTPSPerUser = x }},
+	{"input_sequence_length", "Input Sequence Length", "tokens", true, func(v *Values) float64 { return v.ISL }, func(v *Values, x float64) { v.ISL = x }},
+	{"output_sequence_length", "Output Sequence Length", "tokens", true, func(v *Values) float64 { return v.OSL }, func(v *Values, x float64) { v.OSL = x }},
+	{"output_token_count", "Output Token Count", "tokens", true, func(v *Values) float64 { return v.OutputTokenCount }, func(v *Values, x float64) { v.OutputTokenCount = x }},
+	{"reasoning_token_count", "Reasoning Token Count", "tokens", true, func(v *Values) float64 { return v.ReasoningTokenCount }, func(v *Values, x float64) { v.ReasoningTokenCount = x }},
+	{"usage_prompt_tokens", "Usage Prompt Tokens", "tokens", true, func(v *Values) float64 { return v.UsagePromptTokens }, func(v *Values, x float64) { v.UsagePromptTokens = x }},
+	{"usage_completion_tokens", "Usage Completion Tokens", "tokens", true, func(v *Values) float64 { return v.UsageCompletionTokens }, func(v *Values, x float64) { v.UsageCompletionTokens = x }},
+	{"usage_total_tokens", "Usage Total Tokens", "tokens", true, func(v *Values) float64 { return v.UsageTotalTokens }, func(v *Values, x float64) { v.UsageTotalTokens = x }},
+	{"usage_reasoning_tokens", "Usage Reasoning Tokens", "tokens", true, func(v *Values) float64 { return v.UsageReasoningTokens }, func(v *Values, x float64) { v.UsageReasoningTokens = x }},
+	{"usage_prompt_cache_read_tokens", "Usage Prompt Cache Read Tokens", "tokens", true, func(v *Values) float64 { return v.UsageCacheReadTokens }, func(v *Values, x float64) { v.UsageCacheReadTokens = x }},
+	{"osl_mismatch_diff_pct", "OSL Mismatch Diff", "%", false, func(v *Values) float64 { return v.OSLMismatchPct }, func(v *Values, x float64) { v.OSLMismatchPct = x }},
+	{"error_isl", "Error Input Sequence Length", "tokens", true, func(v *Values) float64 { return v.ErrorISL }, func(v *Values, x float64) { v.ErrorISL = x }},
+}
+
+// metricByTag maps a tag to its index in Metrics (tags written by
+// agentperf; aliases such as time_per_output_token have no setter).
+func metricByTag(tag string) (int, bool) {
+	for i := range Metrics {
+		if Metrics[i].Tag == tag {
+			return i, true
+		}
+	}
+	return 0, false
+}
