@@ -20,3 +20,18 @@ type Tokenizer interface {
 	// model's tokenizer (true for the builtin tokenizer).
 	Approximate() bool
 }
+
+// Counter is implemented by tokenizers that can count the tokens of a text
+// without building the id slice (the builtin tokenizer does).
+type Counter interface {
+	CountTokens(text string) int
+}
+
+// Count returns the number of tokens of text: t.CountTokens(text) when t is a
+// [Counter], else len(t.Encode(text)).
+func Count(t Tokenizer, text string) int {
+	if c, ok := t.(Counter); ok {
+		return c.CountTokens(text)
+	}
+	return len(t.Encode(text))
+}
