@@ -1,0 +1,179 @@
+package replay
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// bodyParams are the per-request fields of a request body.
+type bodyParams struct {
+	model     string
+	maxTokens int
+}
+
+// appendBodyHead appends `{"model":…,"messages":` to dst.
+func appendBodyHead(dst []byte, p bodyParams) []byte {
+	dst = append(dst, `{"model":`...)
+	dst = appendJSONString(dst, p.model)
+	dst = append(dst, `,"messages":`...)
+	return dst
+}
+
+// appendBodyTail appends the fields after the messages and closes the object.
+func appendBodyTail(dst []byte, c *Config, p bodyParams) []byte {
+	if c.Streaming {
+		dst = append(dst, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	} else {
+		dst = append(dst, `,"stream":false`...)
+	}
+	if c.UseLegacyMaxTokens {
+		dst = append(dst, `,"max_tokens":`...)
+	} else {
+		dst = append(dst, `,"max_completion_tokens":`...)
+	}
+	dst = strconv.AppendInt(dst, int64(p.maxTokens), 10)
+	if c.IgnoreEOS {
+		dst = append(dst, `,"ignore_eos":true`...)
+	}
+	for _, e := range c.ExtraInputs {
+		dst = append(dst, ',')
+		dst = appendJSONString(dst, e.Key)
+		dst = append(dst, ':')
+		dst = append(dst, e.Value...)
+	}
+	return append(dst, '}')
+}
+
+// appendMessages appends the JSON array of msgs, applying the cache-bust
+// marker by mode and substituting live replies.
+func appendMessages(dst []byte, msgs []synth.Message, marker string, mode scenario.CacheBust, replies map[int]string) []byte {
+	firstUser, firstSystem := -1, -1
+	for i, m := range msgs {
+		if m.Role == "user" && firstUser < 0 {
+			firstUser = i
+		}
+		if m.Role == "system" && firstSystem < 0 {
+			firstSystem = i
+		}
+	}
+	dst = append(dst, '[')
+	n := 0
+	for i, m := range msgs {
+		content := m.Content
+		if m.Role == "assistant" && m.LiveReplyTo >= 0 {
+			r, ok := replies[m.LiveReplyTo]
+			if !ok {
+				// The server's reply to that turn was never seen (the
+				// session started later, at warmup); keep the synthesized
+				// stand-in so the history stays well-formed.
+				r = m.Content
+			}
+			content = r
+		}
+		if marker != "" {
+			switch {
+			case i == firstUser && mode == scenario.CacheBustFirstTurnPrefix:
+				content = marker + "\n\n" + content
+			case i == firstUser && mode == scenario.CacheBustFirstTurnSuffix:
+				content = content + "\n\n" + marker
+			case i == firstSystem && mode == scenario.CacheBustSystemPrefix:
+				content = marker + "\n\n" + content
+			case i == firstSystem && mode == scenario.CacheBustSystemSuffix:
+				content = content + "\n\n" + marker
+			}
+		}
+		if content == "" && m.Role == "assistant" {
+			// Some servers reject empty assistant content; an empty live reply
+			// is sent as a single space rather than dropped.
+			content = " "
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"role":`...)
+		dst = appendJSONString(dst, m.Role)
+		dst = append(dst, `,"content":`...)
+		dst = appendJSONString(dst, content)
+		dst = append(dst, '}')
+		n++
+	}
+	return append(dst, ']')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal (RFC 8259), escaping
+// control characters, quotes and backslashes, and replacing invalid UTF-8.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// modelMap rewrites a trace's recorded models to the wire models
+// (reference/aiperf-agentic-spec.md §1.6): the model of the first parent
+// request maps to models[0], every other distinct recorded model to
+// models[1:] in order of first appearance, wrapping modulo len(models).
+type modelMap map[string]string
+
+func newModelMap(tr *dataset.Trace, models []string) modelMap {
+	m := modelMap{}
+	if len(models) == 1 || len(tr.Requests) == 0 {
+		return m
+	}
+	m[tr.Requests[0].Model] = models[0]
+	next := 1
+	for _, r := range tr.Requests {
+		if _, ok := m[r.Model]; !ok {
+			m[r.Model] = models[next%len(models)]
+			next++
+		}
+	}
+	return m
+}
+
+func (m modelMap) wire(recorded string, models []string) string {
+	if w, ok := m[recorded]; ok {
+		return w
+	}
+	return models[0]
+}

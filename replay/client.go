@@ -1,0 +1,314 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/agentperf/agentperf/metrics"
+)
+
+// maxErrorBody bounds how much of an error response body is kept.
+const maxErrorBody = 64 << 10
+
+// conn is the HTTP side of one lane: a fasthttp HostClient with a single
+// keep-alive connection that the lane can abort from another goroutine
+// (cancellation closes the socket, which unblocks any read).
+type conn struct {
+	hc       *fasthttp.HostClient
+	uri      string
+	host     string
+	mu       sync.Mutex
+	cur      net.Conn
+	aborted  bool
+	req      *fasthttp.Request
+	resp     *fasthttp.Response
+	lines    lineReader
+	liveText []byte
+}
+
+func newConn(c *Config, timeout time.Duration) (*conn, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parse --url %q: %w", c.URL, err)
+	}
+	isTLS := u.Scheme == "https"
+	addr := u.Host
+	if u.Port() == "" {
+		if isTLS {
+			addr += ":443"
+		} else {
+			addr += ":80"
+		}
+	}
+	k := &conn{host: u.Host}
+	k.uri = strings.TrimRight(c.URL, "/") + c.Endpoint
+	dialer := &net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second}
+	k.hc = &fasthttp.HostClient{
+		Addr:                          addr,
+		IsTLS:                         isTLS,
+		TLSConfig:                     &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
+		MaxConns:                      1,
+		ReadTimeout:                   timeout,
+		WriteTimeout:                  timeout,
+		MaxIdleConnDuration:           5 * time.Minute,
+		StreamResponseBody:            true,
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: false,
+		MaxResponseBodySize:           0,
+		ReadBufferSize:                16 << 10,
+		Dial: func(a string) (net.Conn, error) {
+			nc, err := dialer.Dial("tcp", a)
+			if err != nil {
+				return nil, err
+			}
+			k.mu.Lock()
+			k.cur = nc
+			ab := k.aborted
+			k.mu.Unlock()
+			if ab {
+				nc.Close()
+				return nil, errAborted
+			}
+			return nc, nil
+		},
+	}
+	k.req = fasthttp.AcquireRequest()
+	k.resp = fasthttp.AcquireResponse()
+	return k, nil
+}
+
+var errAborted = errors.New("request cancelled")
+
+// abort closes the lane's connection so an in-flight request fails at once.
+func (k *conn) abort() {
+	k.mu.Lock()
+	k.aborted = true
+	if k.cur != nil {
+		k.cur.Close()
+	}
+	k.mu.Unlock()
+}
+
+func (k *conn) isAborted() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.aborted
+}
+
+func (k *conn) close() {
+	k.abort()
+	k.hc.CloseIdleConnections()
+	fasthttp.ReleaseRequest(k.req)
+	fasthttp.ReleaseResponse(k.resp)
+}
+
+// exchange is the outcome of one HTTP exchange.
+type exchange struct {
+	ackNs, firstNs, secondNs, firstOutputNs, lastNs, endNs int64
+	chunks                                                 int
+	usage                                                  *metrics.Usage
+	errBody                                                []byte // error body or stream error event, for classification
+	err                                                    *metrics.Error
+}
+
+// do sends body and consumes the response, timing every content chunk with
+// now. text, when non-nil, collects the reply's content (live mode).
+func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
+	req, resp := k.req, k.resp
+	req.Reset()
+	resp.Reset()
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(k.uri)
+	req.Header.SetContentType("application/json")
+	if c.Streaming {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for _, hk := range sortedKeys(c.Headers) {
+		req.Header.Set(hk, c.Headers[hk])
+	}
+	hdr(&req.Header)
+	req.SetBodyRaw(body)
+
+	err := k.hc.Do(req, resp)
+	x.ackNs = now()
+	if err != nil {
+		x.endNs = x.ackNs
+		x.err = k.transportError(err, "before response headers")
+		return x
+	}
+	defer resp.CloseBodyStream() //nolint:errcheck // a close error after a full read is not a request failure
+	status := resp.StatusCode()
+	stream := resp.BodyStream()
+	if stream == nil {
+		stream = bytes.NewReader(resp.Body())
+	}
+	if status >= 400 {
+		b, rerr := io.ReadAll(io.LimitReader(stream, maxErrorBody))
+		x.endNs = now()
+		x.errBody = b
+		msg := errorMessage(b)
+		if rerr != nil && len(b) == 0 {
+			msg = rerr.Error()
+		}
+		x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP}
+		return x
+	}
+	ct := string(resp.Header.ContentType())
+	if c.Streaming && strings.HasPrefix(ct, "text/event-stream") {
+		k.readSSE(stream, now, text, &x)
+		return x
+	}
+	// Non-streaming (or a server that ignored stream:true).
+	b, rerr := io.ReadAll(io.LimitReader(stream, 256<<20))
+	x.endNs = now()
+	if rerr != nil {
+		x.err = k.transportError(rerr, "while reading the response body")
+		return x
+	}
+	content, reasoning, usage, perr := parseFullResponse(b, text)
+	if perr != nil {
+		x.errBody = b
+		x.err = &metrics.Error{Code: status, Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
+		return x
+	}
+	if content || reasoning {
+		x.firstNs, x.lastNs, x.chunks = x.endNs, x.endNs, 1
+		if content {
+			x.firstOutputNs = x.endNs
+		}
+	}
+	x.usage = usage
+	return x
+}
+
+func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exchange) {
+	lr := &k.lines
+	lr.reset(stream)
+	sawDone := false
+	for {
+		line, err := lr.next()
+		if err != nil {
+			x.endNs = now()
+			if errors.Is(err, io.EOF) {
+				if !sawDone && x.err == nil {
+					x.err = &metrics.Error{Type: "IncompleteStream", Category: metrics.CategoryTransport,
+						Message: fmt.Sprintf("stream ended without data: [DONE] after %d content chunks", x.chunks)}
+				}
+				return
+			}
+			if errors.Is(err, errMalformed) {
+				x.err = &metrics.Error{Type: "MalformedResponse", Message: err.Error(), Category: metrics.CategoryMalformed}
+				return
+			}
+			x.err = k.transportError(err, fmt.Sprintf("mid-stream after %d content chunks", x.chunks))
+			return
+		}
+		ev, ok, perr := parseSSELine(line, text)
+		if !ok {
+			continue
+		}
+		t := now()
+		if perr != nil {
+			// Keep reading to the end so the connection stays reusable, but
+			// the request is a failure.
+			if x.err == nil {
+				x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
+			}
+			continue
+		}
+		if ev.ErrorMessage != nil {
+			if x.err == nil {
+				x.errBody = append([]byte(nil), ev.ErrorMessage...)
+				x.err = &metrics.Error{Type: "StreamError", Message: errorMessage(ev.ErrorMessage), Category: metrics.CategoryStreamError}
+				if code := streamErrorCode(ev.ErrorMessage); code != 0 {
+					x.err.Code = code
+				}
+			}
+			continue
+		}
+		if ev.Done {
+			sawDone = true
+			continue
+		}
+		if ev.Content || ev.Reasoning {
+			x.chunks++
+			switch x.chunks {
+			case 1:
+				x.firstNs = t
+			case 2:
+				x.secondNs = t
+			}
+			if ev.Content && x.firstOutputNs == 0 {
+				x.firstOutputNs = t
+			}
+			x.lastNs = t
+		}
+		if ev.Usage != nil {
+			x.usage = ev.Usage
+		}
+	}
+}
+
+// transportError describes a failure below HTTP, or a cancellation.
+func (k *conn) transportError(err error, where string) *metrics.Error {
+	if k.isAborted() {
+		return &metrics.Error{Type: "RequestCancellationError", Message: "request cancelled " + where, Category: metrics.CategoryCancelled}
+	}
+	cat, typ := metrics.CategoryTransport, "TransportError"
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+		cat, typ = metrics.CategoryTimeout, "Timeout"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed):
+		typ = "ConnectionReset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		typ = "ConnectionRefused"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		cat, typ = metrics.CategoryTimeout, "Timeout"
+	}
+	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %v", strings.ToLower(typ[:1])+typ[1:], where, err), Category: cat}
+}
+
+func reasonPhrase(code int) string {
+	if s := fasthttp.StatusMessage(code); s != "Unknown Status Code" {
+		return s
+	}
+	return fmt.Sprintf("HTTP %d", code)
+}
+
+// streamErrorCode returns error.code from a stream error event when it is a
+// number.
+func streamErrorCode(b []byte) int {
+	i := bytes.Index(b, []byte(`"code":`))
+	if i < 0 {
+		return 0
+	}
+	rest := bytes.TrimLeft(b[i+7:], " ")
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+		if n > 999 {
+			return 0
+		}
+	}
+	return n
+}

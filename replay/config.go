@@ -1,0 +1,243 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	DefaultEndpoint          = "/v1/chat/completions"
+	DefaultGracePeriod       = 30 * time.Second
+	DefaultInterTurnDelayCap = 60 * time.Second
+	DefaultRequestTimeout    = 6 * time.Hour
+	DefaultConnectTimeout    = 30 * time.Second
+	DefaultStartMinRatio     = 0.25
+	DefaultStartMaxRatio     = 0.75
+)
+
+// Config describes one replay. The zero value of every optional field means
+// the documented default; Validate reports what is missing or inconsistent.
+type Config struct {
+	// URL is the server's base URL, e.g. "http://localhost:8000".
+	URL string
+	// Endpoint is appended to URL (default DefaultEndpoint).
+	Endpoint string
+	// Models are the model names sent on the wire. A trace's main model (the
+	// model of its first request) maps to Models[0]; other recorded models
+	// map to Models[1:] in order of first appearance, wrapping
+	// (reference/aiperf-agentic-spec.md §1.6).
+	Models []string
+	// APIKey is sent as a bearer token. It is never logged or exported.
+	APIKey string
+
+	// Traces is the corpus in source order.
+	Traces []dataset.Trace
+	// Synth builds the prompt of a turn.
+	Synth *synth.Synthesizer
+
+	// Concurrency is the number of lanes.
+	Concurrency int
+	// Seed drives start-turn sampling (and, through Synth, prompt bytes).
+	Seed int64
+	// StartMinRatio and StartMaxRatio bound the start turn k_i of each lane
+	// as fractions of the trace's turns (defaults 0.25 and 0.75; set
+	// StartRatiosSet to use 0 explicitly).
+	StartMinRatio, StartMaxRatio float64
+	StartRatiosSet               bool
+	// BenchmarkDuration is the profiling duration; no new turn is issued
+	// after it (required).
+	BenchmarkDuration time.Duration
+	// GracePeriod is how long in-flight requests may finish after the
+	// duration or a cancellation before they are cancelled (default 30 s).
+	GracePeriod time.Duration
+	// WarmupGracePeriod bounds the warmup phase (0 = unlimited).
+	WarmupGracePeriod time.Duration
+	// InterTurnDelayCap caps recorded inter-turn delays (default 60 s;
+	// negative = no cap).
+	InterTurnDelayCap time.Duration
+
+	// CacheBust selects where the per-session marker goes.
+	CacheBust scenario.CacheBust
+	// Streaming requests SSE responses.
+	Streaming bool
+	// IgnoreEOS sends "ignore_eos": true.
+	IgnoreEOS bool
+	// UseLegacyMaxTokens sends max_tokens instead of max_completion_tokens.
+	UseLegacyMaxTokens bool
+	// SynthesisMaxOSL caps the recorded output length of parent turns (0 = no cap).
+	SynthesisMaxOSL int
+	// ExtraInputs are merged into every request body, in order.
+	ExtraInputs []ExtraInput
+	// UseServerTokenCount takes ISL/OSL from the server's usage; a missing
+	// usage then makes the request an error record.
+	UseServerTokenCount bool
+	// LiveAssistant threads the server's replies into later turns
+	// (AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES).
+	LiveAssistant bool
+
+	// RequestTimeout bounds one request including its whole stream
+	// (default 6 h). ConnectTimeout bounds connecting (default 30 s).
+	RequestTimeout, ConnectTimeout time.Duration
+	// Insecure skips TLS certificate verification.
+	Insecure bool
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string
+	// SessionHeaders adds session-affinity headers keyed by the session's
+	// correlation id.
+	SessionHeaders SessionHeaders
+
+	// FailedRequestThreshold aborts the run when the fraction of failed
+	// profiling requests exceeds it (0 = disabled).
+	FailedRequestThreshold float64
+	// Classifier recognises context-overflow errors (nil = defaults).
+	Classifier *scenario.Classifier
+
+	// Sink receives every record (warmup, profiling, errors, cancelled).
+	Sink metrics.Sink
+	// Overflows receives context-overflow records (nil = Sink).
+	Overflows metrics.Sink
+
+	// BenchmarkID identifies the run and keys the cache-bust markers
+	// (default: a new UUID).
+	BenchmarkID string
+	// Progress, when set, is updated live for progress displays.
+	Progress *Progress
+	// Observer, when set, is told about phase changes.
+	Observer Observer
+	// Logf receives diagnostics (default: discard).
+	Logf func(format string, args ...any)
+}
+
+// ExtraInput is one key of --extra-inputs, merged into the request body.
+type ExtraInput struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// ParseExtraInput parses "key:value" (value is JSON if it parses, else a
+// string) or a JSON object (every key of it).
+func ParseExtraInput(s string) ([]ExtraInput, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "{") {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return nil, fmt.Errorf("--extra-inputs %q: not a valid JSON object: %v", s, err)
+		}
+		out := make([]ExtraInput, 0, len(m))
+		for _, k := range sortedKeys(m) {
+			out = append(out, ExtraInput{Key: k, Value: m[k]})
+		}
+		return out, nil
+	}
+	k, v, ok := strings.Cut(s, ":")
+	if !ok || k == "" {
+		return nil, fmt.Errorf("--extra-inputs %q: expected key:value or a JSON object", s)
+	}
+	raw := json.RawMessage(v)
+	if !json.Valid(raw) {
+		b, _ := json.Marshal(v)
+		raw = b
+	}
+	return []ExtraInput{{Key: k, Value: raw}}, nil
+}
+
+// SessionHeaders selects the optional session-affinity headers
+// (reference/aiperf-agentic-spec.md §8.1).
+type SessionHeaders struct {
+	XSessionID bool // X-Session-ID
+	Dynamo     bool // X-Dynamo-Session-ID
+	SMG        bool // X-SMG-Routing-Key
+}
+
+// Progress holds live counters, updated atomically by Run.
+type Progress struct {
+	Sent          atomic.Int64
+	InFlight      atomic.Int64
+	WarmupTotal   atomic.Int64
+	WarmupDone    atomic.Int64
+	ProfilingDone atomic.Int64
+	Errors        atomic.Int64
+	Overflows     atomic.Int64
+}
+
+// Observer is told about phase changes. Calls come from the Run goroutine.
+type Observer interface {
+	WarmupStarted(lanes int, at time.Time)
+	ProfilingStarted(start, deadline time.Time)
+	ProfilingEnded(at time.Time)
+}
+
+// Validate reports the first problem with c, naming the field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.URL == "" {
+		errs = append(errs, errors.New("URL is required"))
+	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("URL %q must be http(s)://host[:port]", c.URL))
+	}
+	if len(c.Models) == 0 {
+		errs = append(errs, errors.New("at least one model is required"))
+	}
+	if len(c.Traces) == 0 {
+		errs = append(errs, errors.New("the corpus has no traces"))
+	}
+	if c.Synth == nil {
+		errs = append(errs, errors.New("Synth is required"))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency))
+	}
+	if c.BenchmarkDuration <= 0 {
+		errs = append(errs, errors.New("benchmark duration must be positive"))
+	}
+	if c.FailedRequestThreshold < 0 || c.FailedRequestThreshold > 1 {
+		errs = append(errs, fmt.Errorf("failed-request threshold must be in (0, 1], got %g", c.FailedRequestThreshold))
+	}
+	if c.Sink == nil {
+		errs = append(errs, errors.New("Sink is required"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) withDefaults() Config {
+	d := *c
+	if d.Endpoint == "" {
+		d.Endpoint = DefaultEndpoint
+	}
+	if d.GracePeriod == 0 {
+		d.GracePeriod = DefaultGracePeriod
+	}
+	if d.InterTurnDelayCap == 0 {
+		d.InterTurnDelayCap = DefaultInterTurnDelayCap
+	}
+	if d.RequestTimeout == 0 {
+		d.RequestTimeout = DefaultRequestTimeout
+	}
+	if d.ConnectTimeout == 0 {
+		d.ConnectTimeout = DefaultConnectTimeout
+	}
+	if !d.StartRatiosSet && d.StartMinRatio == 0 && d.StartMaxRatio == 0 {
+		d.StartMinRatio, d.StartMaxRatio = DefaultStartMinRatio, DefaultStartMaxRatio
+	}
+	if d.Overflows == nil {
+		d.Overflows = d.Sink
+	}
+	if d.Logf == nil {
+		d.Logf = func(string, ...any) {}
+	}
+	if d.Progress == nil {
+		d.Progress = new(Progress)
+	}
+	return d
+}

@@ -1,0 +1,286 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/agentperf/agentperf/metrics"
+)
+
+// maxSSELine bounds one SSE line; a longer line is a malformed stream.
+const maxSSELine = 16 << 20
+
+// errMalformed marks a response that is not valid SSE/JSON.
+var errMalformed = errors.New("malformed response")
+
+// sseEvent is what one `data:` line of a chat-completion stream carried.
+type sseEvent struct {
+	Done         bool // data: [DONE]
+	Content      bool // non-empty delta.content
+	Reasoning    bool // non-empty delta.reasoning_content / delta.reasoning
+	Usage        *metrics.Usage
+	ErrorMessage []byte // the raw data of an error event (nil when none)
+}
+
+// lineReader splits a stream into lines without allocating per line. The
+// returned slice is valid until the next call.
+type lineReader struct {
+	r    io.Reader
+	buf  []byte
+	head int // start of unread data
+	tail int // end of data
+	err  error
+}
+
+func (lr *lineReader) reset(r io.Reader) {
+	lr.r = r
+	lr.head, lr.tail = 0, 0
+	lr.err = nil
+	if lr.buf == nil {
+		lr.buf = make([]byte, 32<<10)
+	}
+}
+
+// next returns the next line without its line terminator (\n or \r\n).
+// At the end of the stream it returns the last unterminated line (if any),
+// then io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.head:lr.tail], '\n'); i >= 0 {
+			line := lr.buf[lr.head : lr.head+i]
+			lr.head += i + 1
+			return bytes.TrimSuffix(line, []byte{'\r'}), nil
+		}
+		if lr.err != nil {
+			if lr.head < lr.tail {
+				line := lr.buf[lr.head:lr.tail]
+				lr.head = lr.tail
+				return bytes.TrimSuffix(line, []byte{'\r'}), nil
+			}
+			return nil, lr.err
+		}
+		// Make room: compact, then grow if the line fills the buffer.
+		if lr.head > 0 {
+			n := copy(lr.buf, lr.buf[lr.head:lr.tail])
+			lr.head, lr.tail = 0, n
+		}
+		if lr.tail == len(lr.buf) {
+			if len(lr.buf) >= maxSSELine {
+				return nil, fmt.Errorf("%w: SSE line longer than %d bytes", errMalformed, maxSSELine)
+			}
+			nb := make([]byte, 2*len(lr.buf))
+			copy(nb, lr.buf[:lr.tail])
+			lr.buf = nb
+		}
+		n, err := lr.r.Read(lr.buf[lr.tail:])
+		lr.tail += n
+		if err != nil {
+			lr.err = err
+		}
+	}
+}
+
+var (
+	dataPrefix    = []byte("data:")
+	doneMarker    = []byte("[DONE]")
+	keyContent    = []byte(`"content":`)
+	keyReasoning1 = []byte(`"reasoning_content":`)
+	keyReasoning2 = []byte(`"reasoning":`)
+	keyUsage      = []byte(`"usage":`)
+	keyError      = []byte(`"error":`)
+	keyChoices    = []byte(`"choices"`)
+)
+
+// parseSSELine interprets one line of an SSE stream. Lines that are not
+// `data:` lines (comments, `event:`, `id:`, blank separators) return ok=false.
+// When text is non-nil the decoded delta.content is appended to it (live
+// assistant mode).
+func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
+	if !bytes.HasPrefix(line, dataPrefix) {
+		return ev, false, nil
+	}
+	data := bytes.TrimSpace(line[len(dataPrefix):])
+	if len(data) == 0 {
+		return ev, false, nil
+	}
+	if bytes.Equal(data, doneMarker) {
+		ev.Done = true
+		return ev, true, nil
+	}
+	if data[0] != '{' {
+		return ev, true, fmt.Errorf("%w: SSE data is not a JSON object: %.120q", errMalformed, data)
+	}
+	// Error events carry a top-level "error" and no "choices".
+	if bytes.Contains(data, keyError) && !bytes.Contains(data, keyChoices) {
+		ev.ErrorMessage = data
+		return ev, true, nil
+	}
+	// Fast path: a content delta without usage needs no full decode.
+	hasUsage := bytes.Contains(data, keyUsage)
+	if !hasUsage && text == nil {
+		c, cerr := nonEmptyString(data, keyContent)
+		r1, rerr1 := nonEmptyString(data, keyReasoning1)
+		r2, rerr2 := nonEmptyString(data, keyReasoning2)
+		if cerr == nil && rerr1 == nil && rerr2 == nil {
+			if !json.Valid(data) {
+				return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %.120q", errMalformed, data)
+			}
+			ev.Content, ev.Reasoning = c, r1 || r2
+			return ev, true, nil
+		}
+	}
+	var chunk chunkJSON
+	if err := json.Unmarshal(data, &chunk); err != nil {
+		return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %v", errMalformed, err)
+	}
+	if chunk.Error != nil {
+		ev.ErrorMessage = data
+		return ev, true, nil
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Delta.Content != "" {
+			ev.Content = true
+			if text != nil {
+				*text = append(*text, ch.Delta.Content...)
+			}
+		}
+		if ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" {
+			ev.Reasoning = true
+		}
+		// Completions endpoint streams "text".
+		if ch.Text != "" {
+			ev.Content = true
+			if text != nil {
+				*text = append(*text, ch.Text...)
+			}
+		}
+	}
+	ev.Usage = chunk.Usage.toMetrics()
+	return ev, true, nil
+}
+
+// nonEmptyString reports whether data has key followed by a non-empty JSON
+// string. It returns an error when the key's value is not a plain string or
+// null (the caller then decodes fully).
+func nonEmptyString(data, key []byte) (bool, error) {
+	i := bytes.Index(data, key)
+	if i < 0 {
+		return false, nil
+	}
+	rest := bytes.TrimLeft(data[i+len(key):], " ")
+	switch {
+	case bytes.HasPrefix(rest, []byte(`""`)):
+		return false, nil
+	case bytes.HasPrefix(rest, []byte(`null`)):
+		return false, nil
+	case len(rest) > 1 && rest[0] == '"':
+		return true, nil
+	}
+	return false, errors.New("not a string")
+}
+
+type chunkJSON struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+		} `json:"delta"`
+		Message struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+		} `json:"message"`
+		Text string `json:"text"`
+	} `json:"choices"`
+	Usage *usageJSON      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type usageJSON struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *usageJSON) toMetrics() *metrics.Usage {
+	if u == nil {
+		return nil
+	}
+	m := &metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		m.CachedTokens, m.HasCached = *d.CachedTokens, true
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
+		m.ReasoningTokens, m.HasReasoning = *d.ReasoningTokens, true
+	}
+	return m
+}
+
+// parseFullResponse interprets a non-streaming chat completion body.
+func parseFullResponse(body []byte, text *[]byte) (content, reasoning bool, usage *metrics.Usage, err error) {
+	var chunk chunkJSON
+	if err := json.Unmarshal(body, &chunk); err != nil {
+		return false, false, nil, fmt.Errorf("%w: invalid JSON response body: %v", errMalformed, err)
+	}
+	if chunk.Error != nil {
+		return false, false, nil, fmt.Errorf("error object in 200 response: %s", truncate(body, 512))
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Message.Content != "" || ch.Text != "" {
+			content = true
+			if text != nil {
+				*text = append(*text, ch.Message.Content...)
+				*text = append(*text, ch.Text...)
+			}
+		}
+		if ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" {
+			reasoning = true
+		}
+	}
+	return content, reasoning, chunk.Usage.toMetrics(), nil
+}
+
+// errorMessage extracts a readable message from an error body: the JSON
+// error.message (or error when it is a string), else the raw text.
+func errorMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		if len(v.Error) > 0 {
+			var s string
+			if json.Unmarshal(v.Error, &s) == nil {
+				return s
+			}
+			var o struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(v.Error, &o) == nil && o.Message != "" {
+				return o.Message
+			}
+		}
+		if v.Message != "" {
+			return v.Message
+		}
+	}
+	return string(truncate(body, 2048))
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	return append(append([]byte(nil), b[:n]...), "…(truncated "+strconv.Itoa(len(b)-n)+" bytes)"...)
+}
