@@ -1,30 +1,223 @@
 package dataset
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
 
 // HFRef names a file in a Hugging Face dataset repository.
 type HFRef struct {
-	Repo     string
-	Revision string // "" = main
-	File     string // default traces.jsonl
+	// Repo is "org/name", e.g. "semianalysisai/cc-traces-weka-062126".
+	Repo string
+	// Revision is a branch, tag or 40-hex commit; "" means "main".
+	Revision string
+	// File is the path inside the repository; "" means "traces.jsonl".
+	File string
 }
 
-// ResolveAlias maps a --public-dataset alias to its HF dataset.
+// DefaultHFFile is the corpus file inside a weka HF dataset.
+const DefaultHFFile = "traces.jsonl"
+
+func (r HFRef) rev() string {
+	if r.Revision == "" {
+		return "main"
+	}
+	return r.Revision
+}
+
+func (r HFRef) file() string {
+	if r.File == "" {
+		return DefaultHFFile
+	}
+	return r.File
+}
+
+// String formats r as "org/name@revision:file" (revision and file only when
+// set).
+func (r HFRef) String() string {
+	s := r.Repo
+	if r.Revision != "" {
+		s += "@" + r.Revision
+	}
+	if r.File != "" {
+		s += ":" + r.File
+	}
+	return s
+}
+
+// ErrLocalAlias is returned by ResolveAlias for the weka_trace loader,
+// which reads a local directory rather than an HF dataset.
+var ErrLocalAlias = errors.New("the weka_trace loader reads a local directory of traces: pass it with --input-file DIR")
+
+// publicDatasets maps --public-dataset aliases to HF dataset repositories
+// (reference/inferencex-contract.md §1.3, InferenceX HEAD; the alias
+// semianalysis_cc_traces_weka follows newer aiperf; weka_hf is the generic
+// HF loader that the AgentX scenario pins to the 062126 corpus).
+var publicDatasets = map[string]string{
+	"semianalysis_cc_traces_weka":                            "semianalysisai/cc-traces-weka-no-subagents-051826",
+	"semianalysis_cc_traces_weka_with_subagents":             "semianalysisai/cc-traces-weka-061526",
+	"semianalysis_cc_traces_weka_with_subagents_256k":        "semianalysisai/cc-traces-weka-061526-256k",
+	"semianalysis_cc_traces_weka_with_subagents_060226":      "semianalysisai/cc-traces-weka-with-subagents-060226",
+	"semianalysis_cc_traces_weka_with_subagents_060226_256k": "semianalysisai/cc-traces-weka-with-subagents-060226-256k",
+	"semianalysis_cc_traces_weka_with_subagents_060526":      "semianalysisai/cc-traces-weka-with-subagents-060526",
+	"semianalysis_cc_traces_weka_with_subagents_060526_256k": "semianalysisai/cc-traces-weka-with-subagents-060526-256k",
+	"semianalysis_cc_traces_weka_with_subagents_060826":      "semianalysisai/cc-traces-weka-with-subagents-060826",
+	"semianalysis_cc_traces_weka_with_subagents_060826_256k": "semianalysisai/cc-traces-weka-with-subagents-060826-256k",
+	"semianalysis_cc_traces_weka_061326":                     "semianalysisai/cc-traces-weka-061326",
+	"semianalysis_cc_traces_weka_061326_256k":                "semianalysisai/cc-traces-weka-061326-256k",
+	"semianalysis_cc_traces_weka_061526":                     "semianalysisai/cc-traces-weka-061526",
+	"semianalysis_cc_traces_weka_061526_256k":                "semianalysisai/cc-traces-weka-061526-256k",
+	"semianalysis_cc_traces_weka_062126":                     "semianalysisai/cc-traces-weka-062126",
+	"semianalysis_cc_traces_weka_062126_256k":                "semianalysisai/cc-traces-weka-062126-256k",
+	"weka_hf": "semianalysisai/cc-traces-weka-062126",
+}
+
+// PublicDatasetAliases returns the known --public-dataset aliases that map
+// to HF datasets, sorted.
+func PublicDatasetAliases() []string {
+	out := make([]string, 0, len(publicDatasets))
+	for a := range publicDatasets {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveAlias maps a --public-dataset alias to its HF dataset (revision
+// main, file traces.jsonl). Besides the aliases listed by
+// PublicDatasetAliases it accepts "weka_hf:org/name[@revision]" for any
+// repository. "weka_trace" returns ErrLocalAlias; "synthetic" is not an HF
+// dataset and is handled by the caller. An unknown alias is an error that
+// lists the known ones.
 func ResolveAlias(alias string) (HFRef, error) {
-	return HFRef{}, errors.New("dataset: ResolveAlias not implemented yet")
+	if repo, ok := publicDatasets[alias]; ok {
+		return HFRef{Repo: repo}, nil
+	}
+	if rest, ok := strings.CutPrefix(alias, "weka_hf:"); ok {
+		return ParseHFDataset(rest)
+	}
+	if alias == "weka_trace" || strings.HasPrefix(alias, "weka_trace:") {
+		return HFRef{}, ErrLocalAlias
+	}
+	return HFRef{}, fmt.Errorf("unknown public dataset %q; known: %s, weka_hf:ORG/NAME[@REV], weka_trace (local, with --input-file), synthetic", alias, strings.Join(PublicDatasetAliases(), ", "))
 }
 
-// ParseHFDataset parses "org/name[@revision]".
+// ParseHFDataset parses "org/name[@revision]" (the --hf-dataset flag).
 func ParseHFDataset(s string) (HFRef, error) {
-	return HFRef{}, errors.New("dataset: ParseHFDataset not implemented yet")
+	repo, rev, hasRev := strings.Cut(s, "@")
+	org, name, ok := strings.Cut(repo, "/")
+	bad := func(why string) (HFRef, error) {
+		return HFRef{}, fmt.Errorf("invalid HF dataset %q: %s (expected org/name or org/name@revision, e.g. semianalysisai/cc-traces-weka-062126@main)", s, why)
+	}
+	switch {
+	case !ok || org == "" || name == "":
+		return bad("missing org or name")
+	case !validRepoPart(org) || !validRepoPart(name):
+		return bad("org and name may only hold letters, digits, '-', '_' and '.'")
+	case hasRev && (rev == "" || strings.Contains(rev, "..") || strings.HasPrefix(rev, "/") || strings.ContainsAny(rev, "\\ \t\n")):
+		return bad("empty or unsafe revision")
+	}
+	return HFRef{Repo: org + "/" + name, Revision: rev}, nil
 }
 
-// HubCacheDir returns the Hugging Face hub cache directory.
+func validRepoPart(s string) bool {
+	if s == "." || s == ".." {
+		return false
+	}
+	for _, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// HubCacheDir returns the Hugging Face hub cache directory the way the hf
+// CLI and InferenceX find it: HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE,
+// else $HF_HOME/hub, else ~/.cache/huggingface/hub (with HOME from getenv).
 func HubCacheDir(getenv func(string) string) string {
-	return ""
+	if d := getenv("HF_HUB_CACHE"); d != "" {
+		return d
+	}
+	if d := getenv("HUGGINGFACE_HUB_CACHE"); d != "" {
+		return d
+	}
+	if d := getenv("HF_HOME"); d != "" {
+		return filepath.Join(d, "hub")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".cache", "huggingface", "hub")
 }
 
-// ResolveHF finds ref's file in the local hub cache.
+func isCommitHash(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ResolveHF finds ref's file in the local hub cache and returns its path
+// and the commit it belongs to. The layout is the hf CLI's:
+// <cache>/datasets--<org>--<name>/refs/<revision> holds the commit, and
+// the file is <cache>/datasets--<org>--<name>/snapshots/<commit>/<file>. A
+// 40-hex revision is used as the commit directly. It resolves exactly the
+// requested revision, never "the newest snapshot" (contract §4 item 2).
+// When the file is not there the error names every path tried and the
+// hf download command that fetches it.
 func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit string, err error) {
-	return "", "", errors.New("dataset: ResolveHF not implemented yet")
+	if _, perr := ParseHFDataset(ref.Repo); perr != nil || strings.Contains(ref.Repo, "@") {
+		return "", "", fmt.Errorf("resolve HF dataset: invalid repo %q (expected org/name)", ref.Repo)
+	}
+	if ref.Revision != "" {
+		if _, perr := ParseHFDataset(ref.Repo + "@" + ref.Revision); perr != nil {
+			return "", "", fmt.Errorf("resolve HF dataset: %w", perr)
+		}
+	}
+	file := ref.file()
+	if strings.Contains(file, "..") || filepath.IsAbs(file) {
+		return "", "", fmt.Errorf("resolve HF dataset: unsafe file name %q", file)
+	}
+	root := HubCacheDir(getenv)
+	org, name, _ := strings.Cut(ref.Repo, "/")
+	repoDir := filepath.Join(root, "datasets--"+org+"--"+name)
+	var tried []string
+	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s", root, ref.Repo, ref.rev(), file)
+	notFound := func(why string) (string, string, error) {
+		return "", "", fmt.Errorf("HF dataset %s@%s is not in the hub cache (%s); tried:\n  %s\nfetch it with:\n  %s",
+			ref.Repo, ref.rev(), why, strings.Join(tried, "\n  "), fetch)
+	}
+	rev := ref.rev()
+	if isCommitHash(rev) {
+		commit = rev
+	} else {
+		refPath := filepath.Join(repoDir, "refs", filepath.FromSlash(rev))
+		tried = append(tried, refPath)
+		b, rerr := os.ReadFile(refPath)
+		if rerr != nil {
+			return notFound(fmt.Sprintf("no ref %q", rev))
+		}
+		commit = strings.TrimSpace(string(b))
+		if !isCommitHash(commit) {
+			return "", "", fmt.Errorf("resolve HF dataset %s: %s holds %q, not a 40-hex commit; the hub cache is damaged, re-run: %s", ref.Repo, refPath, commit, fetch)
+		}
+	}
+	path = filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(file))
+	tried = append(tried, path)
+	if fi, serr := os.Stat(path); serr != nil || fi.IsDir() {
+		return notFound(fmt.Sprintf("no %s in snapshot %s", file, commit))
+	}
+	return path, commit, nil
 }

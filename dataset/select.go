@@ -1,20 +1,63 @@
 package dataset
 
-import "errors"
+import "fmt"
 
-// SelectOptions controls trace selection; zero values mean no limit.
+// SelectOptions controls which traces of a corpus are used. Zero values
+// mean "no limit".
 type SelectOptions struct {
+	// MaxContextLength drops whole traces whose PeakContext(MaxOSL) exceeds
+	// it (--max-context-length).
 	MaxContextLength int
-	MaxOSL           int
-	NumEntries       int
+	// MaxOSL caps the output of parent requests when computing the peak
+	// (--synthesis-max-osl); subagent requests are never capped.
+	MaxOSL int
+	// NumEntries keeps at most the first N eligible traces, in source order
+	// (--num-dataset-entries). It is a ceiling, not a target.
+	NumEntries int
 }
 
-// SelectStats reports what Select did.
+// SelectStats reports what Select did: Loaded traces were read, Eligible
+// passed the context filter (DroppedOverContext did not), and Total were
+// kept ("loaded Total of Loaded").
 type SelectStats struct {
 	Loaded, Eligible, Total, DroppedOverContext int
 }
 
-// Select filters traces by PeakContext, then keeps the first NumEntries.
+// Select applies the loader-level selection of aiperf (spec §1.5): first
+// the context filter, then the ceiling. The result shares traces' backing
+// array only when nothing is dropped. It fails when no trace is left,
+// saying why.
 func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {
-	return traces, SelectStats{Loaded: len(traces), Eligible: len(traces), Total: len(traces)}, errors.New("dataset: Select not implemented yet")
+	st := SelectStats{Loaded: len(traces)}
+	if opt.MaxContextLength < 0 || opt.MaxOSL < 0 || opt.NumEntries < 0 {
+		return nil, st, fmt.Errorf("select traces: negative limit (max context length %d, max OSL %d, entries %d)", opt.MaxContextLength, opt.MaxOSL, opt.NumEntries)
+	}
+	if len(traces) == 0 {
+		return nil, st, fmt.Errorf("select traces: the corpus holds no traces")
+	}
+	kept := traces
+	if opt.MaxContextLength > 0 {
+		kept = nil
+		minPeak := -1
+		for i := range traces {
+			peak := traces[i].PeakContext(opt.MaxOSL)
+			if peak > opt.MaxContextLength {
+				st.DroppedOverContext++
+				if minPeak < 0 || peak < minPeak {
+					minPeak = peak
+				}
+				continue
+			}
+			kept = append(kept, traces[i])
+		}
+		if len(kept) == 0 {
+			return nil, st, fmt.Errorf("select traces: --max-context-length %d drops all %d traces (the smallest peak input+output of a trace is %d tokens); raise the limit or use a corpus built for this window (e.g. a _256k variant)", opt.MaxContextLength, len(traces), minPeak)
+		}
+	}
+	st.Eligible = len(kept)
+	if opt.NumEntries > 0 && opt.NumEntries < len(kept) {
+		kept = kept[:opt.NumEntries:opt.NumEntries]
+	}
+	st.Total = len(kept)
+	return kept, st, nil
 }
