@@ -1,0 +1,397 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Opt is an optional setting: Set says whether the user (or a preset) gave
+// a value, so a preset can tell "unset, fill the default" from "set to the
+// default's opposite, a violation".
+type Opt[T any] struct {
+	V   T
+	Set bool
+}
+
+// Some returns a set Opt holding v.
+func Some[T any](v T) Opt[T] { return Opt[T]{V: v, Set: true} }
+
+// LoaderKind is where the corpus comes from.
+type LoaderKind int
+
+// The loader kinds.
+const (
+	// LoaderUnset: no dataset was given.
+	LoaderUnset LoaderKind = iota
+	// LoaderPublic: --public-dataset <alias> (Settings.PublicDataset).
+	LoaderPublic
+	// LoaderHF: a Hugging Face dataset repo given directly
+	// (Settings.HFDataset, "org/name[@rev]").
+	LoaderHF
+	// LoaderLocal: weka traces from local files (a JSONL file or a
+	// directory of JSON traces): aiperf's weka_trace loader.
+	LoaderLocal
+	// LoaderSynthetic: a generated corpus (--public-dataset synthetic).
+	LoaderSynthetic
+)
+
+// ExtraInput is one --extra-inputs key:value pair, the value already
+// decoded (JSON scalars become bool, float64 or string).
+type ExtraInput struct {
+	Key   string
+	Value any
+}
+
+// TimingAgenticReplay is the only timing mode the scenario allows.
+const TimingAgenticReplay = "agentic_replay"
+
+// Settings are the run settings a scenario can fill or lock. The CLI (or a
+// library caller) fills it from flags, marking what the user set; Apply then
+// fills defaults in place and reports violations. After a successful Apply
+// every Opt the preset owns is Set.
+type Settings struct {
+	// TimingMode: "" or TimingAgenticReplay.
+	TimingMode string
+	// SchedulingFlags names every load-control flag the user passed that
+	// replaces agentic replay (--request-rate, --user-centric-rate,
+	// --fixed-schedule, --arrival-pattern, --adaptive-scale, …).
+	SchedulingFlags []string
+	// Streaming is --streaming.
+	Streaming Opt[bool]
+	// IgnoreEOS is ignore_eos in the request body. Apply folds an
+	// ignore_eos entry of ExtraInputs into it (and removes the entry), so
+	// the engine reads it from here only.
+	IgnoreEOS Opt[bool]
+	// ExtraInputs are the --extra-inputs pairs, in order.
+	ExtraInputs []ExtraInput
+	// CacheBust is --cache-bust.
+	CacheBust Opt[CacheBust]
+	// BenchmarkDuration is --benchmark-duration.
+	BenchmarkDuration Opt[time.Duration]
+	// Concurrency holds every --concurrency value given (a sweep has
+	// several); the scenario requires exactly one.
+	Concurrency []int
+	// RandomSeed is --random-seed.
+	RandomSeed Opt[int64]
+	// SeedSource draws a seed when RandomSeed is unset and the preset
+	// auto-fills it (the caller owns the randomness); nil fills 0.
+	SeedSource func() int64
+	// InterTurnDelayCap is --inter-turn-delay-cap-seconds.
+	InterTurnDelayCap Opt[time.Duration]
+	// IgnoreTraceDelays is --ignore-trace-delays.
+	IgnoreTraceDelays bool
+	// UseServerTokenCount is --use-server-token-count.
+	UseServerTokenCount Opt[bool]
+	// TrajectoryMinRatio and TrajectoryMaxRatio are
+	// --trajectory-start-min-ratio / --trajectory-start-max-ratio.
+	TrajectoryMinRatio, TrajectoryMaxRatio Opt[float64]
+	// SynthesisMaxISL is --synthesis-max-isl (input truncation).
+	SynthesisMaxISL Opt[int]
+	// Loader, PublicDataset and HFDataset say where the corpus comes from.
+	Loader        LoaderKind
+	PublicDataset string
+	HFDataset     string
+	// UnsafeOverride is --unsafe-override (or AIPERF_UNSAFE_OVERRIDE=true).
+	UnsafeOverride bool
+
+	// Filled is written by Apply: one human-readable line per default it
+	// filled in ("random_seed=123 (auto-filled …)"), for the run log.
+	Filled []string
+}
+
+// Violation is one broken lock.
+type Violation struct {
+	// Flag is the flag (or setting) at fault.
+	Flag string
+	// Message says what is wrong and what to do.
+	Message string
+	// Bypassable is false for locks --unsafe-override cannot lift (a
+	// synthetic or missing corpus).
+	Bypassable bool
+}
+
+// String returns "flag: message".
+func (v Violation) String() string { return v.Flag + ": " + v.Message }
+
+// Preset is a named scenario: defaults and locks applied to Settings.
+type Preset struct {
+	// Name is the --scenario value.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// MinDuration and DefaultDuration bound --benchmark-duration.
+	MinDuration, DefaultDuration time.Duration
+	// DelayCap is the locked inter-turn delay cap.
+	DelayCap time.Duration
+	// CacheBust is the locked cache-bust target.
+	CacheBust CacheBust
+	// MinRatio and MaxRatio are the default trajectory start ratios.
+	MinRatio, MaxRatio float64
+	// PublicPrefix and HFPrefix are the allowed corpus aliases / repos
+	// (prefix match).
+	PublicPrefix, HFPrefix string
+}
+
+// NameAgentXMVP is the InferenceX scenario name.
+const NameAgentXMVP = "inferencex-agentx-mvp"
+
+// AgentXMVP returns the legacy `inferencex-agentx-mvp` preset as InferenceX
+// v0.2/v0.3 ran it (aiperf pins 7d880a1e / 062a5de9), with what InferenceX
+// HEAD passes accepted too. Its rules (reference/aiperf-agentic-spec.md
+// §3.1 and §1.9 legacy; inferencex-contract.md §1.1, §1.2, §1.4):
+//
+//   - timing mode agentic_replay; request-rate, user-centric,
+//     fixed-schedule, arrival-pattern and adaptive-scale flags are
+//     forbidden (§3.1);
+//   - ignore_eos=true is injected; ignore_eos:false in --extra-inputs is a
+//     violation (§3.1, §8.1);
+//   - streaming is required and turned on when not given; an explicit
+//     false is a violation (§3.1);
+//   - --cache-bust is locked to first_turn_prefix and filled when unset
+//     (§3.1 and the v0.2 migration PR; §3.1 notes the very first MVP used
+//     system_prefix, which this preset does not reproduce);
+//   - --benchmark-duration ≥ 900 s, 1800 s when unset (§3.1, §3.5);
+//   - --concurrency must be one integer, not a sweep (§3.1);
+//   - --random-seed is auto-filled when absent (from Settings.SeedSource),
+//     and the filled value logged (§3.1);
+//   - --inter-turn-delay-cap-seconds is locked to 60 s and filled (§1.9
+//     legacy); --ignore-trace-delays is forbidden (§1.9);
+//   - --synthesis-max-isl is forbidden: no input truncation (§1.5, §3.1);
+//   - --use-server-token-count defaults to on (InferenceX always passes it,
+//     §7); not a lock;
+//   - trajectory start ratios default to 0.25 / 0.75, the legacy defaults
+//     (§3.1, §3.2); not a lock;
+//   - the corpus must be a SemiAnalysis weka corpus: a
+//     `semianalysis_cc_traces_weka*` alias, a `semianalysisai/cc-traces-weka*`
+//     HF repo, or local weka trace files (the legacy weka_trace loader was
+//     allowed, §1.4); a synthetic or missing corpus is a violation that
+//     --unsafe-override cannot lift (as aiperf).
+//
+// Every other violation can be lifted with --unsafe-override; the run then
+// goes ahead but is not a valid submission (reason unsafe_override).
+func AgentXMVP() *Preset {
+	return &Preset{
+		Name:            NameAgentXMVP,
+		Doc:             "InferenceX AgentX MVP (legacy v0.2/v0.3 semantics): agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s",
+		MinDuration:     900 * time.Second,
+		DefaultDuration: 1800 * time.Second,
+		DelayCap:        60 * time.Second,
+		CacheBust:       CacheBustFirstTurnPrefix,
+		MinRatio:        0.25,
+		MaxRatio:        0.75,
+		PublicPrefix:    "semianalysis_cc_traces_weka",
+		HFPrefix:        "semianalysisai/cc-traces-weka",
+	}
+}
+
+// Presets returns every preset by name.
+func Presets() map[string]*Preset {
+	p := AgentXMVP()
+	return map[string]*Preset{p.Name: p}
+}
+
+// Lookup returns the preset called name; an unknown name is an error that
+// lists the presets.
+func Lookup(name string) (*Preset, error) {
+	all := Presets()
+	if p, ok := all[name]; ok {
+		return p, nil
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s", name, strings.Join(names, ", "))
+}
+
+// Apply fills the preset's defaults into s and returns every violated lock
+// as "flag: message" (nil when none). It always fills what it can, so with
+// --unsafe-override the run proceeds with the preset's values wherever the
+// user left them unset. Use Enforce to turn the result into a decision.
+func (p *Preset) Apply(s *Settings) (violations []string) {
+	for _, v := range p.check(s) {
+		violations = append(violations, v.String())
+	}
+	return violations
+}
+
+// Enforce applies the preset and decides: no violation → run, valid so far
+// (nil reasons); violations without --unsafe-override, or any violation
+// --unsafe-override cannot lift → an error listing ALL violations (a usage
+// error, exit 2); violations with --unsafe-override → run, with the static
+// invalid reason "unsafe_override" for Judge.
+func (p *Preset) Enforce(s *Settings) (reasons []string, err error) {
+	vs := p.check(s)
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	hard := false
+	for _, v := range vs {
+		hard = hard || !v.Bypassable
+	}
+	if s.UnsafeOverride && !hard {
+		return []string{ReasonUnsafeOverride}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s: %d setting(s) break its rules:", p.Name, len(vs))
+	for _, v := range vs {
+		b.WriteString("\n  - ")
+		b.WriteString(v.String())
+		if !v.Bypassable {
+			b.WriteString(" (--unsafe-override cannot lift this one)")
+		}
+	}
+	if hard {
+		b.WriteString("\nfix the settings marked above")
+	} else {
+		b.WriteString("\nfix them, or pass --unsafe-override to run anyway (the run will not be a valid submission: submission_valid=false, reason unsafe_override)")
+	}
+	return nil, fmt.Errorf("%s", b.String())
+}
+
+// check fills defaults and collects violations.
+func (p *Preset) check(s *Settings) []Violation {
+	var vs []Violation
+	bad := func(flag, format string, args ...any) {
+		vs = append(vs, Violation{Flag: flag, Message: fmt.Sprintf(format, args...), Bypassable: true})
+	}
+	fill := func(format string, args ...any) {
+		s.Filled = append(s.Filled, fmt.Sprintf(format, args...)+" (filled by scenario "+p.Name+")")
+	}
+
+	if s.TimingMode != "" && s.TimingMode != TimingAgenticReplay {
+		bad("timing mode", "%s requires agentic_replay, not %s", p.Name, s.TimingMode)
+	}
+	s.TimingMode = TimingAgenticReplay
+	for _, f := range s.SchedulingFlags {
+		bad(f, "forbidden: %s replays traces with agentic_replay; drop %s", p.Name, f)
+	}
+
+	if s.Streaming.Set && !s.Streaming.V {
+		bad("--streaming", "streaming is required (TTFT and ITL need a stream); remove the setting that turns it off")
+	} else if !s.Streaming.Set {
+		fill("streaming=true")
+	}
+	s.Streaming = Some(true)
+
+	kept := s.ExtraInputs[:0:0]
+	for _, e := range s.ExtraInputs {
+		if e.Key != "ignore_eos" {
+			kept = append(kept, e)
+			continue
+		}
+		if !truthy(e.Value) {
+			bad("--extra-inputs", "ignore_eos:%v conflicts with the scenario's ignore_eos=true (outputs must run to the recorded length); drop it", e.Value)
+		} else {
+			s.IgnoreEOS = Some(true)
+		}
+	}
+	s.ExtraInputs = kept
+	if s.IgnoreEOS.Set && !s.IgnoreEOS.V {
+		bad("ignore_eos", "must be true (outputs must run to the recorded length)")
+	} else if !s.IgnoreEOS.Set {
+		fill("ignore_eos=true")
+	}
+	s.IgnoreEOS = Some(true)
+
+	if s.CacheBust.Set && s.CacheBust.V != p.CacheBust {
+		bad("--cache-bust", "locked to %s, got %s (sessions of the same trace would share prefix-cache entries); drop the flag", p.CacheBust, s.CacheBust.V)
+	} else if !s.CacheBust.Set {
+		fill("cache_bust=%s", p.CacheBust)
+	}
+	s.CacheBust = Some(p.CacheBust)
+
+	if s.BenchmarkDuration.Set {
+		if s.BenchmarkDuration.V < p.MinDuration {
+			bad("--benchmark-duration", "%v is below the scenario minimum of %v; pass at least %d", s.BenchmarkDuration.V.Seconds(), p.MinDuration.Seconds(), int(p.MinDuration.Seconds()))
+		}
+	} else {
+		s.BenchmarkDuration = Some(p.DefaultDuration)
+		fill("benchmark_duration=%v", p.DefaultDuration.Seconds())
+	}
+
+	switch len(s.Concurrency) {
+	case 0:
+		bad("--concurrency", "required: pass one integer, the number of lanes")
+	case 1:
+	default:
+		bad("--concurrency", "must be a single integer, got %d values (%s); run one benchmark per concurrency", len(s.Concurrency), joinInts(s.Concurrency))
+	}
+
+	if !s.RandomSeed.Set {
+		var seed int64
+		if s.SeedSource != nil {
+			seed = s.SeedSource()
+		}
+		s.RandomSeed = Some(seed)
+		fill("random_seed=%d", seed)
+	}
+
+	if s.InterTurnDelayCap.Set && s.InterTurnDelayCap.V != p.DelayCap {
+		bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
+	} else if !s.InterTurnDelayCap.Set {
+		fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
+	}
+	s.InterTurnDelayCap = Some(p.DelayCap)
+	if s.IgnoreTraceDelays {
+		bad("--ignore-trace-delays", "forbidden: the recorded think times are part of the workload; drop the flag")
+	}
+
+	if !s.UseServerTokenCount.Set {
+		s.UseServerTokenCount = Some(true)
+		fill("use_server_token_count=true")
+	}
+	if !s.TrajectoryMinRatio.Set {
+		s.TrajectoryMinRatio = Some(p.MinRatio)
+		fill("trajectory_start_min_ratio=%v", p.MinRatio)
+	}
+	if !s.TrajectoryMaxRatio.Set {
+		s.TrajectoryMaxRatio = Some(p.MaxRatio)
+		fill("trajectory_start_max_ratio=%v", p.MaxRatio)
+	}
+	if s.SynthesisMaxISL.Set {
+		bad("--synthesis-max-isl", "forbidden: prompts are never truncated (traces too long for the server are dropped with --max-context-length instead); drop the flag")
+	}
+
+	switch s.Loader {
+	case LoaderUnset:
+		vs = append(vs, Violation{Flag: "--public-dataset", Message: "a SemiAnalysis weka corpus is required (e.g. --public-dataset semianalysis_cc_traces_weka_with_subagents)"})
+	case LoaderSynthetic:
+		vs = append(vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("a synthetic corpus is not an AgentX workload; use a %s* alias", p.PublicPrefix)})
+	case LoaderPublic:
+		if !strings.HasPrefix(s.PublicDataset, p.PublicPrefix) {
+			bad("--public-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* alias", s.PublicDataset, p.PublicPrefix)
+		}
+	case LoaderHF:
+		if !strings.HasPrefix(s.HFDataset, p.HFPrefix) {
+			bad("--hf-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* repo", s.HFDataset, p.HFPrefix)
+		}
+	case LoaderLocal:
+		// The legacy scenario allowed aiperf's local weka_trace loader.
+	}
+	return vs
+}
+
+// truthy reports whether an --extra-inputs value means true.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		return err == nil && b
+	}
+	return false
+}
+
+func joinInts(xs []int) string {
+	ss := make([]string, len(xs))
+	for i, x := range xs {
+		ss[i] = strconv.Itoa(x)
+	}
+	return strings.Join(ss, ",")
+}
