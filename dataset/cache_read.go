@@ -1,0 +1,362 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/edsrzf/mmap-go"
+)
+
+// OpenCache maps the cache file at path read-only and returns the corpus it
+// holds.
+//
+// It validates the header, the section table, the footer, every offset and
+// size against the file, the checksums of every section except the hash
+// ids, and every row of every table (so no later access can go out of
+// bounds). The hash-id section, which is nearly all of the file, is
+// checksummed too unless a marker written next to the file records that this
+// very file (same size, inode, mtime and ctime) was fully verified before;
+// any later write to the file changes its ctime and forces the full check.
+// This keeps a warm open at a few milliseconds whatever the corpus size.
+// VerifyCache always checks everything.
+//
+// Failures wrap ErrCacheCorrupt or ErrCacheVersion (or are I/O errors, e.g.
+// fs.ErrNotExist). The returned Corpus must be closed; see Corpus for how
+// long its traces stay valid.
+func OpenCache(path string) (*Corpus, error) {
+	return openCache(path, false)
+}
+
+// VerifyCache checks the cache file at path completely, including the
+// checksum of every section, and returns nil if it is intact. On success it
+// records the verification so later opens of the unchanged file can skip
+// the hash-id checksum.
+func VerifyCache(path string) error {
+	c, err := openCache(path, true)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+func openCache(path string, full bool) (*Corpus, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset cache: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("open dataset cache: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("open dataset cache %s: not a regular file", path)
+	}
+	if fi.Size() < headerSize+footerSize {
+		return nil, fmt.Errorf("open dataset cache %s: %w", path, corruptf("file is %d bytes, shorter than a header and footer", fi.Size()))
+	}
+	if int64(int(fi.Size())) != fi.Size() {
+		return nil, fmt.Errorf("open dataset cache %s: %d bytes do not fit in memory", path, fi.Size())
+	}
+	verifyHashes := full || !verifiedMarkerMatches(path, fi)
+	before := stampOf(fi)
+	m, err := mmap.Map(f, mmap.RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset cache %s: mmap: %w", path, err)
+	}
+	c, err := decodeCache(m, verifyHashes)
+	if err != nil {
+		m.Unmap()
+		return nil, fmt.Errorf("open dataset cache %s: %w", path, err)
+	}
+	c.mapping = m
+	c.path = path
+	if verifyHashes {
+		// Best effort: a missing marker only costs the next open a check.
+		_ = writeVerifiedMarker(path, before, time.Now())
+	}
+	return c, nil
+}
+
+type sectionEntry struct {
+	id, crc       uint32
+	off, n, count uint64
+}
+
+// decodeCache validates data as a cache file and builds a Corpus over it.
+// The Corpus references data; it does not own a mapping yet.
+func decodeCache(data []byte, verifyHashes bool) (*Corpus, error) {
+	size := uint64(len(data))
+	if size < headerSize+footerSize {
+		return nil, corruptf("file is %d bytes, shorter than a header and footer", size)
+	}
+	if string(data[:8]) != cacheMagic {
+		return nil, corruptf("bad magic %q at offset 0: not an agentperf dataset cache", data[:8])
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v != CacheFormatVersion {
+		return nil, fmt.Errorf("%w: file has format version %d, this agentperf reads version %d", ErrCacheVersion, v, CacheFormatVersion)
+	}
+	hcrc := binary.LittleEndian.Uint32(data[60:])
+	if got := crc32.Checksum(data[:60], castagnoli); got != hcrc {
+		return nil, corruptf("header checksum %08x, want %08x", got, hcrc)
+	}
+	if want := binary.LittleEndian.Uint64(data[16:]); want != size {
+		return nil, corruptf("file is %d bytes, header says %d (truncated or extended)", size, want)
+	}
+	foot := data[size-footerSize:]
+	if string(foot[8:]) != cacheMagic || binary.LittleEndian.Uint32(foot[4:]) != CacheFormatVersion || binary.LittleEndian.Uint32(foot) != hcrc {
+		return nil, corruptf("footer does not match the header (truncated or overwritten file)")
+	}
+	nsec := binary.LittleEndian.Uint32(data[24:])
+	if nsec != numSections {
+		return nil, corruptf("%d sections, want %d", nsec, numSections)
+	}
+	tabEnd := uint64(headerSize + nsec*sectionEntrySize)
+	if tabEnd > size-footerSize {
+		return nil, corruptf("section table runs past the end of the file")
+	}
+	tab := data[headerSize:tabEnd]
+	if got, want := crc32.Checksum(tab, castagnoli), binary.LittleEndian.Uint32(data[28:]); got != want {
+		return nil, corruptf("section table checksum %08x, want %08x", got, want)
+	}
+	var secs [numSections + 1]sectionEntry
+	order := make([]sectionEntry, 0, nsec)
+	for i := uint32(0); i < nsec; i++ {
+		b := tab[i*sectionEntrySize:]
+		e := sectionEntry{
+			id: binary.LittleEndian.Uint32(b[0:]), crc: binary.LittleEndian.Uint32(b[4:]),
+			off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint64(b[16:]),
+			count: binary.LittleEndian.Uint64(b[24:]),
+		}
+		if e.id < 1 || e.id > numSections {
+			return nil, corruptf("unknown section id %d in entry %d", e.id, i)
+		}
+		if secs[e.id].id != 0 {
+			return nil, corruptf("section %s appears twice", sectionName(e.id))
+		}
+		if e.off%8 != 0 || e.off < uint64(align8(int(tabEnd))) || e.off > size-footerSize || e.n > size-footerSize-e.off {
+			return nil, corruptf("section %s at offset %d length %d lies outside the %d-byte file body", sectionName(e.id), e.off, e.n, size)
+		}
+		secs[e.id] = e
+		order = append(order, e)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].off < order[j].off })
+	for i := 1; i < len(order); i++ {
+		if order[i-1].off+order[i-1].n > order[i].off {
+			return nil, corruptf("sections %s and %s overlap", sectionName(order[i-1].id), sectionName(order[i].id))
+		}
+	}
+	body := func(id uint32) []byte { e := secs[id]; return data[e.off : e.off+e.n] }
+	for _, e := range order {
+		if e.id == secHashIDs && !verifyHashes {
+			continue
+		}
+		if got := crc32.Checksum(body(e.id), castagnoli); got != e.crc {
+			return nil, corruptf("section %s checksum %08x, want %08x", sectionName(e.id), got, e.crc)
+		}
+	}
+
+	c := &Corpus{cached: true}
+	// Strings.
+	offs, payload, err := decodeBlobArray(body(secStrings), "strings")
+	if err != nil {
+		return nil, err
+	}
+	nstr := len(offs) - 1
+	if uint64(nstr) != secs[secStrings].count || nstr == 0 || offs[1] != 0 {
+		return nil, corruptf("strings section holds %d strings, table says %d (and string 0 must be empty)", nstr, secs[secStrings].count)
+	}
+	c.strs = make([]string, nstr)
+	for i := range c.strs {
+		c.strs[i] = string(payload[offs[i]:offs[i+1]])
+	}
+	// Lists.
+	offs, payload, err = decodeBlobArray(body(secLists), "lists")
+	if err != nil {
+		return nil, err
+	}
+	nlist := len(offs) - 1
+	if uint64(nlist) != secs[secLists].count || nlist == 0 || offs[1] != 0 {
+		return nil, corruptf("lists section holds %d lists, table says %d (and list 0 must be empty)", nlist, secs[secLists].count)
+	}
+	c.lists = make([][]string, nlist)
+	for i := range c.lists {
+		b := payload[offs[i]:offs[i+1]]
+		if len(b)%4 != 0 {
+			return nil, corruptf("list %d is %d bytes, not a whole number of string ids", i, len(b))
+		}
+		if len(b) == 0 {
+			continue
+		}
+		l := make([]string, len(b)/4)
+		for j := range l {
+			s := binary.LittleEndian.Uint32(b[4*j:])
+			if uint64(s) >= uint64(nstr) {
+				return nil, corruptf("list %d element %d names string %d of %d", i, j, s, nstr)
+			}
+			l[j] = c.strs[s]
+		}
+		c.lists[i] = l
+	}
+	// Tables.
+	tableOf := func(id uint32, cols []int) (table, error) {
+		e := secs[id]
+		if e.count > e.n/4 && e.count > 0 {
+			return table{}, corruptf("%s table claims %d rows in %d bytes", sectionName(id), e.count, e.n)
+		}
+		if want := uint64(tableSize(cols, int(e.count))); want != e.n {
+			return table{}, corruptf("%s table is %d bytes, %d rows need %d", sectionName(id), e.n, e.count, want)
+		}
+		return newTable(body(id), cols, int(e.count)), nil
+	}
+	if c.tt, err = tableOf(secTraces, traceCols); err != nil {
+		return nil, err
+	}
+	if c.st, err = tableOf(secSubagents, subagentCols); err != nil {
+		return nil, err
+	}
+	if c.rt, err = tableOf(secRequests, requestCols); err != nil {
+		return nil, err
+	}
+	// Hash ids: 4-aligned because sections are 8-aligned and the mapping
+	// is page-aligned.
+	he := secs[secHashIDs]
+	if he.n != 4*he.count || he.count > size/4 {
+		return nil, corruptf("hash-id section is %d bytes for %d ids", he.n, he.count)
+	}
+	c.hash = u32View(body(secHashIDs))
+	// Meta.
+	var meta cacheMeta
+	dec := json.NewDecoder(bytes.NewReader(body(secMeta)))
+	if err := dec.Decode(&meta); err != nil {
+		return nil, corruptf("meta section: %v", err)
+	}
+	c.meta = meta
+	c.n = c.tt.rows
+	if err := c.checkRows(nstr, nlist); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkRows validates every reference between the tables, so that
+// materialising any trace stays in bounds and terminates: every request and
+// subagent row belongs to exactly one range, children come after their
+// parent, and every string, list and hash-id reference exists.
+func (c *Corpus) checkRows(nstr, nlist int) error {
+	nreq, nsub, ntr := c.rt.rows, c.st.rows, c.tt.rows
+	nhash := uint64(len(c.hash))
+	reqSeen := make([]bool, nreq)
+	subSeen := make([]bool, nsub)
+	str := func(what string, row int, v uint32) error {
+		if uint64(v) >= uint64(nstr) {
+			return corruptf("%s of row %d names string %d of %d", what, row, v, nstr)
+		}
+		return nil
+	}
+	lst := func(what string, row int, v uint32) error {
+		if uint64(v) >= uint64(nlist) {
+			return corruptf("%s of row %d names list %d of %d", what, row, v, nlist)
+		}
+		return nil
+	}
+	claimReqs := func(what string, row int, start, n uint32, trace, owner uint32) error {
+		if uint64(start)+uint64(n) > uint64(nreq) {
+			return corruptf("%s row %d: requests [%d,+%d) past %d rows", what, row, start, n, nreq)
+		}
+		for r := start; r < start+n; r++ {
+			if reqSeen[r] {
+				return corruptf("%s row %d: request row %d claimed twice", what, row, r)
+			}
+			reqSeen[r] = true
+			if c.rt.u32(rcTrace, int(r)) != trace || c.rt.u32(rcOwner, int(r)) != owner {
+				return corruptf("request row %d: owner does not match %s row %d", r, what, row)
+			}
+		}
+		return nil
+	}
+	claimSubs := func(what string, row int, start, n uint32, after int) error {
+		if uint64(start)+uint64(n) > uint64(nsub) || (n > 0 && int(start) <= after) {
+			return corruptf("%s row %d: subagents [%d,+%d) out of range or not after row %d", what, row, start, n, after)
+		}
+		for s := start; s < start+n; s++ {
+			if subSeen[s] {
+				return corruptf("%s row %d: subagent row %d claimed twice", what, row, s)
+			}
+			subSeen[s] = true
+		}
+		return nil
+	}
+	for i := 0; i < ntr; i++ {
+		if err := str("trace id", i, c.tt.u32(tcID, i)); err != nil {
+			return err
+		}
+		if err := str("trace hash_id_scope", i, c.tt.u32(tcScope, i)); err != nil {
+			return err
+		}
+		if err := lst("trace models", i, c.tt.u32(tcModels, i)); err != nil {
+			return err
+		}
+		if err := claimReqs("trace", i, c.tt.u32(tcReqStart, i), c.tt.u32(tcReqCount, i), uint32(i), 0); err != nil {
+			return err
+		}
+		if err := claimSubs("trace", i, c.tt.u32(tcSubStart, i), c.tt.u32(tcSubCount, i), -1); err != nil {
+			return err
+		}
+		if hs, he := c.tt.u64(tcHashStart, i), c.tt.u64(tcHashEnd, i); hs > he || he > nhash {
+			return corruptf("trace row %d: hash ids [%d,%d) outside the %d stored", i, hs, he, nhash)
+		}
+	}
+	for i := 0; i < nsub; i++ {
+		if !subSeen[i] {
+			return corruptf("subagent row %d belongs to no trace (or comes before its parent)", i)
+		}
+		for _, col := range []int{scAgentID, scType, scStatus} {
+			if err := str("subagent string", i, c.st.u32(col, i)); err != nil {
+				return err
+			}
+		}
+		if err := lst("subagent models", i, c.st.u32(scModels, i)); err != nil {
+			return err
+		}
+		tr := c.st.u32(scTrace, i)
+		if uint64(tr) >= uint64(ntr) {
+			return corruptf("subagent row %d names trace %d of %d", i, tr, ntr)
+		}
+		if err := claimReqs("subagent", i, c.st.u32(scReqStart, i), c.st.u32(scReqCount, i), tr, uint32(i+1)); err != nil {
+			return err
+		}
+		if err := claimSubs("subagent", i, c.st.u32(scChildStart, i), c.st.u32(scChildCount, i), i); err != nil {
+			return err
+		}
+	}
+	for r := 0; r < nreq; r++ {
+		if !reqSeen[r] {
+			return corruptf("request row %d belongs to no trace or subagent", r)
+		}
+		for _, col := range []int{rcType, rcModel, rcStop} {
+			if err := str("request string", r, c.rt.u32(col, r)); err != nil {
+				return err
+			}
+		}
+		for _, col := range []int{rcInputTypes, rcOutputTypes} {
+			if err := lst("request list", r, c.rt.u32(col, r)); err != nil {
+				return err
+			}
+		}
+		if off, n := c.rt.u64(rcHashOff, r), uint64(c.rt.u32(rcHashLen, r)); off > nhash || n > nhash-off {
+			return corruptf("request row %d: hash ids [%d,+%d) outside the %d stored", r, off, n, nhash)
+		}
+	}
+	return nil
+}
+
+// errCorpusClosed is returned (wrapped) by accessors of a closed Corpus.
+var errCorpusClosed = errors.New("dataset: corpus is closed")
