@@ -1,21 +1,464 @@
 package dataset
 
 import (
-	"errors"
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
 )
 
-// SynthOptions controls Synthesize.
+// SynthOptions controls Synthesize. Zero values mean the documented
+// defaults.
 type SynthOptions struct {
-	Seed      int64
-	Traces    int
+	// Seed makes the corpus: same options ⇒ identical traces.
+	Seed int64
+	// Traces is the number of traces (default 40). Trace i depends only on
+	// Seed and i, so a smaller corpus is a prefix of a larger one.
+	Traces int
+	// Subagents adds Explore-style subagent entries to about half of the
+	// traces.
 	Subagents bool
+	// MinTurns and MaxTurns bound the parent requests per trace (defaults
+	// 30 and 120; drawn log-uniformly).
+	MinTurns, MaxTurns int
+	// MaxContext, when > 0, keeps every request's in+out at or below it by
+	// compacting earlier (for demos against a server with a small window).
+	MaxContext int
+	// TimeScale multiplies think and API times (default 1: real-corpus
+	// magnitudes, e.g. median think time ≈ 10 s).
+	TimeScale float64
+	// Model and SubagentModel are the recorded model names (defaults
+	// claude-opus-4-5-20251101 and claude-haiku-4-5-20251001).
+	Model, SubagentModel string
 }
 
-// Synthesize generates a deterministic synthetic corpus.
-func Synthesize(opt SynthOptions) []Trace { return nil }
+func (o SynthOptions) withDefaults() SynthOptions {
+	if o.Traces <= 0 {
+		o.Traces = 40
+	}
+	if o.MinTurns <= 0 {
+		o.MinTurns = 30
+	}
+	if o.MaxTurns <= 0 {
+		o.MaxTurns = 120
+	}
+	if o.MaxTurns < o.MinTurns {
+		o.MaxTurns = o.MinTurns
+	}
+	if o.TimeScale <= 0 {
+		o.TimeScale = 1
+	}
+	if o.Model == "" {
+		o.Model = "claude-opus-4-5-20251101"
+	}
+	if o.SubagentModel == "" {
+		o.SubagentModel = "claude-haiku-4-5-20251001"
+	}
+	return o
+}
 
-// WriteJSONL writes traces in the weka schema, one per line.
+// Synthesize generates a deterministic weka-format corpus whose shape
+// resembles the recorded Claude Code corpus (parameters fitted by eye to
+// the public kv-cache-tester sample; no recorded data is embedded):
+//
+//   - a system prefix of tool definitions and system prompt (≈ 10–16k
+//     tokens), shared by every request of a trace;
+//   - growing prefixes: each turn keeps the previous turn's hash ids (all
+//     but the last 0–2 blocks, as re-tokenised tails do) and appends new
+//     ones for the previous answer and the new tool result or user text
+//     (median ≈ 11 blocks, heavy tail);
+//   - compaction: when the context passes a per-trace threshold (median
+//     ≈ 160k tokens), the next request falls back to the system prefix plus
+//     a summary and grows again; rarely a history rewind to an earlier point;
+//   - `in` is the exact token count (usually not a multiple of 64) and
+//     hash_ids has in/64 full blocks;
+//   - heavy-tailed output lengths (median ≈ 220 tokens), think times (short
+//     after tool results, long after user text), API times and TTFTs on
+//     streaming rows;
+//   - with Subagents, subagent entries whose inner requests start with
+//     part of the parent's tool-definition blocks and then grow their own.
+func Synthesize(opt SynthOptions) []Trace {
+	opt = opt.withDefaults()
+	out := make([]Trace, opt.Traces)
+	for i := range out {
+		rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15^uint64(i)*0xbf58476d1ce4e5b9))
+		out[i] = synthTrace(rng, opt, i)
+	}
+	return out
+}
+
+// lognormal draws exp(N(ln median, sigma)).
+func lognormal(rng *rand.Rand, median, sigma float64) float64 {
+	return median * math.Exp(sigma*rng.NormFloat64())
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+type synthState struct {
+	rng    *rand.Rand
+	opt    SynthOptions
+	nextID uint32
+}
+
+func (s *synthState) mint(ids []uint32, n int) []uint32 {
+	for len(ids) < n {
+		ids = append(ids, s.nextID)
+		s.nextID++
+	}
+	return ids
+}
+
+func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
+	s := &synthState{rng: rng, opt: opt, nextID: 1}
+	t := Trace{
+		ID:           fmt.Sprintf("synth_%04d", idx),
+		Models:       []string{opt.Model},
+		BlockSize:    64,
+		HashIDScope:  "local",
+		ToolTokens:   clampInt(int(lognormal(rng, 11800, 0.12)), 7000, 17000),
+		SystemTokens: clampInt(int(lognormal(rng, 2800, 0.3)), 600, 7000),
+	}
+	lo, hi := float64(opt.MinTurns), float64(opt.MaxTurns)
+	turns := int(math.Round(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))))
+	sysTokens := t.ToolTokens + t.SystemTokens
+	sysBlocks := sysTokens / 64
+	threshold := clampF(lognormal(rng, 160000, 0.35), 60000, 900000)
+	if opt.MaxContext > 0 {
+		threshold = math.Min(threshold, float64(opt.MaxContext)*0.8)
+	}
+	// subagent spawn points (parent request indices after which one runs)
+	spawn := map[int]bool{}
+	if opt.Subagents && rng.IntN(2) == 0 {
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			spawn[1+rng.IntN(max(1, turns-1))] = true
+		}
+	}
+	var ids []uint32
+	in := sysTokens + int(clampF(lognormal(rng, 3000, 1.1), 50, 60000))
+	now := 0.0
+	prevOut := 0
+	for k := 0; k < turns; k++ {
+		userTurn := k == 0 || rng.Float64() < 0.13
+		var think float64
+		if k > 0 {
+			// grow: the previous answer plus a tool result or user text
+			add := float64(prevOut) + clampF(lognormal(rng, 500, 1.4), 5, 200000)
+			if rng.Float64() < 0.02 {
+				add *= 8 // a large file read or log dump
+			}
+			next := in + int(add)
+			keepDrop := []int{0, 0, 0, 1, 1, 2}[rng.IntN(6)]
+			keep := max(sysBlocks, len(ids)-keepDrop)
+			switch {
+			case float64(next) > threshold:
+				// compaction: back to the system prefix plus a summary
+				keep = sysBlocks
+				next = sysTokens + int(clampF(lognormal(rng, 6000, 0.5), 1500, 30000))
+			case rng.Float64() < 0.01 && len(ids) > sysBlocks+8:
+				// history rewind to an earlier point
+				keep = sysBlocks + rng.IntN(len(ids)-sysBlocks)
+				next = keep*64 + int(clampF(lognormal(rng, 800, 1.0), 10, 20000))
+			}
+			in = next
+			ids = ids[:min(keep, len(ids)):min(keep, len(ids))]
+			if userTurn {
+				think = clampF(lognormal(rng, 60, 1.5), 2, 7200) * opt.TimeScale
+			} else {
+				think = clampF(lognormal(rng, 8, 0.9), 0.5, 900) * opt.TimeScale
+			}
+			now += think
+		}
+		if opt.MaxContext > 0 && in >= opt.MaxContext {
+			in = opt.MaxContext - 1
+		}
+		if k == 0 {
+			// the system prefix ids, then the first user message
+			ids = s.mint(ids, sysBlocks)
+		}
+		ids = s.mint(append([]uint32(nil), ids[:min(len(ids), in/64)]...), in/64)
+		outTok := int(clampF(lognormal(rng, 220, 1.1), 1, 16000))
+		if opt.MaxContext > 0 && in+outTok > opt.MaxContext {
+			outTok = max(1, opt.MaxContext-in)
+		}
+		ttft := (0.9 + float64(in)/120000 + math.Abs(rng.NormFloat64())*0.4) * opt.TimeScale
+		tps := clampF(lognormal(rng, 65, 0.35), 15, 200)
+		api := ttft + float64(outTok)/tps*opt.TimeScale
+		r := Request{
+			T:         round3(now),
+			Type:      "n",
+			Model:     opt.Model,
+			In:        in,
+			Out:       outTok,
+			HashIDs:   ids,
+			Stop:      "tool_use",
+			APITime:   round3(api),
+			ThinkTime: round3(think),
+			TTFT:      math.NaN(),
+		}
+		if rng.Float64() < 0.18 {
+			r.Type = "s"
+			r.TTFT = round3(ttft)
+		}
+		if userTurn {
+			r.InputTypes = []string{"text"}
+		} else {
+			r.InputTypes = []string{"tool_result"}
+		}
+		last := k == turns-1 || rng.Float64() < 0.06
+		switch {
+		case last:
+			r.Stop = "end_turn"
+			r.OutputTypes = []string{"text"}
+		case rng.IntN(2) == 0:
+			r.OutputTypes = []string{"thinking", "tool_use"}
+		default:
+			r.OutputTypes = []string{"text", "tool_use"}
+		}
+		t.Requests = append(t.Requests, r)
+		now += api
+		prevOut = outTok
+		if spawn[k] && k < turns-1 {
+			sub := s.subagent(t.ToolTokens, ids, len(t.Requests), now+round3(0.2*opt.TimeScale))
+			t.Subagents = append(t.Subagents, sub)
+			now = sub.T + sub.DurationMs/1000
+			if len(t.Models) == 1 {
+				t.Models = append(t.Models, opt.SubagentModel)
+			}
+		}
+	}
+	return t
+}
+
+// subagent builds one Explore-style subagent entry spawned at start.
+func (s *synthState) subagent(parentToolTokens int, parentIDs []uint32, after int, start float64) Subagent {
+	rng, opt := s.rng, s.opt
+	start = round3(start)
+	sub := Subagent{
+		After:        after,
+		T:            start,
+		AgentID:      fmt.Sprintf("agent_%03d", after),
+		SubagentType: "Explore",
+		Status:       "completed",
+		Models:       []string{opt.SubagentModel},
+		ToolTokens:   clampInt(int(lognormal(rng, 7800, 0.1)), 4000, 12000),
+		SystemTokens: clampInt(int(lognormal(rng, 950, 0.2)), 300, 3000),
+	}
+	shared := min(sub.ToolTokens, parentToolTokens) / 64 / 2
+	shared = min(shared, len(parentIDs))
+	n := 2 + rng.IntN(14)
+	now := start
+	in := sub.ToolTokens + sub.SystemTokens + int(clampF(lognormal(rng, 900, 0.8), 50, 20000))
+	var ids []uint32
+	totalOut := 0
+	for k := 0; k < n; k++ {
+		think := 0.0
+		if k > 0 {
+			think = clampF(lognormal(rng, 3, 0.7), 0.2, 120) * opt.TimeScale
+			now += think
+			in += int(clampF(lognormal(rng, 2500, 1.0), 20, 60000))
+			if opt.MaxContext > 0 && in > opt.MaxContext*8/10 {
+				in = opt.MaxContext * 8 / 10
+			}
+		}
+		if k == 0 {
+			ids = append(ids, parentIDs[:shared]...)
+		}
+		keep := min(len(ids), in/64)
+		ids = s.mint(append([]uint32(nil), ids[:keep]...), in/64)
+		outTok := int(clampF(lognormal(rng, 190, 0.9), 1, 8000))
+		if opt.MaxContext > 0 && in+outTok > opt.MaxContext {
+			outTok = max(1, opt.MaxContext-in)
+		}
+		api := (0.6+float64(in)/200000)*opt.TimeScale + float64(outTok)/clampF(lognormal(rng, 120, 0.3), 30, 300)*opt.TimeScale
+		r := Request{
+			T:           round3(now),
+			Type:        "n",
+			Model:       opt.SubagentModel,
+			In:          in,
+			Out:         outTok,
+			HashIDs:     ids,
+			InputTypes:  []string{"tool_result"},
+			OutputTypes: []string{"text", "tool_use"},
+			Stop:        "tool_use",
+			APITime:     round3(api),
+			ThinkTime:   round3(think),
+			TTFT:        math.NaN(),
+		}
+		if k == 0 {
+			r.InputTypes = []string{"text"}
+		}
+		if k == n-1 {
+			r.OutputTypes, r.Stop = []string{"text"}, "end_turn"
+		}
+		sub.Requests = append(sub.Requests, r)
+		now += api
+		totalOut += outTok
+		sub.TotalTokens = in + outTok
+	}
+	sub.ToolUseCount = n - 1
+	sub.DurationMs = math.Round((now - start) * 1000)
+	return sub
+}
+
+func clampF(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+func clampInt(x, lo, hi int) int       { return max(lo, min(hi, x)) }
+
+// WriteJSONL writes traces in the weka schema, one trace per line, with
+// subagent entries interleaved at their After positions. Absent optional
+// values (NaN floats, nil lists) are omitted, so the output reads back
+// with ReadJSONL into equal traces.
 func WriteJSONL(w io.Writer, traces []Trace) error {
-	return errors.New("dataset: WriteJSONL not implemented yet")
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf []byte
+	for i := range traces {
+		buf = appendTrace(buf[:0], &traces[i])
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return fmt.Errorf("write traces: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write traces: %w", err)
+	}
+	return nil
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s) // never fails for a string
+	return append(b, q...)
+}
+
+func appendStrings(b []byte, key string, ss []string) []byte {
+	if ss == nil {
+		return b
+	}
+	b = append(b, ",\""...)
+	b = append(b, key...)
+	b = append(b, "\":["...)
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendFloat(b []byte, key string, v float64, nullIfNaN bool) []byte {
+	if math.IsNaN(v) && !nullIfNaN {
+		return b
+	}
+	b = append(b, ",\""...)
+	b = append(b, key...)
+	b = append(b, "\":"...)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+func appendInt(b []byte, key string, v int) []byte {
+	b = append(b, ",\""...)
+	b = append(b, key...)
+	b = append(b, "\":"...)
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+func appendTrace(b []byte, t *Trace) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, t.ID)
+	b = appendStrings(b, "models", t.Models)
+	b = appendInt(b, "block_size", t.BlockSize)
+	b = append(b, `,"hash_id_scope":`...)
+	b = appendJSONString(b, t.HashIDScope)
+	b = appendInt(b, "tool_tokens", t.ToolTokens)
+	b = appendInt(b, "system_tokens", t.SystemTokens)
+	b = append(b, `,"requests":`...)
+	b = appendEntries(b, t.Requests, t.Subagents)
+	return append(b, '}')
+}
+
+func appendEntries(b []byte, reqs []Request, subs []Subagent) []byte {
+	b = append(b, '[')
+	first := true
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	j := 0
+	for i := 0; i <= len(reqs); i++ {
+		for ; j < len(subs) && (subs[j].After <= i || i == len(reqs)); j++ {
+			sep()
+			b = appendSubagent(b, &subs[j])
+		}
+		if i < len(reqs) {
+			sep()
+			b = appendRequest(b, &reqs[i])
+		}
+	}
+	return append(b, ']')
+}
+
+func appendRequest(b []byte, r *Request) []byte {
+	b = append(b, `{"t":`...)
+	b = strconv.AppendFloat(b, r.T, 'g', -1, 64)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, r.Type)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.Model)
+	b = appendInt(b, "in", r.In)
+	b = appendInt(b, "out", r.Out)
+	b = append(b, `,"hash_ids":[`...)
+	for i, id := range r.HashIDs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(id), 10)
+	}
+	b = append(b, ']')
+	b = appendStrings(b, "input_types", r.InputTypes)
+	b = appendStrings(b, "output_types", r.OutputTypes)
+	b = append(b, `,"stop":`...)
+	b = appendJSONString(b, r.Stop)
+	b = appendFloat(b, "api_time", r.APITime, false)
+	b = appendFloat(b, "ttft", r.TTFT, false)
+	b = appendFloat(b, "think_time", r.ThinkTime, false)
+	return append(b, '}')
+}
+
+func appendSubagent(b []byte, s *Subagent) []byte {
+	b = append(b, `{"t":`...)
+	b = strconv.AppendFloat(b, s.T, 'g', -1, 64)
+	b = append(b, `,"type":"subagent","agent_id":`...)
+	b = appendJSONString(b, s.AgentID)
+	b = append(b, `,"subagent_type":`...)
+	b = appendJSONString(b, s.SubagentType)
+	b = appendFloat(b, "duration_ms", s.DurationMs, true)
+	b = appendInt(b, "total_tokens", s.TotalTokens)
+	b = appendInt(b, "tool_use_count", s.ToolUseCount)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, s.Status)
+	b = append(b, `,"requests":`...)
+	b = appendEntries(b, s.Requests, s.Subagents)
+	b = appendStrings(b, "models", s.Models)
+	b = appendInt(b, "tool_tokens", s.ToolTokens)
+	b = appendInt(b, "system_tokens", s.SystemTokens)
+	return append(b, '}')
 }
