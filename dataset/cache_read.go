@@ -31,7 +31,7 @@ import (
 // fs.ErrNotExist). The returned Corpus must be closed; see Corpus for how
 // long its traces stay valid.
 func OpenCache(path string) (*Corpus, error) {
-	return openCache(path, false)
+	return openCache(path, verifyAuto)
 }
 
 // VerifyCache checks the cache file at path completely, including the
@@ -39,14 +39,31 @@ func OpenCache(path string) (*Corpus, error) {
 // records the verification so later opens of the unchanged file can skip
 // the hash-id checksum.
 func VerifyCache(path string) error {
-	c, err := openCache(path, true)
+	c, err := openCache(path, verifyFull)
 	if err != nil {
 		return err
 	}
 	return c.Close()
 }
 
-func openCache(path string, full bool) (*Corpus, error) {
+// verifyMode says how much of a cache file openCache checksums.
+type verifyMode int
+
+const (
+	// verifyAuto checksums the hash ids unless a verified marker vouches
+	// for the file.
+	verifyAuto verifyMode = iota
+	// verifyFull checksums everything.
+	verifyFull
+	// verifyTrusted skips the hash-id checksum: for a file this process
+	// has just written from memory.
+	verifyTrusted
+)
+
+// openCacheTrusted opens a file this process has just written.
+func openCacheTrusted(path string) (*Corpus, error) { return openCache(path, verifyTrusted) }
+
+func openCache(path string, mode verifyMode) (*Corpus, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset cache: %w", err)
@@ -65,7 +82,7 @@ func openCache(path string, full bool) (*Corpus, error) {
 	if int64(int(fi.Size())) != fi.Size() {
 		return nil, fmt.Errorf("open dataset cache %s: %d bytes do not fit in memory", path, fi.Size())
 	}
-	verifyHashes := full || !verifiedMarkerMatches(path, fi)
+	verifyHashes := mode == verifyFull || (mode == verifyAuto && !verifiedMarkerMatches(path, fi))
 	before := stampOf(fi)
 	m, err := mmap.Map(f, mmap.RDONLY, 0)
 	if err != nil {

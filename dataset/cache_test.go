@@ -170,7 +170,11 @@ func TestCacheRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, full := range []bool{false, true} {
-				c, err := openCache(path, full)
+				mode := verifyAuto
+				if full {
+					mode = verifyFull
+				}
+				c, err := openCache(path, mode)
 				if err != nil {
 					t.Fatalf("open (full=%v): %v", full, err)
 				}
