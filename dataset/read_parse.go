@@ -109,6 +109,16 @@ func describe(c byte) string {
 	return strconv.Quote(string(c))
 }
 
+// typeErr reports a value of the wrong kind; a structural character or the
+// end of input where a value belongs is malformed JSON instead.
+func (p *parser) typeErr(c byte, format string, args ...any) error {
+	switch c {
+	case 0, ']', '}', ',', ':':
+		return p.fail(ErrMalformedJSON, format, args...)
+	}
+	return p.fail(ErrWrongType, format, args...)
+}
+
 func (p *parser) expect(c byte) error {
 	if got := p.peek(); got != c {
 		return p.fail(ErrMalformedJSON, "expected %q, found %s", c, describe(got))
@@ -133,7 +143,7 @@ func (p *parser) isNull() (bool, error) {
 // aliases the input or p.strbuf and is valid until the next call.
 func (p *parser) rawString() ([]byte, error) {
 	if c := p.peek(); c != '"' {
-		return nil, p.fail(ErrWrongType, "expected a string, found %s", describe(c))
+		return nil, p.typeErr(c, "expected a string, found %s", describe(c))
 	}
 	p.i++
 	start := p.i
@@ -286,7 +296,7 @@ func (p *parser) strList() ([]string, error) {
 		return nil, err
 	}
 	if c := p.peek(); c != '[' {
-		return nil, p.fail(ErrWrongType, "expected an array of strings, found %s", describe(c))
+		return nil, p.typeErr(c, "expected an array of strings, found %s", describe(c))
 	}
 	p.i++
 	var out []string
@@ -320,7 +330,7 @@ func (p *parser) number() ([]byte, bool, error) {
 	c := p.peek()
 	start := p.i
 	if c != '-' && (c < '0' || c > '9') {
-		return nil, false, p.fail(ErrWrongType, "expected a number, found %s", describe(c))
+		return nil, false, p.typeErr(c, "expected a number, found %s", describe(c))
 	}
 	b := p.b
 	i := p.i
@@ -458,7 +468,7 @@ func (p *parser) optCount() (int, error) {
 // hashIDs reads an array of hash ids into the slab.
 func (p *parser) hashIDs() ([]uint32, error) {
 	if c := p.peek(); c != '[' {
-		return nil, p.fail(ErrWrongType, "expected an array of hash ids, found %s", describe(c))
+		return nil, p.typeErr(c, "expected an array of hash ids, found %s", describe(c))
 	}
 	p.i++
 	ids := p.ids[:0]
@@ -487,11 +497,10 @@ func (p *parser) hashIDs() ([]uint32, error) {
 			ids = append(ids, uint32(v))
 		} else {
 			p.i = start
-			p.push("hash_ids")
 			p.setIdx(k)
 			x, err := p.integer()
 			if err != nil {
-				p.pop()
+				p.setIdx(-1)
 				return nil, err
 			}
 			if x < 0 {
@@ -499,7 +508,7 @@ func (p *parser) hashIDs() ([]uint32, error) {
 			} else if x > math.MaxUint32 {
 				err = p.failAt(start, ErrOutOfRange, "hash id %d exceeds 2^32-1 (agentperf stores hash ids as uint32)", x)
 			}
-			p.pop()
+			p.setIdx(-1)
 			if err != nil {
 				return nil, err
 			}
@@ -513,10 +522,9 @@ func (p *parser) hashIDs() ([]uint32, error) {
 			p.ids = ids
 			return p.carve(ids), nil
 		default:
-			p.push("hash_ids")
 			p.setIdx(k)
 			err := p.fail(ErrMalformedJSON, "expected ',' or ']' after hash id, found %s", describe(c))
-			p.pop()
+			p.setIdx(-1)
 			return nil, err
 		}
 	}
@@ -614,7 +622,7 @@ func (p *parser) skipValue(depth int) error {
 // the separators and the final '}'.
 func (p *parser) object(what string, fn func(key []byte, keyOff int) error) error {
 	if c := p.peek(); c != '{' {
-		return p.fail(ErrWrongType, "expected %s (a JSON object), found %s", what, describe(c))
+		return p.typeErr(c, "expected %s (a JSON object), found %s", what, describe(c))
 	}
 	p.i++
 	if p.peek() == '}' {

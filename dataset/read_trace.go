@@ -217,7 +217,7 @@ func (p *parser) entries(depth int) ([]Request, []Subagent, error) {
 		return nil, nil, p.fail(ErrOutOfRange, "subagents nested deeper than %d", maxNesting)
 	}
 	if c := p.peek(); c != '[' {
-		return nil, nil, p.fail(ErrWrongType, "expected an array of requests, found %s", describe(c))
+		return nil, nil, p.typeErr(c, "expected an array of requests, found %s", describe(c))
 	}
 	p.i++
 	for len(p.reqs) <= depth {
@@ -354,8 +354,11 @@ func (p *parser) entry(e *entry, depth int) error {
 			return p.failAt(off, ErrUnknownField, "field %s is not part of a weka request or subagent entry", strconv.Quote(string(key)))
 		}
 		if e.seen&bit != 0 {
-			if bit == fIn || bit == fOut {
-				return p.failAt(off, ErrMalformedJSON, "field %q given twice (%s and its alias both present?)", name, name)
+			switch bit {
+			case fIn:
+				return p.failAt(off, ErrMalformedJSON, "field %q appears twice (or together with its alias; in and input_length are one field)", name)
+			case fOut:
+				return p.failAt(off, ErrMalformedJSON, "field %q appears twice (or together with its alias; out and output_length are one field)", name)
 			}
 			return p.failAt(off, ErrMalformedJSON, "field %q appears twice", name)
 		}
