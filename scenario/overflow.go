@@ -15,10 +15,14 @@ const (
 	EnvOverflowRateLimit  = "AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT"
 )
 
-// DefaultOverflowSubstrings is aiperf's default allowlist (§6.1). They cover
-// every vLLM and SGLang wording in reference/peers.md §4: all contain
-// "context length" or "maximum context".
-var DefaultOverflowSubstrings = []string{"context length", "maximum context", "context_length_exceeded", "prompt is too long"}
+// DefaultOverflowSubstrings is the default allowlist (§6.1): aiperf's four
+// ("context length", "maximum context", "context_length_exceeded",
+// "prompt is too long") plus "max_total_tokens", which catches vLLM's
+// renderer wording "max_output_tokens=M cannot be greater than
+// max_total_tokens=N" (reference/peers.md §4 item 3) that none of aiperf's
+// match. Together they match every vLLM and SGLang overflow wording in
+// peers.md §4.
+var DefaultOverflowSubstrings = []string{"context length", "maximum context", "context_length_exceeded", "prompt is too long", "max_total_tokens"}
 
 // DefaultOverflowRateLimit is the largest valid overflow rate (§6.2).
 const DefaultOverflowRateLimit = 0.01
