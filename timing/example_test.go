@@ -34,9 +34,9 @@ func ExampleScheduler() {
 	next, _ := s.Next(1, timing.Outcome{}, start.Add(3*time.Second))
 	fmt.Printf("next    lane %d: trace %s turn %d at +%v new session %v\n", next.Lane, traces[next.Trace].ID, next.Turn, next.At.Sub(start), next.NewSession)
 	// Output:
-	// warmup  lane 0: trace a turn 0
+	// warmup  lane 0: trace a turn 1
 	// warmup  lane 1: trace b turn 0
-	// profile lane 0: trace a turn 1 at +0s
+	// profile lane 0: trace a turn 2 at +0s
 	// profile lane 1: trace b turn 1 at +0s
 	// next    lane 1: trace c turn 0 at +3s new session true
 }
