@@ -45,6 +45,13 @@ type Result struct {
 	// SkippedSubagentRequests counts subagent requests in the corpus that
 	// this version does not replay (DESIGN.md: subagents are counted).
 	SkippedSubagentRequests int
+	// ProfilingOverflows counts context overflows among profiling requests
+	// (the overflow-rate numerator; Accounting.Overflows counts all phases).
+	ProfilingOverflows int
+	// LastTTFT and LastITL are when the last successful profiling request
+	// with a TTFT (a first content chunk) and with an ITL (two or more
+	// chunks) got its first / last chunk: the coverage rule's inputs.
+	LastTTFT, LastITL time.Time
 	// StartTurns is k_i per lane.
 	StartTurns []int
 	// Scheduler statistics.
@@ -134,6 +141,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.killAll() // nothing may outlive Run
 	e.res.EndTime = time.Now()
 	e.res.Accounting = e.accounting()
+	e.res.ProfilingOverflows = int(e.profOverflows.Load())
+	if ns := e.lastTTFTNs.Load(); ns > 0 {
+		e.res.LastTTFT = time.Unix(0, ns)
+	}
+	if ns := e.lastITLNs.Load(); ns > 0 {
+		e.res.LastITL = time.Unix(0, ns)
+	}
 	e.res.Schedule = sched.Stats()
 	return &e.res, nil
 }
@@ -161,6 +175,8 @@ type engine struct {
 	warmOverflow       []bool
 
 	sent, profOK, profErr, warmOK, warmErr, overflows, cancelled atomic.Int64
+	profOverflows                                                atomic.Int64
+	lastTTFTNs, lastITLNs                                        atomic.Int64
 }
 
 // lane is the state owned by one lane goroutine.
@@ -482,6 +498,9 @@ func (e *engine) emit(rec *metrics.Record, phase metrics.Phase, errBody []byte) 
 	switch {
 	case o.Overflow:
 		e.overflows.Add(1)
+		if phase == metrics.PhaseProfiling {
+			e.profOverflows.Add(1)
+		}
 		c.Progress.Overflows.Add(1)
 		c.Overflows.Add(rec)
 		return o
@@ -495,6 +514,12 @@ func (e *engine) emit(rec *metrics.Record, phase metrics.Phase, errBody []byte) 
 		e.profErr.Add(1)
 	default:
 		e.profOK.Add(1)
+		if rec.FirstChunkNs > 0 {
+			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
+		}
+		if rec.ContentChunks >= 2 {
+			storeMax(&e.lastITLNs, rec.LastChunkNs)
+		}
 	}
 	if o.Failed {
 		c.Progress.Errors.Add(1)
@@ -514,4 +539,14 @@ func (e *engine) emit(rec *metrics.Record, phase metrics.Phase, errBody []byte) 
 		}
 	}
 	return o
+}
+
+// storeMax raises v to n if n is larger.
+func storeMax(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }

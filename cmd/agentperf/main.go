@@ -6,19 +6,30 @@
 //	0    success (also --help)
 //	1    the run failed or is not a valid submission (artifacts are written)
 //	2    usage or input error (bad flag, bad corpus, unsupported option)
-//	130  interrupted by a signal
+//	130  interrupted by a signal (artifacts are written)
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping — no new requests; in-flight ones get the grace period, then every artifact is written (signal again to exit at once)\n", s)
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "agentperf: second signal: exiting at once; artifacts may be incomplete")
+		os.Exit(exitInterrupted)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
 }

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
+	"runtime"
+	rpprof "runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/sim"
+)
+
+func init() {
+	register(command{name: "profile", summary: "replay a trace corpus against a server and write aiperf-compatible artifacts", run: runProfile})
+}
+
+const profileExamples = `  # The embedded defaults: in-process simulator, synthetic corpus (about a minute)
+  agentperf profile --url sim:// --public-dataset synthetic --model demo \
+      --concurrency 8 --benchmark-duration 30 --streaming --use-server-token-count
+
+  # InferenceX AgentX (legacy v0.3 semantics) against a local vLLM
+  agentperf profile --scenario inferencex-agentx-mvp --url http://localhost:8000 \
+      --endpoint /v1/chat/completions --endpoint-type chat --streaming \
+      --model my-model --tokenizer org/model --tokenizer-trust-remote-code \
+      --concurrency 32 --benchmark-duration 1800 --random-seed 42 \
+      --failed-request-threshold 0.10 --trajectory-start-min-ratio 0.25 \
+      --trajectory-start-max-ratio 0.75 --use-server-token-count \
+      --max-context-length 131072 --num-dataset-entries 472 --slice-duration 1.0 \
+      --output-artifact-dir results/aiperf_artifacts \
+      --public-dataset semianalysis_cc_traces_weka_with_subagents`
+
+// runProfile is `agentperf profile`: flags → config → replay.Run → artifacts.
+func runProfile(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("profile", "profile --url URL --model NAME --concurrency N --benchmark-duration S [flags]", profileExamples, io.err)
+	p := addProfileFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := p.takePositional(fs); err != nil {
+		return err
+	}
+	if err := rejectUnsupported(fs); err != nil {
+		return err
+	}
+	env, err := readEnv(os.Environ(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	run, err := p.resolve(fs, env)
+	if err != nil {
+		return err
+	}
+	return run.execute(ctx, io)
+}
+
+// takePositional accepts the space-separated form `--server-metrics u1 u2`
+// that InferenceX emits: extra positional URLs after --server-metrics are
+// more server-metrics URLs. Any other positional argument is an error.
+func (p *profileFlags) takePositional(fs *pflag.FlagSet) error {
+	for _, a := range fs.Args() {
+		if fs.Changed("server-metrics") && (strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://")) {
+			p.serverMetrics = append(p.serverMetrics, a)
+			continue
+		}
+		return usagef("profile: unexpected argument %q (flags take the form --name value)", a)
+	}
+	return nil
+}
+
+// profileRun is a resolved, validated profile invocation.
+type profileRun struct {
+	p           *profileFlags
+	env         envSettings
+	fs          *pflag.FlagSet
+	scenario    string
+	validity    []string // reasons the run is already not a valid submission
+	concurrency int
+	cacheBust   scenario.CacheBust
+	streaming   bool
+	ignoreEOS   bool
+	serverTok   bool
+	delayCap    time.Duration
+	duration    time.Duration
+	seed        int64
+	extra       []replay.ExtraInput
+	headers     map[string]string
+	apiKey      string
+	filled      []string
+}
+
+func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
+	r := &profileRun{p: p, env: env, fs: fs}
+	var err error
+	if r.concurrency, err = concurrencyValue(p.concurrency); err != nil {
+		return nil, err
+	}
+	if p.url == "" {
+		return nil, usagef("--url is required (e.g. http://localhost:8000, or sim:// for the in-process simulator)")
+	}
+	if len(p.models) == 0 {
+		return nil, usagef("--model is required (the model name the server serves)")
+	}
+	if p.endpointType != "chat" {
+		return nil, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
+	}
+	if p.exportLevel != "records" && p.exportLevel != "summary" {
+		return nil, usagef("--export-level %q: records or summary (raw is not supported yet)", p.exportLevel)
+	}
+	switch p.uiType {
+	case "auto", "simple", "none", "dashboard":
+	default:
+		return nil, usagef("--ui-type %q: auto, simple or none", p.uiType)
+	}
+	if err := scenario.ValidateThreshold(p.threshold); err != nil {
+		return nil, asUsage(err)
+	}
+	if p.startMin < 0 || p.startMax > 1 || p.startMin > p.startMax {
+		return nil, usagef("--trajectory-start-min-ratio %g / --trajectory-start-max-ratio %g: need 0 ≤ min ≤ max ≤ 1", p.startMin, p.startMax)
+	}
+	for _, s := range p.extraInputs {
+		e, err := replay.ParseExtraInput(s)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		r.extra = append(r.extra, e...)
+	}
+	r.headers = map[string]string{}
+	for _, h := range p.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usagef("--header %q: expected 'Name: value'", h)
+		}
+		r.headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	r.apiKey = p.apiKey
+	if r.apiKey == "" {
+		r.apiKey = os.Getenv("OPENAI_API_KEY")
+	}
+	r.streaming, r.ignoreEOS, r.serverTok = p.streaming, p.ignoreEOS, p.serverTokens
+	r.duration = seconds(p.duration)
+	r.delayCap = seconds(p.delayCap)
+	r.seed = p.seed
+	if p.cacheBust != "" {
+		cb, err := scenario.ParseCacheBust(p.cacheBust)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		r.cacheBust = cb
+	} else {
+		r.cacheBust = scenario.CacheBustNone
+	}
+	if err := r.applyScenario(); err != nil {
+		return nil, err
+	}
+	if r.duration <= 0 {
+		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
+	}
+	return r, nil
+}
+
+// runLog writes diagnostics to stderr and to logs/aiperf.log.
+type runLog struct {
+	mu   sync.Mutex
+	w    io.Writer
+	file *os.File
+}
+
+func (l *runLog) Printf(format string, args ...any) {
+	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(line, "\n") {
+		line += "\n"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, line)
+	if l.file != nil {
+		l.file.WriteString(line)
+	}
+}
+
+func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
+	p := r.p
+	if err := os.MkdirAll(filepath.Join(p.outputDir, "logs"), 0o755); err != nil {
+		return asUsage(fmt.Errorf("create --output-artifact-dir %s: %w", p.outputDir, err))
+	}
+	lf, err := os.Create(filepath.Join(p.outputDir, "logs", "aiperf.log"))
+	if err != nil {
+		return asUsage(fmt.Errorf("create log file in %s: %w (is the directory writable?)", p.outputDir, err))
+	}
+	defer lf.Close()
+	lg := &runLog{w: io.err, file: lf}
+	for _, n := range r.env.notes {
+		lg.Printf("note: %s", n)
+	}
+	if stop, err := startProfiling(p, lg); err != nil {
+		return asUsage(err)
+	} else {
+		defer stop()
+	}
+
+	// Dataset.
+	openCtx := ctx
+	if r.env.configTimeout > 0 {
+		var cancel context.CancelFunc
+		openCtx, cancel = context.WithTimeout(ctx, r.env.configTimeout)
+		defer cancel()
+	}
+	t0 := time.Now()
+	corpus, err := p.data.open(openCtx, io)
+	if err != nil {
+		return err
+	}
+	defer corpus.Close()
+	traces := corpus.Traces()
+
+	// Tokenizer and synthesizer.
+	tokSpec := p.tokenizer
+	if tokSpec == "" {
+		tokSpec = "builtin"
+	}
+	tok, err := tokenizer.Resolve(tokSpec, os.Getenv)
+	if err != nil {
+		return asUsage(fmt.Errorf("--tokenizer %s: %w", tokSpec, err))
+	}
+	if tok.Approximate() {
+		lg.Printf("tokenizer: %s (approximate: prompt token counts follow the trace only roughly; pass --tokenizer with the served model's tokenizer for exact counts)", tok.Name())
+	}
+	syn, err := synth.New(tok, synth.Options{Seed: r.seed, CacheDir: p.data.cacheDir(), Live: r.env.liveAssistant, Logf: lg.Printf})
+	if err != nil {
+		return fmt.Errorf("prompt synthesis: %w", err)
+	}
+	lg.Printf("start-up: corpus and prompt synthesizer ready in %s", time.Since(t0).Round(time.Millisecond))
+
+	// Server: a URL, or the in-process simulator.
+	url := p.url
+	if strings.HasPrefix(url, "sim://") {
+		cfg, err := sim.ParseURL(url, sim.DefaultConfig())
+		if err != nil {
+			return asUsage(fmt.Errorf("--url %s: %w", url, err))
+		}
+		if cfg.Model == "" {
+			cfg.Model = p.models[0]
+		}
+		srv, err := sim.New(cfg)
+		if err != nil {
+			return asUsage(fmt.Errorf("--url %s: %w", url, err))
+		}
+		if err := srv.Start(); err != nil {
+			return fmt.Errorf("start the in-process simulator: %w", err)
+		}
+		defer srv.Close()
+		url = srv.URL
+		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
+	}
+
+	// Exporters, scraper, live view.
+	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration)})
+	if err != nil {
+		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
+	}
+	var scr *server.Scraper
+	if !p.noServerMetrics {
+		urls := server.URLsFrom(url, append(append([]string(nil), p.serverMetrics...), r.env.serverMetricsURLs...), os.Getenv)
+		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: seconds(p.sliceDuration), Logf: lg.Printf})
+		scr.Baseline(ctx)
+	}
+	progress := &replay.Progress{}
+	obs := &phaseObserver{scr: scr, lg: lg}
+
+	benchID := uuid.NewString()
+	cfg := replay.Config{
+		URL:                    url,
+		Endpoint:               p.endpoint,
+		Models:                 p.models,
+		APIKey:                 r.apiKey,
+		Traces:                 traces,
+		Synth:                  syn,
+		Concurrency:            r.concurrency,
+		Seed:                   r.seed,
+		StartMinRatio:          p.startMin,
+		StartMaxRatio:          p.startMax,
+		StartRatiosSet:         true,
+		BenchmarkDuration:      r.duration,
+		GracePeriod:            seconds(p.graceBench),
+		WarmupGracePeriod:      seconds(p.graceWarmup),
+		InterTurnDelayCap:      r.delayCap,
+		CacheBust:              r.cacheBust,
+		Streaming:              r.streaming,
+		IgnoreEOS:              r.ignoreEOS,
+		UseLegacyMaxTokens:     p.legacyMaxTok,
+		SynthesisMaxOSL:        p.data.synthesisMaxOSL(),
+		ExtraInputs:            r.extra,
+		UseServerTokenCount:    r.serverTok,
+		LiveAssistant:          r.env.liveAssistant,
+		RequestTimeout:         seconds(p.requestTO),
+		ConnectTimeout:         seconds(p.connectTO),
+		Insecure:               p.insecure,
+		Headers:                r.headers,
+		SessionHeaders:         replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg},
+		FailedRequestThreshold: p.threshold,
+		Sink:                   col,
+		Overflows:              overflowSink{col},
+		BenchmarkID:            benchID,
+		Progress:               progress,
+		Observer:               obs,
+		Logf:                   lg.Printf,
+	}
+	if cl, err := scenario.ClassifierFromEnv(os.Getenv); err != nil {
+		return asUsage(err)
+	} else {
+		cfg.Classifier = cl
+	}
+
+	scrCtx, stopScr := context.WithCancel(context.Background())
+	var scrWG sync.WaitGroup
+	if scr != nil {
+		scrWG.Add(1)
+		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
+	}
+	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval))
+	res, err := replay.Run(ctx, cfg)
+	lv.stop()
+	stopScr()
+	scrWG.Wait()
+	if err != nil {
+		return asUsage(err)
+	}
+	if scr != nil {
+		scr.Final(context.Background())
+	}
+	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
+}
+
+// overflowSink routes context-overflow records to their own export.
+type overflowSink struct{ c *metrics.Collector }
+
+func (o overflowSink) Add(r *metrics.Record) { o.c.AddOverflow(r) }
+
+// phaseObserver forwards phase changes to the scraper and the log.
+type phaseObserver struct {
+	scr *server.Scraper
+	lg  *runLog
+}
+
+func (o *phaseObserver) WarmupStarted(lanes int, at time.Time) {
+	o.lg.Printf("warmup: %d lanes send their start turn with full history", lanes)
+}
+
+func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {
+	if o.scr != nil {
+		o.scr.MarkProfilingStart(start)
+	}
+	o.lg.Printf("profiling: started, ends at %s", deadline.Format(time.TimeOnly))
+}
+
+func (o *phaseObserver) ProfilingEnded(at time.Time) {
+	if o.scr != nil {
+		o.scr.MarkProfilingEnd(at)
+	}
+	o.lg.Printf("profiling: ended")
+}
+
+// startProfiling starts the optional CPU profile and pprof server.
+func startProfiling(p *profileFlags, lg *runLog) (func(), error) {
+	var stops []func()
+	if p.cpuProfile != "" {
+		f, err := os.Create(p.cpuProfile)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := rpprof.StartCPUProfile(f); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, func() { rpprof.StopCPUProfile(); f.Close() })
+	}
+	if p.pprofAddr != "" {
+		host, _, err := net.SplitHostPort(p.pprofAddr)
+		if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+			return nil, fmt.Errorf("--pprof-addr %q: must be a loopback host:port", p.pprofAddr)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		srv := &http.Server{Addr: p.pprofAddr, Handler: mux, ErrorLog: log.New(io.Discard, "", 0)}
+		go srv.ListenAndServe()
+		stops = append(stops, func() { srv.Close() })
+	}
+	if p.memProfile != "" {
+		stops = append(stops, func() {
+			f, err := os.Create(p.memProfile)
+			if err != nil {
+				lg.Printf("warning: --memprofile: %v", err)
+				return
+			}
+			runtime.GC()
+			if err := rpprof.WriteHeapProfile(f); err != nil {
+				lg.Printf("warning: --memprofile: %v", err)
+			}
+			f.Close()
+		})
+	}
+	return func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}, nil
+}
+
+var _ = errors.New

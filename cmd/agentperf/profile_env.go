@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// envHandling says what agentperf does with one AIPERF_* variable.
+type envHandling int
+
+const (
+	envHonoured envHandling = iota // read and acted on
+	envAccepted                    // accepted; nothing to do in agentperf (reason given)
+	envRejected                    // understood but not supported unless at its default
+)
+
+type envVar struct {
+	handling envHandling
+	// why explains accepted and rejected variables.
+	why string
+	// isDefault reports whether a rejected variable's value is its harmless
+	// default (then it is accepted).
+	isDefault func(v string) bool
+}
+
+func falsy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false", "no", "off":
+		return true
+	}
+	return false
+}
+
+func truthy(v string) bool { return !falsy(v) }
+
+// knownEnv lists the AIPERF_* variables InferenceX and aiperf users set.
+var knownEnv = map[string]envVar{
+	"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES":        {handling: envHonoured},
+	"AIPERF_DATASET_MMAP_CACHE_DIR":                       {handling: envHonoured},
+	"AIPERF_DATASET_MMAP_CACHE_ENABLED":                   {handling: envHonoured},
+	"AIPERF_DATASET_CONFIGURATION_TIMEOUT":                {handling: envHonoured},
+	"AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT":            {handling: envHonoured},
+	"AIPERF_SERVER_METRICS_URLS":                          {handling: envHonoured},
+	"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL":           {handling: envHonoured},
+	"AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID":        {handling: envHonoured},
+	"AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID": {handling: envHonoured},
+	"AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID":   {handling: envHonoured},
+	"AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS":           {handling: envHonoured},
+	"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT":           {handling: envHonoured},
+	"AIPERF_REQUIRED_SERVER_METRIC_PREFIX":                {handling: envHonoured},
+	"AIPERF_UNSAFE_OVERRIDE":                              {handling: envHonoured},
+	"AIPERF_UI_REALTIME_METRICS_ENABLED":                  {handling: envAccepted, why: "the live view is always on"},
+	"AIPERF_HTTP_CONNECTION_LIMIT":                        {handling: envAccepted, why: "agentperf keeps one keep-alive connection per lane"},
+	"AIPERF_HTTP_KEEPALIVE_TIMEOUT":                       {handling: envAccepted, why: "idle keep-alive connections are kept 5 minutes and re-dialled on reset"},
+	"AIPERF_HTTP_TCP_USER_TIMEOUT":                        {handling: envAccepted, why: "the per-request timeout bounds every request"},
+	"AIPERF_DATASET_WEKA_PARALLEL_WORKERS":                {handling: envAccepted, why: "agentperf builds prompts lazily; there is no parallel reconstruction step"},
+	"AIPERF_DATASET_WEKA_PARALLEL_THRESHOLD":              {handling: envAccepted, why: "agentperf builds prompts lazily; there is no parallel reconstruction step"},
+	"AIPERF_DATASET_MMAP_PREFAULT":                        {handling: envAccepted, why: "the trace cache is small and paged in on demand"},
+	"AIPERF_DRAIN_TIMEOUT_SECONDS":                        {handling: envAccepted, why: "read by InferenceX's multi-node wrapper, not by the load generator"},
+	"AIPERF_DRAIN_POLL_SECONDS":                           {handling: envAccepted, why: "read by InferenceX's multi-node wrapper, not by the load generator"},
+	"AIPERF_FAILED_REQUEST_THRESHOLD":                     {handling: envAccepted, why: "read by InferenceX's post-run validator; agentperf uses --failed-request-threshold"},
+	"AIPERF_LIVE_FAILED_REQUEST_THRESHOLD":                {handling: envAccepted, why: "read by InferenceX's launcher; agentperf uses --failed-request-threshold"},
+	"AIPERF_WARMUP_REQUESTS_PER_LANE":                     {handling: envAccepted, why: "read by InferenceX's launcher to build --warmup-requests-per-lane"},
+	"AIPERF_TRACE_IDLE_GAP_CAP_SECONDS":                   {handling: envAccepted, why: "read by InferenceX's launcher to build --trace-idle-gap-cap-seconds"},
+	"AIPERF_EXTRA_INPUTS":                                 {handling: envAccepted, why: "read by InferenceX's launcher to build --extra-inputs"},
+	"AIPERF_EXPERIMENTAL_FAST":                            {handling: envAccepted, why: "read by InferenceX's launcher"},
+	"AIPERF_SERVER_URL":                                   {handling: envAccepted, why: "read by InferenceX's launcher to build --url"},
+	"AIPERF_PYTHON_VERSION":                               {handling: envAccepted, why: "read by InferenceX's installer"},
+	"AIPERF_USE_DYNAMO_CONV_AWARE_ROUTING":                {handling: envAccepted, why: "read by InferenceX's launcher"},
+	"AIPERF_DYNAMO_SESSION_TIMEOUT_SECONDS":               {handling: envAccepted, why: "read by InferenceX's launcher"},
+	"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": {handling: envRejected, isDefault: falsy,
+		why: "tool-shaped messages are not supported yet; tool results are sent as user messages"},
+	"AIPERF_DAG_FAIL_FAST": {handling: envRejected, isDefault: falsy,
+		why: "subagent (DAG) replay is not supported yet"},
+	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":     {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
+	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW": {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
+}
+
+// envSettings are the environment variables agentperf acts on.
+type envSettings struct {
+	liveAssistant      bool
+	configTimeout      time.Duration
+	serverMetricsURLs  []string
+	scrapeInterval     time.Duration
+	xSessionID, dynamo bool
+	smg                bool
+	overflowRateLimit  float64
+	requiredPrefix     string
+	unsafeOverride     bool
+	notes              []string // accepted-but-inert variables, for the log
+}
+
+// readEnv validates the AIPERF_* environment. Unknown AIPERF_* variables
+// are reported as notes (the environment is ambient); rejected ones are
+// usage errors.
+func readEnv(environ []string, getenv func(string) string) (envSettings, error) {
+	var s envSettings
+	var errs []string
+	var names []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AIPERF_") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := getenv(k)
+		ev, ok := knownEnv[k]
+		switch {
+		case !ok:
+			s.notes = append(s.notes, fmt.Sprintf("%s is not an agentperf setting and has no effect", k))
+		case ev.handling == envAccepted:
+			s.notes = append(s.notes, fmt.Sprintf("%s accepted, no effect: %s", k, ev.why))
+		case ev.handling == envRejected && !ev.isDefault(v):
+			errs = append(errs, fmt.Sprintf("%s=%s: %s", k, v, ev.why))
+		}
+	}
+	s.liveAssistant = truthy(getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"))
+	parseSecs := func(name string) time.Duration {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return 0
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			errs = append(errs, fmt.Sprintf("%s=%q: expected a positive number of seconds", name, v))
+			return 0
+		}
+		return seconds(f)
+	}
+	s.configTimeout = parseSecs("AIPERF_DATASET_CONFIGURATION_TIMEOUT")
+	if t := parseSecs("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT"); t > 0 && (s.configTimeout == 0 || t < s.configTimeout) {
+		s.configTimeout = t
+	}
+	s.scrapeInterval = parseSecs("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL")
+	if v := getenv("AIPERF_SERVER_METRICS_URLS"); v != "" {
+		for _, u := range strings.Split(v, ",") {
+			if strings.TrimSpace(u) == "" || strings.ContainsAny(u, " \t") {
+				errs = append(errs, fmt.Sprintf("AIPERF_SERVER_METRICS_URLS=%q: empty entries and whitespace are not allowed (comma-separated URLs)", v))
+				break
+			}
+			s.serverMetricsURLs = append(s.serverMetricsURLs, u)
+		}
+	}
+	s.xSessionID = truthy(getenv("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID"))
+	s.dynamo = truthy(getenv("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID"))
+	s.smg = truthy(getenv("AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID"))
+	s.overflowRateLimit = 0.01
+	if v := strings.TrimSpace(getenv("AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			errs = append(errs, fmt.Sprintf("AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=%q: expected a fraction in [0, 1]", v))
+		} else {
+			s.overflowRateLimit = f
+		}
+	}
+	s.requiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
+	s.unsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
+	if len(errs) > 0 {
+		return s, usagef("environment:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return s, nil
+}

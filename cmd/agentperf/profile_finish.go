@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// finish writes every artifact, judges the run and returns the exit status:
+// nil for a valid run, errRunFailed (exit 1) for an aborted or invalid one,
+// context.Canceled (exit 130) for an interrupted one. Artifacts are written
+// in every case.
+func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *server.Scraper, id dataset.Identity, syn *synth.Synthesizer, lg *runLog, io stdio) error {
+	p := r.p
+	var problems, warnings []string
+
+	var derived *server.Derived
+	if scr != nil {
+		d, err := scr.Export(p.outputDir)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
+		} else {
+			derived = d
+		}
+		if pre := r.env.requiredPrefix; pre != "" {
+			b, err := os.ReadFile(filepath.Join(p.outputDir, "server_metrics_export.json"))
+			if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
+				problems = append(problems, fmt.Sprintf("AIPERF_REQUIRED_SERVER_METRIC_PREFIX=%s: no metric with that prefix was scraped from %s", pre, strings.Join(scr.URLs(), ", ")))
+			}
+		}
+	}
+
+	a := res.Accounting
+	verdict := scenario.Judge(scenario.JudgeInput{
+		StaticReasons:     r.validity,
+		Cancelled:         res.Cancelled || res.Aborted != "",
+		Overflows:         res.ProfilingOverflows,
+		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
+		OverflowRateLimit: r.env.overflowRateLimit,
+		PhaseDuration:     r.duration,
+		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration),
+		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration),
+		Completed:         a.ProfilingOK,
+	})
+
+	info := metrics.RunInfo{
+		BenchmarkID:             res.BenchmarkID,
+		Scenario:                r.scenario,
+		StartTime:               res.StartTime,
+		EndTime:                 res.EndTime,
+		ProfilingStart:          res.ProfilingStart,
+		ProfilingEnd:            res.ProfilingEnd,
+		InputConfig:             r.inputConfig(),
+		Dataset:                 datasetMetadata(id, r),
+		Cancelled:               res.Cancelled || res.Aborted != "",
+		Accounting:              a,
+		Concurrency:             r.concurrency,
+		SkippedSubagentRequests: res.SkippedSubagentRequests,
+		Extra: map[string]any{
+			"synthesis":           syn.Describe(),
+			"start_turns":         res.StartTurns,
+			"aborted":             res.Aborted,
+			"abort_message":       res.AbortMessage,
+			"profiling_overflows": res.ProfilingOverflows,
+			"semantics":           "agentx-legacy (aiperf AGENTIC_REPLAY v0.2/v0.3: k_i start turns, FIFO recycle, 60 s delay cap)",
+			"invalid_messages":    verdict.Messages,
+		},
+	}
+	if derived != nil {
+		info.Extra["server_derived"] = derived
+	}
+	info.Validity.Valid = verdict.Valid
+	info.Validity.Reasons = verdict.Reasons
+	sum, err := col.Finish(info)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("writing the request exports failed: %v", err))
+	}
+
+	if !p.noPlot {
+		w, err := plot.RenderDir(p.outputDir)
+		warnings = append(warnings, w...)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("metrics_plots.png was not rendered: %v", err))
+		}
+	}
+	for _, w := range warnings {
+		lg.Printf("warning: %s", w)
+	}
+	if len(warnings) > 0 {
+		if err := addWarnings(p.outputDir, warnings); err != nil {
+			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
+		}
+	}
+
+	if sum != nil {
+		sum.WriteTable(io.out)
+	}
+	if derived != nil {
+		printDerived(io, derived)
+	}
+	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled\n",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
+
+	switch {
+	case res.Aborted != "":
+		problems = append(problems, "run aborted ("+res.Aborted+"): "+res.AbortMessage)
+	case res.Cancelled:
+		// Interrupted: every artifact is written; exit 130.
+	}
+	if !verdict.Valid {
+		for i, reason := range verdict.Reasons {
+			msg := reason
+			if i < len(verdict.Messages) {
+				msg = reason + ": " + verdict.Messages[i]
+			}
+			problems = append(problems, "not a valid submission: "+msg)
+		}
+	}
+	for _, pr := range problems {
+		fmt.Fprintf(io.err, "agentperf: %s\n", pr)
+		lg.Printf("error: %s", pr)
+	}
+	if res.Cancelled && res.Aborted == "" {
+		return fmt.Errorf("run interrupted; artifacts written to %s: %w", p.outputDir, context.Canceled)
+	}
+	if len(problems) > 0 {
+		return errRunFailed
+	}
+	return nil
+}
+
+// addWarnings records warnings under metadata.warnings of
+// profile_export_aiperf.json (contract §4 item 1: nothing fails silently).
+func addWarnings(dir string, warnings []string) error {
+	path := filepath.Join(dir, "profile_export_aiperf.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	md, _ := doc["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		doc["metadata"] = md
+	}
+	old, _ := md["warnings"].([]any)
+	for _, w := range warnings {
+		old = append(old, w)
+	}
+	md["warnings"] = old
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// datasetMetadata is metadata.dataset: the corpus identity in the keys
+// InferenceX reads (contract §3.6) plus agentperf's own.
+func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
+	m := map[string]any{
+		"source_type":         id.SourceType,
+		"loader":              id.Loader,
+		"num_dataset_entries": id.NumDatasetEntries,
+		"traces":              id.Traces,
+		"parent_requests":     id.ParentRequests,
+		"subagent_requests":   id.SubagentRequests,
+	}
+	if id.HFRepo != "" {
+		m["hf_dataset_name"] = id.HFRepo
+		m["hf_revision"] = id.HFRevision
+		m["hf_commit"] = id.HFCommit
+		m["hf_split"] = id.HFSplit
+	}
+	if id.Path != "" {
+		m["path"] = id.Path
+	}
+	if id.SHA256 != "" {
+		m["sha256"] = id.SHA256
+	}
+	return m
+}
+
+// inputConfig is input_config: the resolved settings, secrets left out.
+func (r *profileRun) inputConfig() map[string]any {
+	p := r.p
+	cfg := map[string]any{
+		"scenario":                   r.scenario,
+		"url":                        p.url,
+		"endpoint":                   p.endpoint,
+		"endpoint_type":              p.endpointType,
+		"model_names":                p.models,
+		"tokenizer":                  p.tokenizer,
+		"concurrency":                r.concurrency,
+		"benchmark_duration":         r.duration.Seconds(),
+		"benchmark_grace_period":     p.graceBench,
+		"warmup_grace_period":        p.graceWarmup,
+		"random_seed":                r.seed,
+		"failed_request_threshold":   p.threshold,
+		"trajectory_start_min_ratio": p.startMin,
+		"trajectory_start_max_ratio": p.startMax,
+		"inter_turn_delay_cap":       r.delayCap.Seconds(),
+		"cache_bust":                 string(r.cacheBust),
+		"streaming":                  r.streaming,
+		"ignore_eos":                 r.ignoreEOS,
+		"use_server_token_count":     r.serverTok,
+		"use_legacy_max_tokens":      p.legacyMaxTok,
+		"slice_duration":             p.sliceDuration,
+		"server_metrics":             p.serverMetrics,
+		"output_artifact_dir":        p.outputDir,
+		"unsafe_override":            p.unsafeOverride || r.env.unsafeOverride,
+		"live_assistant_responses":   r.env.liveAssistant,
+		"api_key_set":                r.apiKey != "",
+	}
+	extra := map[string]any{}
+	for _, e := range r.extra {
+		var v any
+		if json.Unmarshal(e.Value, &v) == nil {
+			extra[e.Key] = v
+		}
+	}
+	if len(extra) > 0 {
+		cfg["extra_inputs"] = extra
+	}
+	if len(r.headers) > 0 {
+		names := make([]string, 0, len(r.headers))
+		for k := range r.headers {
+			names = append(names, k)
+		}
+		cfg["header_names"] = names // values may hold credentials
+	}
+	return cfg
+}
+
+var _ = errors.New

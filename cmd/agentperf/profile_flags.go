@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// profileFlags holds every flag of `agentperf profile`. Flag names are
+// aiperf's, so InferenceX's command line runs unchanged.
+type profileFlags struct {
+	scenario       string
+	unsafeOverride bool
+
+	url             string
+	endpoint        string
+	endpointType    string
+	streaming       bool
+	models          []string
+	apiKey          string
+	insecure        bool
+	headers         []string
+	requestTO       float64
+	connectTO       float64
+	legacyMaxTok    bool
+	extraInputs     []string
+	ignoreEOS       bool
+	serverTokens    bool
+	cacheBust       string
+	tokenizer       string
+	trustRemote     bool
+	tokenizerRev    string
+	concurrency     string
+	duration        float64
+	graceBench      float64
+	graceWarmup     float64
+	seed            int64
+	threshold       float64
+	startMin        float64
+	startMax        float64
+	delayCap        float64
+	statsInterval   float64
+	sliceDuration   float64
+	serverMetrics   []string
+	noServerMetrics bool
+	noGPUTelemetry  bool
+	outputDir       string
+	noPlot          bool
+	cpuProfile      string
+	memProfile      string
+	pprofAddr       string
+	uiType          string
+	exportLevel     string
+
+	data *datasetFlags
+
+	// Flags of later milestones and of other modes: parsed so they can be
+	// rejected with a clear message instead of "unknown flag".
+	unsupported map[string]string
+}
+
+// unsupportedFlags are aiperf flags agentperf understands but does not
+// implement yet; each maps to the reason printed when it is used.
+var unsupportedFlags = map[string]string{
+	"warmup-requests-per-lane":       "belongs to the AgentX v1.0 semantics (primers + per-lane warmup requests), which agentperf does not support yet; this version replays the legacy v0.2/v0.3 semantics (warmup = turn k_i of each lane)",
+	"trace-idle-gap-cap-seconds":     "belongs to the AgentX v1.0 semantics (runtime idle caps), not supported yet",
+	"system-idle-gap-cap-seconds":    "belongs to the AgentX v1.0 semantics (runtime idle caps), not supported yet",
+	"use-dynamo-conv-aware-routing":  "Dynamo nvext.session_control is not supported yet; set AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID=true for header-based affinity instead",
+	"dynamo-session-timeout-seconds": "goes with --use-dynamo-conv-aware-routing, which is not supported yet",
+	"agentic-cache-warmup-duration":  "belongs to the AgentX v1.0 accelerated warmup, not supported yet",
+	"agentic-warmup-grace-period":    "belongs to the AgentX v1.0 semantics; use --warmup-grace-period",
+	"burst-phase-starts":             "belongs to the AgentX v1.0 semantics, not supported yet",
+	"allow-dataset-wrap":             "belongs to the AgentX v1.0 sampler; lanes always wrap-fill in the legacy semantics",
+	"request-rate":                   "only the agentic replay timing mode exists in agentperf",
+	"request-count":                  "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
+	"fixed-schedule":                 "only the agentic replay timing mode exists in agentperf",
+	"num-profile-runs":               "multiple profile runs are not supported yet; run agentperf several times",
+	"synthesis-max-isl":              "input truncation would change the recorded prefix structure; not supported",
+	"ignore-trace-delays":            "not supported: recorded inter-turn delays are part of the workload",
+	"prompt-corpus":                  "agentperf synthesizes prompts from its own coding-agent corpus only",
+	"apply-chat-template":            "client-side chat templates are not supported; the server applies its template",
+	"gpu-telemetry":                  "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
+}
+
+func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
+	p := &profileFlags{}
+	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
+	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
+
+	fs.StringVar(&p.url, "url", "", "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)")
+	fs.StringVar(&p.endpoint, "endpoint", "/v1/chat/completions", "endpoint path appended to --url")
+	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
+	fs.BoolVar(&p.streaming, "streaming", false, "stream responses (SSE); required for TTFT and ITL")
+	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order")
+	fs.StringSliceVar(&p.models, "model-names", nil, "alias of --model")
+	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
+	fs.BoolVar(&p.insecure, "insecure", false, "skip TLS certificate verification (verification is on by default)")
+	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
+	fs.Float64Var(&p.requestTO, "request-timeout-seconds", 6*3600, "timeout of one request including its whole stream")
+	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", 30, "timeout for connecting to the server")
+	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
+	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
+	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
+	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a response without usage is an error)")
+	fs.StringVar(&p.cacheBust, "cache-bust", "", "cache-bust marker placement: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix (scenario: first_turn_prefix)")
+	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: a tokenizer.json/.tiktoken file or folder, an HF model id in the hub cache, or 'builtin' (default: builtin, approximate)")
+	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
+	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "revision of an HF tokenizer in the hub cache")
+	fs.StringVar(&p.concurrency, "concurrency", "", "number of lanes (one integer)")
+	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
+	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
+	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
+	fs.Int64Var(&p.seed, "random-seed", 0, "seed for start turns and prompt text (scenario: filled in and logged when absent)")
+	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the fraction of failed profiling requests exceeds this (0 = off)")
+	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
+	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
+	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "cap on recorded inter-turn delays (scenario: locked at 60)")
+	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines")
+	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
+	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
+	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
+	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "accepted: agentperf collects no GPU telemetry")
+	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
+	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
+	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
+	fs.StringVar(&p.uiType, "ui-type", "auto", "live view: auto (bar on a terminal, log lines otherwise), simple (log lines), none")
+	fs.StringVar(&p.exportLevel, "export-level", "records", "records (per-request export) or summary")
+	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
+	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
+	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	p.data = addDatasetFlags(fs)
+
+	p.unsupported = map[string]string{}
+	names := make([]string, 0, len(unsupportedFlags))
+	for n := range unsupportedFlags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		var sink string
+		f := fs.VarPF(newAnyValue(&sink), n, "", "not supported yet: "+unsupportedFlags[n])
+		f.Hidden = true
+		f.NoOptDefVal = "true"
+	}
+	return p
+}
+
+// anyValue accepts any value (or none) so unsupported flags parse and can be
+// rejected with their reason.
+type anyValue struct{ s *string }
+
+func newAnyValue(s *string) *anyValue  { return &anyValue{s} }
+func (a *anyValue) String() string     { return *a.s }
+func (a *anyValue) Set(v string) error { *a.s = v; return nil }
+func (a *anyValue) Type() string       { return "value" }
+
+// rejectUnsupported returns a usage error naming every unsupported flag used.
+func rejectUnsupported(fs *pflag.FlagSet) error {
+	var msgs []string
+	fs.Visit(func(f *pflag.Flag) {
+		if why, ok := unsupportedFlags[f.Name]; ok {
+			msgs = append(msgs, fmt.Sprintf("--%s: %s", f.Name, why))
+		}
+	})
+	if len(msgs) == 0 {
+		return nil
+	}
+	return usagef("unsupported flags (exit 2, nothing was run):\n  %s", strings.Join(msgs, "\n  "))
+}
+
+// concurrencyValue parses --concurrency as exactly one positive integer.
+func concurrencyValue(s string) (int, error) {
+	if s == "" {
+		return 0, usagef("--concurrency is required (one integer: the number of lanes)")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return 0, usagef("--concurrency %q: must be one positive integer (concurrency sweeps are run as separate invocations)", s)
+	}
+	return n, nil
+}
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
