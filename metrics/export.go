@@ -1,0 +1,403 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Identification written at the top of profile_export_aiperf.json.
+const (
+	// SchemaVersion is the JsonExportData schema of the SemiAnalysis aiperf
+	// fork pinned by InferenceX (schemas §2.1).
+	SchemaVersion = "1.4"
+	// TheoreticalHitDefinition names how theoretical_prefix_cache_hit is
+	// computed (inferencex-contract §2.5 definition C; spec §8.3).
+	TheoreticalHitDefinition = "C: leading run of a turn's hash ids seen earlier in the same trace scope, over successful profiling requests"
+)
+
+// writeFileAtomic writes data to dir/name through a temporary file that is
+// synced and renamed into place.
+func writeFileAtomic(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}
+
+// statObj is the stat object of schemas §2.2 for a per-record metric.
+func statObj(m *Metric, s *Stat) obj {
+	o := obj{{"unit", s.Unit}, {"avg", s.Avg}}
+	ps := s.percentiles()
+	for i, p := range statPercentiles {
+		o = append(o, kv{"p" + strconv.Itoa(int(p)), *ps[i]})
+	}
+	o = append(o, kv{"min", intOr(s.Min, m.Int)}, kv{"max", intOr(s.Max, m.Int)}, kv{"std", s.Std},
+		kv{"count", s.Count}, kv{"sum", intOr(s.Sum, m.Int)})
+	return o
+}
+
+// intOr returns f as a rawInt when asInt and f is whole, else f.
+func intOr(f float64, asInt bool) any {
+	if asInt && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return rawInt(f)
+	}
+	return f
+}
+
+func scalarObj(x *Scalar) obj {
+	if x.Int {
+		return obj{{"unit", x.Unit}, {"avg", rawInt(x.IntValue)}}
+	}
+	return obj{{"unit", x.Unit}, {"avg", x.Value}}
+}
+
+// naiveLocal formats t as aiperf does: ISO-8601 naive local time with
+// microseconds.
+func naiveLocal(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format("2006-01-02T15:04:05.000000")
+}
+
+// exportOptions are the writer settings shared by Finish and Report.
+type exportOptions struct {
+	version  string
+	location *time.Location
+}
+
+// aggregateJSON renders profile_export_aiperf.json.
+func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
+	info := &s.Info
+	top := obj{{"schema_version", SchemaVersion}, {"aiperf_version", eo.version}, {"benchmark_id", info.BenchmarkID}}
+	for i := range s.Metrics {
+		top = append(top, kv{s.Metrics[i].Metric.Tag, statObj(s.Metrics[i].Metric, &s.Metrics[i].Stat)})
+	}
+	for i := range s.Scalars {
+		top = append(top, kv{s.Scalars[i].Tag, scalarObj(&s.Scalars[i])})
+	}
+	if s.TheoreticalTotalBlocks > 0 {
+		top = append(top, kv{"theoretical_prefix_cache_hit", obj{{"unit", "%"}, {"avg", s.TheoreticalHitPct},
+			{"count", rawInt(s.TheoreticalTotalBlocks)}, {"sum", rawInt(s.TheoreticalHitBlocks)}}})
+	}
+	cfg, _ := redact(info.InputConfig).(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	top = append(top, kv{"input_config", cfg})
+	top = append(top, kv{"run_info", obj{{"benchmark_id", info.BenchmarkID}}})
+	top = append(top, kv{"was_cancelled", info.Cancelled})
+	errs := make([]any, 0, len(s.Errors))
+	for _, e := range s.Errors {
+		d := obj{{"message", e.Message}}
+		if e.Code != 0 {
+			d = append(d, kv{"code", e.Code})
+		}
+		if e.Type != "" {
+			d = append(d, kv{"type", e.Type})
+		}
+		if e.Category != "" {
+			d = append(d, kv{"details", obj{{"category", e.Category}}})
+		}
+		errs = append(errs, obj{{"error_details", d}, {"count", e.Count}})
+	}
+	top = append(top, kv{"error_summary", errs})
+	ps, pe := info.profilingWindow()
+	if v := naiveLocal(ps, eo.location); v != "" {
+		top = append(top, kv{"start_time", v})
+	}
+	if v := naiveLocal(pe, eo.location); v != "" {
+		top = append(top, kv{"end_time", v})
+	}
+	if len(s.WarmupMetrics) > 0 {
+		w := obj{}
+		for i := range s.WarmupMetrics {
+			w = append(w, kv{s.WarmupMetrics[i].Metric.Tag, statObj(s.WarmupMetrics[i].Metric, &s.WarmupMetrics[i].Stat)})
+		}
+		top = append(top, kv{"warmup_metrics", w})
+	}
+	top = append(top, kv{"metadata", s.metadataObj()})
+	b, err := appendJSON(nil, top, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileAggregateJSON, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// metadataObj renders the metadata block (schemas §2.4 plus agentperf's
+// request_accounting and run facts).
+func (s *Summary) metadataObj() obj {
+	info := &s.Info
+	md := obj{}
+	if info.Scenario != "" {
+		reasons := info.Validity.Reasons
+		if reasons == nil {
+			reasons = []string{}
+		}
+		md = append(md, kv{"scenario", info.Scenario}, kv{"submission_valid", info.Validity.Valid},
+			kv{"submission_invalid_reasons", reasons})
+	}
+	if info.Dataset != nil {
+		md = append(md, kv{"dataset", info.Dataset})
+	}
+	a := info.Accounting
+	acc := obj{{"sent", a.Sent}, {"profiling_ok", a.ProfilingOK}, {"profiling_errors", a.ProfilingErrors},
+		{"warmup_ok", a.WarmupOK}, {"warmup_errors", a.WarmupErrors}, {"context_overflows", a.Overflows},
+		{"cancelled", a.Cancelled}, {"adds_up", s.AccountingErr == nil}}
+	if s.AccountingErr != nil {
+		acc = append(acc, kv{"check_error", s.AccountingErr.Error()})
+	}
+	md = append(md, kv{"context_overflow_count", s.ContextOverflowCount}, kv{"request_accounting", acc},
+		kv{"skipped_subagent_requests", info.SkippedSubagentRequests})
+	ap := map[string]any{}
+	for k, v := range info.Extra {
+		ap[k] = v
+	}
+	ap["concurrency"] = info.Concurrency
+	ps, pe := info.profilingWindow()
+	if !ps.IsZero() {
+		ap["profiling_start_ns"] = ps.UnixNano()
+	}
+	if !pe.IsZero() {
+		ap["profiling_end_ns"] = pe.UnixNano()
+	}
+	if !info.StartTime.IsZero() {
+		ap["run_start_ns"] = info.StartTime.UnixNano()
+	}
+	if !info.EndTime.IsZero() {
+		ap["run_end_ns"] = info.EndTime.UnixNano()
+	}
+	if s.SliceDuration > 0 {
+		ap["slice_duration_sec"] = s.SliceDuration.Seconds()
+	}
+	ap["theoretical_prefix_cache_hit_definition"] = TheoreticalHitDefinition
+	if w := s.Warnings(); len(w) > 0 {
+		ap["warnings"] = w
+	}
+	md = append(md, kv{"agentperf", ap})
+	return md
+}
+
+// Warnings lists what a reader of the results should know is missing or
+// inconsistent (never silent): accounting mismatches, no theoretical hit
+// data, no successful requests.
+func (s *Summary) Warnings() []string {
+	var w []string
+	if s.AccountingErr != nil {
+		w = append(w, "request_accounting: "+s.AccountingErr.Error())
+	}
+	if s.RequestCount == 0 {
+		w = append(w, "no successful profiling requests: no latency or throughput aggregates")
+	} else if s.TheoreticalTotalBlocks == 0 {
+		w = append(w, "theoretical_prefix_cache_hit: no successful profiling record carried hash-id blocks; the metric is omitted")
+	}
+	return w
+}
+
+// csvCell quotes a CSV cell when needed (minimal quoting).
+func csvCell(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(s, `"`, `""`)...)
+	return append(b, '"')
+}
+
+// csvNum formats a CSV number: integers as integers, floats with two
+// decimals, NaN as an empty cell.
+func csvNum(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case rawInt:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return b
+		}
+		return strconv.AppendFloat(b, x, 'f', 2, 64)
+	}
+	return b
+}
+
+// metricLabel is the CSV Metric cell: header plus " (unit)" unless the unit
+// is empty, count or requests.
+func metricLabel(header, unit string) string {
+	switch unit {
+	case "", "count", "requests":
+		return header
+	}
+	return header + " (" + unit + ")"
+}
+
+// csvStats are the distribution stats in CSV column order.
+func csvStats(m *Metric, s *Stat) [14]any {
+	return [14]any{s.Avg, intOr(s.Min, m.Int), intOr(s.Max, m.Int), intOr(s.Sum, m.Int),
+		s.P1, s.P5, s.P10, s.P25, s.P50, s.P75, s.P90, s.P95, s.P99, s.Std}
+}
+
+var csvStatNames = [14]string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+
+// scalarRow is one row of the scalar section.
+type scalarRow struct {
+	tag, label string
+	val        any
+}
+
+// aggregateCSV renders profile_export_aiperf.csv (schemas §3).
+func (s *Summary) aggregateCSV() []byte {
+	ms := slices.Clone(s.Metrics)
+	slices.SortFunc(ms, func(a, b MetricStat) int { return strings.Compare(a.Metric.Tag, b.Metric.Tag) })
+	var b []byte
+	b = append(b, "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n"...)
+	for i := range ms {
+		b = csvCell(b, metricLabel(ms[i].Metric.Header, ms[i].Unit))
+		for _, v := range csvStats(ms[i].Metric, &ms[i].Stat) {
+			b = append(b, ',')
+			b = csvNum(b, v)
+		}
+		b = append(b, '\r', '\n')
+	}
+	var rows []scalarRow
+	for i := range s.Scalars {
+		x := &s.Scalars[i]
+		var v any = x.Value
+		if x.Int {
+			v = rawInt(x.IntValue)
+		}
+		rows = append(rows, scalarRow{x.Tag, metricLabel(x.Header, x.Unit), v})
+	}
+	if s.TheoreticalTotalBlocks > 0 {
+		rows = append(rows, scalarRow{"theoretical_prefix_cache_hit", "Theoretical Prefix Cache Hit (%)", s.TheoreticalHitPct})
+	}
+	slices.SortFunc(rows, func(a, b scalarRow) int { return strings.Compare(a.tag, b.tag) })
+	b = append(b, "\r\nMetric,Value\r\n"...)
+	for _, r := range rows {
+		b = csvCell(b, r.label)
+		b = append(b, ',')
+		b = csvNum(b, r.val)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// timeslicesJSON renders profile_export_aiperf_timeslices.json (schemas §4).
+func (s *Summary) timeslicesJSON() ([]byte, error) {
+	sl := make([]any, 0, len(s.Timeslices))
+	for i := range s.Timeslices {
+		ts := &s.Timeslices[i]
+		o := obj{{"start_ns", ts.StartNs}, {"end_ns", ts.EndNs}}
+		if !ts.Complete {
+			o = append(o, kv{"is_complete", false})
+		}
+		for j := range ts.Metrics {
+			o = append(o, kv{ts.Metrics[j].Metric.Tag, statObj(ts.Metrics[j].Metric, &ts.Metrics[j].Stat)})
+		}
+		for j := range ts.Scalars {
+			o = append(o, kv{ts.Scalars[j].Tag, scalarObj(&ts.Scalars[j])})
+		}
+		sl = append(sl, o)
+	}
+	cfg, _ := redact(s.Info.InputConfig).(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	b, err := appendJSON(nil, obj{{"timeslices", sl}, {"input_config", cfg}}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileTimeslicesJSON, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// timeslicesCSV renders the tidy timeslice CSV (schemas §4).
+func (s *Summary) timeslicesCSV() []byte {
+	var b []byte
+	b = append(b, "Timeslice,Metric,Unit,Stat,Value\r\n"...)
+	type item struct {
+		tag, header, unit string
+		names             []string
+		vals              []any
+	}
+	for i := range s.Timeslices {
+		ts := &s.Timeslices[i]
+		var items []item
+		for j := range ts.Metrics {
+			m := &ts.Metrics[j]
+			v := csvStats(m.Metric, &m.Stat)
+			items = append(items, item{m.Metric.Tag, m.Metric.Header, m.Unit, csvStatNames[:], v[:]})
+		}
+		for j := range ts.Scalars {
+			x := &ts.Scalars[j]
+			items = append(items, item{x.Tag, x.Header, x.Unit, []string{"avg"}, []any{x.Value}})
+		}
+		slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.tag, b.tag) })
+		for _, it := range items {
+			for k, name := range it.names {
+				cell := csvNum(nil, it.vals[k])
+				if len(cell) == 0 {
+					continue
+				}
+				b = strconv.AppendInt(b, int64(i), 10)
+				b = append(b, ',')
+				b = csvCell(b, it.header)
+				b = append(b, ',')
+				b = csvCell(b, it.unit)
+				b = append(b, ',')
+				b = append(b, name...)
+				b = append(b, ',')
+				b = append(b, cell...)
+				b = append(b, '\r', '\n')
+			}
+		}
+	}
+	return b
+}
+
+// writeAggregates writes the aggregate JSON and CSV, and the timeslice
+// files when the summary has slices.
+func (s *Summary) writeAggregates(dir string, eo exportOptions, slices bool) error {
+	j, err := s.aggregateJSON(eo)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, FileAggregateJSON, j); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, FileAggregateCSV, s.aggregateCSV()); err != nil {
+		return err
+	}
+	if !slices || s.SliceDuration <= 0 {
+		return nil
+	}
+	tj, err := s.timeslicesJSON()
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, FileTimeslicesJSON, tj); err != nil {
+		return err
+	}
+	return writeFileAtomic(dir, FileTimeslicesCSV, s.timeslicesCSV())
+}

@@ -1,0 +1,350 @@
+package metrics
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// ErrBadExport is wrapped by errors about a malformed profile_export.jsonl.
+var ErrBadExport = errors.New("malformed record export")
+
+// maxLine bounds one JSONL line (records are a few KB; error messages are
+// truncated by the engine).
+const maxLine = 16 << 20
+
+// exportLine is the subset of a profile_export.jsonl line that Report needs.
+type exportLine struct {
+	Metadata struct {
+		RequestStartNs int64  `json:"request_start_ns"`
+		RequestEndNs   int64  `json:"request_end_ns"`
+		BenchmarkPhase string `json:"benchmark_phase"`
+		WasCancelled   bool   `json:"was_cancelled"`
+		HitBlocks      int64  `json:"theoretical_hit_blocks"`
+		TotalBlocks    int64  `json:"theoretical_total_blocks"`
+	} `json:"metadata"`
+	Metrics map[string]json.RawMessage `json:"metrics"`
+	Error   *struct {
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
+		Message string          `json:"message"`
+		Details struct {
+			Category string `json:"category"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// metricValue decodes a metric entry, {value, unit} or a bare number.
+// List values (inter_chunk_latency) and non-numbers are reported as absent.
+func metricValue(raw json.RawMessage) (float64, bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return 0, false, nil
+	}
+	if raw[0] == '{' {
+		var o struct {
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return 0, false, err
+		}
+		raw = bytes.TrimSpace(o.Value)
+		if len(raw) == 0 || raw[0] == 'n' || raw[0] == '[' {
+			return 0, false, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("metric value %.40q is not a number", raw)
+	}
+	return f, true, nil
+}
+
+// parsedExport is what readExport returns.
+type parsedExport struct {
+	rows []row
+	errs errorTally
+	acct Accounting
+}
+
+// readExport parses profile_export.jsonl lines into rows. Blank lines are
+// skipped; a malformed line is an error naming its line number.
+func readExport(r io.Reader, name string) (*parsedExport, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	p := &parsedExport{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		rw, e, err := parseLine(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+		}
+		p.rows = append(p.rows, rw)
+		switch {
+		case rw.cancelled:
+			p.acct.Cancelled++
+		case rw.warmup && rw.failed:
+			p.acct.WarmupErrors++
+		case rw.warmup:
+			p.acct.WarmupOK++
+		case rw.failed:
+			p.acct.ProfilingErrors++
+			p.errs.add(e.Code, e.Type, e.Message, e.Category)
+		default:
+			p.acct.ProfilingOK++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadExport, name, line, err)
+	}
+	return p, nil
+}
+
+// parseLine decodes one record line.
+func parseLine(b []byte) (row, Error, error) {
+	var l exportLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return row{}, Error{}, err
+	}
+	rw := row{v: emptyValues, startNs: l.Metadata.RequestStartNs, endNs: l.Metadata.RequestEndNs,
+		warmup: l.Metadata.BenchmarkPhase == string(PhaseWarmup), hit: l.Metadata.HitBlocks, total: l.Metadata.TotalBlocks}
+	if l.Metadata.BenchmarkPhase != "" && l.Metadata.BenchmarkPhase != string(PhaseWarmup) && l.Metadata.BenchmarkPhase != string(PhaseProfiling) {
+		return row{}, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
+	}
+	if rw.total < 0 || rw.hit < 0 || rw.hit > rw.total {
+		return row{}, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
+	}
+	for tag, raw := range l.Metrics {
+		i, ok := metricByTag(tag)
+		if !ok || Metrics[i].set == nil {
+			continue // unknown or alias tag: ignored, as every consumer does
+		}
+		f, present, err := metricValue(raw)
+		if err != nil {
+			return row{}, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
+		}
+		if present && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			Metrics[i].set(&rw.v, f)
+		}
+	}
+	var e Error
+	if l.Error != nil {
+		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category}
+		if c := bytes.TrimSpace(l.Error.Code); len(c) > 0 && c[0] != 'n' {
+			n, err := strconv.Atoi(string(c))
+			if err != nil {
+				// aiperf writes non-HTTP codes as ints; anything else is
+				// kept in the type so the error still groups.
+				if e.Type == "" {
+					e.Type = string(c)
+				}
+			} else {
+				e.Code = n
+			}
+		}
+		rw.cancelled = l.Metadata.WasCancelled || e.Category == CategoryCancelled
+		rw.failed = !rw.cancelled
+	} else if l.Metadata.WasCancelled {
+		rw.cancelled = true
+	}
+	return rw, e, nil
+}
+
+// countLines counts the non-blank lines of a file (0 when it is absent).
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+// ReportOptions configure Report. The zero value uses the local time zone.
+type ReportOptions struct {
+	Location *time.Location
+}
+
+// Report recomputes the aggregates of an artifact folder from its
+// profile_export.jsonl (and context_overflow_export.jsonl), keeps the run
+// context of the existing profile_export_aiperf.json (identity, windows,
+// input_config, metadata), rewrites profile_export_aiperf.json and .csv,
+// and prints the summary table to w. The accounting is recounted from the
+// files and checked against the recorded number of requests sent; a
+// mismatch is written, returned (wrapping ErrAccounting) and shown.
+func Report(dir string, w io.Writer) (*Summary, error) {
+	return ReportWith(dir, w, ReportOptions{})
+}
+
+// ReportWith is Report with options.
+func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
+	path := filepath.Join(dir, FileRecords)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
+	}
+	p, err := readExport(f, path)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	ovf, err := countLines(filepath.Join(dir, FileOverflow))
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
+	}
+	p.acct.Overflows = ovf
+	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
+	if err != nil {
+		return nil, err
+	}
+	sent := info.Accounting.Sent
+	info.Accounting = p.acct
+	if sent == 0 {
+		sent = p.acct.Total()
+	}
+	info.Accounting.Sent = sent
+	s := aggregate(p.rows, ovf, p.errs.list(), info, slice)
+	s.AccountingErr = info.Accounting.Check()
+	// The timeslice files are left as they are.
+	if err := s.writeAggregates(dir, exportOptions{version: version, location: opt.Location}, false); err != nil {
+		return s, err
+	}
+	if w != nil {
+		if err := s.WriteTable(w); err != nil {
+			return s, err
+		}
+	}
+	return s, s.AccountingErr
+}
+
+// readRunInfo recovers the run context from an existing aggregate JSON. A
+// missing file gives an empty RunInfo.
+func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duration, error) {
+	var info RunInfo
+	version := "agentperf-dev"
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return info, version, 0, nil
+	}
+	if err != nil {
+		return info, version, 0, fmt.Errorf("report: %w", err)
+	}
+	var agg struct {
+		AiperfVersion string         `json:"aiperf_version"`
+		BenchmarkID   string         `json:"benchmark_id"`
+		InputConfig   map[string]any `json:"input_config"`
+		WasCancelled  bool           `json:"was_cancelled"`
+		StartTime     string         `json:"start_time"`
+		EndTime       string         `json:"end_time"`
+		Metadata      struct {
+			Scenario          string         `json:"scenario"`
+			SubmissionValid   bool           `json:"submission_valid"`
+			Reasons           []string       `json:"submission_invalid_reasons"`
+			Dataset           map[string]any `json:"dataset"`
+			SkippedSubagents  int            `json:"skipped_subagent_requests"`
+			RequestAccounting struct {
+				Sent int `json:"sent"`
+			} `json:"request_accounting"`
+			Agentperf map[string]any `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&agg); err != nil {
+		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
+	}
+	if agg.AiperfVersion != "" {
+		version = agg.AiperfVersion
+	}
+	info.BenchmarkID = agg.BenchmarkID
+	info.InputConfig = agg.InputConfig
+	info.Cancelled = agg.WasCancelled
+	info.Scenario = agg.Metadata.Scenario
+	info.Validity.Valid = agg.Metadata.SubmissionValid
+	info.Validity.Reasons = agg.Metadata.Reasons
+	info.Dataset = agg.Metadata.Dataset
+	info.SkippedSubagentRequests = agg.Metadata.SkippedSubagents
+	info.Accounting.Sent = agg.Metadata.RequestAccounting.Sent
+	var slice time.Duration
+	extra := map[string]any{}
+	nsTime := func(v any) time.Time {
+		n, ok := v.(json.Number)
+		if !ok {
+			return time.Time{}
+		}
+		i, err := n.Int64()
+		if err != nil {
+			return time.Time{}
+		}
+		return time.Unix(0, i)
+	}
+	for k, v := range agg.Metadata.Agentperf {
+		switch k {
+		case "profiling_start_ns":
+			info.ProfilingStart = nsTime(v)
+		case "profiling_end_ns":
+			info.ProfilingEnd = nsTime(v)
+		case "run_start_ns":
+			info.StartTime = nsTime(v)
+		case "run_end_ns":
+			info.EndTime = nsTime(v)
+		case "concurrency":
+			if n, ok := v.(json.Number); ok {
+				c, _ := n.Int64()
+				info.Concurrency = int(c)
+			}
+		case "slice_duration_sec":
+			if n, ok := v.(json.Number); ok {
+				f, _ := n.Float64()
+				slice = time.Duration(math.Round(f * 1e9))
+			}
+		case "theoretical_prefix_cache_hit_definition", "warnings":
+			// recomputed
+		default:
+			extra[k] = v
+		}
+	}
+	if len(extra) > 0 {
+		info.Extra = extra
+	}
+	// Fall back to the naive local times when the ns values are absent
+	// (an aiperf-written folder).
+	if info.ProfilingStart.IsZero() && agg.StartTime != "" {
+		if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999", agg.StartTime, loc); err == nil {
+			info.ProfilingStart = t
+		}
+	}
+	if info.ProfilingEnd.IsZero() && agg.EndTime != "" {
+		if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999", agg.EndTime, loc); err == nil {
+			info.ProfilingEnd = t
+		}
+	}
+	return info, version, slice, nil
+}
