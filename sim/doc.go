@@ -1,0 +1,54 @@
+// Package sim is a vLLM-like OpenAI-compatible server for tests, demos and
+// client benchmarks. It owns everything a replay needs from a server when
+// no GPU is available: the OpenAI wire format (chat and text completions,
+// streaming SSE and plain JSON), token counting with a
+// dataset/tokenizer tokenizer, a prefix cache with chained block hashes, a
+// GPU KV capacity with LRU eviction and an optional CPU offload tier, the
+// context-window check with vLLM's and SGLang's exact error texts, a timing
+// model (prefill rate, decode step time growing with the batch, a waiting
+// queue, preemption), a Prometheus /metrics page with vLLM's metric names,
+// several data-parallel engines, and deterministic fault injection.
+//
+// A Server has the shape of net/http/httptest's: build a Config (zero
+// values mean the documented defaults, see DefaultConfig), call New, then
+// Start (binds 127.0.0.1:0 unless Config.Addr is set and fills URL), and
+// Close (waits for in-flight requests).
+//
+// # Endpoints
+//
+//	POST /v1/chat/completions   chat.completion / chat.completion.chunk (SSE)
+//	POST /v1/completions        text_completion (JSON or SSE)
+//	GET  /v1/models             the served model
+//	GET  /health                200, empty body
+//	GET  /metrics               Prometheus text format 0.0.4, vllm: names
+//
+// # Timing model
+//
+// Each engine runs one scheduler goroutine that advances all running
+// sequences by one engine step at a time, like vLLM's continuous batching:
+// running sequences decode first (one token each), then the remaining token
+// budget (MaxNumBatchedTokens) goes to chunked prefill of running and newly
+// admitted sequences. A step lasts
+//
+//	DecodeBaseMs + DecodePerSeqMs·decoding + DecodeMsPer1kContext·Σcontext/1000
+//	  + 1000·prefill tokens/PrefillTokensPerSec   (milliseconds)
+//
+// so per-token latency grows with the number of running sequences and their
+// context, and prefill time is the uncached prompt tokens over the prefill
+// rate. Handlers are woken once per emitted chunk, never per token timer, so
+// thousands of concurrent streams cost one timer per engine. With
+// ZeroLatency no goroutine sleeps at all: the cache is still consulted and
+// updated, and the whole response is written at once.
+//
+// # Prefix cache
+//
+// A prompt is rendered through a ChatML-like template (role markers, see
+// renderChat) and tokenized; full blocks of BlockSize tokens get chained
+// hashes (hash of the previous block's hash and this block's token ids).
+// Lookup takes the longest run of leading blocks present in the GPU tier,
+// then continues in the offload tier ("external" hits, like LMCache or
+// vLLM's CPU offloading connector). At least one token is always computed,
+// as in vLLM. Running requests hold references to their blocks; only
+// unreferenced blocks are evicted, least recently used first; an evicted
+// block moves to the offload tier when there is one.
+package sim

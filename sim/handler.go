@@ -1,0 +1,246 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxBodyBytes bounds a request body (a 128k-token prompt is ~600 KB).
+const maxBodyBytes = 64 << 20
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// pickFault returns the index (into faultNames) of the fault for
+// completion request number n, or -1. Every-N rules count requests from 1;
+// rates use a hash of (seed, n, rule) so the choice does not depend on
+// arrival order between concurrent requests.
+func (s *Server) pickFault(n int64) int {
+	for i, r := range s.cfg.Faults.faultRules() {
+		if !r.rule.enabled() {
+			continue
+		}
+		if r.rule.Every > 0 && n%int64(r.rule.Every) == 0 {
+			return i + 1
+		}
+		if r.rule.Rate > 0 {
+			x := mix64(uint64(s.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(n)*0xd1b54a32d192ed03 ^ uint64(i+1)*0x8cb92ba72f3d8dd7)
+			if float64(x>>11)/(1<<53) < r.rule.Rate {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+func (s *Server) countFault(i int) {
+	s.cnt.faults[i].Add(1)
+	s.logf("sim: injecting fault %s", faultNames[i])
+}
+
+// writeError writes an error body in the configured envelope.
+func (s *Server) writeError(w http.ResponseWriter, status int, typ, msg string, param *string) {
+	body := errorEnvelope(s.wording.nested, msg, typ, param, status)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// hijackReset resets the request's connection; false when the connection
+// cannot be hijacked (HTTP/2), in which case the handler panics with
+// http.ErrAbortHandler as the closest equivalent.
+func hijackReset(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			resetConn(c)
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// serveCompletion serves POST /v1/chat/completions (chat) and
+// /v1/completions.
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+	arrival := time.Now()
+	n := s.reqSeq.Add(1)
+	s.cnt.requests.Add(1)
+	f := &s.cfg.Faults
+	if f.DownAfterRequests > 0 && n == int64(f.DownAfterRequests)+1 {
+		s.downOnce.Do(func() {
+			s.downUntil.Store(arrival.Add(f.DownFor).UnixNano())
+			s.logf("sim: down for %v (fault down after %d requests)", f.DownFor, f.DownAfterRequests)
+		})
+	}
+	if s.isDown(arrival) {
+		s.countFault(0)
+		io.Copy(io.Discard, io.LimitReader(r.Body, maxBodyBytes))
+		hijackReset(w)
+		return
+	}
+
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bodyPool.Put(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, maxBodyBytes+1)); err != nil {
+		return // client gone
+	}
+	if buf.Len() > maxBodyBytes {
+		s.cnt.badRequests.Add(1)
+		s.writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", "request body larger than 64 MiB", nil)
+		return
+	}
+
+	fault := s.pickFault(n)
+	switch fault {
+	case 1, 2, 3: // 500, 503, 429
+		s.countFault(fault)
+		status := [...]int{0, 500, 503, 429}[fault]
+		typ := [...]string{"", "InternalServerError", "ServiceUnavailableError", "RateLimitError"}[fault]
+		if status != 500 {
+			w.Header().Set("Retry-After", "1")
+		}
+		s.writeError(w, status, typ, "simulated "+strconv.Itoa(status)+" (agentperf sim fault injection)", nil)
+		return
+	case 4: // reset before headers
+		s.countFault(fault)
+		hijackReset(w)
+		return
+	}
+
+	var req completionRequest
+	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
+		s.cnt.badRequests.Add(1)
+		s.writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error(), nil)
+		return
+	}
+	if req.Model != "" && req.Model != s.cfg.Model {
+		s.cnt.notFound.Add(1)
+		model := "model"
+		s.writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.", &model)
+		return
+	}
+
+	idsp := idsPool.Get().(*[]uint32)
+	ids, err := s.promptTokens((*idsp)[:0], &req, chat)
+	if err != nil {
+		*idsp = ids
+		idsPool.Put(idsp)
+		s.cnt.badRequests.Add(1)
+		s.writeError(w, http.StatusBadRequest, "BadRequestError", err.Error(), nil)
+		return
+	}
+	p := len(ids)
+	hashes := blockHashes(nil, ids, s.cfg.BlockSize)
+	ph := fnv.New64a()
+	for _, t := range ids[len(hashes)*s.cfg.BlockSize:] {
+		ph.Write([]byte{byte(t), byte(t >> 8), byte(t >> 16), byte(t >> 24)})
+	}
+	promptHash := ph.Sum64()
+	if len(hashes) > 0 {
+		promptHash ^= hashes[len(hashes)-1]
+	}
+	*idsp = ids
+	idsPool.Put(idsp)
+
+	mt, mGiven := 0, false
+	if req.MaxCompletionTokens != nil {
+		mt, mGiven = *req.MaxCompletionTokens, true
+	} else if req.MaxTokens != nil {
+		mt, mGiven = *req.MaxTokens, true
+	}
+	if mGiven && mt < 1 {
+		s.cnt.badRequests.Add(1)
+		param := "max_tokens"
+		s.writeError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1, got "+strconv.Itoa(mt)+".", &param)
+		return
+	}
+	if body, over := overflowCheck(s.wording, s.cfg.MaxModelLen, p, mt, mGiven); over {
+		s.cnt.overflows.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(body)
+		return
+	}
+	if !mGiven {
+		mt = s.cfg.MaxModelLen - p
+	}
+	out := mt
+	if !req.IgnoreEOS {
+		out = 1 + int(mix64(uint64(s.cfg.Seed)^promptHash^uint64(mt)*0x9e3779b97f4a7c15)%uint64(mt))
+	}
+	sq := &seq{
+		promptLen: p,
+		hashes:    hashes,
+		maxOut:    out,
+		arrival:   arrival,
+		notify:    make(chan struct{}, 1),
+		chunk:     s.cfg.TokensPerChunk,
+	}
+	if out < mt {
+		sq.reason.Store(finishStop)
+	} else {
+		sq.reason.Store(finishLength)
+	}
+
+	if fault == 5 { // slow first byte
+		s.countFault(fault)
+		if !sleepCtx(r.Context(), f.SlowFirstByteFor) {
+			return
+		}
+	}
+	midFault := -1
+	if fault >= 6 {
+		midFault = fault
+	}
+
+	e := s.pickEngine(r)
+	rw := &responder{
+		s: s, w: w, chat: chat, req: &req, seq: sq, e: e,
+		reqID:     r.Header.Get("X-Request-ID"),
+		midFault:  midFault,
+		faultAt:   max(1, out/2),
+		wordBase:  promptHash,
+		reasoning: int(math.Floor(s.cfg.ReasoningRatio * float64(out))),
+	}
+	if !chat {
+		rw.reasoning = 0
+	}
+	rw.serve(r.Context())
+}
+
+// pickEngine routes a request: by hash of X-Correlation-ID (hash routing)
+// or round robin.
+func (s *Server) pickEngine(r *http.Request) *engine {
+	if len(s.engines) == 1 {
+		return s.engines[0]
+	}
+	if s.cfg.Routing == "hash" {
+		if id := r.Header.Get("X-Correlation-ID"); id != "" {
+			h := fnv.New64a()
+			io.WriteString(h, id)
+			return s.engines[h.Sum64()%uint64(len(s.engines))]
+		}
+	}
+	return s.engines[(s.rr.Add(1)-1)%uint64(len(s.engines))]
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
