@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // sharedTraces returns the path of a file or directory under ../shared/traces
@@ -151,5 +153,309 @@ func TestOpenRealCorpusCached(t *testing.T) {
 				t.Errorf("unexpected warnings:\n%s", logs)
 			}
 		})
+	}
+}
+
+// corruptions are in-place damages to a cache file, by section.
+func corruptions(t testing.TB, path string) []struct {
+	name   string
+	damage func(t testing.TB, path string)
+} {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := sectionsOf(t, b)
+	flip := func(id uint32, frac ...float64) func(testing.TB, string) {
+		return func(t testing.TB, p string) {
+			s := secs[id]
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, fr := range frac {
+				off := int64(s.off) + int64(float64(s.n-1)*fr)
+				var one [1]byte
+				if _, err := f.ReadAt(one[:], off); err != nil {
+					t.Fatal(err)
+				}
+				one[0] ^= 0x04
+				if _, err := f.WriteAt(one[:], off); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return []struct {
+		name   string
+		damage func(t testing.TB, path string)
+	}{
+		{"truncated", func(t testing.TB, p string) {
+			if err := os.Truncate(p, int64(len(b)*2/3)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"header flipped", func(t testing.TB, p string) {
+			f, _ := os.OpenFile(p, os.O_RDWR, 0)
+			defer f.Close()
+			f.WriteAt([]byte{b[17] ^ 1}, 17)
+		}},
+		{"strings flipped", flip(secStrings, 0.5)},
+		{"traces flipped", flip(secTraces, 0.1, 0.9)},
+		{"requests flipped", flip(secRequests, 0.3)},
+		{"hash ids flipped once", flip(secHashIDs, 0.77)},
+		{"hash ids flipped in three places", flip(secHashIDs, 0, 0.5, 1)},
+		{"meta flipped", flip(secMeta, 0.5)},
+	}
+}
+
+// TestOpenRebuildsCorruptCache damages a built cache file in each section
+// and checks that Open detects it, warns, rebuilds and returns the right
+// traces — for a warm file too, whose verified marker must not vouch for
+// the damaged bytes.
+func TestOpenRebuildsCorruptCache(t *testing.T) {
+	for _, corpus := range []string{"dir-sample", "kvct-200.jsonl.zst"} {
+		t.Run(corpus, func(t *testing.T) {
+			src := Source{InputFile: sharedTraces(t, corpus)}
+			base := Options{CacheEnabled: true}
+			if corpus != "dir-sample" {
+				base.Select.NumEntries = 30 // keep the rebuilds cheap
+			}
+			want := readDirect(t, src.InputFile, base)
+			probe := base
+			probe.CacheDir = t.TempDir()
+			cases := corruptions(t, mustOpen(t, src, probe).CachePath())
+			for _, tc := range cases {
+				if corpus != "dir-sample" && !strings.Contains(tc.name, "truncated") && !strings.Contains(tc.name, "hash ids") {
+					continue // each rebuild of the large corpus costs a second; the small one covers every section
+				}
+				t.Run(tc.name, func(t *testing.T) {
+					logs := &logRecorder{}
+					opt := base
+					opt.CacheDir, opt.Logf = t.TempDir(), logs.logf
+					built := mustOpen(t, src, opt)
+					path := built.CachePath()
+					built.Close()
+					// A full verification marks the file as good (once it is
+					// older than markerMargin), so the damage below must get
+					// past the marker that lets warm opens skip checksums.
+					time.Sleep(markerMargin + 10*time.Millisecond)
+					if err := VerifyCache(path); err != nil {
+						t.Fatal(err)
+					}
+					if fi, err := os.Stat(path); err != nil || (stampOf(fi).Ino != 0 && !verifiedMarkerMatches(path, fi)) {
+						t.Fatalf("no verified marker after VerifyCache (stat err %v)", err)
+					}
+					tc.damage(t, path)
+					c := mustOpen(t, src, opt)
+					if c.FromCache() {
+						t.Fatal("a damaged cache file was trusted")
+					}
+					if !strings.Contains(logs.String(), "corrupt") || !strings.Contains(logs.String(), "rebuilding") {
+						t.Errorf("no corruption warning; log:\n%s", logs)
+					}
+					if d := diffTraces(want, c.Traces()); d != "" {
+						t.Fatalf("rebuilt corpus differs: %s", d)
+					}
+					if err := VerifyCache(path); err != nil {
+						t.Errorf("rebuilt file does not verify: %v", err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestOpenConcurrentColdBuild starts several Opens of one cold cache at
+// once: exactly one builds, the others wait on the lock and reuse its file.
+func TestOpenConcurrentColdBuild(t *testing.T) {
+	src := Source{InputFile: sharedTraces(t, "kvct-200.jsonl.zst")}
+	opt := Options{CacheEnabled: true, CacheDir: t.TempDir(), Select: SelectOptions{NumEntries: 40}}
+	want := readDirect(t, src.InputFile, opt)
+	const n = 4
+	var wg sync.WaitGroup
+	corpora := make([]*Corpus, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			corpora[i], errs[i] = Open(context.Background(), src, opt)
+		}()
+	}
+	wg.Wait()
+	built := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("Open %d: %v", i, errs[i])
+		}
+		defer corpora[i].Close()
+		if !corpora[i].FromCache() {
+			built++
+		}
+		if d := diffTraces(want, corpora[i].Traces()); d != "" {
+			t.Fatalf("Open %d: %s", i, d)
+		}
+	}
+	if built != 1 {
+		t.Errorf("%d of %d concurrent Opens built the cache, want exactly 1", built, n)
+	}
+}
+
+// TestOpenConcurrentProcesses runs two processes (this test binary, as
+// helpers) that Open the same cold cache at once: one builds, the other
+// waits on the file lock and reuses the result.
+func TestOpenConcurrentProcesses(t *testing.T) {
+	input := sharedTraces(t, "kvct-200.jsonl.zst")
+	dir := t.TempDir()
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessOpen$")
+		cmd.Env = append(os.Environ(), "AGENTPERF_HELPER_OPEN=1", "AGENTPERF_HELPER_INPUT="+input, "AGENTPERF_HELPER_DIR="+dir)
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	built := 0
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper %d: %v\n%s", i, err, outs[i])
+		}
+		switch {
+		case strings.Contains(outs[i].String(), "RESULT built"):
+			built++
+		case strings.Contains(outs[i].String(), "RESULT cached"):
+		default:
+			t.Fatalf("helper %d printed no result:\n%s", i, outs[i])
+		}
+	}
+	if built != 1 {
+		t.Errorf("%d of 2 processes built the cache, want exactly 1", built)
+	}
+}
+
+// TestHelperProcessOpen is the body of TestOpenConcurrentProcesses'
+// helper processes; it does nothing in a normal run.
+func TestHelperProcessOpen(t *testing.T) {
+	if os.Getenv("AGENTPERF_HELPER_OPEN") != "1" {
+		t.Skip("helper process for TestOpenConcurrentProcesses")
+	}
+	opt := Options{CacheEnabled: true, CacheDir: os.Getenv("AGENTPERF_HELPER_DIR"), Select: SelectOptions{NumEntries: 40}}
+	c, err := Open(context.Background(), Source{InputFile: os.Getenv("AGENTPERF_HELPER_INPUT")}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Len() != 40 {
+		t.Fatalf("Len = %d, want 40", c.Len())
+	}
+	if c.FromCache() {
+		fmt.Println("RESULT cached")
+	} else {
+		fmt.Println("RESULT built")
+	}
+}
+
+// TestOpenUnusableCacheDir checks that a cache directory that cannot be
+// written never fails the run: Open warns and serves the corpus from memory.
+func TestOpenUnusableCacheDir(t *testing.T) {
+	src := Source{InputFile: sharedTraces(t, "dir-sample")}
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{"below a regular file": filepath.Join(file, "cache")}
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(t.TempDir(), "ro")
+		if err := os.Mkdir(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		dirs["read-only directory"] = ro
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			logs := &logRecorder{}
+			opt := Options{CacheEnabled: true, CacheDir: dir, Logf: logs.logf}
+			c := mustOpen(t, src, opt)
+			if c.FromCache() || c.CachePath() != "" {
+				t.Errorf("FromCache=%v CachePath=%q, want an in-memory corpus", c.FromCache(), c.CachePath())
+			}
+			if !strings.Contains(logs.String(), "dataset cache disabled") {
+				t.Errorf("no warning; log:\n%s", logs)
+			}
+			if d := diffTraces(readDirect(t, src.InputFile, opt), c.Traces()); d != "" {
+				t.Fatal(d)
+			}
+			if c.Identity().SHA256 == "" {
+				t.Error("in-memory corpus has no content SHA-256 in its identity")
+			}
+		})
+	}
+}
+
+// TestCacheKey checks what the key covers: the same content under another
+// name maps to the same file; options that change the loaded corpus, and
+// changed content, map to another.
+func TestCacheKey(t *testing.T) {
+	orig := sharedTraces(t, "dir-sample")
+	tmp := t.TempDir()
+	copyDir := func(dst string) {
+		if err := os.CopyFS(dst, os.DirFS(orig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	copyDir(a)
+	copyDir(b)
+	cache := t.TempDir()
+	key := func(src string, opt Options) Location {
+		t.Helper()
+		opt.CacheDir = cache
+		loc, err := Locate(context.Background(), Source{InputFile: src}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	base := key(a, Options{})
+	if !base.Hashed {
+		t.Error("first Locate of a new source did not hash it")
+	}
+	if again := key(a, Options{}); again.Key != base.Key || again.Hashed {
+		t.Errorf("second Locate: %+v, want key %s without hashing", again, base.Key)
+	}
+	if other := key(b, Options{}); other.Key != base.Key {
+		t.Errorf("same content at another path: key %s, want %s", other.Key, base.Key)
+	}
+	for name, opt := range map[string]Options{
+		"skip invalid":       {Read: ReadOptions{SkipInvalid: true}},
+		"num entries":        {Select: SelectOptions{NumEntries: 3}},
+		"max context length": {Select: SelectOptions{MaxContextLength: 100000}},
+		"max osl with limit": {Select: SelectOptions{MaxContextLength: 100000, MaxOSL: 10}},
+	} {
+		if k := key(a, opt).Key; k == base.Key {
+			t.Errorf("%s: key unchanged", name)
+		}
+	}
+	if k := key(a, Options{Select: SelectOptions{MaxOSL: 10}}).Key; k != base.Key {
+		t.Errorf("max OSL without a context limit changes nothing loaded, but changed the key")
+	}
+	// Change one file's content (same size): rehash, new key.
+	f := filepath.Join(a, "trace_0242.json")
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-2] = ' '
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if changed := key(a, Options{}); changed.Key == base.Key || !changed.Hashed {
+		t.Errorf("after a content change: %+v, want a new key from a rehash", changed)
 	}
 }
