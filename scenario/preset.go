@@ -50,8 +50,8 @@ const TimingAgenticReplay = "agentic_replay"
 
 // Settings are the run settings a scenario can fill or lock. The CLI (or a
 // library caller) fills it from flags, marking what the user set; Apply then
-// fills defaults in place and reports violations. After a successful Apply
-// every Opt the preset owns is Set.
+// fills defaults in place and reports violations. After Apply every Opt the
+// preset owns is Set (to the user's value when it broke a lock).
 type Settings struct {
 	// TimingMode: "" or TimingAgenticReplay.
 	TimingMode string
@@ -171,7 +171,8 @@ const NameAgentXMVP = "inferencex-agentx-mvp"
 //     --unsafe-override cannot lift (as aiperf).
 //
 // Every other violation can be lifted with --unsafe-override; the run then
-// goes ahead but is not a valid submission (reason unsafe_override).
+// goes ahead with the user's values but is not a valid submission (reason
+// unsafe_override). --unsafe-override with nothing to lift changes nothing.
 func AgentXMVP() *Preset {
 	return &Preset{
 		Name:            NameAgentXMVP,
@@ -208,10 +209,12 @@ func Lookup(name string) (*Preset, error) {
 	return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s", name, strings.Join(names, ", "))
 }
 
-// Apply fills the preset's defaults into s and returns every violated lock
-// as "flag: message" (nil when none). It always fills what it can, so with
-// --unsafe-override the run proceeds with the preset's values wherever the
-// user left them unset. Use Enforce to turn the result into a decision.
+// Apply fills the preset's defaults into s (only where the setting is
+// unset) and returns every violated lock as "flag: message" (nil when
+// none). A value that breaks a lock is kept as the user gave it, so with
+// --unsafe-override the run does what was asked (as aiperf does), and
+// Apply is idempotent: a second call reports the same violations and fills
+// nothing. Use Enforce to turn the result into a decision.
 func (p *Preset) Apply(s *Settings) (violations []string) {
 	for _, v := range p.check(s) {
 		violations = append(violations, v.String())
@@ -265,8 +268,9 @@ func (p *Preset) check(s *Settings) []Violation {
 
 	if s.TimingMode != "" && s.TimingMode != TimingAgenticReplay {
 		bad("timing mode", "%s requires agentic_replay, not %s", p.Name, s.TimingMode)
+	} else {
+		s.TimingMode = TimingAgenticReplay
 	}
-	s.TimingMode = TimingAgenticReplay
 	for _, f := range s.SchedulingFlags {
 		bad(f, "forbidden: %s replays traces with agentic_replay; drop %s", p.Name, f)
 	}
@@ -274,9 +278,9 @@ func (p *Preset) check(s *Settings) []Violation {
 	if s.Streaming.Set && !s.Streaming.V {
 		bad("--streaming", "streaming is required (TTFT and ITL need a stream); remove the setting that turns it off")
 	} else if !s.Streaming.Set {
+		s.Streaming = Some(true)
 		fill("streaming=true")
 	}
-	s.Streaming = Some(true)
 
 	kept := s.ExtraInputs[:0:0]
 	for _, e := range s.ExtraInputs {
@@ -284,26 +288,22 @@ func (p *Preset) check(s *Settings) []Violation {
 			kept = append(kept, e)
 			continue
 		}
-		if !truthy(e.Value) {
-			bad("--extra-inputs", "ignore_eos:%v conflicts with the scenario's ignore_eos=true (outputs must run to the recorded length); drop it", e.Value)
-		} else {
-			s.IgnoreEOS = Some(true)
-		}
+		s.IgnoreEOS = Some(truthy(e.Value))
 	}
 	s.ExtraInputs = kept
 	if s.IgnoreEOS.Set && !s.IgnoreEOS.V {
-		bad("ignore_eos", "must be true (outputs must run to the recorded length)")
+		bad("--extra-inputs ignore_eos", "must be true (outputs must run to the recorded length); drop ignore_eos:false")
 	} else if !s.IgnoreEOS.Set {
+		s.IgnoreEOS = Some(true)
 		fill("ignore_eos=true")
 	}
-	s.IgnoreEOS = Some(true)
 
 	if s.CacheBust.Set && s.CacheBust.V != p.CacheBust {
 		bad("--cache-bust", "locked to %s, got %s (sessions of the same trace would share prefix-cache entries); drop the flag", p.CacheBust, s.CacheBust.V)
 	} else if !s.CacheBust.Set {
+		s.CacheBust = Some(p.CacheBust)
 		fill("cache_bust=%s", p.CacheBust)
 	}
-	s.CacheBust = Some(p.CacheBust)
 
 	if s.BenchmarkDuration.Set {
 		if s.BenchmarkDuration.V < p.MinDuration {
@@ -334,9 +334,9 @@ func (p *Preset) check(s *Settings) []Violation {
 	if s.InterTurnDelayCap.Set && s.InterTurnDelayCap.V != p.DelayCap {
 		bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
 	} else if !s.InterTurnDelayCap.Set {
+		s.InterTurnDelayCap = Some(p.DelayCap)
 		fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
 	}
-	s.InterTurnDelayCap = Some(p.DelayCap)
 	if s.IgnoreTraceDelays {
 		bad("--ignore-trace-delays", "forbidden: the recorded think times are part of the workload; drop the flag")
 	}

@@ -1,0 +1,209 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inferenceX returns the Settings the exact InferenceX argv of a version
+// produces (reference/inferencex-contract.md §1.1–§1.3), as the CLI maps
+// them: only what the command line sets is Set.
+func inferenceX(version string) Settings {
+	s := Settings{
+		Streaming:           Some(true),               // --streaming
+		Concurrency:         []int{64},                // --concurrency $CONC
+		BenchmarkDuration:   Some(1800 * time.Second), // --benchmark-duration
+		RandomSeed:          Some(int64(42)),
+		UseServerTokenCount: Some(true),
+		TrajectoryMinRatio:  Some(0.25),
+		TrajectoryMaxRatio:  Some(0.75),
+		Loader:              LoaderPublic,
+	}
+	switch version {
+	case "v0.2":
+		s.PublicDataset = "semianalysis_cc_traces_weka"
+	case "v0.3":
+		s.PublicDataset = "semianalysis_cc_traces_weka_with_subagents"
+	case "v0.3-256k":
+		s.PublicDataset = "semianalysis_cc_traces_weka_with_subagents_256k"
+	case "HEAD":
+		s.BenchmarkDuration = Some(3600 * time.Second)
+		s.PublicDataset = "semianalysis_cc_traces_weka_062126_256k"
+		// --extra-inputs $AIPERF_EXTRA_INPUTS, e.g. a chat-template switch.
+		s.ExtraInputs = []ExtraInput{{Key: "chat_template_kwargs", Value: map[string]any{"enable_thinking": false}}}
+	}
+	return s
+}
+
+func TestPresetAcceptsInferenceXArgv(t *testing.T) {
+	t.Parallel()
+	p, err := Lookup(NameAgentXMVP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v0.2", "v0.3", "v0.3-256k", "HEAD"} {
+		t.Run(v, func(t *testing.T) {
+			s := inferenceX(v)
+			if vs := p.Apply(&s); len(vs) != 0 {
+				t.Fatalf("violations for InferenceX %s argv: %q", v, vs)
+			}
+			// The scenario's locked values are now in force.
+			if !s.IgnoreEOS.V || s.CacheBust.V != CacheBustFirstTurnPrefix || s.InterTurnDelayCap.V != 60*time.Second ||
+				s.TimingMode != TimingAgenticReplay || !s.Streaming.V || s.RandomSeed.V != 42 {
+				t.Errorf("settings after Apply: %+v", s)
+			}
+			reasons, err := p.Enforce(&s)
+			if err != nil || reasons != nil {
+				t.Errorf("Enforce = %v, %v; want a clean run", reasons, err)
+			}
+		})
+	}
+}
+
+func TestPresetFillsDefaults(t *testing.T) {
+	t.Parallel()
+	p := AgentXMVP()
+	s := Settings{Concurrency: []int{4}, Loader: LoaderLocal, SeedSource: func() int64 { return 987 }}
+	if vs := p.Apply(&s); len(vs) != 0 {
+		t.Fatalf("violations: %q", vs)
+	}
+	checks := map[string]bool{
+		"streaming on":             s.Streaming == Some(true),
+		"ignore_eos on":            s.IgnoreEOS == Some(true),
+		"cache bust":               s.CacheBust == Some(CacheBustFirstTurnPrefix),
+		"duration 1800 s":          s.BenchmarkDuration == Some(1800*time.Second),
+		"seed auto-filled":         s.RandomSeed == Some(int64(987)),
+		"delay cap 60 s":           s.InterTurnDelayCap == Some(60*time.Second),
+		"server token count":       s.UseServerTokenCount == Some(true),
+		"ratios 0.25/0.75":         s.TrajectoryMinRatio == Some(0.25) && s.TrajectoryMaxRatio == Some(0.75),
+		"timing mode":              s.TimingMode == TimingAgenticReplay,
+		"seed logged":              slices.ContainsFunc(s.Filled, func(l string) bool { return strings.Contains(l, "random_seed=987") }),
+		"one log line per default": len(s.Filled) == 9,
+	}
+	for name, ok := range checks {
+		if !ok {
+			t.Errorf("%s: settings %+v", name, s)
+		}
+	}
+	// Explicit values the scenario does not lock are kept.
+	s = Settings{Concurrency: []int{4}, Loader: LoaderLocal, UseServerTokenCount: Some(false), TrajectoryMinRatio: Some(0.1), TrajectoryMaxRatio: Some(0.9)}
+	if vs := p.Apply(&s); len(vs) != 0 || s.UseServerTokenCount.V || s.TrajectoryMinRatio.V != 0.1 || s.TrajectoryMaxRatio.V != 0.9 || s.RandomSeed != Some(int64(0)) {
+		t.Errorf("explicit unlocked values changed: %q %+v", vs, s)
+	}
+}
+
+func TestPresetViolations(t *testing.T) {
+	t.Parallel()
+	p := AgentXMVP()
+	for _, c := range []struct {
+		name     string
+		mutate   func(*Settings)
+		flag     string
+		hard     bool // not liftable by --unsafe-override
+		postLock func(*Settings) bool
+	}{
+		{"request rate", func(s *Settings) { s.SchedulingFlags = []string{"--request-rate"} }, "--request-rate", false, nil},
+		{"fixed schedule", func(s *Settings) { s.SchedulingFlags = []string{"--fixed-schedule"} }, "--fixed-schedule", false, nil},
+		{"other timing mode", func(s *Settings) { s.TimingMode = "request_rate" }, "timing mode", false, nil},
+		{"no streaming", func(s *Settings) { s.Streaming = Some(false) }, "--streaming", false, func(s *Settings) bool { return s.Streaming == Some(false) }},
+		{"ignore_eos false in extra inputs", func(s *Settings) {
+			s.ExtraInputs = []ExtraInput{{"ignore_eos", false}, {"temperature", 0.0}}
+		}, "--extra-inputs ignore_eos", false, func(s *Settings) bool { return s.IgnoreEOS == Some(false) && len(s.ExtraInputs) == 1 }},
+		{"ignore_eos string false", func(s *Settings) { s.ExtraInputs = []ExtraInput{{"ignore_eos", "false"}} }, "--extra-inputs ignore_eos", false, nil},
+		{"ignore_eos off", func(s *Settings) { s.IgnoreEOS = Some(false) }, "--extra-inputs ignore_eos", false, nil},
+		{"cache bust none", func(s *Settings) { s.CacheBust = Some(CacheBustNone) }, "--cache-bust", false, func(s *Settings) bool { return s.CacheBust == Some(CacheBustNone) }},
+		{"legacy system_prefix", func(s *Settings) { s.CacheBust = Some(CacheBustSystemPrefix) }, "--cache-bust", false, nil},
+		{"short duration", func(s *Settings) { s.BenchmarkDuration = Some(899 * time.Second) }, "--benchmark-duration", false, func(s *Settings) bool { return s.BenchmarkDuration.V == 899*time.Second }},
+		{"concurrency sweep", func(s *Settings) { s.Concurrency = []int{4, 8} }, "--concurrency", false, nil},
+		{"no concurrency", func(s *Settings) { s.Concurrency = nil }, "--concurrency", false, nil},
+		{"delay cap 30", func(s *Settings) { s.InterTurnDelayCap = Some(30 * time.Second) }, "--inter-turn-delay-cap-seconds", false, func(s *Settings) bool { return s.InterTurnDelayCap == Some(30*time.Second) }},
+		{"ignore trace delays", func(s *Settings) { s.IgnoreTraceDelays = true }, "--ignore-trace-delays", false, nil},
+		{"synthesis max isl", func(s *Settings) { s.SynthesisMaxISL = Some(100000) }, "--synthesis-max-isl", false, nil},
+		{"other public dataset", func(s *Settings) { s.PublicDataset = "sharegpt" }, "--public-dataset", false, nil},
+		{"other HF repo", func(s *Settings) { s.Loader, s.HFDataset = LoaderHF, "example/not-agentx" }, "--hf-dataset", false, nil},
+		{"synthetic corpus", func(s *Settings) { s.Loader = LoaderSynthetic }, "--public-dataset", true, nil},
+		{"no corpus", func(s *Settings) { s.Loader = LoaderUnset }, "--public-dataset", true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := inferenceX("v0.3")
+			c.mutate(&s)
+			vs := p.Apply(&s)
+			if len(vs) != 1 || !strings.HasPrefix(vs[0], c.flag+": ") {
+				t.Fatalf("violations %q, want exactly one for %s", vs, c.flag)
+			}
+			if c.postLock != nil && !c.postLock(&s) {
+				t.Errorf("settings after Apply: %+v", s)
+			}
+			// Apply is idempotent: the broken lock is reported again.
+			if again := p.Apply(&s); !slices.Equal(again, vs) {
+				t.Errorf("second Apply = %q, want %q", again, vs)
+			}
+			s = inferenceX("v0.3")
+			c.mutate(&s)
+			if _, err := p.Enforce(&s); err == nil || !strings.Contains(err.Error(), c.flag) {
+				t.Errorf("Enforce without --unsafe-override: %v, want an error naming %s", err, c.flag)
+			}
+			s = inferenceX("v0.3")
+			c.mutate(&s)
+			s.UnsafeOverride = true
+			reasons, err := p.Enforce(&s)
+			switch {
+			case c.hard && (err == nil || !strings.Contains(err.Error(), "cannot lift")):
+				t.Errorf("Enforce with --unsafe-override = %v, %v; want a refusal", reasons, err)
+			case !c.hard && (err != nil || !slices.Equal(reasons, []string{ReasonUnsafeOverride})):
+				t.Errorf("Enforce with --unsafe-override = %v, %v; want reason unsafe_override", reasons, err)
+			}
+		})
+	}
+}
+
+func TestPresetListsAllViolations(t *testing.T) {
+	t.Parallel()
+	p := AgentXMVP()
+	s := inferenceX("v0.2")
+	s.Streaming = Some(false)
+	s.BenchmarkDuration = Some(300 * time.Second)
+	s.Concurrency = []int{1, 2, 4}
+	s.SynthesisMaxISL = Some(1)
+	s.IgnoreTraceDelays = true
+	vs := p.Apply(&s)
+	if len(vs) != 5 {
+		t.Fatalf("violations %q, want 5", vs)
+	}
+	_, err := p.Enforce(&s)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, f := range []string{"--streaming", "--benchmark-duration", "--concurrency", "--synthesis-max-isl", "--ignore-trace-delays", "--unsafe-override"} {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error does not mention %s:\n%v", f, err)
+		}
+	}
+	// InferenceX adds --unsafe-override for a short smoke run: it runs,
+	// invalid.
+	s = inferenceX("v0.3")
+	s.BenchmarkDuration = Some(120 * time.Second)
+	s.UnsafeOverride = true
+	if reasons, err := p.Enforce(&s); err != nil || !slices.Equal(reasons, []string{ReasonUnsafeOverride}) || s.BenchmarkDuration.V != 120*time.Second {
+		t.Errorf("short run with --unsafe-override: %v %v, duration %v", reasons, err, s.BenchmarkDuration.V)
+	}
+	// --unsafe-override without anything to lift leaves the run valid.
+	s = inferenceX("v0.3")
+	s.UnsafeOverride = true
+	if reasons, err := p.Enforce(&s); err != nil || reasons != nil {
+		t.Errorf("clean run with --unsafe-override: %v %v", reasons, err)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	if p, err := Lookup("inferencex-agentx-mvp"); err != nil || p.Name != NameAgentXMVP {
+		t.Fatalf("Lookup = %v, %v", p, err)
+	}
+	_, err := Lookup("agentx")
+	if err == nil || !strings.Contains(err.Error(), "inferencex-agentx-mvp") || !strings.Contains(err.Error(), `"agentx"`) {
+		t.Fatalf("unknown scenario error %v, want one naming it and listing the presets", err)
+	}
+}
