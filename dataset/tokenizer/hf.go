@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -37,7 +38,8 @@ type HF struct {
 	model *bpeModel
 	added *addedTokens
 	// pieces holds the decoded bytes of every id (empty for unused ids).
-	pieces []string
+	pieces  []string
+	scratch sync.Pool
 }
 
 var _ Tokenizer = (*HF)(nil)
@@ -68,10 +70,11 @@ func (t *HF) Encode(text string) []uint32 {
 
 // AppendEncode appends the token ids of text to dst.
 func (t *HF) AppendEncode(dst []uint32, text string) []uint32 {
-	var sc scratch
+	sc := t.scratch.Get().(*scratch)
+	defer t.scratch.Put(sc)
 	for len(text) > 0 {
 		start, end, id := t.added.find(text)
-		dst = t.encodeSegment(dst, text[:start], &sc)
+		dst = t.encodeSegment(dst, text[:start], sc)
 		if end == start {
 			break
 		}
@@ -89,18 +92,25 @@ func (t *HF) encodeSegment(dst []uint32, text string, sc *scratch) []uint32 {
 	for _, n := range t.norm {
 		text = n(text)
 	}
-	pieces := append(sc.pieces[0][:0], text)
-	for _, step := range t.pre {
-		out := sc.pieces[1][:0]
-		for _, p := range pieces {
-			out = step.apply(out, p, sc)
-		}
-		sc.pieces[0], sc.pieces[1] = out, pieces
-		pieces = out
+	return t.encodeLevel(dst, text, 0, sc)
+}
+
+// encodeLevel applies pre-tokenizer step level and those after it to piece,
+// depth first (so only the first step's output can be large), then the
+// model.
+func (t *HF) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []uint32 {
+	if level == len(t.pre) {
+		return t.model.encodeWord(dst, piece)
 	}
-	for _, p := range pieces {
-		dst = t.model.encodeWord(dst, p)
+	if len(sc.levels) <= level {
+		sc.levels = append(sc.levels, make([][]string, level+1-len(sc.levels))...)
 	}
+	parts := t.pre[level].apply(sc.levels[level][:0], piece, sc)
+	sc.levels[level] = parts
+	for _, p := range parts {
+		dst = t.encodeLevel(dst, p, level+1, sc)
+	}
+	clear(parts) // drop references to the text
 	return dst
 }
 
@@ -177,7 +187,7 @@ type hfFile struct {
 		ByteFallback            bool              `json:"byte_fallback"`
 		IgnoreMerges            bool              `json:"ignore_merges"`
 		Vocab                   map[string]uint32 `json:"vocab"`
-		Merges                  []json.RawMessage `json:"merges"`
+		Merges                  json.RawMessage   `json:"merges"`
 	} `json:"model"`
 }
 
@@ -202,6 +212,7 @@ func FromHFJSON(data []byte, name string) (*HF, error) {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
 	t := &HF{name: name}
+	t.scratch.New = func() any { return new(scratch) }
 	var err error
 	if t.norm, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
@@ -269,11 +280,12 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	for b := 0; b < 256; b++ {
 		bm.byteID[b], bm.byteOK[b] = m.Vocab[string(byteToRune[b])]
 	}
-	for rank, raw := range m.Merges {
-		a, b, err := parseMerge(raw)
-		if err != nil {
-			return nil, nil, fmt.Errorf("model.merges[%d]: %w", rank, err)
-		}
+	merges, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rank, mg := range merges {
+		a, b := mg[0], mg[1]
 		ia, oka := m.Vocab[a]
 		ib, okb := m.Vocab[b]
 		ic, okc := m.Vocab[a+b]
@@ -287,21 +299,42 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	return bm, pieces, nil
 }
 
-// parseMerge accepts both merges formats: "a b" and ["a", "b"].
-func parseMerge(raw json.RawMessage) (string, string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+// parseMerges accepts both merges formats: ["a b", ...] and [["a", "b"], ...].
+func parseMerges(raw json.RawMessage) ([][2]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		trimmed = bytes.TrimSpace(trimmed[1:])
+	}
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var pairs [][]string
+		if err := json.Unmarshal(raw, &pairs); err != nil {
+			return nil, fmt.Errorf("model.merges: %w", err)
+		}
+		out := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 || p[0] == "" || p[1] == "" {
+				return nil, fmt.Errorf("model.merges[%d]: %q is not a pair of non-empty tokens", i, p)
+			}
+			out[i] = [2]string{p[0], p[1]}
+		}
+		return out, nil
+	}
+	var strs []string
+	if err := json.Unmarshal(raw, &strs); err != nil {
+		return nil, fmt.Errorf("model.merges: neither [\"a b\", ...] nor [[\"a\", \"b\"], ...]: %w", err)
+	}
+	out := make([][2]string, len(strs))
+	for i, s := range strs {
 		a, b, ok := strings.Cut(s, " ")
 		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return "", "", fmt.Errorf("merge %q is not two tokens separated by one space", s)
+			return nil, fmt.Errorf("model.merges[%d]: %q is not two tokens separated by one space", i, s)
 		}
-		return a, b, nil
+		out[i] = [2]string{a, b}
 	}
-	var pair []string
-	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 || pair[0] == "" || pair[1] == "" {
-		return "", "", fmt.Errorf("merge %s is neither \"a b\" nor [\"a\", \"b\"]", clipJSON(raw))
-	}
-	return pair[0], pair[1], nil
+	return out, nil
 }
 
 func clipJSON(raw json.RawMessage) string {
@@ -404,7 +437,7 @@ type preStep interface {
 
 // scratch holds the buffers of one Encode call.
 type scratch struct {
-	pieces [2][]string
+	levels [][]string
 	spans  []span
 	parts  []part
 }
@@ -602,7 +635,7 @@ type addedTokens struct {
 }
 
 type addedToken struct {
-	id                          uint32
+	id                         uint32
 	lstrip, rstrip, singleWord bool
 }
 

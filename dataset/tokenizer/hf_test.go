@@ -117,3 +117,47 @@ func TestHFRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkHFEncode(b *testing.B) {
+	text := codeText(b, 1<<20)
+	for _, name := range []string{"qwen3", "deepseek_v3"} {
+		b.Run(name, func(b *testing.B) {
+			tok := loadShared(b, name)
+			b.Run("cached", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					_ = tok.Encode(text)
+				}
+			})
+			b.Run("cold", func(b *testing.B) {
+				// A fresh pretoken cache each time: the cost of the first
+				// (and usually only) corpus tokenization of a run.
+				b.ReportAllocs()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					tok.model.cache = wordCache{}
+					_ = tok.Encode(text)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkLoadHF(b *testing.B) {
+	for _, name := range []string{"qwen3", "deepseek_v3"} {
+		p := sharedTokenizer(b, name)
+		data, err := readMaybeZstd(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := FromHFJSON(data, name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
