@@ -50,6 +50,10 @@ func NewClassifier(substrings []string) *Classifier {
 	return c
 }
 
+// DefaultClassifier returns a classifier for DefaultOverflowSubstrings
+// (what ClassifierFromEnv gives when the variable is unset).
+func DefaultClassifier() *Classifier { return NewClassifier(DefaultOverflowSubstrings) }
+
 // Substrings returns the (lowercased) substrings the classifier matches.
 func (c *Classifier) Substrings() []string {
 	out := make([]string, len(c.subs))

@@ -55,7 +55,7 @@ var envelopes = map[string]func(string) string{
 
 func TestClassifierMatchesEveryWording(t *testing.T) {
 	t.Parallel()
-	c := NewClassifier(DefaultOverflowSubstrings)
+	c := DefaultClassifier()
 	for mname, msg := range overflowMessages {
 		for ename, wrap := range envelopes {
 			if body := wrap(msg); !c.IsOverflow([]byte(body)) {
