@@ -41,6 +41,11 @@ func sharedTraces(t *testing.T) string {
 // invariants as TestScheduleProperties on real traces.
 func TestRealCorpus(t *testing.T) {
 	t.Parallel()
+	if raceEnabled || testing.Short() {
+		// Parsing the corpus dominates (seconds, ×20 under -race) and the
+		// test is single-goroutine: nothing for the race detector to find.
+		t.Skip("skipped under -race and -short")
+	}
 	traces, _, err := dataset.ReadPath(sharedTraces(t), dataset.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
