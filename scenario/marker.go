@@ -26,7 +26,8 @@ func Marker(benchmarkID string, recyclePass, lane int, traceID string) string {
 
 // AppendMarker appends Marker(...) to dst and returns the extended slice.
 func AppendMarker(dst []byte, benchmarkID string, recyclePass, lane int, traceID string) []byte {
-	key := make([]byte, 0, len(benchmarkID)+len(traceID)+24)
+	var stack [160]byte
+	key := stack[:0]
 	key = append(key, benchmarkID...)
 	key = append(key, ':')
 	key = strconv.AppendInt(key, int64(recyclePass), 10)

@@ -119,6 +119,11 @@ func (c *Classifier) IsOverflow(body []byte) bool {
 	if c.match(body) {
 		return true
 	}
+	if bytes.IndexByte(body, '\\') < 0 {
+		// Without escapes every JSON string's text appears verbatim in the
+		// raw body, which did not match: parsing cannot find more.
+		return false
+	}
 	for _, msg := range errorMessages(body) {
 		if c.match([]byte(msg)) {
 			return true

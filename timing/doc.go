@@ -59,7 +59,9 @@
 // corpus order. The lane prefers a trace not being played on any other lane:
 // it scans at most Config.RecycleScan entries from the head and takes the
 // first one that is not live; when all scanned entries are live it takes
-// the head anyway.
+// the head anyway. (With the queue seeded as above, a queued trace can be
+// live elsewhere only when lanes outnumber usable traces; then the only
+// candidate is usually the trace just finished, and the fallback takes it.)
 //
 // Recycle pass (§4.1). RecyclePass counts the sessions started for a trace
 // id over the whole run, warmup included, starting at 0; it is never reset,
