@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// genTraces returns n random traces exercising every field of the model:
+// cacheGenTraces returns n random traces exercising every field of the model:
 // NaN timings, empty and shared lists, nested subagents, empty hash ids.
-func genTraces(seed uint64, n int) []Trace {
+func cacheGenTraces(seed uint64, n int) []Trace {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	models := []string{"claude-opus-4-5", "claude-haiku-4-5", "claude-sonnet-4"}
 	types := [][]string{nil, {"text"}, {"text", "tool_result"}, {"tool_use"}}
@@ -73,24 +73,24 @@ func genTraces(seed uint64, n int) []Trace {
 	return out
 }
 
-// diffTraces returns a description of the first difference between a and b,
+// cacheDiffTraces returns a description of the first difference between a and b,
 // or "" if they are equal. Floats compare bit-for-bit except that any NaN
 // equals any NaN; a nil slice equals an empty one.
-func diffTraces(a, b []Trace) string {
+func cacheDiffTraces(a, b []Trace) string {
 	if len(a) != len(b) {
 		return fmt.Sprintf("%d traces vs %d", len(a), len(b))
 	}
 	for i := range a {
-		if d := diffTrace(&a[i], &b[i]); d != "" {
+		if d := cacheDiffTrace(&a[i], &b[i]); d != "" {
 			return fmt.Sprintf("trace %d (%s): %s", i, a[i].ID, d)
 		}
 	}
 	return ""
 }
 
-func feq(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+func cacheFeq(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
-func seq[T comparable](a, b []T) bool {
+func cacheSeq[T comparable](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -102,48 +102,48 @@ func seq[T comparable](a, b []T) bool {
 	return true
 }
 
-func diffTrace(a, b *Trace) string {
+func cacheDiffTrace(a, b *Trace) string {
 	switch {
-	case a.ID != b.ID, !seq(a.Models, b.Models), a.BlockSize != b.BlockSize, a.HashIDScope != b.HashIDScope,
+	case a.ID != b.ID, !cacheSeq(a.Models, b.Models), a.BlockSize != b.BlockSize, a.HashIDScope != b.HashIDScope,
 		a.ToolTokens != b.ToolTokens, a.SystemTokens != b.SystemTokens:
 		return fmt.Sprintf("trace fields %+v vs %+v", *a, *b)
 	}
-	if d := diffRequests(a.Requests, b.Requests); d != "" {
+	if d := cacheDiffRequests(a.Requests, b.Requests); d != "" {
 		return d
 	}
-	return diffSubagents(a.Subagents, b.Subagents)
+	return cacheDiffSubagents(a.Subagents, b.Subagents)
 }
 
-func diffRequests(a, b []Request) string {
+func cacheDiffRequests(a, b []Request) string {
 	if len(a) != len(b) {
 		return fmt.Sprintf("%d requests vs %d", len(a), len(b))
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if !feq(x.T, y.T) || x.Type != y.Type || x.Model != y.Model || x.In != y.In || x.Out != y.Out ||
-			!seq(x.HashIDs, y.HashIDs) || !seq(x.InputTypes, y.InputTypes) || !seq(x.OutputTypes, y.OutputTypes) ||
-			x.Stop != y.Stop || !feq(x.APITime, y.APITime) || !feq(x.ThinkTime, y.ThinkTime) || !feq(x.TTFT, y.TTFT) {
+		if !cacheFeq(x.T, y.T) || x.Type != y.Type || x.Model != y.Model || x.In != y.In || x.Out != y.Out ||
+			!cacheSeq(x.HashIDs, y.HashIDs) || !cacheSeq(x.InputTypes, y.InputTypes) || !cacheSeq(x.OutputTypes, y.OutputTypes) ||
+			x.Stop != y.Stop || !cacheFeq(x.APITime, y.APITime) || !cacheFeq(x.ThinkTime, y.ThinkTime) || !cacheFeq(x.TTFT, y.TTFT) {
 			return fmt.Sprintf("request %d: %+v vs %+v", i, *x, *y)
 		}
 	}
 	return ""
 }
 
-func diffSubagents(a, b []Subagent) string {
+func cacheDiffSubagents(a, b []Subagent) string {
 	if len(a) != len(b) {
 		return fmt.Sprintf("%d subagents vs %d", len(a), len(b))
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.After != y.After || !feq(x.T, y.T) || x.AgentID != y.AgentID || x.SubagentType != y.SubagentType ||
-			!feq(x.DurationMs, y.DurationMs) || x.TotalTokens != y.TotalTokens || x.ToolUseCount != y.ToolUseCount ||
-			x.Status != y.Status || !seq(x.Models, y.Models) || x.ToolTokens != y.ToolTokens || x.SystemTokens != y.SystemTokens {
+		if x.After != y.After || !cacheFeq(x.T, y.T) || x.AgentID != y.AgentID || x.SubagentType != y.SubagentType ||
+			!cacheFeq(x.DurationMs, y.DurationMs) || x.TotalTokens != y.TotalTokens || x.ToolUseCount != y.ToolUseCount ||
+			x.Status != y.Status || !cacheSeq(x.Models, y.Models) || x.ToolTokens != y.ToolTokens || x.SystemTokens != y.SystemTokens {
 			return fmt.Sprintf("subagent %d: fields differ", i)
 		}
-		if d := diffRequests(x.Requests, y.Requests); d != "" {
+		if d := cacheDiffRequests(x.Requests, y.Requests); d != "" {
 			return fmt.Sprintf("subagent %d: %s", i, d)
 		}
-		if d := diffSubagents(x.Subagents, y.Subagents); d != "" {
+		if d := cacheDiffSubagents(x.Subagents, y.Subagents); d != "" {
 			return fmt.Sprintf("subagent %d: %s", i, d)
 		}
 	}
@@ -158,8 +158,8 @@ func TestCacheRoundTrip(t *testing.T) {
 	}{
 		{"empty corpus", nil},
 		{"one empty trace", []Trace{{ID: "x"}}},
-		{"random", genTraces(1, 50)},
-		{"random with many subagents", genTraces(7, 300)},
+		{"random", cacheGenTraces(1, 50)},
+		{"random with many subagents", cacheGenTraces(7, 300)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestCacheRoundTrip(t *testing.T) {
 				if c.Len() != len(tc.traces) {
 					t.Fatalf("Len = %d, want %d", c.Len(), len(tc.traces))
 				}
-				if d := diffTraces(tc.traces, c.Traces()); d != "" {
+				if d := cacheDiffTraces(tc.traces, c.Traces()); d != "" {
 					t.Fatalf("round trip (full=%v): %s", full, d)
 				}
 				if got := c.Identity(); got != id {
@@ -252,12 +252,14 @@ func sectionsOf(t testing.TB, b []byte) map[uint32]sectionEntry {
 	return out
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
 func TestCacheDetectsCorruption(t *testing.T) {
 	t.Parallel()
-	good := encodeToBytes(t, genTraces(3, 40), Identity{Path: "p"})
+	good := encodeToBytes(t, cacheGenTraces(3, 40), Identity{Path: "p"})
 	secs := sectionsOf(t, good)
 	flipIn := func(id uint32) func([]byte) []byte {
 		return func(b []byte) []byte {
@@ -325,7 +327,7 @@ func TestCacheDetectsCorruption(t *testing.T) {
 func TestCacheMarkerInvalidatedByWrite(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.dscache")
-	if err := WriteCache(path, genTraces(5, 20), Identity{}); err != nil {
+	if err := WriteCache(path, cacheGenTraces(5, 20), Identity{}); err != nil {
 		t.Fatal(err)
 	}
 	// A marker only vouches for files older than markerMargin.

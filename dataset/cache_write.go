@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -296,8 +297,20 @@ func encodeCache(traces []Trace, meta cacheMeta) (*encodedCache, error) {
 	}, nil
 }
 
-// writeTo writes the complete file to f, which must be empty and seekable.
+// writeTo writes the complete file to f, which must be empty.
 func (e *encodedCache) writeTo(f *os.File) error {
+	head, err := e.writeBody(f)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(head, 0)
+	return err
+}
+
+// writeBody writes the file to w with a zeroed header and section table,
+// and returns the real header and table, which belong at offset 0 once the
+// body is written.
+func (e *encodedCache) writeBody(w io.Writer) (head []byte, err error) {
 	type entry struct {
 		id, crc       uint32
 		off, n, count uint64
@@ -305,19 +318,19 @@ func (e *encodedCache) writeTo(f *os.File) error {
 	var entries []entry
 	tableStart := headerSize
 	pos := uint64(align8(tableStart + numSections*sectionEntrySize))
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(w, 1<<20)
 	if _, err := bw.Write(make([]byte, pos)); err != nil {
-		return err
+		return nil, err
 	}
 	var zero [8]byte
 	for i, b := range e.small {
 		entries = append(entries, entry{id: e.ids[i], crc: crc32.Checksum(b, castagnoli), off: pos, n: uint64(len(b)), count: e.counts[i]})
 		if _, err := bw.Write(b); err != nil {
-			return err
+			return nil, err
 		}
 		pad := align8(len(b)) - len(b)
 		if _, err := bw.Write(zero[:pad]); err != nil {
-			return err
+			return nil, err
 		}
 		pos += uint64(len(b) + pad)
 	}
@@ -337,14 +350,14 @@ func (e *encodedCache) writeTo(f *os.File) error {
 		}
 		crc = crc32.Update(crc, castagnoli, b)
 		if _, err := bw.Write(b); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	hn := 4 * e.nhash
 	entries = append(entries, entry{id: secHashIDs, crc: crc, off: pos, n: hn, count: e.nhash})
 	pad := align8(int(hn%8)) - int(hn%8)
 	if _, err := bw.Write(zero[:pad]); err != nil {
-		return err
+		return nil, err
 	}
 	pos += hn + uint64(pad)
 	size := pos + footerSize
@@ -372,16 +385,13 @@ func (e *encodedCache) writeTo(f *os.File) error {
 	binary.LittleEndian.PutUint32(foot[4:], CacheFormatVersion)
 	copy(foot[8:], cacheMagic)
 	if _, err := bw.Write(foot); err != nil {
-		return err
+		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := f.WriteAt(hdr, 0); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(tab, int64(tableStart)); err != nil {
-		return err
-	}
-	return nil
+	head = make([]byte, tableStart+len(tab))
+	copy(head, hdr)
+	copy(head[tableStart:], tab)
+	return head, nil
 }

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// sharedTraces returns the path of a file or directory under ../shared/traces
+// cacheSharedTraces returns the path of a file or directory under ../shared/traces
 // (next to the module root), skipping the test when it is absent.
-func sharedTraces(t testing.TB, name string) string {
+func cacheSharedTraces(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -39,19 +39,19 @@ func sharedTraces(t testing.TB, name string) string {
 	return p
 }
 
-// logRecorder collects Logf output.
-type logRecorder struct {
+// cacheLog collects Logf output.
+type cacheLog struct {
 	mu   sync.Mutex
 	msgs []string
 }
 
-func (l *logRecorder) logf(format string, args ...any) {
+func (l *cacheLog) logf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.msgs = append(l.msgs, fmt.Sprintf(format, args...))
 }
 
-func (l *logRecorder) String() string {
+func (l *cacheLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.msgs, "\n")
@@ -67,7 +67,7 @@ func sha256File(t testing.TB, path string) string {
 	return hex.EncodeToString(s[:])
 }
 
-func readDirect(t testing.TB, path string, opt Options) []Trace {
+func cacheReadDirect(t testing.TB, path string, opt Options) []Trace {
 	t.Helper()
 	traces, _, err := ReadPath(path, opt.Read)
 	if err != nil {
@@ -80,7 +80,7 @@ func readDirect(t testing.TB, path string, opt Options) []Trace {
 	return sel
 }
 
-func mustOpen(t testing.TB, src Source, opt Options) *Corpus {
+func cacheMustOpen(t testing.TB, src Source, opt Options) *Corpus {
 	t.Helper()
 	c, err := Open(context.Background(), src, opt)
 	if err != nil {
@@ -106,16 +106,16 @@ func TestOpenRealCorpusCached(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := Source{InputFile: sharedTraces(t, tc.path)}
-			logs := &logRecorder{}
+			src := Source{InputFile: cacheSharedTraces(t, tc.path)}
+			logs := &cacheLog{}
 			opt := Options{Select: tc.sel, CacheEnabled: true, CacheDir: t.TempDir(), Logf: logs.logf}
-			want := readDirect(t, src.InputFile, opt)
+			want := cacheReadDirect(t, src.InputFile, opt)
 
-			cold := mustOpen(t, src, opt)
+			cold := cacheMustOpen(t, src, opt)
 			if cold.FromCache() || cold.CachePath() == "" {
 				t.Fatalf("cold open: FromCache=%v CachePath=%q, want a fresh build", cold.FromCache(), cold.CachePath())
 			}
-			if d := diffTraces(want, cold.Traces()); d != "" {
+			if d := cacheDiffTraces(want, cold.Traces()); d != "" {
 				t.Fatalf("cold open differs from a direct read: %s", d)
 			}
 			loc, err := Locate(context.Background(), src, opt)
@@ -125,11 +125,11 @@ func TestOpenRealCorpusCached(t *testing.T) {
 			if loc.Hashed || !loc.Exists || loc.Path != cold.CachePath() {
 				t.Errorf("Locate after build = %+v, want the built path, found through the stat index", loc)
 			}
-			warm := mustOpen(t, src, opt)
+			warm := cacheMustOpen(t, src, opt)
 			if !warm.FromCache() {
 				t.Fatal("second open was not served from the cache")
 			}
-			if d := diffTraces(want, warm.Traces()); d != "" {
+			if d := cacheDiffTraces(want, warm.Traces()); d != "" {
 				t.Fatalf("warm open differs from a direct read: %s", d)
 			}
 			id := warm.Identity()
@@ -217,24 +217,24 @@ func corruptions(t testing.TB, path string) []struct {
 func TestOpenRebuildsCorruptCache(t *testing.T) {
 	for _, corpus := range []string{"dir-sample", "kvct-200.jsonl.zst"} {
 		t.Run(corpus, func(t *testing.T) {
-			src := Source{InputFile: sharedTraces(t, corpus)}
+			src := Source{InputFile: cacheSharedTraces(t, corpus)}
 			base := Options{CacheEnabled: true}
 			if corpus != "dir-sample" {
 				base.Select.NumEntries = 30 // keep the rebuilds cheap
 			}
-			want := readDirect(t, src.InputFile, base)
+			want := cacheReadDirect(t, src.InputFile, base)
 			probe := base
 			probe.CacheDir = t.TempDir()
-			cases := corruptions(t, mustOpen(t, src, probe).CachePath())
+			cases := corruptions(t, cacheMustOpen(t, src, probe).CachePath())
 			for _, tc := range cases {
 				if corpus != "dir-sample" && !strings.Contains(tc.name, "truncated") && !strings.Contains(tc.name, "hash ids") {
 					continue // each rebuild of the large corpus costs a second; the small one covers every section
 				}
 				t.Run(tc.name, func(t *testing.T) {
-					logs := &logRecorder{}
+					logs := &cacheLog{}
 					opt := base
 					opt.CacheDir, opt.Logf = t.TempDir(), logs.logf
-					built := mustOpen(t, src, opt)
+					built := cacheMustOpen(t, src, opt)
 					path := built.CachePath()
 					built.Close()
 					// A full verification marks the file as good (once it is
@@ -248,14 +248,14 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 						t.Fatalf("no verified marker after VerifyCache (stat err %v)", err)
 					}
 					tc.damage(t, path)
-					c := mustOpen(t, src, opt)
+					c := cacheMustOpen(t, src, opt)
 					if c.FromCache() {
 						t.Fatal("a damaged cache file was trusted")
 					}
 					if !strings.Contains(logs.String(), "corrupt") || !strings.Contains(logs.String(), "rebuilding") {
 						t.Errorf("no corruption warning; log:\n%s", logs)
 					}
-					if d := diffTraces(want, c.Traces()); d != "" {
+					if d := cacheDiffTraces(want, c.Traces()); d != "" {
 						t.Fatalf("rebuilt corpus differs: %s", d)
 					}
 					if err := VerifyCache(path); err != nil {
@@ -270,9 +270,9 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 // TestOpenConcurrentColdBuild starts several Opens of one cold cache at
 // once: exactly one builds, the others wait on the lock and reuse its file.
 func TestOpenConcurrentColdBuild(t *testing.T) {
-	src := Source{InputFile: sharedTraces(t, "kvct-200.jsonl.zst")}
+	src := Source{InputFile: cacheSharedTraces(t, "kvct-200.jsonl.zst")}
 	opt := Options{CacheEnabled: true, CacheDir: t.TempDir(), Select: SelectOptions{NumEntries: 40}}
-	want := readDirect(t, src.InputFile, opt)
+	want := cacheReadDirect(t, src.InputFile, opt)
 	const n = 4
 	var wg sync.WaitGroup
 	corpora := make([]*Corpus, n)
@@ -294,7 +294,7 @@ func TestOpenConcurrentColdBuild(t *testing.T) {
 		if !corpora[i].FromCache() {
 			built++
 		}
-		if d := diffTraces(want, corpora[i].Traces()); d != "" {
+		if d := cacheDiffTraces(want, corpora[i].Traces()); d != "" {
 			t.Fatalf("Open %d: %s", i, d)
 		}
 	}
@@ -307,7 +307,7 @@ func TestOpenConcurrentColdBuild(t *testing.T) {
 // helpers) that Open the same cold cache at once: one builds, the other
 // waits on the file lock and reuses the result.
 func TestOpenConcurrentProcesses(t *testing.T) {
-	input := sharedTraces(t, "kvct-200.jsonl.zst")
+	input := cacheSharedTraces(t, "kvct-200.jsonl.zst")
 	dir := t.TempDir()
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
@@ -364,7 +364,7 @@ func TestHelperProcessOpen(t *testing.T) {
 // TestOpenUnusableCacheDir checks that a cache directory that cannot be
 // written never fails the run: Open warns and serves the corpus from memory.
 func TestOpenUnusableCacheDir(t *testing.T) {
-	src := Source{InputFile: sharedTraces(t, "dir-sample")}
+	src := Source{InputFile: cacheSharedTraces(t, "dir-sample")}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -379,16 +379,16 @@ func TestOpenUnusableCacheDir(t *testing.T) {
 	}
 	for name, dir := range dirs {
 		t.Run(name, func(t *testing.T) {
-			logs := &logRecorder{}
+			logs := &cacheLog{}
 			opt := Options{CacheEnabled: true, CacheDir: dir, Logf: logs.logf}
-			c := mustOpen(t, src, opt)
+			c := cacheMustOpen(t, src, opt)
 			if c.FromCache() || c.CachePath() != "" {
 				t.Errorf("FromCache=%v CachePath=%q, want an in-memory corpus", c.FromCache(), c.CachePath())
 			}
 			if !strings.Contains(logs.String(), "dataset cache disabled") {
 				t.Errorf("no warning; log:\n%s", logs)
 			}
-			if d := diffTraces(readDirect(t, src.InputFile, opt), c.Traces()); d != "" {
+			if d := cacheDiffTraces(cacheReadDirect(t, src.InputFile, opt), c.Traces()); d != "" {
 				t.Fatal(d)
 			}
 			if c.Identity().SHA256 == "" {
@@ -402,7 +402,7 @@ func TestOpenUnusableCacheDir(t *testing.T) {
 // name maps to the same file; options that change the loaded corpus, and
 // changed content, map to another.
 func TestCacheKey(t *testing.T) {
-	orig := sharedTraces(t, "dir-sample")
+	orig := cacheSharedTraces(t, "dir-sample")
 	tmp := t.TempDir()
 	copyDir := func(dst string) {
 		if err := os.CopyFS(dst, os.DirFS(orig)); err != nil {
