@@ -30,7 +30,7 @@ type CollectorOptions struct {
 	// OnRecord, when set, is called after each record is added (outside
 	// the Collector's lock) with the record and its values; for live
 	// hooks such as a failure-threshold check.
-	OnRecord func(r *Record, v *Values)
+	OnRecord func(r *Record, v Values)
 	// Version is written as aiperf_version (default "agentperf-dev").
 	Version string
 	// RecordProcessorID is written as metadata.record_processor_id
@@ -208,7 +208,7 @@ func (c *Collector) Add(r *Record) {
 	*bp = line
 	c.bufs.Put(bp)
 	if c.opt.OnRecord != nil {
-		c.opt.OnRecord(r, &v)
+		c.opt.OnRecord(r, v)
 	}
 }
 

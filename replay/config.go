@@ -100,7 +100,7 @@ type Config struct {
 	// FailedRequestThreshold aborts the run when the fraction of failed
 	// profiling requests exceeds it (0 = disabled).
 	FailedRequestThreshold float64
-	// Classifier recognises context-overflow errors (nil = defaults).
+	// Classifier recognises context-overflow errors (nil = scenario.DefaultClassifier).
 	Classifier *scenario.Classifier
 
 	// Sink receives every record (warmup, profiling, errors, cancelled).

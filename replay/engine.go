@@ -71,7 +71,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		cfg.BenchmarkID = uuid.NewString()
 	}
 	if cfg.Classifier == nil {
-		cfg.Classifier = scenario.NewClassifier(nil)
+		cfg.Classifier = scenario.DefaultClassifier()
 	}
 	e := &engine{c: &cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID

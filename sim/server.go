@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,10 @@ func resolveTokenizer(name string) (tokenizer.Tokenizer, error) {
 	if name == "" || name == "builtin" {
 		return tokenizer.Builtin(), nil
 	}
-	return nil, errors.New("only the builtin tokenizer is available to the simulator in this build; omit --tokenizer")
+	if _, err := os.Stat(name); err == nil {
+		return tokenizer.LoadHF(name)
+	}
+	return nil, errors.New("not a tokenizer.json file (plain or .zst); give a path to one, or builtin")
 }
 
 // Config returns the configuration in use, defaults applied.

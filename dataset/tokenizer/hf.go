@@ -230,7 +230,7 @@ func FromHFJSON(data []byte, name string) (*HF, error) {
 	if t.model, t.pieces, err = buildHFModel(&f); err != nil {
 		return nil, err
 	}
-	if t.added, err = newAddedTokens(f.AddedTokens); err != nil {
+	if t.added, err = newAddedTokens(f.AddedTokens, len(t.pieces)); err != nil {
 		return nil, err
 	}
 	for _, a := range f.AddedTokens {
@@ -261,8 +261,8 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	for _, id := range m.Vocab {
 		maxID = max(maxID, id)
 	}
-	if maxID >= 1<<24 {
-		return nil, nil, fmt.Errorf("model.vocab has id %d: ids above 2^24 are not supported", maxID)
+	if limit := maxTokenID(len(m.Vocab) + len(f.AddedTokens)); maxID > limit {
+		return nil, nil, fmt.Errorf("model.vocab has id %d, above %d: ids must be dense", maxID, limit)
 	}
 	bm := &bpeModel{
 		merges:       make(map[uint64]merge, len(m.Merges)),
@@ -298,6 +298,10 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	}
 	return bm, pieces, nil
 }
+
+// maxTokenID bounds token ids for a vocabulary of n tokens: real vocabularies
+// are dense, and the bound keeps a malformed file from allocating gigabytes.
+func maxTokenID(n int) uint32 { return uint32(min(4*n+1024, 1<<24)) }
 
 // parseMerges accepts both merges formats: ["a b", ...] and [["a", "b"], ...].
 func parseMerges(raw json.RawMessage) ([][2]string, error) {
@@ -639,14 +643,14 @@ type addedToken struct {
 	lstrip, rstrip, singleWord bool
 }
 
-func newAddedTokens(list []hfAddedToken) (*addedTokens, error) {
+func newAddedTokens(list []hfAddedToken, vocabSize int) (*addedTokens, error) {
 	a := &addedTokens{ids: make(map[string]addedToken, len(list))}
 	for i, t := range list {
 		if t.Content == "" {
 			return nil, fmt.Errorf("added_tokens[%d] (id %d): empty content", i, t.ID)
 		}
-		if t.ID >= 1<<24 {
-			return nil, fmt.Errorf("added_tokens[%d]: id %d above 2^24 is not supported", i, t.ID)
+		if limit := maxTokenID(len(list) + vocabSize); t.ID > limit {
+			return nil, fmt.Errorf("added_tokens[%d]: id %d is above %d: ids must be dense", i, t.ID, limit)
 		}
 		a.ids[t.Content] = addedToken{id: t.ID, lstrip: t.LStrip, rstrip: t.RStrip, singleWord: t.SingleWord}
 		c := t.Content[0]

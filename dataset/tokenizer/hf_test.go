@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -160,4 +162,211 @@ func BenchmarkLoadHF(b *testing.B) {
 			}
 		})
 	}
+}
+
+func loadTiny(tb testing.TB) (*HF, []byte) {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/tiny.tokenizer.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok, err := FromHFJSON(data, "tiny")
+	if err != nil {
+		tb.Fatalf("FromHFJSON(tiny): %v", err)
+	}
+	return tok, data
+}
+
+// tokens renders ids as their decoded pieces, for readable assertions.
+func tokens(tok Tokenizer, ids []uint32) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = tok.Decode([]uint32{id})
+	}
+	return out
+}
+
+// TestHFTinyMerges checks BPE merge priority, pre-tokenization and added
+// tokens on a hand-made tokenizer with 12 merges.
+func TestHFTinyMerges(t *testing.T) {
+	t.Parallel()
+	tok, _ := loadTiny(t)
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		// "the": h+e (rank 1) first, then t+he has no merge.
+		{"the cat", []string{"t", "he", " cat"}},
+		{" the", []string{" the"}},
+		{"in in", []string{"in", " in"}},
+		// Whitespace: \s+(?!\S) leaves the last space to the word; the
+		// three others merge Ġ+Ġ (rank 7) and stop (no ĠĠ+Ġ merge).
+		{"    the", []string{"  ", " ", " the"}},
+		{"     the", []string{"    ", " the"}},
+		{"a\n\n\nb", []string{"a", "\n\n", "\n", "b"}},
+		{"cat<|end|>cat", []string{"cat", "<|end|>", "cat"}},
+		{"at cat", []string{"at", " cat"}},
+		{"<|end|><|end|>", []string{"<|end|>", "<|end|>"}},
+		{"x1234", []string{"x", "1", "2", "3", "4"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			ids := tok.Encode(tc.text)
+			if got := tokens(tok, ids); !slices.Equal(got, tc.want) {
+				t.Errorf("Encode(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+			if got := tok.Decode(ids); got != tc.text {
+				t.Errorf("round trip %q -> %q", tc.text, got)
+			}
+		})
+	}
+	if id, ok := tok.TokenID("<|end|>"); !ok || tok.Decode([]uint32{id}) != "<|end|>" {
+		t.Errorf("TokenID(<|end|>) = %d, %v", id, ok)
+	}
+}
+
+// TestHFMergeFormats checks that ["a b"] and [["a","b"]] merges load to the
+// same tokenizer, and that ignore_merges takes whole-word vocab entries.
+func TestHFMergeFormats(t *testing.T) {
+	t.Parallel()
+	tok, data := loadTiny(t)
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	model := doc["model"].(map[string]any)
+	var pairs [][]string
+	for _, m := range model["merges"].([]any) {
+		a, b, _ := strings.Cut(m.(string), " ")
+		pairs = append(pairs, []string{a, b})
+	}
+	model["merges"] = pairs
+	pairData, _ := json.Marshal(doc)
+	tok2, err := FromHFJSON(pairData, "tiny-pairs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "the cat in the hat\n\n  inner"
+	if a, b := tok.Encode(text), tok2.Encode(text); !slices.Equal(a, b) {
+		t.Errorf("string merges %v != pair merges %v", a, b)
+	}
+
+	// "the" is not reachable by merges (t+he has none) but is in vocab once
+	// added; with ignore_merges it is taken whole.
+	vocab := model["vocab"].(map[string]any)
+	vocab["the"] = float64(len(vocab) + 10)
+	model["ignore_merges"] = true
+	ignData, _ := json.Marshal(doc)
+	tok3, err := FromHFJSON(ignData, "tiny-ignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tokens(tok3, tok3.Encode("the")); !slices.Equal(got, []string{"the"}) {
+		t.Errorf("ignore_merges: Encode(the) = %q, want [the]", got)
+	}
+	if got := tokens(tok, tok.Encode("the")); !slices.Equal(got, []string{"t", "he"}) {
+		t.Errorf("without ignore_merges: Encode(the) = %q, want [t he]", got)
+	}
+}
+
+func TestHFLoadErrors(t *testing.T) {
+	t.Parallel()
+	_, data := loadTiny(t)
+	for _, tc := range []struct {
+		name, find, replace, wantErr string
+	}{
+		{"not json", `{`, `[`, "parse tokenizer.json"},
+		{"unigram model", `"type": "BPE"`, `"type": "Unigram"`, "only BPE"},
+		{"unknown normalizer", `"type": "NFC"`, `"type": "Precompiled"`, `normalizer type "Precompiled"`},
+		{"no byte level", `"type": "ByteLevel"`, `"type": "Digits"`, "ByteLevel"}, // the first is the pre-tokenizer
+		{"bad merge", `"h e"`, `"h"`, "model.merges[1]"},
+		{"merge not in vocab", `"h e"`, `"h q"`, "not in model.vocab"},
+		{"bad regex", `\\s+(?!\\S)|\\s+"`, `\\s+(?!\\S)|\\s+("`, "compile pre-tokenizer pattern"},
+		{"dropout", `"dropout": null`, `"dropout": 0.1`, "dropout"},
+		{"huge id", `"Ġcat": 261`, `"Ġcat": 4000000000`, "ids must be dense"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := string(data)
+			if !strings.Contains(s, tc.find) {
+				t.Fatalf("fixture has no %q", tc.find)
+			}
+			s = strings.Replace(s, tc.find, tc.replace, 1)
+			_, err := FromHFJSON([]byte(s), "bad")
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("FromHFJSON error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLoadHFPlainAndZstd(t *testing.T) {
+	t.Parallel()
+	tok, err := LoadHF("testdata/tiny.tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Name() != "testdata/tiny.tokenizer.json" || tok.Approximate() {
+		t.Errorf("Name() = %q, Approximate() = %v", tok.Name(), tok.Approximate())
+	}
+	if _, err := LoadHF("testdata/missing.json"); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("LoadHF(missing) error = %v, want one naming the file", err)
+	}
+	p := sharedTokenizer(t, "qwen3")
+	if _, err := LoadHF(p); err != nil {
+		t.Errorf("LoadHF(%s): %v", p, err)
+	}
+}
+
+// fuzzHF returns Qwen3 when available, else the tiny tokenizer.
+func fuzzHF(f *testing.F) *HF {
+	if p := filepath.Join("..", "..", "..", "shared", "tokenizers", "qwen3.tokenizer.json.zst"); fileExists(p) {
+		tok, err := LoadHF(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return tok
+	}
+	tok, _ := loadTiny(f)
+	return tok
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func FuzzHFRoundTrip(f *testing.F) {
+	for _, s := range roundTripTexts {
+		f.Add(s)
+	}
+	f.Add(codeSample)
+	tok := fuzzHF(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		ids := tok.Encode(s) // never panics, even on invalid UTF-8
+		if !utf8.ValidString(s) {
+			return
+		}
+		want := norm.NFC.String(s)
+		if got := tok.Decode(ids); got != want {
+			t.Fatalf("Decode(Encode(%q)) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+// FuzzLoadHF checks that a malformed tokenizer.json never panics, and that a
+// tokenizer that loads can encode and decode.
+func FuzzLoadHF(f *testing.F) {
+	_, data := loadTiny(f)
+	f.Add(data)
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"model":{"vocab":{"a":0},"merges":[["a","a"]]}}`))
+	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":0,"aa":1},"merges":["a a"]},"added_tokens":[{"id":2,"content":"x"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok, err := FromHFJSON(data, "fuzz")
+		if err != nil {
+			return
+		}
+		ids := tok.Encode("the cat in the hat <|end|> 123 日本\n\n  x")
+		_ = tok.Decode(ids)
+		_ = tok.Decode([]uint32{0, 1, 1 << 31})
+	})
 }
