@@ -166,6 +166,20 @@ var Metrics = []Metric{
 	{"error_isl", "Error Input Sequence Length", "tokens", true, func(v *Values) float64 { return v.ErrorISL }, func(v *Values, x float64) { v.ErrorISL = x }},
 }
 
+// numMetrics is len(Metrics).
+const numMetrics = 24
+
+// array returns the values in Metrics order without calling through the
+// table's function values (so that v does not escape on the hot path).
+// TestValuesArrayMatchesTable keeps it in step with Metrics.
+func (v *Values) array() [numMetrics]float64 {
+	return [numMetrics]float64{v.RequestLatency, v.TTFT, v.TTST, v.TTFO, v.ITL, v.ITL, v.FullResponseITL,
+		v.DecodeDuration, v.FullDecodeDuration, v.OutputTPSPerUser, v.FullResponseTPSPerUser, v.E2EOutputTPS,
+		v.PrefillTPSPerUser, v.ISL, v.OSL, v.OutputTokenCount, v.ReasoningTokenCount, v.UsagePromptTokens,
+		v.UsageCompletionTokens, v.UsageTotalTokens, v.UsageReasoningTokens, v.UsageCacheReadTokens,
+		v.OSLMismatchPct, v.ErrorISL}
+}
+
 // metricByTag maps a tag to its index in Metrics (tags written by
 // agentperf; aliases such as time_per_output_token have no setter).
 func metricByTag(tag string) (int, bool) {

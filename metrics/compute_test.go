@@ -108,3 +108,23 @@ func TestComputeAbsences(t *testing.T) {
 		}
 	})
 }
+
+// TestValuesArrayMatchesTable keeps Values.array in the order of Metrics.
+func TestValuesArrayMatchesTable(t *testing.T) {
+	t.Parallel()
+	if len(Metrics) != numMetrics {
+		t.Fatalf("len(Metrics) = %d, numMetrics = %d", len(Metrics), numMetrics)
+	}
+	var v Values
+	for i := range Metrics {
+		if Metrics[i].set != nil {
+			Metrics[i].set(&v, float64(i+1))
+		}
+	}
+	arr := v.array()
+	for i := range Metrics {
+		if got := Metrics[i].Get(&v); arr[i] != got {
+			t.Errorf("array()[%d] = %v, Metrics[%d] (%s) reads %v", i, arr[i], i, Metrics[i].Tag, got)
+		}
+	}
+}

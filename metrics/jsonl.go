@@ -86,9 +86,10 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 	}
 	b = append(b, `},"metrics":{`...)
 	first := true
+	vals := v.array()
 	for i := range Metrics {
 		m := &Metrics[i]
-		x := m.Get(v)
+		x := vals[i]
 		if !Has(x) || x > maxFinite || x < -maxFinite {
 			continue
 		}

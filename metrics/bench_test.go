@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkCollectorAdd measures the hot path: Compute, the JSONL line and
+// the bookkeeping for one record. The row slice grows amortised; the line
+// buffer comes from a pool.
+func BenchmarkCollectorAdd(b *testing.B) {
+	c, err := NewCollector(b.TempDir(), CollectorOptions{Now: fixedClock(t0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
+	c.rows = make([]row, 0, b.N+1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c.Add(r)
+	}
+	b.StopTimer()
+	if err := c.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRecordLine measures the JSONL encoding alone.
+func BenchmarkRecordLine(b *testing.B) {
+	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
+	v := Compute(r)
+	buf := appendRecordLine(nil, r, &v, "p")
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for range b.N {
+		buf = appendRecordLine(buf[:0], r, &v, "p")
+	}
+}
+
+// BenchmarkFinish100k measures Finish (aggregates, exact percentiles,
+// timeslices, four files) over 100k records.
+func BenchmarkFinish100k(b *testing.B) {
+	const n = 100_000
+	recs := make([]*Record, 64)
+	for i := range recs {
+		recs[i] = okRecord(i, int64(i*37%1000), int64(50+i%200), int64(5+i%7), 1000+i*100, 10+i%300, i%5, 5)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		c, err := NewCollector(b.TempDir(), CollectorOptions{Now: fixedClock(t0), SliceDuration: time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			r := *recs[i%len(recs)]
+			r.RequestStartNs += int64(i) * int64(time.Millisecond) * 18 // ~30 min run
+			c.Add(&r)
+		}
+		b.StartTimer()
+		if _, err := c.Finish(RunInfo{BenchmarkID: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for tests.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestCollectorConcurrentAdd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(dir, CollectorOptions{Now: clk.Now, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lanes, per = 8, 200
+	var wg sync.WaitGroup
+	for l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				r := okRecord(l*per+i, int64(i), 50, 5, 1000, 20, 1, 2)
+				r.Lane, r.WorkerID = l, ""
+				switch i % 10 {
+				case 3:
+					r.Error = &Error{Code: 500, Type: "Internal Server Error", Message: fmt.Sprint("boom ", i%3)}
+				case 7:
+					c.AddOverflow(r)
+					continue
+				}
+				c.Add(r)
+				if i%50 == 0 {
+					clk.Advance(time.Second)
+					c.Snapshot()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s, err := c.Finish(RunInfo{BenchmarkID: "x", Accounting: Accounting{Sent: lanes * per,
+		ProfilingOK: lanes * per * 8 / 10, ProfilingErrors: lanes * per / 10, Overflows: lanes * per / 10}})
+	if err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	lines := readLines(t, filepath.Join(dir, FileRecords))
+	if len(lines) != lanes*per*9/10 {
+		t.Errorf("%d lines, want %d", len(lines), lanes*per*9/10)
+	}
+	if n := len(readLines(t, filepath.Join(dir, FileOverflow))); n != lanes*per/10 {
+		t.Errorf("%d overflow lines", n)
+	}
+	if s.RequestCount != lanes*per*8/10 || s.ErrorRequestCount != lanes*per/10 || s.ContextOverflowCount != lanes*per/10 {
+		t.Errorf("counts %d/%d/%d", s.RequestCount, s.ErrorRequestCount, s.ContextOverflowCount)
+	}
+	if len(s.Errors) != 3 || s.Errors[0].Count+s.Errors[1].Count+s.Errors[2].Count != s.ErrorRequestCount {
+		t.Errorf("error summary %+v", s.Errors)
+	}
+	if !strings.HasPrefix(lines[0]["metadata"].(map[string]any)["worker_id"].(string), "lane_000") {
+		t.Errorf("default worker id: %v", lines[0]["metadata"])
+	}
+}
+
+// TestFinishAccountingMismatch: a caller's accounting that does not add up
+// is written, returned and warned about — after every file is written.
+func TestFinishAccountingMismatch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		acct Accounting
+		want string
+	}{
+		{"sent too high", Accounting{Sent: 5, ProfilingOK: 2}, "3 requests are missing"},
+		{"buckets disagree with records", Accounting{Sent: 2, ProfilingOK: 1, ProfilingErrors: 1}, "differ from the records received"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+			c.Add(okRecord(1, 0, 10, 1, 10, 3, 0, 0))
+			s, err := c.Finish(RunInfo{Accounting: tc.acct})
+			if !errors.Is(err, ErrAccounting) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Finish error %v, want ErrAccounting with %q", err, tc.want)
+			}
+			if s == nil || len(s.Warnings()) == 0 || !strings.Contains(s.Warnings()[0], "request_accounting") {
+				t.Fatalf("no warning: %+v", s)
+			}
+			agg := decodeJSON(t, readFile(t, dir, FileAggregateJSON))
+			ra := agg["metadata"].(map[string]any)["request_accounting"].(map[string]any)
+			if ra["adds_up"] != false || !strings.Contains(ra["check_error"].(string), tc.want) {
+				t.Errorf("request_accounting %v", ra)
+			}
+		})
+	}
+}
+
+// TestCollectorWriteErrorIsReturned: a failing record file surfaces in Err
+// and Finish, and the broken file is not published under its final name.
+func TestCollectorWriteErrorIsReturned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0), BufferSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.recF.Close() // simulate the disk going away
+	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	if c.Err() == nil {
+		t.Fatal("write error not reported by Err")
+	}
+	_, err = c.Finish(RunInfo{})
+	if err == nil || !strings.Contains(err.Error(), FileRecords) {
+		t.Fatalf("Finish error %v, want one naming %s", err, FileRecords)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileRecords)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a broken %s was published", FileRecords)
+	}
+}
+
+func TestCollectorFlushesPeriodically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(dir, CollectorOptions{Now: clk.Now, FlushInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial := filepath.Join(dir, FileRecords+partialSuffix)
+	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	if b, _ := os.ReadFile(partial); len(b) != 0 {
+		t.Fatalf("flushed before the interval: %d bytes", len(b))
+	}
+	clk.Advance(1500 * time.Millisecond)
+	c.Add(okRecord(1, 0, 10, 1, 10, 3, 0, 0))
+	if b, _ := os.ReadFile(partial); strings.Count(string(b), "\n") != 2 {
+		t.Fatalf("not flushed after the interval: %q", b)
+	}
+	if _, err := c.Finish(RunInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(okRecord(2, 0, 10, 1, 10, 3, 0, 0))
+	if c.LateRecords() != 1 {
+		t.Errorf("late records %d", c.LateRecords())
+	}
+	if _, err := c.Finish(RunInfo{}); err == nil {
+		t.Error("second Finish succeeded")
+	}
+}
+
+// TestSnapshotSlidingWindow drives the live statistics with a fake clock.
+func TestSnapshotSlidingWindow(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Snapshot()
+	if s.WindowSamples != 0 || !math.IsNaN(s.TTFTP50) || s.RequestsPerSec != 0 {
+		t.Fatalf("empty snapshot %+v", s)
+	}
+	// 5 s with 4 requests/s, TTFT 100 ms, ITL 10 ms, OSL 11.
+	for range 5 {
+		for i := range 4 {
+			c.Add(okRecord(i, 0, 100, 10, 1000, 11, 0, 0))
+		}
+		clk.Advance(time.Second)
+	}
+	c.SetInFlight(7)
+	c.AddOverflow(okRecord(9, 0, 0, 0, 0, 1, 0, 0))
+	s = c.Snapshot()
+	if s.ProfilingOK != 20 || s.InFlight != 7 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
+		t.Errorf("counts %+v", s)
+	}
+	if !near(s.RequestsPerSec, 4) || !near(s.OutputTokensPerSec, 44) {
+		t.Errorf("rates %v req/s %v tok/s, want 4 and 44", s.RequestsPerSec, s.OutputTokensPerSec)
+	}
+	if math.Abs(s.TTFTP50-100) > 0.1 || math.Abs(s.ITLP99-10) > 0.01 {
+		t.Errorf("percentiles ttft p50 %v itl p99 %v", s.TTFTP50, s.ITLP99)
+	}
+	// 20 s later the window is empty again, the totals are not.
+	clk.Advance(20 * time.Second)
+	s = c.Snapshot()
+	if s.WindowSamples != 0 || s.RequestsPerSec != 0 || !math.IsNaN(s.ITLP50) || s.ProfilingOK != 20 {
+		t.Errorf("after the window: %+v", s)
+	}
+}
