@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentperf/agentperf/dataset"
+)
+
+func init() {
+	registerDataset(command{name: "synth", summary: "generate a synthetic weka-format corpus", run: runDatasetSynth})
+}
+
+const datasetSynthExamples = `  # the corpus --public-dataset synthetic loads, written to a file
+  agentperf dataset synth --seed 1 -o synth.jsonl
+
+  # 200 traces with subagents, zstd-compressed
+  agentperf dataset synth --seed 7 --traces 200 --subagents -o synth-200.jsonl.zst
+
+  # short traces that fit a 32k context window, times scaled down 10x
+  agentperf dataset synth --max-context 32768 --min-turns 10 --max-turns 20 --time-scale 0.1 -o small.jsonl
+
+  # inspect what was generated
+  agentperf dataset info --input-file synth.jsonl`
+
+func runDatasetSynth(_ context.Context, args []string, io stdio) error {
+	fs := newFlagSet("dataset synth", "dataset synth [flags] -o FILE", datasetSynthExamples, io.err)
+	var opt dataset.SynthOptions
+	fs.Int64Var(&opt.Seed, "seed", 1, "random seed: the same flags and seed give a byte-identical corpus")
+	fs.IntVar(&opt.Traces, "traces", 40, "number of traces")
+	fs.BoolVar(&opt.Subagents, "subagents", false, "add subagent entries (with nested requests) to about half the traces")
+	fs.IntVar(&opt.MinTurns, "min-turns", 30, "fewest parent requests per trace")
+	fs.IntVar(&opt.MaxTurns, "max-turns", 120, "most parent requests per trace")
+	fs.IntVar(&opt.MaxContext, "max-context", 0, "keep every request's in+out at or below this many tokens (0: no limit; traces compact at ≈160k tokens)")
+	fs.Float64Var(&opt.TimeScale, "time-scale", 1, "multiply recorded think and API times (1: real-corpus magnitudes)")
+	out := fs.StringP("output", "o", "", "output file (.jsonl, .jsonl.zst or .jsonl.gz; - for stdout)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("dataset synth: unexpected argument %q", fs.Arg(0))
+	case *out == "":
+		return usagef("dataset synth: -o FILE is required (use -o - for stdout)")
+	case opt.Traces <= 0:
+		return usagef("dataset synth: --traces must be positive, got %d", opt.Traces)
+	case opt.MinTurns <= 0 || opt.MaxTurns < opt.MinTurns:
+		return usagef("dataset synth: need 0 < --min-turns ≤ --max-turns, got %d and %d", opt.MinTurns, opt.MaxTurns)
+	case opt.MaxContext < 0 || (opt.MaxContext > 0 && opt.MaxContext < 24000):
+		return usagef("dataset synth: --max-context %d is too small: a trace's system prefix alone is up to 24k tokens", opt.MaxContext)
+	case opt.TimeScale <= 0:
+		return usagef("dataset synth: --time-scale must be positive, got %v", opt.TimeScale)
+	}
+	traces := dataset.Synthesize(opt)
+	if err := writeCorpus(*out, io.out, traces); err != nil {
+		return err
+	}
+	st := dataset.ComputeStats(traces)
+	where := *out
+	msgTo := io.out
+	if where == "-" {
+		where, msgTo = "stdout", io.err
+	}
+	fmt.Fprintf(msgTo, "wrote %d traces (%d parent requests, %d subagent requests in %d entries, %d hash ids) to %s\n",
+		st.Traces, st.ParentRequests, st.SubagentRequests, st.SubagentEntries, st.HashIDs, where)
+	return nil
+}
+
+// writeCorpus writes traces as JSONL to path (compressed by its extension)
+// or to stdout for "-". A file is written to a temporary name and renamed,
+// so a failed write never leaves a truncated corpus behind.
+func writeCorpus(path string, stdout io.Writer, traces []dataset.Trace) error {
+	if path == "-" {
+		return dataset.WriteJSONL(stdout, traces)
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".gz")
+	if !strings.HasSuffix(base, ".jsonl") {
+		return usagef("dataset synth: output %s: the name must end in .jsonl, .jsonl.zst or .jsonl.gz", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("dataset synth: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	var w io.Writer = tmp
+	var closeEnc func() error
+	switch {
+	case strings.HasSuffix(path, ".zst"):
+		enc, err := zstd.NewWriter(tmp)
+		if err != nil {
+			tmp.Close()
+			return fmt.Errorf("dataset synth: %w", err)
+		}
+		w, closeEnc = enc, enc.Close
+	case strings.HasSuffix(path, ".gz"):
+		enc := gzip.NewWriter(tmp)
+		w, closeEnc = enc, enc.Close
+	}
+	err = dataset.WriteJSONL(w, traces)
+	if err == nil && closeEnc != nil {
+		err = closeEnc()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("dataset synth: write %s: %w", path, err)
+	}
+	return nil
+}
