@@ -93,8 +93,9 @@ type Config struct {
 	// because the table grows with every request.
 	RecordFirstByte bool
 
-	// TokenizerName names the tokenizer for tokenizer resolution; used
-	// only when Tokenizer is nil. Empty means the builtin tokenizer.
+	// TokenizerName names the tokenizer when Tokenizer is nil: "" or
+	// "builtin", or the path of a Hugging Face tokenizer.json (plain or
+	// .zst).
 	TokenizerName string
 	// Tokenizer counts prompt tokens. Nil means TokenizerName, else
 	// tokenizer.Builtin().
@@ -312,7 +313,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
-	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts (default builtin)")
+	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, or a path to a Hugging Face tokenizer.json (.zst ok)")
 	f := &c.Faults
 	fs.IntVar(&f.DownAfterRequests, "fault-down-after-requests", f.DownAfterRequests, "reset every request and connection for --fault-down-for once this many completion requests arrived (0 = never)")
 	fs.DurationVar(&f.DownFor, "fault-down-for", f.DownFor, "length of the down window (default 5s)")

@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// discardWriter is a reusable http.ResponseWriter and Flusher that counts
+// bytes, so benchmarks measure the handler, not a recorder.
+type discardWriter struct {
+	h      http.Header
+	n      int
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+func (w *discardWriter) WriteHeader(code int)        { w.status = code }
+func (w *discardWriter) Flush()                      {}
+
+func benchHandler(b *testing.B, body []byte) {
+	s, err := New(Config{ZeroLatency: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := s.Handler()
+	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	w := &discardWriter{h: http.Header{}}
+	rd := bytes.NewReader(body)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		rd.Reset(body)
+		r.Body = readCloser{rd}
+		clear(w.h)
+		w.n = 0
+		h.ServeHTTP(w, r)
+		if w.status != 200 {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+	b.ReportMetric(float64(w.n), "resp-bytes/op")
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// BenchmarkHandler measures the zero-latency handler path without the
+// network: the small chat body of bench/sim_chat.lua, non-streaming with 8
+// tokens and streaming with 40 SSE content events.
+func BenchmarkHandler(b *testing.B) {
+	small := []msg{{"system", "You are a coding agent."}, {"user", "List the files in the repository and explain the build."}}
+	for _, c := range []struct {
+		name string
+		req  chatReq
+	}{
+		{"nonstream-8tok", chatReq{Model: "agentperf-sim", Messages: small, MaxCompletionTokens: 8, IgnoreEOS: true}},
+		{"stream-40tok", chatReq{Model: "agentperf-sim", Messages: small, MaxCompletionTokens: 40, IgnoreEOS: true, Stream: true}.withUsage()},
+		{"stream-40tok-100k-prompt", chatReq{Model: "agentperf-sim", Messages: conversationOfTokens(100_000), MaxCompletionTokens: 40, IgnoreEOS: true, Stream: true}.withUsage()},
+	} {
+		body, _ := json.Marshal(c.req)
+		b.Run(c.name, func(b *testing.B) { benchHandler(b, body) })
+	}
+}
+
+// conversationOfTokens builds an agentic conversation of roughly n prompt
+// tokens (many turns), as a long replay turn sends it.
+func conversationOfTokens(n int) []msg {
+	m := []msg{{"system", words("system", 2000)}}
+	for i := 0; promptLen(m) < n; i++ {
+		m = append(m, msg{"user", words(fmt.Sprintf("tool result %d", i), 1500)}, msg{"assistant", words(fmt.Sprintf("step %d", i), 200)})
+	}
+	return m
+}
+
+// BenchmarkLoopback measures one streaming request over a real loopback
+// connection (client and server in this process).
+func BenchmarkLoopback(b *testing.B) {
+	s := startSim(b, Config{ZeroLatency: true})
+	body, _ := json.Marshal(chatReq{Messages: []msg{{"user", "hi"}}, MaxCompletionTokens: 40, IgnoreEOS: true, Stream: true}.withUsage())
+	c := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Post(s.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var sink bytes.Buffer
+		sink.ReadFrom(resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// sharedDir returns ../shared next to the module root, or "".
+func sharedDir(t testing.TB) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func TestRealTokenizerFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a 7 MB tokenizer")
+	}
+	path := filepath.Join(sharedDir(t), "tokenizers", "qwen3.tokenizer.json.zst")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared tokenizer %s absent: %v", path, err)
+	}
+	s := startSim(t, Config{ZeroLatency: true, TokenizerName: path})
+	if s.Config().Tokenizer.Approximate() || !strings.Contains(s.Config().Tokenizer.Name(), "qwen3") {
+		t.Fatalf("tokenizer = %s", s.Config().Tokenizer.Name())
+	}
+	msgs := []msg{{"user", "Hello, world! How are you today?"}}
+	body := mustDo(t, s, "/v1/chat/completions", chatReq{Messages: msgs, MaxTokens: 1, Stream: true}.withUsage(), nil)
+	tok := s.Config().Tokenizer
+	want := len(tok.Encode("<|im_start|>user\n")) + len(tok.Encode(msgs[0].Content)) + len(tok.Encode("<|im_end|>\n")) + len(tok.Encode("<|im_start|>assistant\n"))
+	if got := parseStream(t, body).usage.PromptTokens; got != want {
+		t.Errorf("prompt tokens with qwen3 = %d, want %d", got, want)
+	}
+}
