@@ -1,0 +1,27 @@
+// Package server scrapes the Prometheus /metrics endpoints of the inference
+// server(s) during a run and writes aiperf's server_metrics_export.json and
+// server_metrics_export.csv (reference/aiperf-artifact-schemas.md §5).
+//
+// Collection: every configured endpoint is fetched every Config.Interval
+// (default 333 ms, AIPERF_SERVER_METRICS_COLLECTION_INTERVAL), with a
+// baseline scrape before warmup (Scraper.Baseline) and a final scrape at the
+// end (Scraper.Final). A failed scrape is logged and counted, never fatal.
+// Samples are kept as one float64 per series per successful scrape of its
+// endpoint (histograms: one per bucket plus sum and count), so memory grows
+// linearly with run length and series count and with nothing else.
+//
+// Windows: the warmup window runs from the first scrape to the profiling
+// start (Scraper.MarkProfilingStart); the profiling window from the
+// profiling start to the profiling end (Scraper.MarkProfilingEnd). Counters
+// and histograms are window deltas: the reference value is the last sample at
+// or before the window start, the closing value the last sample at or before
+// the window end — or the final scrape when it follows the profiling end, so
+// that requests finishing at the end of the window are counted. A drop in a
+// counter is a reset: the post-reset value is added (Prometheus increase()).
+// Gauges use the raw samples inside the window.
+//
+// Aggregation across series depends on the metric type (contract §4 item 4):
+// counters are summed over series, gauges such as vllm:kv_cache_usage_perc
+// are averaged over logical engines, never summed. The derived figures
+// (Derived) follow these rules and name their definitions explicitly.
+package server
