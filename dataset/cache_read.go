@@ -17,14 +17,17 @@ import (
 // OpenCache maps the cache file at path read-only and returns the corpus it
 // holds.
 //
-// It validates the header, the section table, the footer, every offset and
-// size against the file, the checksums of every section except the hash
-// ids, and every row of every table (so no later access can go out of
-// bounds). The hash-id section, which is nearly all of the file, is
-// checksummed too unless a marker written next to the file records that this
-// very file (same size, inode, mtime and ctime) was fully verified before;
-// any later write to the file changes its ctime and forces the full check.
-// This keeps a warm open at a few milliseconds whatever the corpus size.
+// It always validates the header, the section table, the footer, every
+// section's offset and size against the file, and the index: the checksums
+// and rows of the string, list, trace and subagent sections and the meta
+// section. The bulk sections (request table and hash ids, nearly all of
+// the file and proportional to the corpus) are checksummed and checked row
+// by row too, unless a marker written next to the file records that this
+// very file (same size, inode, mtime and ctime) passed that full check
+// before; any later write to the file changes its ctime and forces the full
+// check again. This keeps a warm open at a millisecond or two whatever the
+// corpus size. Even without the full check no access can go out of bounds:
+// per-request references are bounds-checked when a trace is materialised.
 // VerifyCache always checks everything.
 //
 // Failures wrap ErrCacheCorrupt or ErrCacheVersion (or are I/O errors, e.g.
@@ -82,20 +85,20 @@ func openCache(path string, mode verifyMode) (*Corpus, error) {
 	if int64(int(fi.Size())) != fi.Size() {
 		return nil, fmt.Errorf("open dataset cache %s: %d bytes do not fit in memory", path, fi.Size())
 	}
-	verifyHashes := mode == verifyFull || (mode == verifyAuto && !verifiedMarkerMatches(path, fi))
+	full := mode == verifyFull || (mode == verifyAuto && !verifiedMarkerMatches(path, fi))
 	before := stampOf(fi)
 	m, err := mmap.Map(f, mmap.RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset cache %s: mmap: %w", path, err)
 	}
-	c, err := decodeCache(m, verifyHashes)
+	c, err := decodeCache(m, full)
 	if err != nil {
 		m.Unmap()
 		return nil, fmt.Errorf("open dataset cache %s: %w", path, err)
 	}
 	c.mapping = m
 	c.path = path
-	if verifyHashes {
+	if full {
 		// Best effort: a missing marker only costs the next open a check.
 		_ = writeVerifiedMarker(path, before, time.Now())
 	}
@@ -109,7 +112,15 @@ type sectionEntry struct {
 
 // decodeCache validates data as a cache file and builds a Corpus over it.
 // The Corpus references data; it does not own a mapping yet.
-func decodeCache(data []byte, verifyHashes bool) (*Corpus, error) {
+//
+// With full, it checks every checksum and every row. Without, it skips the
+// bulk sections (the request table and the hash ids, whose size grows with
+// the corpus): their checksums and the per-request references are not
+// checked, and materialisation bounds-checks each per-request reference
+// instead, so even a file damaged behind the marker's back cannot make an
+// access go out of bounds. The index (header, section table, strings,
+// lists, trace and subagent tables, meta) is always checked completely.
+func decodeCache(data []byte, full bool) (*Corpus, error) {
 	size := uint64(len(data))
 	if size < headerSize+footerSize {
 		return nil, corruptf("file is %d bytes, shorter than a header and footer", size)
@@ -172,7 +183,7 @@ func decodeCache(data []byte, verifyHashes bool) (*Corpus, error) {
 	}
 	body := func(id uint32) []byte { e := secs[id]; return data[e.off : e.off+e.n] }
 	for _, e := range order {
-		if e.id == secHashIDs && !verifyHashes {
+		if (e.id == secHashIDs || e.id == secRequests) && !full {
 			continue
 		}
 		if got := crc32.Checksum(body(e.id), castagnoli); got != e.crc {
@@ -257,20 +268,25 @@ func decodeCache(data []byte, verifyHashes bool) (*Corpus, error) {
 	}
 	c.meta = meta
 	c.n = c.tt.rows
-	if err := c.checkRows(nstr, nlist); err != nil {
+	if err := c.checkRows(nstr, nlist, full); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// checkRows validates every reference between the tables, so that
-// materialising any trace stays in bounds and terminates: every request and
-// subagent row belongs to exactly one range, children come after their
-// parent, and every string, list and hash-id reference exists.
-func (c *Corpus) checkRows(nstr, nlist int) error {
+// checkRows validates the references between the tables, so that
+// materialising any trace stays in bounds and terminates: every subagent
+// row belongs to exactly one range and children come after their parent,
+// and request ranges lie inside the request table. With full it also
+// checks that every request row belongs to exactly one range, with the
+// owner it records, and that its string, list and hash-id references exist.
+func (c *Corpus) checkRows(nstr, nlist int, full bool) error {
 	nreq, nsub, ntr := c.rt.rows, c.st.rows, c.tt.rows
 	nhash := uint64(len(c.hash))
-	reqSeen := make([]bool, nreq)
+	var reqSeen []bool
+	if full {
+		reqSeen = make([]bool, nreq)
+	}
 	subSeen := make([]bool, nsub)
 	str := func(what string, row int, v uint32) error {
 		if uint64(v) >= uint64(nstr) {
@@ -287,6 +303,9 @@ func (c *Corpus) checkRows(nstr, nlist int) error {
 	claimReqs := func(what string, row int, start, n uint32, trace, owner uint32) error {
 		if uint64(start)+uint64(n) > uint64(nreq) {
 			return corruptf("%s row %d: requests [%d,+%d) past %d rows", what, row, start, n, nreq)
+		}
+		if !full {
+			return nil
 		}
 		for r := start; r < start+n; r++ {
 			if reqSeen[r] {
@@ -353,6 +372,9 @@ func (c *Corpus) checkRows(nstr, nlist int) error {
 		if err := claimSubs("subagent", i, c.st.u32(scChildStart, i), c.st.u32(scChildCount, i), i); err != nil {
 			return err
 		}
+	}
+	if !full {
+		return nil
 	}
 	for r := 0; r < nreq; r++ {
 		if !reqSeen[r] {

@@ -147,17 +147,32 @@ func (c *Corpus) requests(start, n uint32) []Request {
 		r.TTFT = c.rt.f64(rcTTFT, row)
 		r.In = c.rt.int(rcIn, row)
 		r.Out = c.rt.int(rcOut, row)
-		if hn := uint64(c.rt.u32(rcHashLen, row)); hn > 0 {
-			off := c.rt.u64(rcHashOff, row)
+		// Per-request references are bounds-checked here rather than at
+		// open (see decodeCache); an out-of-range one reads as empty.
+		if hn, off := uint64(c.rt.u32(rcHashLen, row)), c.rt.u64(rcHashOff, row); hn > 0 && off <= uint64(len(c.hash)) && hn <= uint64(len(c.hash))-off {
 			r.HashIDs = c.hash[off : off+hn : off+hn]
 		}
-		r.Type = c.strs[c.rt.u32(rcType, row)]
-		r.Model = c.strs[c.rt.u32(rcModel, row)]
-		r.Stop = c.strs[c.rt.u32(rcStop, row)]
-		r.InputTypes = c.lists[c.rt.u32(rcInputTypes, row)]
-		r.OutputTypes = c.lists[c.rt.u32(rcOutputTypes, row)]
+		r.Type = c.str(c.rt.u32(rcType, row))
+		r.Model = c.str(c.rt.u32(rcModel, row))
+		r.Stop = c.str(c.rt.u32(rcStop, row))
+		r.InputTypes = c.list(c.rt.u32(rcInputTypes, row))
+		r.OutputTypes = c.list(c.rt.u32(rcOutputTypes, row))
 	}
 	return rs
+}
+
+func (c *Corpus) str(i uint32) string {
+	if uint64(i) < uint64(len(c.strs)) {
+		return c.strs[i]
+	}
+	return ""
+}
+
+func (c *Corpus) list(i uint32) []string {
+	if uint64(i) < uint64(len(c.lists)) {
+		return c.lists[i]
+	}
+	return nil
 }
 
 func (c *Corpus) subagents(start, n uint32) []Subagent {

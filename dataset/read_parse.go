@@ -465,64 +465,81 @@ func (p *parser) optCount() (int, error) {
 	return p.count()
 }
 
-// hashIDs reads an array of hash ids into the slab.
+// hashIDs reads an array of hash ids. The ids are appended straight into
+// the free tail of the shared slab, which the result then owns.
 func (p *parser) hashIDs() ([]uint32, error) {
 	if c := p.peek(); c != '[' {
 		return nil, p.typeErr(c, "expected an array of hash ids, found %s", describe(c))
 	}
 	p.i++
-	ids := p.ids[:0]
-	b := p.b
 	if p.peek() == ']' {
 		p.i++
 		return []uint32{}, nil
 	}
+	if len(p.slab) < slabChunk/16 {
+		p.slab = make([]uint32, slabChunk)
+	}
+	ids := p.slab[:0]
+	b := p.b
+	i := p.i
 	for k := 0; ; k++ {
-		// fast path: plain decimal digits
-		i := p.i
-		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
-			i++
-		}
+		// Fast path: 1–10 digits (no leading zero) right before ',' or ']'.
 		start := i
-		var v uint64
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' && i-start < 11 {
-			v = v*10 + uint64(b[i]-'0')
-			i++
-		}
-		n := i - start
-		fast := n > 0 && n < 11 && (b[start] != '0' || n == 1) &&
-			(i >= len(b) || (b[i] != '.' && b[i] != 'e' && b[i] != 'E' && (b[i] < '0' || b[i] > '9')))
-		if fast && v <= math.MaxUint32 {
-			p.i = i
-			ids = append(ids, uint32(v))
-		} else {
-			p.i = start
-			p.setIdx(k)
-			x, err := p.integer()
-			if err != nil {
-				p.setIdx(-1)
-				return nil, err
+		if i < len(b) {
+			d := b[i] - '0'
+			if d <= 9 && (d != 0 || i+1 >= len(b) || b[i+1]-'0' > 9) {
+				v := uint64(d)
+				i++
+				for i < len(b) {
+					d = b[i] - '0'
+					if d > 9 {
+						break
+					}
+					v = v*10 + uint64(d)
+					i++
+				}
+				if i-start <= 10 && v <= math.MaxUint32 && i < len(b) {
+					switch b[i] {
+					case ',':
+						ids = append(ids, uint32(v))
+						i++
+						continue
+					case ']':
+						ids = append(ids, uint32(v))
+						p.i = i + 1
+						return p.keep(ids), nil
+					}
+				}
 			}
+		}
+		// Slow path: white space, other number forms, errors.
+		p.i = start
+		p.ws()
+		start = p.i
+		p.setIdx(k)
+		x, err := p.integer()
+		if err == nil {
 			if x < 0 {
 				err = p.failAt(start, ErrOutOfRange, "hash id %d is negative; hash ids are ≥ 0", x)
 			} else if x > math.MaxUint32 {
 				err = p.failAt(start, ErrOutOfRange, "hash id %d exceeds 2^32-1 (agentperf stores hash ids as uint32)", x)
 			}
-			p.setIdx(-1)
-			if err != nil {
-				return nil, err
-			}
-			ids = append(ids, uint32(x))
 		}
+		if err != nil {
+			p.setIdx(-1)
+			return nil, err
+		}
+		ids = append(ids, uint32(x))
 		switch c := p.peek(); c {
 		case ',':
 			p.i++
+			i = p.i
+			p.setIdx(-1)
 		case ']':
 			p.i++
-			p.ids = ids
-			return p.carve(ids), nil
+			p.setIdx(-1)
+			return p.keep(ids), nil
 		default:
-			p.setIdx(k)
 			err := p.fail(ErrMalformedJSON, "expected ',' or ']' after hash id, found %s", describe(c))
 			p.setIdx(-1)
 			return nil, err
@@ -530,22 +547,16 @@ func (p *parser) hashIDs() ([]uint32, error) {
 	}
 }
 
-// carve copies ids into the shared slab and returns the copy (capacity
-// clipped so appends never clobber a neighbour).
-func (p *parser) carve(ids []uint32) []uint32 {
+// keep finishes a hash-id array built by appending to p.slab[:0]: if it
+// still lives in the slab, the slab shrinks past it; if append had to move
+// it, it already has its own array. The capacity is clipped so that an
+// append by a caller can never clobber a neighbour.
+func (p *parser) keep(ids []uint32) []uint32 {
 	n := len(ids)
-	if n > len(p.slab) {
-		if n >= slabChunk/4 {
-			out := make([]uint32, n)
-			copy(out, ids)
-			return out
-		}
-		p.slab = make([]uint32, slabChunk)
+	if n <= len(p.slab) && &ids[0] == &p.slab[0] {
+		p.slab = p.slab[n:]
 	}
-	out := p.slab[:n:n]
-	copy(out, ids)
-	p.slab = p.slab[n:]
-	return out
+	return ids[:n:n]
 }
 
 // skipValue validates and skips any JSON value (used for "totals").

@@ -93,6 +93,7 @@ var (
 	keyUsage      = []byte(`"usage":`)
 	keyError      = []byte(`"error":`)
 	keyChoices    = []byte(`"choices"`)
+	keyText       = []byte(`"text":`)
 )
 
 // parseSSELine interprets one line of an SSE stream. Lines that are not
@@ -121,7 +122,7 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	}
 	// Fast path: a content delta without usage needs no full decode.
 	hasUsage := bytes.Contains(data, keyUsage)
-	if !hasUsage && text == nil {
+	if !hasUsage && text == nil && !bytes.Contains(data, keyText) {
 		c, cerr := nonEmptyString(data, keyContent)
 		r1, rerr1 := nonEmptyString(data, keyReasoning1)
 		r2, rerr2 := nonEmptyString(data, keyReasoning2)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
+
+// respPool holds response buffers (a 40-token stream is about 8 KB).
+var respPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // responder writes one completion response, streaming or not, and applies
 // the mid-stream faults.
@@ -54,7 +58,14 @@ func (rw *responder) serve(ctx context.Context) {
 	h = append(h, `,"model":`...)
 	h = append(h, jsonString(s.cfg.Model)...)
 	rw.head = h
-	rw.buf = make([]byte, 0, 4096)
+	bp := respPool.Get().(*[]byte)
+	rw.buf = (*bp)[:0]
+	defer func() {
+		if cap(rw.buf) <= 1<<20 {
+			*bp = rw.buf[:0]
+			respPool.Put(bp)
+		}
+	}()
 
 	if s.cfg.ZeroLatency {
 		rw.e.beginZeroLatency(rw.seq)

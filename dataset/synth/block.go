@@ -69,26 +69,35 @@ func (c *corpus) takeRun(dst []span, start, limit int) ([]span, int) {
 }
 
 // fill appends spans holding exactly n tokens, drawn with rng. A piece of
-// at most 64 tokens is two runs of consecutive corpus lines from two random
-// places (the first run about half to three quarters of the piece), then,
-// for the remainder, whole lines of exactly the missing size; longer n are
-// cut into 64-token pieces. Every span boundary is a cut point, so the
-// pieces' texts concatenate to text of exactly n tokens.
+// at most 64 tokens is a run of consecutive corpus lines from a random
+// place (about half to three quarters of the piece; up to four places are
+// tried until one fits), then up to six more
+// runs from other random places while they fit, then whole lines of
+// exactly the missing size (random sizes while more than 16 tokens are
+// missing); longer n are cut into 64-token pieces. Every span boundary is a
+// cut point, so the pieces' texts concatenate to text of exactly n tokens.
 func (c *corpus) fill(dst []span, n int, rng *splitmix) []span {
 	for n > 0 {
 		piece := min(n, blockTokens)
 		n -= piece
 		rem := piece
+		var got int
 		if rem >= 8 {
-			var got int
-			dst, got = c.takeRun(dst, rng.intn(c.units()), rem/2+rng.intn(rem/4+1))
+			limit := rem/2 + rng.intn(rem/4+1)
+			for try := 0; got == 0 && try < 4; try++ {
+				dst, got = c.takeRun(dst, rng.intn(c.units()), limit)
+			}
 			rem -= got
 		}
-		var got int
-		dst, got = c.takeRun(dst, rng.intn(c.units()), rem)
-		rem -= got
+		for try := 0; rem > 0 && try < 6; try++ {
+			dst, got = c.takeRun(dst, rng.intn(c.units()), rem)
+			rem -= got
+		}
 		for rem > 0 {
 			k := int(c.below[rem]) // >= 1: bucket[1] is never empty
+			if rem > 16 {
+				k = int(c.below[1+rng.intn(rem)])
+			}
 			b := c.bucket[k]
 			u := b[rng.intn(len(b))]
 			dst = append(dst, span{u, u + 1})

@@ -18,9 +18,10 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// HF is a byte-level BPE tokenizer loaded from a Hugging Face tokenizer.json
-// (Llama-3, Qwen2/3, DeepSeek-V3, gpt-oss and the like). It is safe for
-// concurrent use.
+// BPE is a byte-level BPE tokenizer: one loaded from a Hugging Face
+// tokenizer.json (Llama-3, Qwen2/3, DeepSeek-V3, gpt-oss and the like) by
+// [LoadHF] or [FromHFJSON], or from a tiktoken rank file by [LoadTiktoken].
+// It is safe for concurrent use.
 //
 // Encode works as the HF tokenizers library does with
 // add_special_tokens=False: added tokens (special or not) that appear
@@ -31,7 +32,7 @@ import (
 // added tokens decode to their content. Decode(Encode(s)) == s for valid
 // UTF-8 s when the normalizer leaves s unchanged (for NFC models: when s is
 // in NFC).
-type HF struct {
+type BPE struct {
 	name  string
 	norm  []func(string) string
 	pre   []preStep
@@ -42,20 +43,27 @@ type HF struct {
 	scratch sync.Pool
 }
 
-var _ Tokenizer = (*HF)(nil)
+// HF is the tokenizer [LoadHF] returns.
+type HF = BPE
 
-// Name returns the name given at load time (the file path for LoadHF).
-func (t *HF) Name() string { return t.name }
+// Tiktoken is the tokenizer [LoadTiktoken] returns.
+type Tiktoken = BPE
 
-// Approximate returns false: HF tokenizers are the model's own.
-func (t *HF) Approximate() bool { return false }
+var _ Tokenizer = (*BPE)(nil)
+
+// Name returns the name given at load time (the file path for LoadHF and
+// LoadTiktoken).
+func (t *BPE) Name() string { return t.name }
+
+// Approximate returns false: the tokenizer is the model's own.
+func (t *BPE) Approximate() bool { return false }
 
 // VocabSize returns one more than the largest token id.
-func (t *HF) VocabSize() int { return len(t.pieces) }
+func (t *BPE) VocabSize() int { return len(t.pieces) }
 
 // TokenID returns the id of an added token (such as "<|im_start|>") or of a
 // vocabulary token given as its raw text.
-func (t *HF) TokenID(text string) (uint32, bool) {
+func (t *BPE) TokenID(text string) (uint32, bool) {
 	if id, ok := t.added.ids[text]; ok {
 		return id.id, true
 	}
@@ -64,12 +72,12 @@ func (t *HF) TokenID(text string) (uint32, bool) {
 }
 
 // Encode returns the token ids of text.
-func (t *HF) Encode(text string) []uint32 {
+func (t *BPE) Encode(text string) []uint32 {
 	return t.AppendEncode(make([]uint32, 0, len(text)/3+4), text)
 }
 
 // AppendEncode appends the token ids of text to dst.
-func (t *HF) AppendEncode(dst []uint32, text string) []uint32 {
+func (t *BPE) AppendEncode(dst []uint32, text string) []uint32 {
 	sc := t.scratch.Get().(*scratch)
 	defer t.scratch.Put(sc)
 	for len(text) > 0 {
@@ -85,7 +93,7 @@ func (t *HF) AppendEncode(dst []uint32, text string) []uint32 {
 }
 
 // encodeSegment encodes text without added tokens.
-func (t *HF) encodeSegment(dst []uint32, text string, sc *scratch) []uint32 {
+func (t *BPE) encodeSegment(dst []uint32, text string, sc *scratch) []uint32 {
 	if text == "" {
 		return dst
 	}
@@ -98,7 +106,7 @@ func (t *HF) encodeSegment(dst []uint32, text string, sc *scratch) []uint32 {
 // encodeLevel applies pre-tokenizer step level and those after it to piece,
 // depth first (so only the first step's output can be large), then the
 // model.
-func (t *HF) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []uint32 {
+func (t *BPE) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []uint32 {
 	if level == len(t.pre) {
 		return t.model.encodeWord(dst, piece)
 	}
@@ -115,10 +123,10 @@ func (t *HF) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []u
 }
 
 // CountTokens returns len(Encode(text)).
-func (t *HF) CountTokens(text string) int { return len(t.Encode(text)) }
+func (t *BPE) CountTokens(text string) int { return len(t.Encode(text)) }
 
 // Decode returns the text of ids. Unknown ids are skipped, as HF does.
-func (t *HF) Decode(ids []uint32) string {
+func (t *BPE) Decode(ids []uint32) string {
 	buf := t.AppendDecode(make([]byte, 0, len(ids)*4), ids)
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
@@ -126,7 +134,7 @@ func (t *HF) Decode(ids []uint32) string {
 // AppendDecode appends the text of ids to dst. Unlike Decode it keeps
 // invalid UTF-8 (a token may end inside a character); Decode of a full
 // encoding is always valid UTF-8 when the input was.
-func (t *HF) AppendDecode(dst []byte, ids []uint32) []byte {
+func (t *BPE) AppendDecode(dst []byte, ids []uint32) []byte {
 	for _, id := range ids {
 		if int(id) < len(t.pieces) {
 			dst = append(dst, t.pieces[id]...)
@@ -205,14 +213,19 @@ type hfAddedToken struct {
 // package does not implement.
 var ErrUnsupported = errors.New("unsupported tokenizer feature")
 
+func newBPE(name string) *BPE {
+	t := &BPE{name: name}
+	t.scratch.New = func() any { return new(scratch) }
+	return t
+}
+
 // FromHFJSON builds a tokenizer from the contents of a tokenizer.json.
 func FromHFJSON(data []byte, name string) (*HF, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
-	t := &HF{name: name}
-	t.scratch.New = func() any { return new(scratch) }
+	t := newBPE(name)
 	var err error
 	if t.norm, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
