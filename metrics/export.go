@@ -139,6 +139,7 @@ func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
 		top = append(top, kv{"warmup_metrics", w})
 	}
 	top = append(top, kv{"metadata", s.metadataObj()})
+	top = appendKept(top, info.keepTop)
 	b, err := appendJSON(nil, top, 0)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", FileAggregateJSON, err)
@@ -197,7 +198,33 @@ func (s *Summary) metadataObj() obj {
 		ap["warnings"] = w
 	}
 	md = append(md, kv{"agentperf", ap})
-	return md
+	if len(info.Warnings) > 0 {
+		md = append(md, kv{"warnings", info.Warnings})
+	}
+	return appendKept(md, info.keepMeta)
+}
+
+// appendKept appends the kept keys of an existing file, sorted, skipping
+// keys o already has.
+func appendKept(o obj, keep map[string]any) obj {
+	if len(keep) == 0 {
+		return o
+	}
+	have := make(map[string]bool, len(o))
+	for _, e := range o {
+		have[e.k] = true
+	}
+	keys := make([]string, 0, len(keep))
+	for k := range keep {
+		if !have[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		o = append(o, kv{k, keep[k]})
+	}
+	return o
 }
 
 // Warnings lists what a reader of the results should know is missing or

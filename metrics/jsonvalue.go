@@ -29,7 +29,7 @@ type rawInt int64
 func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 	var err error
 	switch x := v.(type) {
-	case nil:
+	case nil, nilValue:
 		return append(b, "null"...), nil
 	case obj:
 		n := 0

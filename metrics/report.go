@@ -148,8 +148,12 @@ func parseLine(b []byte) (row, Error, error) {
 			if err != nil {
 				// aiperf writes non-HTTP codes as ints; anything else is
 				// kept in the type so the error still groups.
+				var str string
+				if json.Unmarshal(c, &str) != nil {
+					str = string(c)
+				}
 				if e.Type == "" {
-					e.Type = string(c)
+					e.Type = str
 				}
 			} else {
 				e.Code = n
@@ -269,6 +273,7 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 			Reasons           []string       `json:"submission_invalid_reasons"`
 			Dataset           map[string]any `json:"dataset"`
 			SkippedSubagents  int            `json:"skipped_subagent_requests"`
+			Warnings          []string       `json:"warnings"`
 			RequestAccounting struct {
 				Sent int `json:"sent"`
 			} `json:"request_accounting"`
@@ -280,6 +285,43 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	if err := d.Decode(&agg); err != nil {
 		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
 	}
+	// Keep what Report does not regenerate: top-level keys that are not
+	// metric blocks (objects with a unit) nor written by aggregateJSON, and
+	// unknown metadata keys.
+	var generic map[string]any
+	d = json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&generic); err != nil {
+		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
+	}
+	for k, v := range generic {
+		if m, ok := v.(map[string]any); ok && m["unit"] != nil {
+			continue
+		}
+		switch k {
+		case "schema_version", "aiperf_version", "benchmark_id", "input_config", "run_info", "was_cancelled",
+			"error_summary", "start_time", "end_time", "warmup_metrics", "metadata":
+			continue
+		}
+		if info.keepTop == nil {
+			info.keepTop = map[string]any{}
+		}
+		info.keepTop[k] = v
+	}
+	if md, ok := generic["metadata"].(map[string]any); ok {
+		for k, v := range md {
+			switch k {
+			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count",
+				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
+				continue
+			}
+			if info.keepMeta == nil {
+				info.keepMeta = map[string]any{}
+			}
+			info.keepMeta[k] = v
+		}
+	}
+	info.Warnings = agg.Metadata.Warnings
 	if agg.AiperfVersion != "" {
 		version = agg.AiperfVersion
 	}
@@ -348,3 +390,109 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	}
 	return info, version, slice, nil
 }
+
+// AddWarnings appends warnings to metadata.warnings of the aggregate JSON
+// in dir (written by Finish or Report), keeping everything else. Use it
+// for problems found after Finish, such as a plot that did not render.
+func AddWarnings(dir string, warnings ...string) error {
+	if len(warnings) == 0 {
+		return nil
+	}
+	path := filepath.Join(dir, FileAggregateJSON)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("add warnings: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	doc, err := decodeOrdered(d)
+	if err != nil {
+		return fmt.Errorf("add warnings to %s: %w", path, err)
+	}
+	top, ok := doc.(obj)
+	if !ok {
+		return fmt.Errorf("add warnings to %s: not a JSON object", path)
+	}
+	found := false
+	for i := range top {
+		if top[i].k != "metadata" {
+			continue
+		}
+		md, ok := top[i].v.(obj)
+		if !ok {
+			return fmt.Errorf("add warnings to %s: metadata is not an object", path)
+		}
+		found = true
+		done := false
+		for j := range md {
+			if md[j].k == "warnings" {
+				old, _ := md[j].v.([]any)
+				for _, w := range warnings {
+					old = append(old, w)
+				}
+				md[j].v = old
+				done = true
+			}
+		}
+		if !done {
+			md = append(md, kv{"warnings", warnings})
+		}
+		top[i].v = md
+	}
+	if !found {
+		top = append(top, kv{"metadata", obj{{"warnings", warnings}}})
+	}
+	b, err := appendJSON(nil, top, 0)
+	if err != nil {
+		return fmt.Errorf("add warnings to %s: %w", path, err)
+	}
+	return writeFileAtomic(dir, FileAggregateJSON, append(b, '\n'))
+}
+
+// decodeOrdered decodes the next JSON value keeping the key order of
+// objects (as obj) and numbers as json.Number.
+func decodeOrdered(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := obj{}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				o = append(o, kv{k, v})
+			}
+			_, err := d.Token()
+			return o, err
+		case '[':
+			a := []any{}
+			for d.More() {
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := d.Token()
+			return a, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	case nil:
+		return nilValue{}, nil
+	}
+	return tok, nil
+}
+
+// nilValue is an explicit JSON null kept by decodeOrdered.
+type nilValue struct{}

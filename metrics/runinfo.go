@@ -35,6 +35,15 @@ type RunInfo struct {
 	// Extra holds agentperf-specific facts written under
 	// metadata.agentperf (sorted by key).
 	Extra map[string]any
+	// Warnings are the caller's warnings about the run (a plot that did
+	// not render, a failed scrape …), written to metadata.warnings and kept
+	// by Report. AddWarnings appends to them after Finish.
+	Warnings []string
+
+	// keepTop and keepMeta hold the top-level and metadata keys of an
+	// existing aggregate JSON that Report does not regenerate (written
+	// back unchanged, after the regenerated ones).
+	keepTop, keepMeta map[string]any
 }
 
 // profilingWindow returns the profiling window, falling back to the run's.
