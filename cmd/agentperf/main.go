@@ -15,7 +15,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
+
+// processStart is when the process started (package initialisation), for
+// the start-up figure in the log.
+var processStart = time.Now()
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -25,7 +25,6 @@ import (
 	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -287,7 +286,8 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}
-	obs := &phaseObserver{scr: scr, lg: lg}
+	pc := &phaseClock{duration: r.duration}
+	obs := &phaseObserver{scr: scr, lg: lg, pc: pc, started: processStart}
 
 	benchID := uuid.NewString()
 	cfg := replay.Config{
@@ -339,7 +339,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		scrWG.Add(1)
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
-	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval))
+	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval), pc)
 	res, err := replay.Run(ctx, cfg)
 	lv.stop()
 	stopScr()
@@ -360,15 +360,19 @@ func (o overflowSink) Add(r *metrics.Record) { o.c.AddOverflow(r) }
 
 // phaseObserver forwards phase changes to the scraper and the log.
 type phaseObserver struct {
-	scr *server.Scraper
-	lg  *runLog
+	scr     *server.Scraper
+	lg      *runLog
+	pc      *phaseClock
+	started time.Time // when the command started, for the start-up figure
 }
 
 func (o *phaseObserver) WarmupStarted(lanes int, at time.Time) {
+	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
 	o.lg.Printf("warmup: %d lanes send their start turn with full history", lanes)
 }
 
 func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {
+	o.pc.start.Store(start.UnixNano())
 	if o.scr != nil {
 		o.scr.MarkProfilingStart(start)
 	}

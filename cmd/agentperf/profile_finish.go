@@ -15,7 +15,6 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -92,7 +91,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	}
 
 	if !p.noPlot {
-		w, err := plot.RenderDir(p.outputDir)
+		w, err := renderPlot(p.outputDir)
 		warnings = append(warnings, w...)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("metrics_plots.png was not rendered: %v", err))
