@@ -90,7 +90,13 @@ func countSubagents(ss []Subagent) int {
 // traces.jsonl). Blank lines are ignored. name is used in error positions.
 //
 // Every trace is validated (see TraceError and the Err* kinds); trace ids
-// must be unique. Unless opt.SkipInvalid is set, the first invalid line
+// must be unique. Unknown fields are errors, as in aiperf's models
+// (extra="forbid"), except the trace-level "totals" summary, which is
+// accepted and ignored.
+//
+// The returned traces are read-only by contract: the HashIDs of a request
+// that extends the previous request's ids (the usual turn) share storage
+// with them, and many requests' ids share one backing array. Unless opt.SkipInvalid is set, the first invalid line
 // stops the read with a *TraceError naming name, the line, the trace id,
 // the request index and the field.
 func ReadJSONL(r io.Reader, name string, opt ReadOptions) ([]Trace, ReadStats, error) {

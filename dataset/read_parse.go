@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -9,7 +10,8 @@ import (
 
 // This file holds the hand-written JSON scanner for weka traces. It parses
 // one trace object straight into the Trace model: no intermediate maps, no
-// reflection, hash_ids decoded digit by digit into a shared uint32 slab. It
+// reflection, hash_ids decoded digit by digit into shared uint32 chunks (a turn that
+// extends the previous one shares its storage). It
 // is a strict JSON parser (RFC 8259 grammar) that also enforces the schema:
 // unknown or duplicated fields, wrong types and out-of-range values are
 // errors that carry their JSON path.
@@ -31,13 +33,18 @@ type parser struct {
 	path    []pathSeg
 	traceID string
 
-	intern  map[string]string
-	strbuf  []byte
-	ids     []uint32    // scratch for one hash_ids array
-	slab    []uint32    // unused tail of the current hash-id slab
-	reqs    [][]Request // per-depth scratch for request lists
-	subs    [][]Subagent
-	nesting int
+	intern map[string]string
+	strbuf []byte
+	ids    []uint32 // scratch for one hash_ids array
+	// Hash ids live in chunks: chunk[free:] is unused, and chunk[lastStart:
+	// lastStart+lastLen] is the most recent array (lastLen 0: none), so an
+	// array that extends it can share its storage.
+	chunk              []uint32
+	free               int
+	lastStart, lastLen int
+	reqs               [][]Request // per-depth scratch for request lists
+	subs               [][]Subagent
+	nesting            int
 }
 
 func newParser(file string) *parser {
@@ -476,10 +483,10 @@ func (p *parser) hashIDs() ([]uint32, error) {
 		p.i++
 		return []uint32{}, nil
 	}
-	if len(p.slab) < slabChunk/16 {
-		p.slab = make([]uint32, slabChunk)
+	if len(p.chunk)-p.free < slabChunk/16 {
+		p.chunk, p.free, p.lastLen = make([]uint32, slabChunk), 0, 0
 	}
-	ids := p.slab[:0]
+	ids := p.chunk[p.free:p.free:len(p.chunk)]
 	b := p.b
 	i := p.i
 	for k := 0; ; k++ {
@@ -547,15 +554,29 @@ func (p *parser) hashIDs() ([]uint32, error) {
 	}
 }
 
-// keep finishes a hash-id array built by appending to p.slab[:0]: if it
-// still lives in the slab, the slab shrinks past it; if append had to move
-// it, it already has its own array. The capacity is clipped so that an
-// append by a caller can never clobber a neighbour.
+// keep finishes a hash-id array built by appending to chunk[free:free]. If
+// it still lives in the chunk and starts with the whole previous array
+// stored just before it (a conversation turn extending the last one, the
+// common case), only its new tail is kept and it shares the previous
+// array's storage; otherwise it is kept where it is. If append had to move
+// it, it has its own array. Capacity is clipped so that appending to a
+// returned slice can never clobber a neighbour; the slices are read-only
+// by contract anyway.
 func (p *parser) keep(ids []uint32) []uint32 {
 	n := len(ids)
-	if n <= len(p.slab) && &ids[0] == &p.slab[0] {
-		p.slab = p.slab[n:]
+	if p.free >= len(p.chunk) || &ids[0] != &p.chunk[p.free] {
+		p.lastLen = 0 // moved out by append
+		return ids[:n:n]
 	}
+	ls, ll := p.lastStart, p.lastLen
+	if ll > 0 && ls+ll == p.free && n >= ll && slices.Equal(ids[:ll], p.chunk[ls:ls+ll]) {
+		copy(p.chunk[p.free:], ids[ll:])
+		p.free += n - ll
+		p.lastLen = n
+		return p.chunk[ls : ls+n : ls+n]
+	}
+	p.lastStart, p.lastLen = p.free, n
+	p.free += n
 	return ids[:n:n]
 }
 
