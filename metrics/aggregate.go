@@ -183,17 +183,27 @@ func (s *Summary) Scalar(tag string) (Scalar, bool) {
 }
 
 // metricStats computes the stat of every metric over the rows selected by
-// keep, skipping metrics without values. buf is scratch space.
-func metricStats(rows []row, keep func(*row) bool, buf []float64) ([]MetricStat, []float64) {
+// keep (among those listed in idx, or all when idx is nil), skipping
+// metrics without values. buf is scratch space.
+func metricStats(rows []row, idx []int32, keep func(*row) bool, buf []float64) ([]MetricStat, []float64) {
 	var out []MetricStat
+	n := len(rows)
+	if idx != nil {
+		n = len(idx)
+	}
 	for i := range Metrics {
 		m := &Metrics[i]
 		if m.Tag == "error_isl" {
 			continue // error records only; summed in total_error_isl
 		}
 		buf = buf[:0]
-		for j := range rows {
-			r := &rows[j]
+		for j := range n {
+			var r *row
+			if idx != nil {
+				r = &rows[idx[j]]
+			} else {
+				r = &rows[j]
+			}
 			if !keep(r) {
 				continue
 			}
@@ -215,8 +225,8 @@ func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice
 		BenchmarkDuration: math.NaN(), TheoreticalHitPct: math.NaN()}
 	var buf []float64
 	prof := func(r *row) bool { return !r.warmup && r.ok() }
-	s.Metrics, buf = metricStats(rows, prof, buf)
-	s.WarmupMetrics, buf = metricStats(rows, func(r *row) bool { return r.warmup && r.ok() }, buf)
+	s.Metrics, buf = metricStats(rows, nil, prof, buf)
+	s.WarmupMetrics, buf = metricStats(rows, nil, func(r *row) bool { return r.warmup && r.ok() }, buf)
 
 	var (
 		minStart, maxResp                  int64 = math.MaxInt64, math.MinInt64
@@ -399,18 +409,31 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) []Timeslice {
 	}
 	d := int64(slice)
 	n := int((t1 - t0 + d - 1) / d)
-	buckets := make([][]row, n)
-	for i := range rows {
-		r := &rows[i]
-		if r.warmup {
-			continue
-		}
-		k := int((r.startNs - t0) / d)
+	// Counting sort of the profiling rows by slice: idx[start[k]:start[k+1]]
+	// are the rows of slice k, in record order.
+	sliceOf := func(r *row) int {
 		if r.startNs < t0 {
-			k = 0
+			return 0
 		}
-		k = min(k, n-1)
-		buckets[k] = append(buckets[k], *r)
+		return min(int((r.startNs-t0)/d), n-1)
+	}
+	start := make([]int32, n+1)
+	for i := range rows {
+		if !rows[i].warmup {
+			start[sliceOf(&rows[i])+1]++
+		}
+	}
+	for k := range n {
+		start[k+1] += start[k]
+	}
+	idx := make([]int32, start[n])
+	fill := slices.Clone(start[:n])
+	for i := range rows {
+		if !rows[i].warmup {
+			k := sliceOf(&rows[i])
+			idx[fill[k]] = int32(i)
+			fill[k]++
+		}
 	}
 	out := make([]Timeslice, n)
 	var buf []float64
@@ -419,18 +442,19 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) []Timeslice {
 		ts.StartNs = t0 + int64(k)*d
 		ts.EndNs = ts.StartNs + d
 		ts.Complete = ts.EndNs <= t1
-		b := buckets[k]
-		ts.Metrics, buf = metricStats(b, func(r *row) bool { return r.ok() }, buf)
+		b := idx[start[k]:start[k+1]]
+		ts.Metrics, buf = metricStats(rows, b, func(r *row) bool { return r.ok() }, buf)
 		okN, errN := 0, 0
 		osl := 0.0
-		for i := range b {
+		for _, j := range b {
+			r := &rows[j]
 			switch {
-			case b[i].ok():
+			case r.ok():
 				okN++
-				if Has(b[i].v.OSL) {
-					osl += b[i].v.OSL
+				if Has(r.v.OSL) {
+					osl += r.v.OSL
 				}
-			case b[i].failed:
+			case r.failed:
 				errN++
 			}
 		}
