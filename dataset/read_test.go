@@ -349,3 +349,85 @@ func TestReadPathLayouts(t *testing.T) {
 		}
 	})
 }
+
+func TestReadHashIDForms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ids  string
+		want []uint32
+		err  error
+	}{
+		{`[]`, []uint32{}, nil},
+		{`[0]`, []uint32{0}, nil},
+		{`[ 1 ,	2 ,3 ]`, []uint32{1, 2, 3}, nil},
+		{`[4294967295,7]`, []uint32{math.MaxUint32, 7}, nil},
+		{`[1e2,2.0]`, []uint32{100, 2}, nil},
+		{`[-0]`, []uint32{0}, nil},
+		{`[00]`, nil, ErrMalformedJSON},
+		{`[1,]`, nil, ErrMalformedJSON},
+		{`[1 2]`, nil, ErrMalformedJSON},
+		{`[1`, nil, ErrMalformedJSON},
+		{`[1.5]`, nil, ErrOutOfRange},
+		{`[12345678901]`, nil, ErrOutOfRange},
+		{`[4294967296]`, nil, ErrOutOfRange},
+		{`["1"]`, nil, ErrWrongType},
+		{`{}`, nil, ErrWrongType},
+		{`null`, nil, ErrWrongType},
+	} {
+		line := traceLine("x", strings.Replace(req(""), `[0,1]`, tc.ids, 1))
+		tr, _, err := ReadJSONL(strings.NewReader(line), "x.jsonl", ReadOptions{})
+		if tc.err != nil {
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s: error %v, want %v", tc.ids, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.ids, err)
+			continue
+		}
+		got := tr[0].Requests[0].HashIDs
+		if len(got) != len(tc.want) || got == nil {
+			t.Errorf("%s: got %v, want %v", tc.ids, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%s: got %v, want %v", tc.ids, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestReadSharedHashIDStorage checks that turns extending the previous
+// turn share storage without one turn's ids leaking into another's.
+func TestReadSharedHashIDStorage(t *testing.T) {
+	t.Parallel()
+	r := func(ids string) string { return strings.Replace(req(""), `[0,1]`, ids, 1) }
+	tr := readOne(t, traceLine("x", r(`[1,2]`)+","+r(`[1,2,3,4]`)+","+r(`[1,2,3,4]`)+","+r(`[1,9]`)+","+r(`[1,9,10]`)+","+
+		`{"t":2,"type":"subagent","requests":[`+r(`[1,9,10,11]`)+`]},`+r(`[1,9,10,11,12]`)))
+	want := [][]uint32{{1, 2}, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 9}, {1, 9, 10}, {1, 9, 10, 11, 12}}
+	for i, w := range want {
+		got := tr.Requests[i].HashIDs
+		if len(got) != len(w) || cap(got) != len(w) {
+			t.Fatalf("request %d: %v (cap %d), want %v", i, got, cap(got), w)
+		}
+		for j := range w {
+			if got[j] != w[j] {
+				t.Fatalf("request %d: %v, want %v", i, got, w)
+			}
+		}
+	}
+	if s := tr.Subagents[0].Requests[0].HashIDs; len(s) != 4 || s[3] != 11 {
+		t.Errorf("subagent ids %v", s)
+	}
+	// storage is shared (the point of the exercise) ...
+	if &tr.Requests[0].HashIDs[0] != &tr.Requests[1].HashIDs[0] {
+		t.Error("request 1 does not share request 0's storage")
+	}
+	// ... but appending to one request's ids never changes another's
+	_ = append(tr.Requests[0].HashIDs, 99)
+	if tr.Requests[1].HashIDs[2] != 3 {
+		t.Error("append to request 0 clobbered request 1")
+	}
+}
