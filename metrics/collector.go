@@ -353,6 +353,9 @@ func (c *Collector) Snapshot() LiveStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rotate(now)
+	if !c.finished {
+		c.maybeFlush(now) // a quiet period still gets its lines on disk
+	}
 	s := LiveStats{
 		Elapsed:     now.Sub(c.started),
 		ProfilingOK: c.acct.ProfilingOK, ProfilingErrors: c.acct.ProfilingErrors,

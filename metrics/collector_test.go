@@ -208,3 +208,51 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 		t.Errorf("after the window: %+v", s)
 	}
 }
+
+// TestAddRoutesOverflows: a record flagged ContextOverflow given to Add
+// goes to the overflow export only, like AddOverflow.
+func TestAddRoutesOverflows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := okRecord(0, 0, 10, 1, 10, 3, 0, 0)
+	r.Usage, r.ContextOverflow = nil, true
+	r.Error = &Error{Code: 400, Message: "prompt is too long", Category: CategoryContextLength}
+	c.Add(r)
+	c.Add(okRecord(1, 0, 10, 1, 10, 3, 0, 0))
+	s, err := c.Finish(RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLines(t, filepath.Join(dir, FileRecords))); n != 1 {
+		t.Errorf("%d record lines, want 1", n)
+	}
+	ovf := readLines(t, filepath.Join(dir, FileOverflow))
+	if len(ovf) != 1 || ovf[0]["metadata"].(map[string]any)["context_overflow_skip"] != true {
+		t.Errorf("overflow lines %v", ovf)
+	}
+	if s.ContextOverflowCount != 1 || s.ErrorRequestCount != 0 || s.Info.Accounting.Overflows != 1 {
+		t.Errorf("overflow counted as %d overflows, %d errors", s.ContextOverflowCount, s.ErrorRequestCount)
+	}
+}
+
+// TestSnapshotFlushes: the live view's periodic Snapshot gets buffered
+// lines to disk even when no record arrives.
+func TestSnapshotFlushes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(dir, CollectorOptions{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	clk.Advance(2 * time.Second)
+	c.Snapshot()
+	if b, _ := os.ReadFile(filepath.Join(dir, FileRecords+partialSuffix)); strings.Count(string(b), "\n") != 1 {
+		t.Errorf("line not on disk after Snapshot: %q", b)
+	}
+}

@@ -154,3 +154,23 @@ func FuzzReadExport(f *testing.F) {
 		s.aggregateCSV()
 	})
 }
+
+func TestIsSecretKey(t *testing.T) {
+	t.Parallel()
+	for k, want := range map[string]bool{
+		"api_key": true, "API-Key": true, "openai_api_key": true, "Authorization": true, "client_secret": true,
+		"token": true, "hf_token": true, "HF_TOKEN": true, "access-token": true, "bearer": true, "password": true,
+		"apitoken": true,
+		"tokenizer": false, "max_tokens": false, "use_server_token_count": false, "tokens": false,
+		"synthesis_max_osl": false, "url": false, "model": false, "tokenizer_trust_remote_code": false,
+	} {
+		if got := isSecretKey(k); got != want {
+			t.Errorf("isSecretKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+	got := redact(map[string]any{"endpoint": map[string]any{"headers": []any{map[string]any{"x-api-key": "k"}}, "api_key": ""}})
+	ep := got.(map[string]any)["endpoint"].(map[string]any)
+	if ep["headers"].([]any)[0].(map[string]any)["x-api-key"] != redactedPlaceholder || ep["api_key"] != "" {
+		t.Errorf("nested redaction: %v", got)
+	}
+}
