@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// showTestCorpus writes a two-trace JSONL corpus and returns its path.
+func showTestCorpus(t *testing.T) string {
+	t.Helper()
+	ids := func(lo, hi int) string {
+		var s []string
+		for i := lo; i <= hi; i++ {
+			s = append(s, itoa(i))
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	line := func(id string, tool int, reqs ...string) string {
+		return `{"id":"` + id + `","models":["claude-x"],"block_size":64,"hash_id_scope":"local","tool_tokens":` + itoa(tool) + `,"system_tokens":20,"requests":[` +
+			strings.Join(reqs, ",") + `]}`
+	}
+	r := func(t float64, in, out int, hashes string) string {
+		return `{"t":` + ftoa(t) + `,"type":"n","model":"claude-x","in":` + itoa(in) + `,"out":` + itoa(out) +
+			`,"hash_ids":` + hashes + `,"input_types":["text"],"output_types":["text"],"stop":"end_turn","api_time":1.0,"think_time":null}`
+	}
+	data := line("trace_a", 1000, r(0, 20*64+10, 100, ids(1, 20)), r(5, 24*64+3, 50, ids(1, 24)), r(9, 22*64, 10, ids(1, 22))) + "\n" +
+		line("trace_b", 100, r(0, 3*64, 10, ids(1, 3))) + "\n"
+	p := filepath.Join(t.TempDir(), "traces.jsonl")
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+func ftoa(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}
+
+func TestDatasetShow(t *testing.T) {
+	corpus := showTestCorpus(t)
+	t.Run("json", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"dataset", "show", "--input-file", corpus, "--trace", "trace_a", "--turn", "1"}, &out, &errb)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var rep showReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+		}
+		if rep.RecordedIn != 24*64+3 || rep.BuiltTokens != rep.RecordedIn || !rep.Exact {
+			t.Errorf("recorded %d, built %d, exact %v", rep.RecordedIn, rep.BuiltTokens, rep.Exact)
+		}
+		roles := []string{}
+		sum := 0
+		for _, m := range rep.Messages {
+			roles = append(roles, m.Role)
+			if m.Content == "" || m.Tokens != m.Expected {
+				t.Errorf("message %s: %d tokens, built for %d, %d bytes", m.Role, m.Tokens, m.Expected, len(m.Content))
+			}
+			sum += m.Tokens
+		}
+		if got := strings.Join(roles, ","); got != "system,user,assistant,user" || sum != rep.BuiltTokens {
+			t.Errorf("roles %s (sum %d)", got, sum)
+		}
+		if !rep.TokenizerApproximate || rep.Tokenizer != "builtin" || !rep.Reconstruction.ResetContext {
+			t.Errorf("metadata: %+v", rep)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		args := []string{"dataset", "show", "--input-file", corpus, "--trace", "trace_a", "--turn", "2", "--format", "text", "--random-seed", "42"}
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		for _, want := range []string{"trace trace_a  turn 2 of 3", "seed 42", "recorded in 1408", ": exact", "] system  1024 tokens", "] user", "more bytes; --full shows all"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("text output lacks %q:\n%s", want, out.String())
+			}
+		}
+		var fullOut bytes.Buffer
+		if code := run(context.Background(), append(args, "--full"), &fullOut, &errb); code != exitOK {
+			t.Fatalf("--full: exit %d: %s", code, errb.String())
+		}
+		if strings.Contains(fullOut.String(), "more bytes") || fullOut.Len() <= out.Len() {
+			t.Error("--full still truncates")
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing trace flag", []string{"--input-file", corpus}, "--trace is required"},
+		{"unknown trace", []string{"--input-file", corpus, "--trace", "nope"}, "trace_a, trace_b"},
+		{"turn out of range", []string{"--input-file", corpus, "--trace", "trace_b", "--turn", "1"}, "has 1 parent turns"},
+		{"bad format", []string{"--input-file", corpus, "--trace", "trace_b", "--format", "yaml"}, "want json or text"},
+		{"bad tokenizer", []string{"--input-file", corpus, "--trace", "trace_b", "--tokenizer", "/nonexistent/tok.json"}, "--tokenizer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"dataset", "show"}, tc.args...), &out, &errb)
+			if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errb.String(), exitUsage, tc.want)
+			}
+		})
+	}
+}
