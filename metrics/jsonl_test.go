@@ -160,7 +160,7 @@ func TestIsSecretKey(t *testing.T) {
 	for k, want := range map[string]bool{
 		"api_key": true, "API-Key": true, "openai_api_key": true, "Authorization": true, "client_secret": true,
 		"token": true, "hf_token": true, "HF_TOKEN": true, "access-token": true, "bearer": true, "password": true,
-		"apitoken": true,
+		"apitoken":  true,
 		"tokenizer": false, "max_tokens": false, "use_server_token_count": false, "tokens": false,
 		"synthesis_max_osl": false, "url": false, "model": false, "tokenizer_trust_remote_code": false,
 	} {
