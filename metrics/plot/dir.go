@@ -1,0 +1,168 @@
+package plot
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/agentperf/agentperf/metrics/server"
+)
+
+// Artifact file names RenderDir reads.
+const (
+	RecordsFile = "profile_export.jsonl"
+)
+
+// RenderDir rebuilds metrics_plots.png in an artifact folder from
+// profile_export.jsonl and server_metrics_export.json. A missing or
+// partly unreadable file is a warning (the figure is still drawn, with
+// empty panels); err is set only when the figure could not be written.
+func RenderDir(dir string) ([]string, error) {
+	var warnings []string
+	reqs, w, err := ReadRequests(filepath.Join(dir, RecordsFile))
+	warnings = append(warnings, w...)
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("plot: request panels empty: %v", err))
+	}
+	var ex *server.Export
+	sp := filepath.Join(dir, server.JSONFile)
+	if _, statErr := os.Stat(sp); statErr == nil {
+		ex, err = server.ReadExport(sp)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("plot: server panels empty: %v", err))
+			ex = nil
+		}
+	}
+	w2, err := Render(Input{Requests: reqs, Server: ex}, filepath.Join(dir, FileName))
+	return append(warnings, w2...), err
+}
+
+// jsonValue is a metric as {value, unit} or a bare number.
+type jsonValue struct{ v float64 }
+
+func (m *jsonValue) UnmarshalJSON(b []byte) error {
+	m.v = math.NaN()
+	var obj struct {
+		Value *float64 `json:"value"`
+	}
+	if len(b) > 0 && b[0] == '{' {
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return err
+		}
+		if obj.Value != nil {
+			m.v = *obj.Value
+		}
+		return nil
+	}
+	var f *float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if f != nil {
+		m.v = *f
+	}
+	return nil
+}
+
+type jsonRecord struct {
+	Metadata struct {
+		RequestStartNs int64  `json:"request_start_ns"`
+		RequestEndNs   int64  `json:"request_end_ns"`
+		Phase          string `json:"benchmark_phase"`
+		WasCancelled   bool   `json:"was_cancelled"`
+	} `json:"metadata"`
+	Metrics map[string]jsonValue `json:"metrics"`
+	Error   json.RawMessage      `json:"error"`
+}
+
+func (j *jsonRecord) metric(name string) float64 {
+	if v, ok := j.Metrics[name]; ok {
+		return v.v
+	}
+	return math.NaN()
+}
+
+// ReadRequests reads profile_export.jsonl into request points. Lines that
+// do not decode are skipped and counted in one warning (with the first
+// bad line number).
+func ReadRequests(path string) ([]RequestPoint, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s does not exist", path)
+		}
+		return nil, nil, err
+	}
+	defer f.Close()
+	return readRequests(f, path)
+}
+
+func readRequests(r io.Reader, path string) ([]RequestPoint, []string, error) {
+	var out []RequestPoint
+	var warnings []string
+	br := bufio.NewReaderSize(r, 1<<16)
+	line, bad, firstBad := 0, 0, 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			if p, ok := parseRecordLine(b); ok {
+				out = append(out, p)
+			} else if len(trimSpace(b)) > 0 {
+				bad++
+				if firstBad == 0 {
+					firstBad = line
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return out, warnings, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	if bad > 0 {
+		warnings = append(warnings, fmt.Sprintf("plot: %s: %d line(s) could not be decoded (first at line %d) and were left out", path, bad, firstBad))
+	}
+	return out, warnings, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// parseRecordLine decodes one profile_export.jsonl line.
+func parseRecordLine(b []byte) (RequestPoint, bool) {
+	var j jsonRecord
+	if err := json.Unmarshal(b, &j); err != nil {
+		return RequestPoint{}, false
+	}
+	e := trimSpace(j.Error)
+	ok := (len(e) == 0 || string(e) == "null") && !j.Metadata.WasCancelled
+	phase := j.Metadata.Phase
+	if phase == "" {
+		phase = "profiling" // InferenceX: a missing phase counts as profiling
+	}
+	return RequestPoint{
+		StartNs:   j.Metadata.RequestStartNs,
+		EndNs:     j.Metadata.RequestEndNs,
+		TTFTms:    j.metric("time_to_first_token"),
+		LatencyMs: j.metric("request_latency"),
+		ITLms:     j.metric("inter_token_latency"),
+		OK:        ok,
+		Phase:     phase,
+	}, true
+}
