@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // discardWriter is a reusable http.ResponseWriter and Flusher that counts
@@ -135,5 +136,40 @@ func TestRealTokenizerFile(t *testing.T) {
 	want := len(tok.Encode("<|im_start|>user\n")) + len(tok.Encode(msgs[0].Content)) + len(tok.Encode("<|im_end|>\n")) + len(tok.Encode("<|im_start|>assistant\n"))
 	if got := parseStream(t, body).usage.PromptTokens; got != want {
 		t.Errorf("prompt tokens with qwen3 = %d, want %d", got, want)
+	}
+}
+
+// BenchmarkEngineStep5000 measures one scheduler step (plan + apply) with
+// 5,000 running decoding sequences: the per-step CPU cost that replaces
+// per-token timers.
+func BenchmarkEngineStep5000(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.MaxNumSeqs = 5000
+	cfg.MaxNumBatchedTokens = 1 << 30
+	cfg.KVCapacityTokens = 5000 * 2048
+	e := newEngine(0, &cfg)
+	for i := range 5000 {
+		ids := make([]uint32, 1000)
+		for j := range ids {
+			ids[j] = uint32(i*1000 + j)
+		}
+		e.submit(&seq{promptLen: len(ids), hashes: blockHashes(nil, ids, cfg.BlockSize), maxOut: 1 << 30, notify: make(chan struct{}, 1), chunk: 1})
+	}
+	now := time.Now()
+	e.planLocked()
+	e.applyLocked(now) // all prefilled, first tokens out
+	if len(e.running) != 5000 {
+		b.Fatalf("%d running", len(e.running))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.planLocked()
+		e.applyLocked(now)
+		for _, s := range e.running {
+			select {
+			case <-s.notify:
+			default:
+			}
+		}
 	}
 }

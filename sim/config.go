@@ -180,10 +180,13 @@ func (f *FaultConfig) faultRules() []struct {
 	}
 }
 
-// DefaultConfig returns the configuration with every default filled in.
+// DefaultConfig returns the configuration with every default filled in,
+// except Model, which stays empty so that an embedding command can fill
+// in the model it was asked to use ("" still means "agentperf-sim" in New).
 func DefaultConfig() Config {
 	var c Config
 	c.applyDefaults()
+	c.Model = ""
 	return c
 }
 
@@ -293,7 +296,7 @@ func (c *Config) Validate() error {
 // values as defaults; parsing fs writes into c. ParseURL accepts the same
 // names as URL query keys. Config.Addr, Tokenizer and Logf have no flag.
 func RegisterFlags(fs *pflag.FlagSet, c *Config) {
-	fs.StringVar(&c.Model, "model", c.Model, "served model name; requests for another model get a 404")
+	fs.StringVar(&c.Model, "model", c.Model, "served model name (empty: agentperf-sim); requests for another model get a 404")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "context window in tokens; prompt + max tokens above it get vLLM's 400")
 	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "running sequences per engine; more wait in a queue")
 	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "token budget of one engine step (decode + chunked prefill)")

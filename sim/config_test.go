@@ -110,11 +110,15 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{}); err != nil {
-		t.Errorf("zero Config: %v", err)
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatalf("zero Config: %v", err)
+	}
+	if s.Config().Model != "agentperf-sim" {
+		t.Errorf("default model = %q", s.Config().Model)
 	}
 	d := DefaultConfig()
-	if d.Model != "agentperf-sim" || d.BlockSize != 16 || d.MaxNumSeqs != 256 || d.OverflowWording != "vllm-2026-nested" || d.Faults.StallFor != 5*time.Second {
+	if d.Model != "" || d.BlockSize != 16 || d.MaxNumSeqs != 256 || d.OverflowWording != "vllm-2026-nested" || d.Faults.StallFor != 5*time.Second {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 }

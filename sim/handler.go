@@ -205,7 +205,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 
 	e := s.pickEngine(r)
 	rw := &responder{
-		s: s, w: w, chat: chat, req: &req, seq: sq, e: e,
+		s: s, w: w, chat: chat, req: &req, seq: sq, e: e, n: n,
 		reqID:     r.Header.Get("X-Request-ID"),
 		midFault:  midFault,
 		faultAt:   max(1, out/2),

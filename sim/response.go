@@ -20,7 +20,8 @@ type responder struct {
 	req       *completionRequest
 	seq       *seq
 	e         *engine
-	reqID     string
+	reqID     string // X-Request-ID, may be empty
+	n         int64  // completion request number
 	midFault  int // fault index applied once faultAt tokens were sent, or -1
 	faultAt   int
 	faultDone bool
@@ -39,7 +40,7 @@ func (rw *responder) serve(ctx context.Context) {
 	s := rw.s
 	id := rw.reqID
 	if id == "" {
-		id = strconv.FormatInt(s.reqSeq.Load(), 16)
+		id = strconv.FormatInt(rw.n, 16)
 	}
 	object := "text_completion"
 	idPrefix := "cmpl-"

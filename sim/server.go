@@ -33,6 +33,10 @@ type Server struct {
 	ln       net.Listener
 	serveErr chan error
 	started  atomic.Bool
+	// enginesOnce starts the engines (Start or Handler); enginesRunning
+	// is written inside it and read by Shutdown after it.
+	enginesOnce    sync.Once
+	enginesRunning bool
 	closed   atomic.Bool
 	closeMu  sync.Mutex
 
@@ -111,9 +115,26 @@ func resolveTokenizer(name string) (tokenizer.Tokenizer, error) {
 func (s *Server) Config() Config { return s.cfg }
 
 // Handler returns the server's HTTP handler, for serving it on a listener
-// of your own. The engines' scheduler goroutines run only after Start; with
-// Handler alone, use ZeroLatency or call Start.
-func (s *Server) Handler() http.Handler { return s.handler }
+// of your own (Start is then not needed). It starts the engines'
+// scheduler goroutines; call Close to stop them.
+func (s *Server) Handler() http.Handler {
+	s.startEngines()
+	return s.handler
+}
+
+// startEngines starts the scheduler goroutines once (none with
+// ZeroLatency).
+func (s *Server) startEngines() {
+	s.enginesOnce.Do(func() {
+		if s.cfg.ZeroLatency {
+			return
+		}
+		s.enginesRunning = true
+		for _, e := range s.engines {
+			go e.run()
+		}
+	})
+}
 
 // Start listens on Config.Addr (default 127.0.0.1:0), fills URL, starts
 // the engines and serves in the background. It returns once the listener
@@ -128,11 +149,7 @@ func (s *Server) Start() error {
 	}
 	s.ln = &downListener{Listener: ln, s: s}
 	s.URL = "http://" + ln.Addr().String()
-	if !s.cfg.ZeroLatency {
-		for _, e := range s.engines {
-			go e.run()
-		}
-	}
+	s.startEngines()
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -155,7 +172,8 @@ func (s *Server) Addr() string {
 
 // Close stops accepting connections, waits for in-flight requests to
 // finish (including stalls) and stops the engines. It is safe to call
-// more than once.
+// more than once. With Handler served elsewhere, stop that server first:
+// requests arriving after Close wait forever.
 func (s *Server) Close() error {
 	return s.Shutdown(context.Background())
 }
@@ -165,17 +183,21 @@ func (s *Server) Close() error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
-	if !s.started.Load() || s.closed.Load() {
+	if s.closed.Load() {
 		return nil
 	}
-	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		s.srv.Close()
+	var err error
+	if s.started.Load() {
+		err = s.srv.Shutdown(ctx)
+		if err != nil {
+			s.srv.Close()
+		}
+		if serr := <-s.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
 	}
-	if serr := <-s.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	if !s.cfg.ZeroLatency {
+	s.enginesOnce.Do(func() {}) // no engine starts after Close
+	if s.enginesRunning {
 		for _, e := range s.engines {
 			close(e.stop)
 			<-e.done

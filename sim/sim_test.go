@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -476,5 +477,33 @@ func TestFirstByte(t *testing.T) {
 	}
 	if _, ok := s.FirstByte("unknown"); ok {
 		t.Error("FirstByte of an unknown id reported ok")
+	}
+}
+
+// TestHandlerOnOwnServer serves Handler with httptest (no Start): the
+// engines run, and Close stops them.
+func TestHandlerOnOwnServer(t *testing.T) {
+	t.Parallel()
+	s, err := New(fastTimed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	b, _ := json.Marshal(chatReq{Messages: []msg{{"user", "x"}}, MaxTokens: 3, IgnoreEOS: true, Stream: true}.withUsage())
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if r := parseStream(t, body); r.usage == nil || r.usage.CompletionTokens != 3 {
+		t.Errorf("stream via own server: %s", body)
+	}
+	ts.Close()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
 	}
 }
