@@ -22,7 +22,7 @@ type responder struct {
 	e         *engine
 	reqID     string // X-Request-ID, may be empty
 	n         int64  // completion request number
-	midFault  int // fault index applied once faultAt tokens were sent, or -1
+	midFault  int    // fault index applied once faultAt tokens were sent, or -1
 	faultAt   int
 	faultDone bool
 	wordBase  uint64

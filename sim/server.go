@@ -37,8 +37,8 @@ type Server struct {
 	// is written inside it and read by Shutdown after it.
 	enginesOnce    sync.Once
 	enginesRunning bool
-	closed   atomic.Bool
-	closeMu  sync.Mutex
+	closed         atomic.Bool
+	closeMu        sync.Mutex
 
 	created   int64 // Unix seconds, the "created" field of responses
 	reqSeq    atomic.Int64
