@@ -308,8 +308,10 @@ func clampInt(x, lo, hi int) int       { return max(lo, min(hi, x)) }
 
 // WriteJSONL writes traces in the weka schema, one trace per line, with
 // subagent entries interleaved at their After positions. Absent optional
-// values (NaN floats, nil lists) are omitted, so the output reads back
-// with ReadJSONL into equal traces.
+// values (NaN floats, nil lists, a zero BlockSize or empty HashIDScope) are
+// omitted, so the output of any trace ReadJSONL returned reads back into
+// an equal trace. WriteJSONL does not validate: a trace without an id or
+// requests is written as it is and rejected when read.
 func WriteJSONL(w io.Writer, traces []Trace) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var buf []byte
@@ -383,9 +385,13 @@ func appendTrace(b []byte, t *Trace) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, t.ID)
 	b = appendStrings(b, "models", t.Models)
-	b = appendInt(b, "block_size", t.BlockSize)
-	b = append(b, `,"hash_id_scope":`...)
-	b = appendJSONString(b, t.HashIDScope)
+	if t.BlockSize != 0 { // 0: omitted, read back as the default 64
+		b = appendInt(b, "block_size", t.BlockSize)
+	}
+	if t.HashIDScope != "" { // "": omitted, read back as "local"
+		b = append(b, `,"hash_id_scope":`...)
+		b = appendJSONString(b, t.HashIDScope)
+	}
 	b = appendInt(b, "tool_tokens", t.ToolTokens)
 	b = appendInt(b, "system_tokens", t.SystemTokens)
 	b = append(b, `,"requests":`...)
