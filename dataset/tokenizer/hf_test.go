@@ -367,3 +367,31 @@ func FuzzLoadHF(f *testing.F) {
 		_ = tok.Decode([]uint32{0, 1, 1 << 31})
 	})
 }
+
+// TestHFConcurrent encodes from several goroutines at once (the pretoken
+// cache and scratch pool are shared) and expects the sequential results.
+func TestHFConcurrent(t *testing.T) {
+	t.Parallel()
+	tok, _ := loadTiny(t)
+	texts := append(slices.Clone(roundTripTexts), codeSample, englishSample)
+	want := make([][]uint32, len(texts))
+	for i, s := range texts {
+		want[i] = tok.Encode(s)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 20; r++ {
+				for i, s := range texts {
+					if got := tok.Encode(s); !slices.Equal(got, want[i]) {
+						t.Errorf("concurrent Encode(%q) = %v, want %v", clip(s), got, want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
