@@ -309,25 +309,30 @@ func buildCorpus(tok tokenizer.Tokenizer, seed int64, size int, logf func(string
 
 // Corpus cache file layout (little-endian):
 //
-//	magic "APSYNC01" | u32 version | u32 units | [32]byte text SHA-256 |
-//	[32]byte key | u32 offsets[units+1] | u16 counts[units] |
-//	u32 CRC32-Castagnoli of everything before it | magic "APSYNC01"
-const cacheMagic = "APSYNC01"
+//	magic "APSYNC02" | u32 version | u32 units | u32 text bytes |
+//	[32]byte key | text | u32 offsets[units+1] | u16 counts[units] |
+//	u32 CRC32-Castagnoli of everything before it | magic "APSYNC02"
+//
+// The text is stored so that a warm open does not regenerate it; the key
+// covers the seed, CorpusVersion and the tokenizer.
+const cacheMagic = "APSYNC02"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // errCacheCorrupt marks a corpus cache file that must be rebuilt.
 var errCacheCorrupt = errors.New("synth: corpus cache corrupt")
 
+const cacheHead = 8 + 4 + 4 + 4 + 32
+
 func encodeCorpusCache(c *corpus, key [32]byte) []byte {
 	n := c.units()
-	b := make([]byte, 0, 8+4+4+64+4*(n+1)+2*n+4+8)
+	b := make([]byte, 0, cacheHead+len(c.text)+4*(n+1)+2*n+4+8)
 	b = append(b, cacheMagic...)
 	b = binary.LittleEndian.AppendUint32(b, CorpusVersion)
 	b = binary.LittleEndian.AppendUint32(b, uint32(n))
-	th := sha256.Sum256(c.text)
-	b = append(b, th[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.text)))
 	b = append(b, key[:]...)
+	b = append(b, c.text...)
 	for _, o := range c.off {
 		b = binary.LittleEndian.AppendUint32(b, o)
 	}
@@ -338,47 +343,48 @@ func encodeCorpusCache(c *corpus, key [32]byte) []byte {
 	return append(b, cacheMagic...)
 }
 
-// decodeCorpusCache validates data against text and key and returns the
-// unit offsets and counts.
-func decodeCorpusCache(data, text []byte, key [32]byte) (off []uint32, count []uint16, err error) {
-	const head = 8 + 4 + 4 + 32 + 32
-	if len(data) < head+4+4+8 || string(data[:8]) != cacheMagic || string(data[len(data)-8:]) != cacheMagic {
-		return nil, nil, fmt.Errorf("%w: bad magic or truncated", errCacheCorrupt)
+// decodeCorpusCache validates data against key and returns the corpus
+// text, unit offsets and counts (copies, not aliasing data).
+func decodeCorpusCache(data []byte, key [32]byte) (text []byte, off []uint32, count []uint16, err error) {
+	if len(data) < cacheHead+4+4+8 || string(data[:8]) != cacheMagic || string(data[len(data)-8:]) != cacheMagic {
+		return nil, nil, nil, fmt.Errorf("%w: bad magic or truncated", errCacheCorrupt)
 	}
 	body := data[:len(data)-12]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-12:]) {
-		return nil, nil, fmt.Errorf("%w: checksum mismatch", errCacheCorrupt)
+		return nil, nil, nil, fmt.Errorf("%w: checksum mismatch", errCacheCorrupt)
 	}
 	if v := binary.LittleEndian.Uint32(data[8:]); v != CorpusVersion {
-		return nil, nil, fmt.Errorf("%w: version %d, want %d", errCacheCorrupt, v, CorpusVersion)
+		return nil, nil, nil, fmt.Errorf("%w: version %d, want %d", errCacheCorrupt, v, CorpusVersion)
 	}
 	n := int(binary.LittleEndian.Uint32(data[12:]))
-	if th := sha256.Sum256(text); !bytes.Equal(th[:], data[16:48]) || !bytes.Equal(key[:], data[48:80]) {
-		return nil, nil, fmt.Errorf("%w: text or key mismatch", errCacheCorrupt)
+	tl := int(binary.LittleEndian.Uint32(data[16:]))
+	if !bytes.Equal(key[:], data[20:52]) {
+		return nil, nil, nil, fmt.Errorf("%w: key mismatch", errCacheCorrupt)
 	}
-	if n <= 0 || len(body) != head+4*(n+1)+2*n {
-		return nil, nil, fmt.Errorf("%w: size mismatch for %d units", errCacheCorrupt, n)
+	if n <= 0 || tl <= 0 || uint64(len(body)) != uint64(cacheHead)+uint64(tl)+4*uint64(n+1)+2*uint64(n) {
+		return nil, nil, nil, fmt.Errorf("%w: size mismatch for %d units and %d text bytes", errCacheCorrupt, n, tl)
 	}
-	p := body[head:]
+	text = bytes.Clone(body[cacheHead : cacheHead+tl])
+	p := body[cacheHead+tl:]
 	off = make([]uint32, n+1)
 	for i := range off {
 		off[i] = binary.LittleEndian.Uint32(p[4*i:])
-		if i > 0 && off[i] <= off[i-1] || int(off[i]) > len(text) {
-			return nil, nil, fmt.Errorf("%w: offset %d out of order", errCacheCorrupt, i)
+		if i > 0 && off[i] <= off[i-1] || int(off[i]) > tl {
+			return nil, nil, nil, fmt.Errorf("%w: offset %d out of order", errCacheCorrupt, i)
 		}
 	}
-	if off[0] != 0 || int(off[n]) != len(text) {
-		return nil, nil, fmt.Errorf("%w: offsets do not cover the text", errCacheCorrupt)
+	if off[0] != 0 || int(off[n]) != tl || text[tl-1] != '\n' {
+		return nil, nil, nil, fmt.Errorf("%w: offsets do not cover the text", errCacheCorrupt)
 	}
 	p = p[4*(n+1):]
 	count = make([]uint16, n)
 	for i := range count {
 		count[i] = binary.LittleEndian.Uint16(p[2*i:])
 		if count[i] == 0 {
-			return nil, nil, fmt.Errorf("%w: unit %d has no tokens", errCacheCorrupt, i)
+			return nil, nil, nil, fmt.Errorf("%w: unit %d has no tokens", errCacheCorrupt, i)
 		}
 	}
-	return off, count, nil
+	return text, off, count, nil
 }
 
 // corpusKey identifies (tokenizer, seed, corpus version, size). The
@@ -410,8 +416,7 @@ func loadOrBuildCorpus(tok tokenizer.Tokenizer, seed int64, size int, dir string
 	key := corpusKey(tok, seed, size)
 	path := filepath.Join(dir, fmt.Sprintf("synth-corpus-v%d-%x.bin", CorpusVersion, key[:10]))
 	if data, err := os.ReadFile(path); err == nil {
-		text := generateCorpus(seed, size)
-		off, count, derr := decodeCorpusCache(data, text, key)
+		text, off, count, derr := decodeCorpusCache(data, key)
 		if derr == nil {
 			c := &corpus{text: text, off: off, count: count}
 			if ferr := c.finish(); ferr == nil {

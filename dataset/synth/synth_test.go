@@ -384,11 +384,11 @@ func FuzzDecodeCorpusCache(f *testing.F) {
 	f.Add(valid[:len(valid)/2])
 	f.Add([]byte(cacheMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		off, count, err := decodeCorpusCache(data, s.c.text, key)
+		text, off, count, err := decodeCorpusCache(data, key)
 		if err != nil {
 			return
 		}
-		if len(off) != len(count)+1 || int(off[len(off)-1]) != len(s.c.text) {
+		if len(off) != len(count)+1 || int(off[len(off)-1]) != len(text) {
 			t.Fatalf("accepted inconsistent cache: %d offsets, %d counts", len(off), len(count))
 		}
 	})
