@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -392,7 +393,8 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 }
 
 // AddWarnings appends warnings to metadata.warnings of the aggregate JSON
-// in dir (written by Finish or Report), keeping everything else. Use it
+// in dir (written by Finish or Report), keeping everything else; a warning
+// already recorded is not repeated. Use it
 // for problems found after Finish, such as a plot that did not render.
 func AddWarnings(dir string, warnings ...string) error {
 	if len(warnings) == 0 {
@@ -428,7 +430,9 @@ func AddWarnings(dir string, warnings ...string) error {
 			if md[j].k == "warnings" {
 				old, _ := md[j].v.([]any)
 				for _, w := range warnings {
-					old = append(old, w)
+					if !slices.Contains(old, any(w)) {
+						old = append(old, w)
+					}
 				}
 				md[j].v = old
 				done = true

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,45 @@ func TestReportCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, metrics.FileAggregateCSV)); err != nil {
 		t.Errorf("CSV not rewritten: %v", err)
 	}
+	png, err := os.ReadFile(filepath.Join(dir, "metrics_plots.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("metrics_plots.png not rendered: %v", err)
+	}
+	// Plot warnings (no server metrics here) are on stderr and in the JSON,
+	// once however often report runs.
+	t.Logf("stderr: %s", errb.String())
+	count := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
+		var agg struct {
+			Metadata struct{ Warnings []string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(b, &agg); err != nil {
+			t.Fatal(err)
+		}
+		return len(agg.Metadata.Warnings)
+	}
+	n := count()
+	if strings.Contains(errb.String(), "warning:") != (n > 0) {
+		t.Errorf("stderr warnings and metadata.warnings (%d) disagree:\n%s", n, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"report", dir}, &out, &errb); code != exitOK || count() != n {
+		t.Errorf("second report: exit %d, %d warnings (want %d)", code, count(), n)
+	}
+}
+
+func TestReportCommandNoPlot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeArtifacts(t, dir, metrics.Accounting{Sent: 3, ProfilingOK: 3})
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"report", "--no-plot", dir}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "metrics_plots.png")); !os.IsNotExist(err) {
+		t.Errorf("--no-plot rendered the plot (%v)", err)
+	}
 }
 
 func TestReportCommandErrors(t *testing.T) {
@@ -68,7 +108,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{"no folder", []string{"report"}, exitUsage, "exactly one artifact folder"},
 		{"missing folder", []string{"report", filepath.Join(bad, "nope")}, exitUsage, "profile_export.jsonl"},
 		{"malformed line", []string{"report", bad}, exitUsage, "profile_export.jsonl:2"},
-		{"accounting", []string{"report", mismatch}, exitRunFailed, "2 requests are missing"},
+		{"accounting", []string{"report", "--no-plot", mismatch}, exitRunFailed, "2 requests are missing"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
