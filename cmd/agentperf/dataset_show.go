@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
@@ -67,54 +64,28 @@ type showMessage struct {
 	LiveReplyTo *int `json:"live_reply_to,omitempty"`
 }
 
-// showSourceFlags selects the corpus for dataset show.
-type showSourceFlags struct {
-	src  dataset.Source
-	skip bool
-}
-
-func addShowSourceFlags(fs *pflag.FlagSet) *showSourceFlags {
-	f := &showSourceFlags{}
-	fs.StringVar(&f.src.InputFile, "input-file", "", "a local corpus: .jsonl or .json file (optionally .zst/.gz) or a directory of one-trace .json files")
-	fs.StringVar(&f.src.PublicDataset, "public-dataset", "", "a public dataset alias resolved in the HF hub cache, or synthetic[:seed=N,traces=M,subagents=true]")
-	fs.StringVar(&f.src.HFDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION] in the local hub cache")
-	fs.BoolVar(&f.skip, "skip-invalid-traces", false, "skip invalid traces instead of failing")
-	return f
-}
-
-func (f *showSourceFlags) open(ctx context.Context) (*dataset.Corpus, error) {
-	var opt dataset.Options
-	opt.Read.SkipInvalid = f.skip
-	c, err := dataset.Open(ctx, f.src, opt)
+// openShowTokenizer resolves --tokenizer like profile does: "builtin"
+// (the default), a tokenizer.json[.zst] or tiktoken file or folder, or an
+// HF model id in the local hub cache.
+func openShowTokenizer(spec string, getenv func(string) string) (tokenizer.Tokenizer, error) {
+	t, err := tokenizer.Resolve(spec, getenv)
 	if err != nil {
-		return nil, asUsage(err)
-	}
-	return c, nil
-}
-
-// openShowTokenizer resolves --tokenizer: "builtin" (the default) or a
-// tokenizer.json file (optionally .zst).
-func openShowTokenizer(spec string) (tokenizer.Tokenizer, error) {
-	if spec == "" || spec == "builtin" {
-		return tokenizer.Builtin(), nil
-	}
-	t, err := tokenizer.LoadHF(spec)
-	if err != nil {
-		return nil, usagef("--tokenizer %s: %v (pass a tokenizer.json file or 'builtin')", spec, err)
+		return nil, usagef("--tokenizer %s: %v", spec, err)
 	}
 	return t, nil
 }
 
 func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("dataset show", "dataset show (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME) --trace ID [--turn K] [flags]", datasetShowExamples, io.err)
-	src := addShowSourceFlags(fs)
+	data := addDatasetFlags(fs)
 	traceID := fs.String("trace", "", "trace id to show (required)")
 	turn := fs.Int("turn", 0, "parent turn (request index, from 0) to show")
-	tokSpec := fs.String("tokenizer", "builtin", "tokenizer for prompt synthesis: a tokenizer.json[.zst] file, or 'builtin' (approximate)")
+	tokSpec := fs.String("tokenizer", "builtin", "tokenizer for prompt synthesis: a tokenizer.json/.tiktoken file or folder, an HF model id in the hub cache, or 'builtin' (approximate)")
+	fs.Bool("tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	seed := fs.Int64("random-seed", 0, "seed for the prompt text (use the run's --random-seed)")
 	format := fs.String("format", "json", "output format: json or text")
 	full := fs.Bool("full", false, "text format: print whole message contents instead of truncating them")
-	live := fs.Bool("live-assistant-responses", envBool(os.Getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")),
+	live := fs.Bool("live-assistant-responses", envBool(data.getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")),
 		"show live-mode slots (default from AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -128,11 +99,11 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	if *format != "json" && *format != "text" {
 		return usagef("dataset show: --format %q: want json or text", *format)
 	}
-	tok, err := openShowTokenizer(*tokSpec)
+	tok, err := openShowTokenizer(*tokSpec, data.getenv)
 	if err != nil {
 		return err
 	}
-	corpus, err := src.open(ctx)
+	corpus, err := data.open(ctx, io)
 	if err != nil {
 		return err
 	}
@@ -141,7 +112,8 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	s, err := synth.New(tok, synth.Options{Seed: *seed, Live: *live})
+	s, err := synth.New(tok, synth.Options{Seed: *seed, Live: *live, CacheDir: data.cacheDir(),
+		Logf: func(format string, args ...any) { fmt.Fprintf(io.err, format+"\n", args...) }})
 	if err != nil {
 		return err
 	}

@@ -48,10 +48,16 @@ func ftoa(f float64) string {
 }
 
 func TestDatasetShow(t *testing.T) {
-	corpus := showTestCorpus(t)
+	corpusFile := showTestCorpus(t)
+	cacheDir := t.TempDir()
+	// corpus holds the source and cache flags every case passes (the
+	// dataset and synth corpus caches go to a temporary directory).
+	src := func(args ...string) []string {
+		return append([]string{"dataset", "show", "--input-file", corpusFile, "--dataset-cache-dir", cacheDir}, args...)
+	}
 	t.Run("json", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"dataset", "show", "--input-file", corpus, "--trace", "trace_a", "--turn", "1"}, &out, &errb)
+		code := run(context.Background(), src("--trace", "trace_a", "--turn", "1"), &out, &errb)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
@@ -77,9 +83,12 @@ func TestDatasetShow(t *testing.T) {
 		if !rep.TokenizerApproximate || rep.Tokenizer != "builtin" || !rep.Reconstruction.ResetContext {
 			t.Errorf("metadata: %+v", rep)
 		}
+		if files, _ := filepath.Glob(filepath.Join(cacheDir, "synth-corpus-*.bin")); len(files) != 1 {
+			t.Errorf("the tokenized prompt corpus is not cached beside the dataset cache: %v", files)
+		}
 	})
 	t.Run("text", func(t *testing.T) {
-		args := []string{"dataset", "show", "--input-file", corpus, "--trace", "trace_a", "--turn", "2", "--format", "text", "--random-seed", "42"}
+		args := src("--trace", "trace_a", "--turn", "2", "--format", "text", "--random-seed", "42")
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
@@ -102,15 +111,16 @@ func TestDatasetShow(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing trace flag", []string{"--input-file", corpus}, "--trace is required"},
-		{"unknown trace", []string{"--input-file", corpus, "--trace", "nope"}, "trace_a, trace_b"},
-		{"turn out of range", []string{"--input-file", corpus, "--trace", "trace_b", "--turn", "1"}, "has 1 parent turns"},
-		{"bad format", []string{"--input-file", corpus, "--trace", "trace_b", "--format", "yaml"}, "want json or text"},
-		{"bad tokenizer", []string{"--input-file", corpus, "--trace", "trace_b", "--tokenizer", "/nonexistent/tok.json"}, "--tokenizer"},
+		{"missing trace flag", src(), "--trace is required"},
+		{"unknown trace", src("--trace", "nope"), "trace_a, trace_b"},
+		{"turn out of range", src("--trace", "trace_b", "--turn", "1"), "has 1 parent turns"},
+		{"bad format", src("--trace", "trace_b", "--format", "yaml"), "want json or text"},
+		{"bad tokenizer", src("--trace", "trace_b", "--tokenizer", "/nonexistent/tok.json"), "--tokenizer"},
+		{"no dataset", []string{"dataset", "show", "--trace", "trace_b"}, "no dataset given"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append([]string{"dataset", "show"}, tc.args...), &out, &errb)
+			code := run(context.Background(), tc.args, &out, &errb)
 			if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errb.String(), exitUsage, tc.want)
 			}
