@@ -212,6 +212,14 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	}
 	path := filepath.Join(dir, FileRecords)
 	f, err := os.Open(path)
+	partial := false
+	if errors.Is(err, os.ErrNotExist) {
+		// A run that never reached Finish leaves its stream under the
+		// temporary name; recompute from it, and say so.
+		if pf, perr := os.Open(path + partialSuffix); perr == nil {
+			f, err, path, partial = pf, nil, path+partialSuffix, true
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
@@ -220,7 +228,11 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	ovf, err := countLines(filepath.Join(dir, FileOverflow))
+	ovfPath := filepath.Join(dir, FileOverflow)
+	if partial {
+		ovfPath += partialSuffix
+	}
+	ovf, err := countLines(ovfPath)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
@@ -228,6 +240,12 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
 		return nil, err
+	}
+	if partial {
+		w := "recomputed from " + FileRecords + partialSuffix + ": the run did not finish, so its last records may be missing"
+		if !slices.Contains(info.Warnings, w) {
+			info.Warnings = append(info.Warnings, w)
+		}
 	}
 	sent := info.Accounting.Sent
 	info.Accounting = p.acct

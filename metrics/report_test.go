@@ -110,3 +110,34 @@ func TestReportAiperfFolder(t *testing.T) {
 		t.Errorf("missing-theoretical warning not shown:\n%s", out.String())
 	}
 }
+
+// TestReportPartialRun: a run that died before Finish can still be
+// summarised from its .partial stream, with a warning.
+func TestReportPartialRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(okRecord(0, 0, 100, 10, 1000, 11, 1, 2))
+	c.Add(okRecord(1, 0, 200, 10, 1000, 11, 1, 2))
+	if err := c.Flush(); err != nil { // the process dies here
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	s, err := ReportWith(dir, &out, ReportOptions{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "WARNING: recomputed from") {
+		t.Errorf("table lacks the warning:\n%s", out.String())
+	}
+	if s.RequestCount != 2 || len(s.Info.Warnings) != 1 || !strings.Contains(s.Info.Warnings[0], "did not finish") {
+		t.Errorf("partial report: %d requests, warnings %v", s.RequestCount, s.Info.Warnings)
+	}
+	agg := decodeJSON(t, readFile(t, dir, FileAggregateJSON))
+	if w := agg["metadata"].(map[string]any)["warnings"].([]any); len(w) != 1 {
+		t.Errorf("warnings in JSON: %v", w)
+	}
+}

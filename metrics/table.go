@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -106,7 +107,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "  %6d × %s: %s\n", e.Count, label, msg)
 		}
 	}
-	for _, wr := range s.Warnings() {
+	for _, wr := range append(slices.Clone(info.Warnings), s.Warnings()...) {
 		fmt.Fprintf(&b, "WARNING: %s\n", wr)
 	}
 	_, err := io.WriteString(w, b.String())
