@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/sim"
+)
+
+// startSim starts an in-process simulator with n engines.
+func startSim(t *testing.T, engines int) *sim.Server {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Engines = engines
+	cfg.MaxModelLen = 8192
+	cfg.KVCapacityTokens = 16384
+	cfg.DecodeBaseMs = 2
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// chat sends one streaming chat request and drains it.
+func chat(t *testing.T, base, prefix string, i, maxTokens int) {
+	body := fmt.Sprintf(`{"model":"agentperf-sim","stream":true,"messages":[{"role":"system","content":%q},{"role":"user","content":"turn %d"}],"max_tokens":%d,"ignore_eos":true}`,
+		prefix, i, maxTokens)
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("sim answered %d", resp.StatusCode)
+	}
+}
+
+// TestAgainstSimSeveralEngines scrapes the in-process simulator (three
+// data-parallel engines with an offload tier) during real traffic and
+// checks the derived figures against the simulator's own counters: the
+// window deltas summed over engines must equal the server's totals
+// exactly, and the KV figures must stay per-engine (never summed).
+func TestAgainstSimSeveralEngines(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.Engines = 3
+	cfg.MaxModelLen = 4096
+	cfg.KVCapacityTokens = 8192
+	cfg.OffloadCapacityTokens = 65536
+	cfg.DecodeBaseMs = 1
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+
+	var logs strings.Builder
+	var logMu sync.Mutex
+	urls := URLsFrom(srv.URL+"/v1", nil, nil)
+	s := New(Config{URLs: urls, Interval: 10 * time.Millisecond, SliceDuration: 50 * time.Millisecond,
+		Logf: func(f string, a ...any) { logMu.Lock(); fmt.Fprintf(&logs, f+"\n", a...); logMu.Unlock() }})
+	ctx := t.Context()
+	s.Baseline(ctx)
+	s.MarkProfilingStart(time.Now())
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { s.Run(runCtx); close(done) }()
+	prefix := strings.Repeat("package main; func f() { return } // shared context of the agent\n", 40)
+	for wave := range 3 {
+		var wg sync.WaitGroup
+		for i := range 9 {
+			wg.Add(1)
+			go func() { defer wg.Done(); chat(t, srv.URL, prefix, wave*100+i, 16) }()
+		}
+		wg.Wait()
+	}
+	stop()
+	<-done
+	s.MarkProfilingEnd(time.Now())
+	s.Final(ctx)
+	d, err := s.Export(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Stats()
+	t.Logf("derived: %s; sim: queries %d hits %d ext queries %d ext hits %d", fmtDerived(d), st.PrefixQueries, st.PrefixHits, st.ExternalQueries, st.ExternalHits)
+	if d.ScrapeFailures != 0 {
+		t.Fatalf("%d scrape failures against the sim:\n%s", d.ScrapeFailures, logs.String())
+	}
+	if !d.PromptTokensValid || d.PromptTokens != float64(st.PromptTokens) || d.GenerationTokens != float64(st.GenerationTokens) {
+		t.Errorf("prompt/generation tokens %v/%v, sim says %d/%d", d.PromptTokens, d.GenerationTokens, st.PromptTokens, st.GenerationTokens)
+	}
+	if want := float64(st.PrefixHits) / float64(st.PrefixQueries); !d.GPUPrefixHitRateValid || !near(d.GPUPrefixHitRate, want) || st.PrefixHits == 0 {
+		t.Errorf("GPU hit rate %v (valid %v), sim counters give %v (%d hits)", d.GPUPrefixHitRate, d.GPUPrefixHitRateValid, want, st.PrefixHits)
+	}
+	if st.ExternalQueries > 0 {
+		want := float64(st.ExternalHits) / float64(st.ExternalQueries)
+		if !d.ExternalHitRateValid || !near(d.ExternalHitRate, want) {
+			t.Errorf("external hit rate %v, sim counters give %v", d.ExternalHitRate, want)
+		}
+		if want := float64(st.PrefixHits+st.ExternalHits) / float64(st.PrefixQueries); !near(d.OverallHitRate, want) {
+			t.Errorf("overall hit rate %v, want %v", d.OverallHitRate, want)
+		}
+	}
+	ex := s.Snapshot()
+	kv := ex.Metrics["vllm:kv_cache_usage_perc"]
+	if kv == nil || len(kv.Series) != 3 {
+		t.Fatalf("kv_cache_usage_perc series: %+v, want one per engine", kv)
+	}
+	var peak float64
+	engines := map[string]bool{}
+	for _, se := range kv.Series {
+		engines[se.Labels["engine"]] = true
+		peak = max(peak, *se.Stats.Max)
+		if se.EndpointURL != srv.URL+"/metrics" {
+			t.Errorf("endpoint_url %q", se.EndpointURL)
+		}
+	}
+	if len(engines) != 3 || !d.KVUsagePeakValid || d.KVUsagePeak != peak || peak > 1 {
+		t.Errorf("KV peak %v, want the largest single-engine sample %v (<= 1) over 3 engines %v", d.KVUsagePeak, peak, engines)
+	}
+	if d.KVUsageMeanActiveValid && d.KVUsageMeanActive > d.KVUsagePeak {
+		t.Errorf("KV mean over active slices %v exceeds the single-engine peak %v: engines were summed", d.KVUsageMeanActive, d.KVUsagePeak)
+	}
+}
+
+func fmtDerived(d *Derived) string {
+	return fmt.Sprintf("gpu %.3f/%v ext %.3f/%v overall %.3f/%v kv mean %.3f/%v (%d active slices) peak %.3f scrapes %d",
+		d.GPUPrefixHitRate, d.GPUPrefixHitRateValid, d.ExternalHitRate, d.ExternalHitRateValid, d.OverallHitRate, d.OverallHitRateValid,
+		d.KVUsageMeanActive, d.KVUsageMeanActiveValid, d.ActiveSlices, d.KVUsagePeak, d.Scrapes)
+}
