@@ -73,6 +73,12 @@ func writeCache(path string, traces []Trace, meta cacheMeta) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	// Cache directories are often shared between users of a machine;
+	// CreateTemp's 0600 would lock the others out (umask still applies to
+	// nothing here: the mode is set explicitly, like os.WriteFile's 0644).
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write dataset cache: %w", err)
+	}
 	if err = enc.writeTo(f); err != nil {
 		return fmt.Errorf("write dataset cache %s: %w", tmp, err)
 	}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+)
+
+func init() {
+	registerDataset(command{name: "cache", summary: "build, verify or locate the mmap'd dataset cache file of a corpus", run: runDatasetCache})
+}
+
+const datasetCacheExamples = `  # build the cache for the InferenceX default corpus ahead of a run (prints path, size, time)
+  agentperf dataset cache build --public-dataset semianalysis_cc_traces_weka_062126 --num-dataset-entries 393
+
+  # where a corpus's cache file is (the key covers content, selection flags and format version)
+  agentperf dataset cache locate --input-file traces.jsonl.zst --max-context-length 131072
+
+  # check every checksum of the cache file of a corpus, or of cache files given by path (exit 1 if corrupt)
+  agentperf dataset cache verify --input-file traces.jsonl.zst
+  agentperf dataset cache verify ~/.cache/agentperf/dataset/*.dscache
+
+  # a shared cache directory (also: AIPERF_DATASET_MMAP_CACHE_DIR)
+  agentperf dataset cache build --input-file ./traces/ --dataset-cache-dir /aiperf_mmap_cache`
+
+var datasetCacheActions = map[string]func(ctx context.Context, d *datasetFlags, files []string, io stdio) error{
+	"build":  cacheBuild,
+	"verify": cacheVerify,
+	"locate": cacheLocate,
+}
+
+func runDatasetCache(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("dataset cache", "dataset cache (build | verify | locate) (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]\n  agentperf dataset cache verify CACHE_FILE...", datasetCacheExamples, io.err)
+	d := addDatasetFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("dataset cache: an action is required: build, verify or locate")
+	}
+	action, ok := datasetCacheActions[fs.Arg(0)]
+	if !ok {
+		return usagef("dataset cache: unknown action %q (want build, verify or locate)", fs.Arg(0))
+	}
+	files := fs.Args()[1:]
+	if len(files) > 0 && fs.Arg(0) != "verify" {
+		return usagef("dataset cache %s: unexpected argument %q (name the corpus with --input-file, --public-dataset or --hf-dataset)", fs.Arg(0), files[0])
+	}
+	return action(ctx, d, files, io)
+}
+
+// cacheOptions returns the options for a cache action, which needs the
+// cache on.
+func cacheOptions(d *datasetFlags, io stdio) (dataset.Source, dataset.Options, error) {
+	src, err := d.source()
+	if err != nil {
+		return src, dataset.Options{}, err
+	}
+	opt, err := d.options(io)
+	if err != nil {
+		return src, opt, err
+	}
+	if !opt.CacheEnabled {
+		return src, opt, asUsage(errNoCache)
+	}
+	if _, ok, _ := dataset.ParseSynthetic(src.PublicDataset); ok {
+		return src, opt, usagef("--public-dataset %s is generated in memory and never cached", src.PublicDataset)
+	}
+	return src, opt, nil
+}
+
+func locateFor(ctx context.Context, src dataset.Source, opt dataset.Options) (dataset.Location, error) {
+	loc, err := dataset.Locate(ctx, src, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return loc, err
+		}
+		return loc, asUsage(err)
+	}
+	return loc, nil
+}
+
+func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) error {
+	src, opt, err := cacheOptions(d, io)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	c, err := dataset.Open(ctx, src, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return asUsage(err)
+	}
+	defer c.Close()
+	took := time.Since(t0)
+	printLoaded(io, c, opt, took)
+	if c.CachePath() == "" {
+		fmt.Fprintln(io.err, "dataset cache build: the cache file could not be written (see the warning above)")
+		return errRunFailed
+	}
+	fi, err := os.Stat(c.CachePath())
+	if err != nil {
+		return fmt.Errorf("dataset cache build: %w", err)
+	}
+	state := "built"
+	if c.FromCache() {
+		state = "already cached"
+	}
+	fmt.Fprintf(io.out, "%s: %s\n  %d traces, %.1f MB, %s\n", state, c.CachePath(), c.Len(), float64(fi.Size())/1e6, took.Round(time.Millisecond))
+	return nil
+}
+
+func cacheVerify(ctx context.Context, d *datasetFlags, files []string, io stdio) error {
+	if len(files) == 0 {
+		src, opt, err := cacheOptions(d, io)
+		if err != nil {
+			return err
+		}
+		loc, err := locateFor(ctx, src, opt)
+		if err != nil {
+			return err
+		}
+		if !loc.Exists {
+			fmt.Fprintf(io.err, "dataset cache verify: no cache file for this corpus at %s (build it with 'agentperf dataset cache build' and the same flags)\n", loc.Path)
+			return errRunFailed
+		}
+		files = []string{loc.Path}
+	}
+	bad := 0
+	for _, f := range files {
+		t0 := time.Now()
+		err := dataset.VerifyCache(f)
+		switch {
+		case err == nil:
+			fmt.Fprintf(io.out, "ok: %s (%s)\n", f, time.Since(t0).Round(time.Millisecond))
+		case errors.Is(err, dataset.ErrCacheCorrupt), errors.Is(err, dataset.ErrCacheVersion):
+			bad++
+			fmt.Fprintf(io.out, "BAD: %v\n", err)
+		default:
+			bad++
+			fmt.Fprintf(io.out, "ERROR: %v\n", err)
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(io.err, "dataset cache verify: %d of %d files failed; a run rebuilds a bad file automatically, or delete it\n", bad, len(files))
+		return errRunFailed
+	}
+	return nil
+}
+
+func cacheLocate(ctx context.Context, d *datasetFlags, _ []string, io stdio) error {
+	src, opt, err := cacheOptions(d, io)
+	if err != nil {
+		return err
+	}
+	loc, err := locateFor(ctx, src, opt)
+	if err != nil {
+		return err
+	}
+	state := "missing"
+	if fi, err := os.Stat(loc.Path); err == nil {
+		state = fmt.Sprintf("exists, %.1f MB", float64(fi.Size())/1e6)
+	}
+	fmt.Fprintf(io.out, "%s\n  key %s (%s)\n", loc.Path, loc.Key, state)
+	return nil
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// Environment variables of the dataset cache (aiperf's names, so that the
+// InferenceX runners' settings apply unchanged).
+const (
+	envCacheDir     = "AIPERF_DATASET_MMAP_CACHE_DIR"
+	envCacheEnabled = "AIPERF_DATASET_MMAP_CACHE_ENABLED"
+)
+
+// datasetFlags are the corpus flags shared by profile, dataset info/show
+// and dataset cache: where the corpus comes from, how it is selected, and
+// the dataset cache.
+type datasetFlags struct {
+	inputFile     string
+	publicDataset string
+	hfDataset     string
+	customType    string
+	maxContext    int
+	maxOSL        int
+	numEntries    int
+	skipInvalid   bool
+	cacheDirFlag  string
+	noCache       bool
+
+	// getenv reads the environment; tests replace it.
+	getenv func(string) string
+}
+
+// addDatasetFlags registers the corpus flags on fs.
+func addDatasetFlags(fs *pflag.FlagSet) *datasetFlags {
+	d := &datasetFlags{getenv: os.Getenv}
+	fs.StringVar(&d.inputFile, "input-file", "", "a local corpus: a .jsonl/.json file (optionally .zst or .gz) or a directory of one-trace .json files")
+	fs.StringVar(&d.publicDataset, "public-dataset", "", "a public dataset alias resolved in the local HF hub cache (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
+	fs.StringVar(&d.hfDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION] in the local hub cache")
+	fs.StringVar(&d.customType, "custom-dataset-type", "", "format of --input-file; only weka_trace is supported")
+	fs.IntVar(&d.maxContext, "max-context-length", 0, "drop whole traces whose peak input+output exceeds this many tokens (0 = keep all)")
+	fs.IntVar(&d.maxOSL, "synthesis-max-osl", 0, "cap the output tokens of parent requests (also when computing a trace's peak for --max-context-length; 0 = no cap)")
+	fs.IntVar(&d.numEntries, "num-dataset-entries", 0, "keep at most the first N eligible traces, in source order (a ceiling; 0 = all)")
+	fs.BoolVar(&d.skipInvalid, "skip-invalid-traces", false, "skip malformed traces (counted and reported) instead of failing on the first")
+	fs.StringVar(&d.cacheDirFlag, "dataset-cache-dir", "", "directory of the content-addressed dataset cache (default $"+envCacheDir+", else <user cache dir>/agentperf/dataset)")
+	fs.BoolVar(&d.noCache, "no-dataset-cache", false, "read the corpus without the dataset cache (also: "+envCacheEnabled+"=false)")
+	return d
+}
+
+// source returns the dataset source the flags name, checking the flag
+// combinations.
+func (d *datasetFlags) source() (dataset.Source, error) {
+	switch d.customType {
+	case "", "weka_trace":
+	default:
+		return dataset.Source{}, usagef("--custom-dataset-type %s is not supported: agentperf reads only weka_trace corpora", d.customType)
+	}
+	if d.customType != "" && d.inputFile == "" {
+		return dataset.Source{}, usagef("--custom-dataset-type %s needs --input-file", d.customType)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max-context-length", d.maxContext}, {"--synthesis-max-osl", d.maxOSL}, {"--num-dataset-entries", d.numEntries}} {
+		if f.v < 0 {
+			return dataset.Source{}, usagef("%s %d: must be 0 (no limit) or positive", f.name, f.v)
+		}
+	}
+	src := dataset.Source{InputFile: d.inputFile, PublicDataset: d.publicDataset, HFDataset: d.hfDataset}
+	if src == (dataset.Source{}) {
+		return src, usagef("no dataset given: pass --input-file PATH, --public-dataset ALIAS (e.g. synthetic) or --hf-dataset ORG/NAME[@REV]")
+	}
+	return src, nil
+}
+
+// cacheSettings returns the cache directory ("" = the default) and
+// whether the cache is on, from the flags and the environment. The flags
+// win: --no-dataset-cache turns it off, an explicit --dataset-cache-dir on.
+func (d *datasetFlags) cacheSettings() (dir string, enabled bool, err error) {
+	getenv := d.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	enabled = true
+	switch v := strings.ToLower(strings.TrimSpace(getenv(envCacheEnabled))); v {
+	case "", "1", "true", "yes", "on":
+	case "0", "false", "no", "off":
+		enabled = false
+	default:
+		return "", false, usagef("%s=%q: want true or false", envCacheEnabled, getenv(envCacheEnabled))
+	}
+	if d.noCache {
+		return "", false, nil
+	}
+	switch {
+	case d.cacheDirFlag != "":
+		// An explicit directory on the command line turns the cache on.
+		return d.cacheDirFlag, true, nil
+	case getenv(envCacheDir) != "":
+		dir = getenv(envCacheDir)
+	default:
+		dir = "" // dataset.Open resolves the default and warns if there is none
+	}
+	if !enabled {
+		return "", false, nil
+	}
+	return dir, true, nil
+}
+
+// cacheDir returns the dataset cache directory, or "" when the cache is
+// off. Other on-disk caches (the tokenized prompt corpus) live beside it.
+func (d *datasetFlags) cacheDir() string {
+	dir, on, err := d.cacheSettings()
+	if err != nil || !on {
+		return ""
+	}
+	if dir == "" {
+		dir, _ = dataset.DefaultCacheDir() // "" (no cache) when there is none
+	}
+	return dir
+}
+
+// synthesisMaxOSL returns --synthesis-max-osl (0 = no cap).
+func (d *datasetFlags) synthesisMaxOSL() int { return d.maxOSL }
+
+// loaderKind says where the corpus comes from, for scenario checks.
+func (d *datasetFlags) loaderKind() (scenario.LoaderKind, string, string) {
+	switch {
+	case d.publicDataset != "" && (d.publicDataset == "synthetic" || strings.HasPrefix(d.publicDataset, "synthetic:")):
+		return scenario.LoaderSynthetic, d.publicDataset, ""
+	case d.inputFile != "":
+		return scenario.LoaderLocal, d.publicDataset, ""
+	case d.publicDataset != "":
+		return scenario.LoaderPublic, d.publicDataset, ""
+	case d.hfDataset != "":
+		return scenario.LoaderHF, "", d.hfDataset
+	}
+	return scenario.LoaderUnset, "", ""
+}
+
+// options returns the dataset.Options the flags and environment describe,
+// with warnings going to w.
+func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
+	dir, on, err := d.cacheSettings()
+	if err != nil {
+		return dataset.Options{}, err
+	}
+	getenv := d.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return dataset.Options{
+		Read:         dataset.ReadOptions{SkipInvalid: d.skipInvalid},
+		Select:       dataset.SelectOptions{MaxContextLength: d.maxContext, MaxOSL: d.maxOSL, NumEntries: d.numEntries},
+		CacheDir:     dir,
+		CacheEnabled: on,
+		Getenv:       getenv,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(io.err, "dataset: "+format+"\n", args...)
+		},
+	}, nil
+}
+
+// open opens the corpus the flags name, printing what was loaded and how
+// (cache hit or miss, with timing) to io.err. Problems with the input are
+// usage errors (exit code 2); cache problems are warnings.
+func (d *datasetFlags) open(ctx context.Context, io stdio) (*dataset.Corpus, error) {
+	src, err := d.source()
+	if err != nil {
+		return nil, err
+	}
+	opt, err := d.options(io)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	c, err := dataset.Open(ctx, src, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("open dataset: %w", err)
+		}
+		return nil, asUsage(err)
+	}
+	printLoaded(io, c, opt, time.Since(t0))
+	return c, nil
+}
+
+// printLoaded prints the "loaded N of M traces" line and how the corpus
+// was obtained.
+func printLoaded(io stdio, c *dataset.Corpus, opt dataset.Options, took time.Duration) {
+	id, ls := c.Identity(), c.LoadStats()
+	var notes []string
+	notes = append(notes, fmt.Sprintf("%d parent + %d subagent requests", id.ParentRequests, id.SubagentRequests))
+	if ls.Select.DroppedOverContext > 0 {
+		notes = append(notes, fmt.Sprintf("%d over --max-context-length %d", ls.Select.DroppedOverContext, opt.Select.MaxContextLength))
+	}
+	if ls.Select.Eligible > ls.Select.Total {
+		notes = append(notes, fmt.Sprintf("%d eligible, capped by --num-dataset-entries %d", ls.Select.Eligible, opt.Select.NumEntries))
+	}
+	if ls.Read.Skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d invalid skipped", ls.Read.Skipped))
+	}
+	from := id.Path
+	if id.HFRepo != "" {
+		from = fmt.Sprintf("%s@%s (commit %s)", id.HFRepo, id.HFRevision, id.HFCommit)
+	}
+	fmt.Fprintf(io.err, "dataset: loaded %d of %d traces (%s) from %s\n", c.Len(), ls.Select.Loaded, strings.Join(notes, "; "), from)
+	for i, e := range ls.Read.Errors {
+		if i == 5 {
+			fmt.Fprintf(io.err, "dataset:   ... and %d more skipped\n", ls.Read.Skipped-i)
+			break
+		}
+		fmt.Fprintf(io.err, "dataset:   skipped: %v\n", e)
+	}
+	ms := float64(took.Microseconds()) / 1000
+	switch {
+	case id.SourceType == "synthetic":
+		fmt.Fprintf(io.err, "dataset: generated in memory in %.1f ms\n", ms)
+	case c.FromCache():
+		fmt.Fprintf(io.err, "dataset: cache hit, opened in %.1f ms: %s\n", ms, c.CachePath())
+	case c.CachePath() != "":
+		fmt.Fprintf(io.err, "dataset: cache miss, built in %.1f ms: %s\n", ms, c.CachePath())
+	case !opt.CacheEnabled:
+		fmt.Fprintf(io.err, "dataset: read in %.1f ms (dataset cache off)\n", ms)
+	default:
+		fmt.Fprintf(io.err, "dataset: read in %.1f ms (not cached; see the warning above)\n", ms)
+	}
+}
+
+// errNoCache reports a cache subcommand run with the cache turned off.
+var errNoCache = errors.New("the dataset cache is off (--no-dataset-cache or " + envCacheEnabled + "=false)")
