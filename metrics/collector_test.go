@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -254,5 +255,40 @@ func TestSnapshotFlushes(t *testing.T) {
 	c.Snapshot()
 	if b, _ := os.ReadFile(filepath.Join(dir, FileRecords+partialSuffix)); strings.Count(string(b), "\n") != 1 {
 		t.Errorf("line not on disk after Snapshot: %q", b)
+	}
+}
+
+// TestFinishEmptyRun: a run without a single record still writes every
+// file, with request_count 0 and a warning instead of made-up numbers.
+func TestFinishEmptyRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0), SliceDuration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Finish(RunInfo{BenchmarkID: "empty", Scenario: "inferencex-agentx-mvp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileRecords, FileOverflow, FileAggregateJSON, FileAggregateCSV} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	agg := decodeJSON(t, readFile(t, dir, FileAggregateJSON))
+	if rc := agg["request_count"].(map[string]any)["avg"]; rc != json.Number("0.0") {
+		t.Errorf("request_count %v", rc)
+	}
+	if _, has := agg["benchmark_duration"]; has {
+		t.Error("benchmark_duration without requests")
+	}
+	md := agg["metadata"].(map[string]any)
+	if md["submission_valid"] != false || len(md["submission_invalid_reasons"].([]any)) != 0 {
+		t.Errorf("metadata %v", md)
+	}
+	var out strings.Builder
+	if err := s.WriteTable(&out); err != nil || !strings.Contains(out.String(), "WARNING: no successful profiling requests") {
+		t.Errorf("table (%v):\n%s", err, out.String())
 	}
 }
