@@ -55,7 +55,8 @@ type Config struct {
 	// PrefillTokensPerSec is the prefill rate. Default 15000.
 	PrefillTokensPerSec float64
 	// DecodeBaseMs is the duration of an engine step with one sequence.
-	// Default 8.
+	// Default 8. The three decode knobs treat a negative value as none (0
+	// means the default).
 	DecodeBaseMs float64
 	// DecodePerSeqMs is added to a step per decoding sequence. Default 0.02.
 	DecodePerSeqMs float64
@@ -252,13 +253,8 @@ func (c *Config) Validate() error {
 	if !(c.PrefillTokensPerSec > 0) {
 		bad("prefill-tokens-per-sec", "must be positive, got %g", c.PrefillTokensPerSec)
 	}
-	for _, v := range []struct {
-		flag string
-		v    float64
-	}{{"decode-base-ms", c.DecodeBaseMs}, {"decode-per-seq-ms", c.DecodePerSeqMs}, {"decode-ms-per-1k-context", c.DecodeMsPer1kContext}} {
-		if v.v < 0 {
-			bad(v.flag, "must not be negative, got %g", v.v)
-		}
+	if c.DecodeBaseMs < 0 && c.DecodePerSeqMs < 0 && c.DecodeMsPer1kContext < 0 && !c.ZeroLatency {
+		bad("decode-base-ms", "with every decode knob negative (none) steps take no time; use --zero-latency instead")
 	}
 	if c.TokensPerChunk < 1 {
 		bad("tokens-per-chunk", "must be at least 1, got %d", c.TokensPerChunk)
@@ -305,9 +301,9 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.OffloadCapacityTokens, "offload-capacity-tokens", c.OffloadCapacityTokens, "CPU offload tier capacity per engine in tokens (0 = no tier)")
 	fs.IntVar(&c.KVBytesPerToken, "kv-bytes-per-token", c.KVBytesPerToken, "KV bytes per token, for the offload byte counters")
 	fs.Float64Var(&c.PrefillTokensPerSec, "prefill-tokens-per-sec", c.PrefillTokensPerSec, "prefill rate in tokens/s")
-	fs.Float64Var(&c.DecodeBaseMs, "decode-base-ms", c.DecodeBaseMs, "engine step time with one sequence, ms")
-	fs.Float64Var(&c.DecodePerSeqMs, "decode-per-seq-ms", c.DecodePerSeqMs, "step time added per decoding sequence, ms")
-	fs.Float64Var(&c.DecodeMsPer1kContext, "decode-ms-per-1k-context", c.DecodeMsPer1kContext, "step time added per 1000 context tokens of decoding sequences, ms")
+	fs.Float64Var(&c.DecodeBaseMs, "decode-base-ms", c.DecodeBaseMs, "engine step time with one sequence, ms (negative = none)")
+	fs.Float64Var(&c.DecodePerSeqMs, "decode-per-seq-ms", c.DecodePerSeqMs, "step time added per decoding sequence, ms (negative = none)")
+	fs.Float64Var(&c.DecodeMsPer1kContext, "decode-ms-per-1k-context", c.DecodeMsPer1kContext, "step time added per 1000 context tokens of decoding sequences, ms (negative = none)")
 	fs.BoolVar(&c.ZeroLatency, "zero-latency", c.ZeroLatency, "no sleeps at all: write each response at once (client benchmarks)")
 	fs.IntVar(&c.TokensPerChunk, "tokens-per-chunk", c.TokensPerChunk, "generated tokens per SSE event")
 	fs.Float64Var(&c.ReasoningRatio, "reasoning-ratio", c.ReasoningRatio, "fraction of generated tokens sent as delta.reasoning_content")

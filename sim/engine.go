@@ -83,8 +83,8 @@ func newEngine(idx int, cfg *Config) *engine {
 		done: make(chan struct{}),
 	}
 	e.step = func(nDecode, ctxTokens, prefillTokens int) time.Duration {
-		ms := cfg.DecodeBaseMs + cfg.DecodePerSeqMs*float64(nDecode) +
-			cfg.DecodeMsPer1kContext*float64(ctxTokens)/1000 +
+		ms := max(cfg.DecodeBaseMs, 0) + max(cfg.DecodePerSeqMs, 0)*float64(nDecode) +
+			max(cfg.DecodeMsPer1kContext, 0)*float64(ctxTokens)/1000 +
 			1000*float64(prefillTokens)/cfg.PrefillTokensPerSec
 		return time.Duration(ms * float64(time.Millisecond))
 	}

@@ -54,3 +54,24 @@ func FuzzCompletionRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeJSONString: the fast string decoder agrees with encoding/json
+// on every valid JSON string literal.
+func FuzzDecodeJSONString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\t\"q\"\\ \/"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00 emoji"`, `"\ud83d lone"`, `"\udc00\ud800"`, "\"\xff bad utf8\"", `"é ✓"`, `""`, `"\b\f\r"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			return // not a JSON string literal: the outer decoder rejects it first
+		}
+		if !json.Valid([]byte(lit)) || len(lit) == 0 || lit[0] != '"' {
+			return
+		}
+		got, err := decodeJSONString([]byte(lit))
+		if err != nil || got != want {
+			t.Fatalf("decodeJSONString(%q) = %q, %v; encoding/json gives %q", lit, got, err, want)
+		}
+	})
+}

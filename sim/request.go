@@ -8,6 +8,8 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // completionRequest is the part of a chat or text completion request the
@@ -41,7 +43,9 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 		*c = ""
 		return nil
 	case b[0] == '"':
-		return json.Unmarshal(b, (*string)(c))
+		str, err := decodeJSONString(b)
+		*c = textContent(str)
+		return err
 	case b[0] == '[':
 		var parts []struct {
 			Type string `json:"type"`
@@ -72,7 +76,9 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	p.set = true
 	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &p.text)
+		var err error
+		p.text, err = decodeJSONString(b)
+		return err
 	}
 	var strs []string
 	if err := json.Unmarshal(b, &strs); err == nil {
@@ -195,4 +201,106 @@ func appendUsage(dst []byte, prompt, completion, cached, reasoning int) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
+}
+
+// decodeJSONString decodes a JSON string literal (quotes included) the way
+// encoding/json does, without validating it twice: the decoder that calls
+// UnmarshalJSON has already checked the syntax. Invalid UTF-8 and lone
+// surrogates take encoding/json's path (U+FFFD replacement).
+func decodeJSONString(b []byte) (string, error) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		var s string
+		err := json.Unmarshal(b, &s)
+		return s, err
+	}
+	in := b[1 : len(b)-1]
+	ascii := true
+	for _, c := range in {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if !ascii && !utf8.Valid(in) {
+		var s string
+		err := json.Unmarshal(b, &s)
+		return s, err
+	}
+	i := bytes.IndexByte(in, '\\')
+	if i < 0 {
+		return string(in), nil
+	}
+	out := make([]byte, 0, len(in))
+	out = append(out, in[:i]...)
+	for ; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(in) {
+			return "", errors.New("truncated escape in JSON string")
+		}
+		i++
+		switch in[i] {
+		case '"', '\\', '/':
+			out = append(out, in[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(in[i+1:])
+			if !ok {
+				return "", errors.New("bad \\u escape in JSON string")
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
+					r2, ok = hex4(in[i+3:])
+					if !ok {
+						r2 = -1
+					}
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", errors.New("bad escape in JSON string")
+		}
+	}
+	return string(out), nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
