@@ -395,7 +395,9 @@ func hdrPercentiles(h *hdrhistogram.Histogram) (float64, float64) {
 // place), computes the aggregates over the records added and writes
 // profile_export_aiperf.json and .csv, plus the timeslice files when
 // SliceDuration > 0. When info.Accounting is zero it is filled from the
-// records added (Sent = their sum); otherwise it is checked as given, and
+// records added (Sent = their sum); when only Sent is set, the buckets are
+// filled from the records; otherwise it is checked as given (and against
+// the records received), and
 // a mismatch is written into the metadata, returned as an error wrapping
 // ErrAccounting, and reported by Summary.Warnings — after every file is
 // written. Write errors are returned. Finish may be called once.
@@ -424,9 +426,12 @@ func (c *Collector) Finish(info RunInfo) (*Summary, error) {
 			errsOut = append(errsOut, err)
 		}
 	}
-	if info.Accounting == (Accounting{}) {
-		info.Accounting = acct
-		info.Accounting.Sent = acct.Total()
+	switch {
+	case info.Accounting == (Accounting{}):
+		info.Accounting = withSent(acct, acct.Total())
+	case info.Accounting.Total() == 0:
+		// Only Sent given: the buckets come from the records.
+		info.Accounting = withSent(acct, info.Accounting.Sent)
 	}
 	s := aggregate(rows, acct.Overflows, errs, info, c.opt.SliceDuration)
 	s.AccountingErr = info.Accounting.Check()

@@ -92,6 +92,7 @@ func TestFinishAccountingMismatch(t *testing.T) {
 		want string
 	}{
 		{"sent too high", Accounting{Sent: 5, ProfilingOK: 2}, "3 requests are missing"},
+		{"only sent, records missing", Accounting{Sent: 4}, "2 requests are missing"},
 		{"buckets disagree with records", Accounting{Sent: 2, ProfilingOK: 1, ProfilingErrors: 1}, "differ from the records received"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
