@@ -1,6 +1,9 @@
 package server
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Metric names the derived figures read (export names: counters without
 // _total). The first name present wins.
@@ -291,4 +294,11 @@ func sliceMax(m *Metric) map[int64]float64 {
 		}
 	}
 	return out
+}
+
+// MarshalJSON writes the figures under their explicit names (Map), so a
+// Derived placed in run metadata reads as prefix_cache_hit_rate_gpu_local
+// etc., with invalid figures left out rather than written as zero.
+func (d Derived) MarshalJSON() ([]byte, error) {
+	return json.Marshal(d.Map())
 }
