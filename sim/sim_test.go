@@ -507,3 +507,37 @@ func TestHandlerOnOwnServer(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestWaitingQueue: with --max-num-seqs 1 the other requests wait, show
+// up in the waiting gauge, and all complete in turn.
+func TestWaitingQueue(t *testing.T) {
+	t.Parallel()
+	cfg := fastTimed()
+	cfg.MaxNumSeqs = 1
+	cfg.DecodeBaseMs = 1
+	s := startSim(t, cfg)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			resp, body, err := do(t, s, "/v1/chat/completions", chatReq{Messages: []msg{{"user", fmt.Sprintf("q%d", i)}}, MaxTokens: 40, IgnoreEOS: true}, nil)
+			if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `"completion_tokens":40`) {
+				t.Errorf("request %d: %v %s", i, err, body)
+			}
+		})
+	}
+	maxWaiting, maxRunning := 0, 0
+	deadline := time.Now().Add(20 * time.Second)
+	for s.Stats().Finished["length"] < 3 && time.Now().Before(deadline) {
+		st := s.Stats()
+		maxWaiting = max(maxWaiting, st.Waiting)
+		maxRunning = max(maxRunning, st.Running)
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	if maxRunning > 1 {
+		t.Errorf("running reached %d with max-num-seqs 1", maxRunning)
+	}
+	if maxWaiting < 1 {
+		t.Errorf("no request was ever seen waiting")
+	}
+}
