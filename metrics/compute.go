@@ -137,8 +137,10 @@ type Metric struct {
 	set    func(*Values, float64)
 }
 
-// Metrics is the table of per-record metrics in export order. The
-// aggregate export has one stat block per tag that has values.
+// Metrics is the table of per-record metrics in export order (read-only:
+// callers must not modify it). The aggregate export has one stat block per
+// tag that has values. time_per_output_token repeats inter_token_latency
+// because inferencex-contract §3.6 lists it (InferenceX-app reads it first).
 var Metrics = []Metric{
 	{"request_latency", "Request Latency", "ms", false, func(v *Values) float64 { return v.RequestLatency }, func(v *Values, x float64) { v.RequestLatency = x }},
 	{"time_to_first_token", "Time to First Token", "ms", false, func(v *Values) float64 { return v.TTFT }, func(v *Values, x float64) { v.TTFT = x }},

@@ -6,13 +6,16 @@ import (
 
 // Names of the files the Collector writes under its directory.
 const (
-	FileRecords         = "profile_export.jsonl"
-	FileOverflow        = "context_overflow_export.jsonl"
-	FileAggregateJSON   = "profile_export_aiperf.json"
-	FileAggregateCSV    = "profile_export_aiperf.csv"
-	FileTimeslicesJSON  = "profile_export_aiperf_timeslices.json"
-	FileTimeslicesCSV   = "profile_export_aiperf_timeslices.csv"
-	partialSuffix       = ".partial"
+	FileRecords        = "profile_export.jsonl"
+	FileOverflow       = "context_overflow_export.jsonl"
+	FileAggregateJSON  = "profile_export_aiperf.json"
+	FileAggregateCSV   = "profile_export_aiperf.csv"
+	FileTimeslicesJSON = "profile_export_aiperf_timeslices.json"
+	FileTimeslicesCSV  = "profile_export_aiperf_timeslices.csv"
+)
+
+const (
+	partialSuffix       = ".partial" // streams before Finish renames them
 	cancelledErrorType  = "RequestCancellationError"
 	cancelledErrorText  = "request cancelled"
 	defaultProcessorID  = "record_processor_0"
