@@ -94,10 +94,14 @@ type Config struct {
 	// because the table grows with every request.
 	RecordFirstByte bool
 
-	// TokenizerName names the tokenizer when Tokenizer is nil: "" or
-	// "builtin", or the path of a Hugging Face tokenizer.json (plain or
-	// .zst).
+	// TokenizerName names the tokenizer when Tokenizer is nil, as
+	// tokenizer.Resolve reads it: "" or "builtin", a tokenizer.json (plain
+	// or .zst) or tiktoken file, a folder, or a Hugging Face model id found
+	// in the local hub cache.
 	TokenizerName string
+	// Getenv reads the environment for tokenizer resolution (HF_HOME,
+	// HF_HUB_CACHE, …). Nil means os.Getenv.
+	Getenv func(string) string
 	// Tokenizer counts prompt tokens. Nil means TokenizerName, else
 	// tokenizer.Builtin().
 	Tokenizer tokenizer.Tokenizer
@@ -290,7 +294,7 @@ func (c *Config) Validate() error {
 
 // RegisterFlags defines one flag per knob of c on fs, with c's current
 // values as defaults; parsing fs writes into c. ParseURL accepts the same
-// names as URL query keys. Config.Addr, Tokenizer and Logf have no flag.
+// names as URL query keys. Config.Addr, Tokenizer, Getenv and Logf have no flag.
 func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Model, "model", c.Model, "served model name (empty: agentperf-sim); requests for another model get a 404")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "context window in tokens; prompt + max tokens above it get vLLM's 400")
@@ -312,7 +316,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
-	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, or a path to a Hugging Face tokenizer.json (.zst ok)")
+	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, a tokenizer.json[.zst] or tiktoken file, a folder, or a model id in the local HF cache")
 	f := &c.Faults
 	fs.IntVar(&f.DownAfterRequests, "fault-down-after-requests", f.DownAfterRequests, "reset every request and connection for --fault-down-for once this many completion requests arrived (0 = never)")
 	fs.DurationVar(&f.DownFor, "fault-down-for", f.DownFor, "length of the down window (default 5s)")

@@ -72,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	tok := cfg.Tokenizer
 	if tok == nil {
 		var err error
-		tok, err = resolveTokenizer(cfg.TokenizerName)
+		tok, err = resolveTokenizer(cfg.TokenizerName, cfg.Getenv)
 		if err != nil {
 			return nil, fmt.Errorf("sim: --tokenizer %q: %w", cfg.TokenizerName, err)
 		}
@@ -100,15 +100,14 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// resolveTokenizer maps a tokenizer name to a tokenizer.
-func resolveTokenizer(name string) (tokenizer.Tokenizer, error) {
-	if name == "" || name == "builtin" {
-		return tokenizer.Builtin(), nil
+// resolveTokenizer maps a tokenizer name to a tokenizer (see
+// tokenizer.Resolve: builtin, a tokenizer.json or tiktoken file, a folder,
+// or a model id in the local Hugging Face cache).
+func resolveTokenizer(name string, getenv func(string) string) (tokenizer.Tokenizer, error) {
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	if _, err := os.Stat(name); err == nil {
-		return tokenizer.LoadHF(name)
-	}
-	return nil, errors.New("not a tokenizer.json file (plain or .zst); give a path to one, or builtin")
+	return tokenizer.Resolve(name, getenv)
 }
 
 // Config returns the configuration in use, defaults applied.
