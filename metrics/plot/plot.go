@@ -139,7 +139,7 @@ func buildPanels(in *Input, zero int64) []panel {
 	p.series = append(p.series,
 		series{name: "GPU (mean of engines)", pts: kvMean, col: colBlue},
 		series{name: "GPU (max engine)", pts: kvMax, col: colBlue, dashed: true, width: vg.Points(0.8)},
-		series{name: "GPU rolling mean (30 s)", pts: rollingMean(kvMean, 30), col: colBlack},
+		series{name: "GPU (mean), rolling mean over 30 slices", pts: rollingMean(kvMean, 30), col: colBlack},
 		series{name: "External / CPU", pts: collect(ex, mCPUKV, nil, gaugeValue, aggMean).points(zero, 100), col: colOrange})
 	ps = append(ps, p)
 
@@ -164,7 +164,7 @@ func buildPanels(in *Input, zero int64) []panel {
 	ps = append(ps, panel{title: "Prefix-cache hit rate per interval", ylabel: "hit rate (%)", series: []series{
 		{name: "GPU (hits / queries)", pts: ratioOf(hits, q, zero, 100), col: colBlue},
 		{name: "External (ext hits / ext queries)", pts: ratioOf(eh, eq, zero, 100), col: colOrange},
-		{name: "Overall ((hits + ext hits) / queries)", pts: overall, col: colGreen},
+		{name: "Overall ((hits + ext hits) / queries)", pts: overall, col: colGreen, dashed: true},
 	}})
 
 	// (1,1) Throughput.
