@@ -277,8 +277,12 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	if limit := maxTokenID(len(m.Vocab) + len(f.AddedTokens)); maxID > limit {
 		return nil, nil, fmt.Errorf("model.vocab has id %d, above %d: ids must be dense", maxID, limit)
 	}
+	merges, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, nil, err
+	}
 	bm := &bpeModel{
-		merges:       make(map[uint64]merge, len(m.Merges)),
+		merges:       make(map[uint64]merge, len(merges)),
 		vocab:        make(map[string]uint32, len(m.Vocab)),
 		ignoreMerges: m.IgnoreMerges,
 	}
@@ -292,10 +296,6 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	}
 	for b := 0; b < 256; b++ {
 		bm.byteID[b], bm.byteOK[b] = m.Vocab[string(byteToRune[b])]
-	}
-	merges, err := parseMerges(m.Merges)
-	if err != nil {
-		return nil, nil, err
 	}
 	for rank, mg := range merges {
 		a, b := mg[0], mg[1]

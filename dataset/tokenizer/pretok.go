@@ -52,6 +52,10 @@ func newMatcher(pattern string) (matcher, error) {
 		return runMatcher{in: isDeepSeekCJK}, nil
 	case patternDeepSeekMain:
 		return deepseekMatcher{}, nil
+	case PatternO200k:
+		return o200kMatcher{}, nil
+	case PatternKimi:
+		return o200kMatcher{kimi: true}, nil
 	}
 	return newRegexMatcher(pattern)
 }
@@ -473,6 +477,200 @@ func dsMatchAt(s string, i int) int {
 		return j
 	}
 	if c == dsSpace || c == dsNL {
+		return matchSpaces(s, i, true)
+	}
+	return -1
+}
+
+// o200kMatcher matches PatternO200k, and PatternKimi when kimi is set:
+//
+//	([\p{Han}]+|)   (kimi only; Han is then left out of U and L)
+//	[^\r\n\p{L}\p{N}]?U*L+C? | [^\r\n\p{L}\p{N}]?U+L*C?
+//	| \p{N}{1,3} | ' '?[^\s\p{L}\p{N}]+[\r\n/]* ([\r\n]* for kimi)
+//	| \s*[\r\n]+ | \s+(?!\S) | \s+
+//
+// where U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], L = [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+// and C = (?i:'s|'t|'re|'ve|'m|'ll|'d).
+type o200kMatcher struct{ kimi bool }
+
+// Character bits for o200kMatcher.
+const (
+	caseU      = 1 << iota // in U
+	caseL                  // in L
+	caseP                  // in [^\r\n\p{L}\p{N}] (the optional prefix)
+	caseN                  // \p{N}
+	caseS                  // \s
+	caseLetter             // \p{L}
+	caseHan                // \p{Han} (kimi only)
+)
+
+func (m o200kMatcher) bitsAt(s string, i int) (uint8, int) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			return caseU | caseLetter, 1
+		case c >= 'a' && c <= 'z':
+			return caseL | caseLetter, 1
+		case c >= '0' && c <= '9':
+			return caseN, 1
+		case c == '\r' || c == '\n':
+			return caseS, 1
+		case c == ' ' || c == '\t' || c == '\v' || c == '\f':
+			return caseS | caseP, 1
+		}
+		return caseP, 1
+	}
+	r, w := utf8.DecodeRuneInString(s[i:])
+	var b uint8
+	switch {
+	case unicode.IsLetter(r):
+		switch {
+		case unicode.Is(unicode.Lu, r), unicode.Is(unicode.Lt, r):
+			b = caseU | caseLetter
+		case unicode.Is(unicode.Ll, r):
+			b = caseL | caseLetter
+		default: // Lm, Lo
+			b = caseU | caseL | caseLetter
+		}
+	case unicode.IsMark(r):
+		b = caseU | caseL | caseP
+	case unicode.IsNumber(r):
+		b = caseN
+	case unicode.IsSpace(r):
+		b = caseS | caseP
+	default:
+		b = caseP
+	}
+	if m.kimi && unicode.Is(unicode.Han, r) {
+		b = b&^(caseU|caseL) | caseHan
+	}
+	return b, w
+}
+
+func (m o200kMatcher) findAll(dst []span, s string) []span {
+	for i := 0; i < len(s); {
+		end := m.matchAt(s, i)
+		if end < 0 {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
+			continue
+		}
+		dst = append(dst, span{i, end})
+		i = end
+	}
+	return dst
+}
+
+// run returns the end of the run of characters with any of bits from j.
+func (m o200kMatcher) run(s string, j int, bits uint8) int {
+	for j < len(s) {
+		b, w := m.bitsAt(s, j)
+		if b&bits == 0 {
+			break
+		}
+		j += w
+	}
+	return j
+}
+
+// contraction extends end over an optional contraction.
+func contraction(s string, end int) int {
+	if end < len(s) {
+		if e := matchContraction(s, end); e >= 0 {
+			return e
+		}
+	}
+	return end
+}
+
+// matchUL matches U*L+C? at j, or returns -1. U* backtracks from its
+// longest run to the last position where an L character follows.
+func (m o200kMatcher) matchUL(s string, j int) int {
+	// Positions where U* may stop, longest first: the end of the U run, then
+	// each U character's start going back.
+	u := m.run(s, j, caseU)
+	if u < len(s) {
+		if b, _ := m.bitsAt(s, u); b&caseL != 0 {
+			return contraction(s, m.run(s, u, caseL))
+		}
+	}
+	for p := u; p > j; {
+		_, w := utf8.DecodeLastRuneInString(s[j:p])
+		p -= w
+		if b, _ := m.bitsAt(s, p); b&caseL != 0 {
+			return contraction(s, m.run(s, p, caseL))
+		}
+	}
+	return -1
+}
+
+// matchUpper matches U+L*C? at j, or returns -1.
+func (m o200kMatcher) matchUpper(s string, j int) int {
+	u := m.run(s, j, caseU)
+	if u == j {
+		return -1
+	}
+	return contraction(s, m.run(s, u, caseL))
+}
+
+func (m o200kMatcher) matchAt(s string, i int) int {
+	b, w := m.bitsAt(s, i)
+	if m.kimi && b&caseHan != 0 {
+		return m.run(s, i, caseHan)
+	}
+	prefixed := b&caseP != 0 && i+w < len(s)
+	if prefixed {
+		if e := m.matchUL(s, i+w); e >= 0 {
+			return e
+		}
+	}
+	if e := m.matchUL(s, i); e >= 0 {
+		return e
+	}
+	if prefixed {
+		if e := m.matchUpper(s, i+w); e >= 0 {
+			return e
+		}
+	}
+	if e := m.matchUpper(s, i); e >= 0 {
+		return e
+	}
+	if b&caseN != 0 {
+		j := i + w
+		for n := 1; n < 3 && j < len(s); n++ {
+			b2, w2 := m.bitsAt(s, j)
+			if b2&caseN == 0 {
+				break
+			}
+			j += w2
+		}
+		return j
+	}
+	// ' '?[^\s\p{L}\p{N}]+[\r\n/]*
+	j := -1
+	isOther := func(b uint8) bool { return b&(caseLetter|caseN|caseS) == 0 }
+	if isOther(b) {
+		j = i + w
+	} else if s[i] == ' ' && i+1 < len(s) {
+		if b2, w2 := m.bitsAt(s, i+1); isOther(b2) {
+			j = i + 1 + w2
+		}
+	}
+	if j >= 0 {
+		for j < len(s) {
+			b2, w2 := m.bitsAt(s, j)
+			if !isOther(b2) {
+				break
+			}
+			j += w2
+		}
+		for j < len(s) && (s[j] == '\r' || s[j] == '\n' || !m.kimi && s[j] == '/') {
+			j++
+		}
+		return j
+	}
+	if b&caseS != 0 {
 		return matchSpaces(s, i, true)
 	}
 	return -1

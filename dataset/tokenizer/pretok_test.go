@@ -16,6 +16,8 @@ var handPatterns = []struct {
 	{"deepseek-digits", patternDeepSeekDigits},
 	{"deepseek-cjk", patternDeepSeekCJK},
 	{"deepseek-main", patternDeepSeekMain},
+	{"o200k", PatternO200k},
+	{"kimi", PatternKimi},
 }
 
 var matcherTexts = []string{
@@ -25,6 +27,8 @@ var matcherTexts = []string{
 	"😀 emoji🎉", "\u00a0nbsp\u3000ideo", "<|im_start|>user", "a<b>c", "!!!???", " !!!\n\nx", "$x=1;", "\x01\x02 ctl",
 	"CamelCase snake_case", "path/to/file.go:12:3", "123abc abc123", "\u2028line\u2029para", "ｆｕｌｌ　ｗｉｄｔｈ",
 	"x\u0300\u0301 \u0300", "-foo +bar @baz #qux", "‘quote’ “dq” «g»", "≈≠∞ ∑ᵢ", "a\u200bb", "\ufeffbom",
+	"HTTPServer getHTTPResponse XMLHttpRequest IOError", "ǅemal ǈ ǋ", "ʰʲ ˈstress", "DON'T Don't don'T", "a/b//c\n/", "漢字かなカナ한글 中文English混合",
+	"ÀB\u0301c \u0301\u0301A", "\u0301", "x\u0301", "ABC\u0300", "aB", "Ab", "ABc", " ABC'S", "\u02b0A", "A\u02b0", "\u02b0\u02b0b",
 }
 
 func matchStrings(m matcher, s string) []string {
