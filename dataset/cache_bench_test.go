@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,6 +35,24 @@ func vmRSS() float64 {
 	return -1
 }
 
+// cpuTime returns the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per operation since start: on a shared,
+// loaded machine it is steadier than wall time (ns/op), which includes
+// waiting for a core. It counts every goroutine, the GC included.
+func reportCPU(b *testing.B, start time.Duration) {
+	if b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
 // reportRSS reports the resident set after the timed loop, and how much it
 // grew over it, in MB.
 func reportRSS(b *testing.B, before float64) {
@@ -57,10 +76,12 @@ func freeMemory() {
 func BenchmarkOpenCold(b *testing.B) {
 	src := Source{InputFile: cacheSharedTraces(b, "kvct-200.jsonl.zst")}
 	b.ReportAllocs()
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
 		b.StartTimer()
+		t0 := cpuTime()
 		c, err := Open(context.Background(), src, Options{CacheEnabled: true, CacheDir: dir})
 		if err != nil {
 			b.Fatal(err)
@@ -69,7 +90,9 @@ func BenchmarkOpenCold(b *testing.B) {
 			b.Fatal("cold open hit the cache")
 		}
 		c.Close()
+		cpu += cpuTime() - t0
 	}
+	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // warmCache builds the cache for src in dir and lets a full verification
@@ -92,11 +115,12 @@ func warmCache(b *testing.B, src Source, opt Options) string {
 // benchWarm times Open on a warm cache (key resolution through the stat
 // index, mapping, validation) followed by Close, and reports the resident
 // set with one corpus open.
-func benchWarm(b *testing.B, src Source, opt Options, wantLen int) {
+func benchWarm(b *testing.B, src Source, opt Options, wantLen int, extra map[string]float64) {
 	freeMemory()
 	before := vmRSS()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		c, err := Open(context.Background(), src, opt)
 		if err != nil {
@@ -108,11 +132,15 @@ func benchWarm(b *testing.B, src Source, opt Options, wantLen int) {
 		c.Close()
 	}
 	b.StopTimer()
+	reportCPU(b, cpu0)
 	c, err := Open(context.Background(), src, opt)
 	if err != nil {
 		b.Fatal(err)
 	}
 	reportRSS(b, before)
+	for unit, v := range extra {
+		b.ReportMetric(v, unit)
+	}
 	c.Close()
 }
 
@@ -120,8 +148,12 @@ func benchWarm(b *testing.B, src Source, opt Options, wantLen int) {
 func BenchmarkOpenWarm(b *testing.B) {
 	src := Source{InputFile: cacheSharedTraces(b, "kvct-200.jsonl.zst")}
 	opt := Options{CacheEnabled: true, CacheDir: b.TempDir()}
-	warmCache(b, src, opt)
-	benchWarm(b, src, opt, 200)
+	path := warmCache(b, src, opt)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchWarm(b, src, opt, 200, map[string]float64{"file-MB": float64(fi.Size()) / 1e6})
 }
 
 // BenchmarkOpenWarm10x measures a warm open of a corpus ten times the
@@ -147,14 +179,16 @@ func BenchmarkOpenWarm10x(b *testing.B) {
 	if err := WriteCache(path, big, Identity{SourceType: "file", Traces: len(big)}); err != nil {
 		b.Fatal(err)
 	}
-	fi, _ := os.Stat(path)
-	b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	base, big = nil, nil
 	time.Sleep(markerMargin + 10*time.Millisecond)
 	if err := VerifyCache(path); err != nil {
 		b.Fatal(err)
 	}
-	benchWarm(b, src, opt, 2000)
+	benchWarm(b, src, opt, 2000, map[string]float64{"file-MB": float64(fi.Size()) / 1e6})
 }
 
 // BenchmarkVerifyCache measures a full verification (every checksum) of
@@ -166,11 +200,13 @@ func BenchmarkVerifyCache(b *testing.B) {
 	fi, _ := os.Stat(path)
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if err := VerifyCache(path); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkTrace measures materialising one trace from a mapped corpus
