@@ -50,5 +50,41 @@
 // vLLM's CPU offloading connector). At least one token is always computed,
 // as in vLLM. Running requests hold references to their blocks; only
 // unreferenced blocks are evicted, least recently used first; an evicted
-// block moves to the offload tier when there is one.
+// block moves to the offload tier when there is one. Blocks are entered in
+// the cache when a request is admitted (before its prefill completes), so
+// an identical prefix arriving during that prefill already hits. Generated
+// tokens are not cached (a replay sends recorded assistant text, which the
+// server did not generate). When a running sequence needs a block and none
+// is free, the newest running sequence is preempted (its blocks freed, its
+// prompt and generated tokens recomputed on readmission, counted in
+// vllm:num_preemptions_total).
+//
+// With ZeroLatency there is no scheduler: MaxNumSeqs is not enforced,
+// vllm:num_requests_running counts requests being written, and a request
+// whose blocks do not fit (all referenced by concurrent requests) is served
+// without entering the cache.
+//
+// # Metrics
+//
+// Token counters follow vLLM: prefix_cache_queries counts the prompt
+// tokens looked up at each admission (a preempted request is looked up
+// again), prefix_cache_hits the GPU-tier hits; with an offload tier,
+// external_prefix_cache_queries counts the tokens not found on the GPU and
+// external_prefix_cache_hits those found in the offload tier.
+// prompt_tokens, prompt_tokens_by_source and usage.cached_tokens (GPU plus
+// offload hits) count each request once, at its first admission. The
+// offload metrics (external_*, cpu_kv_cache_usage_perc,
+// kv_offload_bytes_*) are exported only when the tier exists.
+//
+// # Faults
+//
+// Each completion request (counted from 1) gets at most one fault, chosen
+// by FaultConfig's rules in this order: HTTP 500, 503 (Retry-After), 429
+// (Retry-After), TCP reset before the headers, slow first byte, TCP reset
+// after half of the tokens, a stall after half of the tokens, one malformed
+// SSE line, an in-stream {"error":{…}} event followed by [DONE], and a
+// missing usage chunk. Rates are drawn from a hash of (Seed, request
+// number), so the same seed faults the same request numbers whatever the
+// interleaving. A down window resets every request and every new
+// connection for a while, then the server serves again.
 package sim

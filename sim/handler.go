@@ -23,16 +23,16 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // rates use a hash of (seed, n, rule) so the choice does not depend on
 // arrival order between concurrent requests.
 func (s *Server) pickFault(n int64) int {
-	for i, r := range s.cfg.Faults.faultRules() {
-		if !r.rule.enabled() {
+	for i, r := range s.rules {
+		if !r.enabled() {
 			continue
 		}
-		if r.rule.Every > 0 && n%int64(r.rule.Every) == 0 {
+		if r.Every > 0 && n%int64(r.Every) == 0 {
 			return i + 1
 		}
-		if r.rule.Rate > 0 {
+		if r.Rate > 0 {
 			x := mix64(uint64(s.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(n)*0xd1b54a32d192ed03 ^ uint64(i+1)*0x8cb92ba72f3d8dd7)
-			if float64(x>>11)/(1<<53) < r.rule.Rate {
+			if float64(x>>11)/(1<<53) < r.Rate {
 				return i + 1
 			}
 		}

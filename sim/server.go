@@ -25,6 +25,7 @@ type Server struct {
 	tok     tokenizer.Tokenizer
 	engines []*engine
 	wording overflowWording
+	rules   []FaultRule // per-request fault rules, in faultNames order from index 1
 	handler http.Handler
 	tcache  *tokenCache
 	hseed   maphash.Seed
@@ -86,6 +87,9 @@ func New(cfg Config) (*Server, error) {
 		hseed:     maphash.MakeSeed(),
 		created:   time.Now().Unix(),
 		firstByte: make(map[string]time.Time),
+	}
+	for _, r := range s.cfg.Faults.faultRules() {
+		s.rules = append(s.rules, *r.rule)
 	}
 	for i := range cfg.Engines {
 		s.engines = append(s.engines, newEngine(i, &s.cfg))
