@@ -79,7 +79,25 @@ func (t *BPE) Encode(text string) []uint32 {
 // AppendEncode appends the token ids of text to dst.
 func (t *BPE) AppendEncode(dst []uint32, text string) []uint32 {
 	sc := t.scratch.Get().(*scratch)
-	defer t.scratch.Put(sc)
+	dst = t.appendEncode(dst, text, sc)
+	t.scratch.Put(sc)
+	return dst
+}
+
+// CountTokens returns len(Encode(text)); it allocates only while warming up
+// its pooled buffers and the pretoken cache.
+func (t *BPE) CountTokens(text string) int {
+	sc := t.scratch.Get().(*scratch)
+	sc.ids = t.appendEncode(sc.ids[:0], text, sc)
+	n := len(sc.ids)
+	if cap(sc.ids) > 1<<20 {
+		sc.ids = nil // do not pin a huge buffer in the pool
+	}
+	t.scratch.Put(sc)
+	return n
+}
+
+func (t *BPE) appendEncode(dst []uint32, text string, sc *scratch) []uint32 {
 	for len(text) > 0 {
 		start, end, id := t.added.find(text)
 		dst = t.encodeSegment(dst, text[:start], sc)
@@ -121,9 +139,6 @@ func (t *BPE) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []
 	clear(parts) // drop references to the text
 	return dst
 }
-
-// CountTokens returns len(Encode(text)).
-func (t *BPE) CountTokens(text string) int { return len(t.Encode(text)) }
 
 // Decode returns the text of ids. Unknown ids are skipped, as HF does.
 func (t *BPE) Decode(ids []uint32) string {
@@ -454,6 +469,7 @@ type preStep interface {
 
 // scratch holds the buffers of one Encode call.
 type scratch struct {
+	ids    []uint32
 	levels [][]string
 	spans  []span
 	parts  []part
