@@ -111,4 +111,3 @@ func TestTranslateOnig(t *testing.T) {
 		}
 	}
 }
-
