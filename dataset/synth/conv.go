@@ -461,24 +461,69 @@ func (c *Conversation) Messages(k int) ([]Message, error) {
 	return out, nil
 }
 
+// MarkerPlacement says where AppendMessagesJSONAt puts a cache-bust marker
+// (reference §4.2).
+type MarkerPlacement uint8
+
+// Marker placements.
+const (
+	// FirstUserPrefix prepends marker+"\n\n" to the first user message
+	// (first_turn_prefix, the AgentX lock).
+	FirstUserPrefix MarkerPlacement = iota
+	// FirstUserSuffix appends "\n\n"+marker to the first user message
+	// (first_turn_suffix).
+	FirstUserSuffix
+	// SystemPrefix prepends marker+"\n\n" to the system message
+	// (system_prefix, the legacy MVP lock); without a system message it
+	// goes to the first message.
+	SystemPrefix
+	// SystemSuffix appends "\n\n"+marker to the system message
+	// (system_suffix); without a system message, to the first message.
+	SystemSuffix
+)
+
 // AppendMessagesJSON appends turn k's messages as a JSON array of
 // {"role","content"} objects to dst. When marker is not empty,
 // marker+"\n\n" is prepended to the first user message's content (the
 // first_turn_prefix cache bust). Block text comes pre-escaped from the
 // corpus, so the cost is one copy of the output bytes plus a map lookup
-// per block.
+// per block; it allocates only when dst must grow.
 func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]byte, error) {
+	return c.AppendMessagesJSONAt(dst, k, marker, FirstUserPrefix)
+}
+
+// AppendMessagesJSONAt is AppendMessagesJSON with the marker at the given
+// placement.
+func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at MarkerPlacement) ([]byte, error) {
 	chain, err := c.segments(k)
 	if err != nil {
 		return dst, err
 	}
 	size := 2 + len(marker) + 8
-	for _, ni := range chain {
-		size += 32 + c.nodes[ni].tokens()*5
+	target := -1 // index of the message that carries the marker
+	for i, ni := range chain {
+		n := &c.nodes[ni]
+		size += 32 + n.tokens()*5
+		if marker == "" || target >= 0 {
+			continue
+		}
+		switch at {
+		case FirstUserPrefix, FirstUserSuffix:
+			if n.role == roleUser {
+				target = i
+			}
+		default:
+			if n.role == roleSystem {
+				target = i
+			}
+		}
 	}
+	if marker != "" && target < 0 {
+		target = 0
+	}
+	suffix := at == FirstUserSuffix || at == SystemSuffix
 	dst = slices.Grow(dst, size)
 	dst = append(dst, '[')
-	marked := marker == ""
 	for i, ni := range chain {
 		n := &c.nodes[ni]
 		if i > 0 {
@@ -487,13 +532,12 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 		dst = append(dst, `{"role":"`...)
 		dst = append(dst, roleNames[n.role]...)
 		dst = append(dst, `","content":"`...)
-		if !marked && n.role == roleUser {
-			dst = appendJSONEscaped(dst, []byte(marker))
+		if i == target && !suffix {
+			dst = appendJSONEscapedString(dst, marker)
 			dst = append(dst, `\n\n`...)
-			marked = true
 		}
 		if r, ok := c.liveSlot(n); ok {
-			dst = appendJSONEscaped(dst, []byte(r))
+			dst = appendJSONEscapedString(dst, r)
 		} else {
 			ids := c.reqs[n.src].HashIDs
 			for b := n.start; b < n.end(); b++ {
@@ -502,6 +546,10 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 			if n.tail > 0 {
 				dst = c.s.c.appendEscaped(dst, c.tail(n.tailTurn, n.tail))
 			}
+		}
+		if i == target && suffix {
+			dst = append(dst, `\n\n`...)
+			dst = appendJSONEscapedString(dst, marker)
 		}
 		dst = append(dst, `"}`...)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 )
@@ -214,7 +215,13 @@ func verifyNatural(tok tokenizer.Tokenizer, text []byte, off []uint32, counts []
 	return newOff, newCounts, len(drop)
 }
 
-// appendJSONEscaped appends s escaped as the body of a JSON string.
+// appendJSONEscapedString appends s escaped as the body of a JSON string.
+func appendJSONEscapedString(dst []byte, s string) []byte {
+	return appendJSONEscaped(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// appendJSONEscaped appends s escaped as the body of a JSON string. Bytes
+// >= 0x80 are copied as they are, so valid UTF-8 stays valid.
 func appendJSONEscaped(dst []byte, s []byte) []byte {
 	const hexd = "0123456789abcdef"
 	start := 0

@@ -178,41 +178,71 @@ func TestSeamsRandomOrder(t *testing.T) {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // TestAppendMessagesJSON: the JSON is valid, equals Messages, carries the
-// marker on the first user message only, and appends to dst.
+// marker once at the requested placement, and appends to dst.
 func TestAppendMessagesJSON(t *testing.T) {
 	s := testSynth(t)
-	c, err := s.Conversation(goldenTrace())
-	if err != nil {
-		t.Fatal(err)
-	}
+	noSystem := goldenTrace()
+	noSystem.ToolTokens, noSystem.SystemTokens = 0, 0
 	const marker = "[rid:0123456789ab]"
-	for k := 0; k < c.NumTurns(); k++ {
-		for _, mk := range []string{"", marker} {
-			prefix := []byte(`{"model":"m","messages":`)
-			b, err := c.AppendMessagesJSON(append([]byte(nil), prefix...), k, mk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.HasPrefix(b, prefix) {
-				t.Fatal("dst prefix not kept")
-			}
-			var got []struct{ Role, Content string }
-			if err := json.Unmarshal(b[len(prefix):], &got); err != nil {
-				t.Fatalf("turn %d: invalid JSON: %v", k, err)
-			}
+	for _, tr := range []*dataset.Trace{goldenTrace(), noSystem} {
+		c, err := s.Conversation(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < c.NumTurns(); k++ {
 			want, _ := c.Messages(k)
-			if len(got) != len(want) {
-				t.Fatalf("turn %d: %d messages, want %d", k, len(got), len(want))
-			}
-			marked := false
-			for i := range want {
-				content := want[i].Content
-				if mk != "" && !marked && want[i].Role == RoleUser {
-					content = mk + "\n\n" + content
-					marked = true
+			for _, tc := range []struct {
+				mk   string
+				at   MarkerPlacement
+				role string // message that carries the marker ("" = first message)
+				pre  bool
+			}{
+				{"", FirstUserPrefix, "", true},
+				{marker, FirstUserPrefix, RoleUser, true},
+				{marker, FirstUserSuffix, RoleUser, false},
+				{marker, SystemPrefix, RoleSystem, true},
+				{marker, SystemSuffix, RoleSystem, false},
+			} {
+				prefix := []byte(`{"model":"m","messages":`)
+				b, err := c.AppendMessagesJSONAt(append([]byte(nil), prefix...), k, tc.mk, tc.at)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if got[i].Role != want[i].Role || got[i].Content != content {
-					t.Errorf("turn %d message %d differs from Messages (marker %q)", k, i, mk)
+				if !bytes.HasPrefix(b, prefix) {
+					t.Fatal("dst prefix not kept")
+				}
+				var got []struct{ Role, Content string }
+				if err := json.Unmarshal(b[len(prefix):], &got); err != nil {
+					t.Fatalf("turn %d: invalid JSON: %v", k, err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("turn %d: %d messages, want %d", k, len(got), len(want))
+				}
+				target := -1
+				for i := range want {
+					if want[i].Role == tc.role {
+						target = i
+						break
+					}
+				}
+				if target < 0 {
+					target = 0
+				}
+				for i := range want {
+					content := want[i].Content
+					if tc.mk != "" && i == target {
+						if tc.pre {
+							content = tc.mk + "\n\n" + content
+						} else {
+							content += "\n\n" + tc.mk
+						}
+					}
+					if got[i].Role != want[i].Role || got[i].Content != content {
+						t.Errorf("%s turn %d message %d differs from Messages (marker %q at %d)", tr.ID, k, i, tc.mk, tc.at)
+					}
+				}
+				if b2, _ := c.AppendMessagesJSON(nil, k, tc.mk); tc.at == FirstUserPrefix && !bytes.Equal(b2, b[len(prefix):]) {
+					t.Error("AppendMessagesJSON differs from AppendMessagesJSONAt(FirstUserPrefix)")
 				}
 			}
 		}
