@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -160,6 +161,8 @@ type Summary struct {
 
 	// AccountingErr is non-nil when Info.Accounting does not add up.
 	AccountingErr error
+
+	timesliceProblem string // why Timeslices is empty although asked for
 }
 
 // Metric returns the stat of the metric tag, if present.
@@ -372,16 +375,21 @@ func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice
 		add("total_error_isl", "Total Error Input Sequence Length", "tokens", errIS)
 	}
 	if slice > 0 {
-		s.Timeslices = timeslices(rows, info, slice)
+		s.Timeslices, s.timesliceProblem = timeslices(rows, info, slice)
 	}
 	return s
 }
 
 var usageHeaders = [5]string{"Prompt Tokens", "Completion Tokens", "Total Tokens", "Reasoning Tokens", "Prompt Cache Read Tokens"}
 
+// maxTimeslices bounds the timeslice export (a 1 s slice over 11 days).
+const maxTimeslices = 1_000_000
+
 // timeslices buckets the profiling records by request start into windows
-// of length slice from the profiling start (schemas §4).
-func timeslices(rows []row, info RunInfo, slice time.Duration) []Timeslice {
+// of length slice from the profiling start (schemas §4). It returns a
+// problem instead of slices when the window would need more than
+// maxTimeslices of them (bogus timestamps).
+func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, string) {
 	ps, pe := info.profilingWindow()
 	var t0, t1 int64
 	if !ps.IsZero() {
@@ -405,9 +413,13 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) []Timeslice {
 		first = false
 	}
 	if t1 <= t0 {
-		return nil
+		return nil, ""
 	}
 	d := int64(slice)
+	if (t1-t0)/d >= maxTimeslices {
+		return nil, fmt.Sprintf("timeslices not written: the profiling window %s in %s slices would need more than %d of them (check the records' request_start_ns)",
+			time.Duration(t1-t0), slice, maxTimeslices)
+	}
 	n := int((t1 - t0 + d - 1) / d)
 	// Counting sort of the profiling rows by slice: idx[start[k]:start[k+1]]
 	// are the rows of slice k, in record order.
@@ -467,5 +479,5 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) []Timeslice {
 			Scalar{Tag: "request_throughput", Header: "Request Throughput", Unit: "requests/sec", Value: float64(okN) / secs},
 			Scalar{Tag: "output_token_throughput", Header: "Output Token Throughput", Unit: "tokens/sec", Value: osl / secs})
 	}
-	return out
+	return out, ""
 }

@@ -293,3 +293,25 @@ func TestFinishEmptyRun(t *testing.T) {
 		t.Errorf("table (%v):\n%s", err, out.String())
 	}
 }
+
+// TestTimeslicesBogusWindow: a record with a wild timestamp does not make
+// Finish allocate billions of slices; the problem is a warning.
+func TestTimeslicesBogusWindow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0), SliceDuration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	bogus := okRecord(1, 0, 10, 1, 10, 3, 0, 0)
+	bogus.RequestStartNs = 1 // 1970
+	c.Add(bogus)
+	s, err := c.Finish(RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Timeslices) != 0 || !strings.Contains(strings.Join(s.Warnings(), "\n"), "timeslices not written") {
+		t.Errorf("%d slices, warnings %v", len(s.Timeslices), s.Warnings())
+	}
+}

@@ -235,6 +235,9 @@ func (s *Summary) Warnings() []string {
 	if s.AccountingErr != nil {
 		w = append(w, "request_accounting: "+s.AccountingErr.Error())
 	}
+	if s.timesliceProblem != "" {
+		w = append(w, s.timesliceProblem)
+	}
 	if s.RequestCount == 0 {
 		w = append(w, "no successful profiling requests: no latency or throughput aggregates")
 	} else if s.TheoreticalTotalBlocks == 0 {
