@@ -265,9 +265,11 @@ func checkTurnInvariants(t *testing.T, c *Conversation, tr *dataset.Trace) {
 
 // TestRealTraceInvariants checks the structural rules on every turn of the
 // real sample (ends with a user message, no empty content, no safety-net
-// relabel needed) and, on a sample of turns (every pull-back and every 10th
-// turn up to 64k tokens), that the kept prefix is sent as the same bytes in
-// messages of the same roles as in the previous turn.
+// relabel needed, every full block sends the recorded hash id, and the
+// first lcp blocks are the previous turn's blocks in the same roles) and,
+// on a sample of turns (every pull-back and every 10th turn up to 64k
+// tokens), that the kept prefix is sent as the same bytes in messages of
+// the same roles as in the previous turn.
 func TestRealTraceInvariants(t *testing.T) {
 	traces := realTraces(t)
 	if testing.Short() {
@@ -275,18 +277,50 @@ func TestRealTraceInvariants(t *testing.T) {
 	}
 	s := testSynth(t)
 	relabeled, turns, byteChecked := 0, 0, 0
+	type blockRole struct {
+		id   uint32
+		role role
+	}
+	var prevBlocks, curBlocks []blockRole
 	for i := range traces {
 		tr := &traces[i]
 		c, err := s.Conversation(tr)
 		if err != nil {
 			t.Fatalf("%s: %v", tr.ID, err)
 		}
+		prevBlocks = prevBlocks[:0]
 		for k := 0; k < c.NumTurns(); k++ {
 			turns++
 			chain, err := c.segments(k)
 			if err != nil {
 				t.Fatalf("%s turn %d: %v", tr.ID, k, err)
 			}
+			// Every turn: the kept blocks are the same hash ids in the same
+			// roles as in the previous turn (block text is a pure function
+			// of the hash id, so the bytes are identical), and they are the
+			// hash ids this turn recorded.
+			curBlocks = curBlocks[:0]
+			for _, ni := range chain {
+				n := &c.nodes[ni]
+				for b := n.start; b < n.end(); b++ {
+					curBlocks = append(curBlocks, blockRole{c.reqs[n.src].HashIDs[b], n.role})
+				}
+			}
+			if k > 0 {
+				kept := c.Info(k).Kept
+				for b := 0; b < kept; b++ {
+					if curBlocks[b] != prevBlocks[b] || curBlocks[b].id != tr.Requests[k].HashIDs[b] {
+						t.Fatalf("%s turn %d: kept block %d is %+v, previous turn sent %+v, recorded id %d",
+							tr.ID, k, b, curBlocks[b], prevBlocks[b], tr.Requests[k].HashIDs[b])
+					}
+				}
+			}
+			for b := range curBlocks {
+				if b < len(tr.Requests[k].HashIDs) && curBlocks[b].id != tr.Requests[k].HashIDs[b] {
+					t.Fatalf("%s turn %d: block %d sends hash id %d, recorded %d", tr.ID, k, b, curBlocks[b].id, tr.Requests[k].HashIDs[b])
+				}
+			}
+			prevBlocks, curBlocks = curBlocks, prevBlocks
 			if r := c.nodes[chain[len(chain)-1]].role; r != roleUser {
 				t.Fatalf("%s turn %d ends with %s", tr.ID, k, roleNames[r])
 			}
