@@ -85,7 +85,7 @@ type engineSnapshot struct {
 
 // writeMetrics writes the Prometheus text exposition (format 0.0.4) of the
 // engines' snapshots, one series per engine labelled engine="i".
-func writeMetrics(w io.Writer, model string, offload bool, snaps []engineSnapshot) error {
+func writeMetrics(w io.Writer, model string, blockSize int, offload bool, snaps []engineSnapshot) error {
 	bw := bufio.NewWriterSize(w, 16<<10)
 	labels := make([]string, len(snaps))
 	for i := range snaps {
@@ -107,6 +107,11 @@ func writeMetrics(w io.Writer, model string, offload bool, snaps []engineSnapsho
 		for i := range snaps {
 			sample(name, labels[i], get(&snaps[i]))
 		}
+	}
+	family("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig")
+	for i := range snaps {
+		sample("vllm:cache_config_info", labels[i]+`,block_size="`+strconv.Itoa(blockSize)+`",enable_prefix_caching="True",num_cpu_blocks="`+
+			strconv.Itoa(snaps[i].offloadBlks)+`",num_gpu_blocks="`+strconv.Itoa(snaps[i].gpuBlocks)+`"`, 1)
 	}
 	simple("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", func(s *engineSnapshot) float64 { return float64(s.running) })
 	simple("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", func(s *engineSnapshot) float64 { return float64(s.waiting) })

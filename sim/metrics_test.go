@@ -163,6 +163,10 @@ func TestMetricsWithoutOffloadOmitExternal(t *testing.T) {
 			t.Errorf("%s exported without an offload tier", name)
 		}
 	}
+	cc := fams["vllm:cache_config_info"].GetMetric()
+	if len(cc) != 1 || label(cc[0], "block_size") != "16" || label(cc[0], "num_gpu_blocks") != "21875" {
+		t.Errorf("cache_config_info = %v", cc)
+	}
 	h := fams["vllm:time_to_first_token_seconds"].GetMetric()[0].GetHistogram()
 	bk := h.GetBucket()
 	if len(bk) != len(ttftBuckets)+1 || bk[0].GetUpperBound() != 0.001 || !math.IsInf(bk[len(bk)-1].GetUpperBound(), 1) {

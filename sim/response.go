@@ -103,6 +103,9 @@ func (rw *responder) startStream() {
 	hd := rw.w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
+	// Always chunked, as uvicorn streams vLLM's SSE (net/http would send a
+	// Content-Length for a short response written at once).
+	hd.Set("Transfer-Encoding", "chunked")
 	rw.w.WriteHeader(http.StatusOK)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,6 +163,10 @@ func (s *Server) Start() error {
 	s.serveErr = make(chan error, 1)
 	go func() { s.serveErr <- s.srv.Serve(s.ln) }()
 	s.logf("sim: serving %s at %s (%d engine(s), zero-latency=%v)", s.cfg.Model, s.URL, len(s.engines), s.cfg.ZeroLatency)
+	for i, e := range s.engines {
+		// vLLM's start-up line, which InferenceX reads as kv_cache_pool_tokens.
+		s.logf("sim: engine %d: GPU KV cache size: %s tokens", i, thousands(e.kv.total*s.cfg.BlockSize))
+	}
 	return nil
 }
 
@@ -322,7 +327,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		snaps[i] = e.snapshot()
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	writeMetrics(w, s.cfg.Model, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, snaps)
+	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, snaps)
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
@@ -396,4 +401,13 @@ func (c *tokenCache) put(k uint64, ids []uint32) {
 	}
 	c.m[k] = ids
 	c.tokens += len(ids)
+}
+
+// thousands formats n with comma separators, as vLLM's log lines do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -24,6 +24,11 @@ func TestStreamFormat(t *testing.T) {
 			body := mustDo(t, s, "/v1/chat/completions", chatReq{Model: "agentperf-sim", Messages: msgs, MaxCompletionTokens: 7, IgnoreEOS: true, Stream: true}.withUsage(),
 				map[string]string{"X-Request-ID": "req-1"})
 			data := sseData(t, body)
+			resp, _, err := do(t, s, "/v1/chat/completions", chatReq{Messages: msgs, MaxTokens: 1, Stream: true}, nil)
+			if err != nil || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" || resp.ContentLength != -1 ||
+				resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
+				t.Errorf("stream response framing: %v, TE %v, CL %d, CT %q; want chunked SSE", err, resp.TransferEncoding, resp.ContentLength, resp.Header.Get("Content-Type"))
+			}
 			// role chunk, 7 content chunks, usage chunk, [DONE]
 			if len(data) != 10 {
 				t.Fatalf("got %d events, want 10:\n%s", len(data), body)
