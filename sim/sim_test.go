@@ -524,8 +524,8 @@ func TestWaitingQueue(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Go(func() {
-			resp, body, err := do(t, s, "/v1/chat/completions", chatReq{Messages: []msg{{"user", fmt.Sprintf("q%d", i)}}, MaxTokens: 40, IgnoreEOS: true}, nil)
-			if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `"completion_tokens":40`) {
+			resp, body, err := do(t, s, "/v1/chat/completions", chatReq{Messages: []msg{{"user", fmt.Sprintf("q%d", i)}}, MaxTokens: 200, IgnoreEOS: true}, nil)
+			if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `"completion_tokens":200`) {
 				t.Errorf("request %d: %v %s", i, err, body)
 			}
 		})
