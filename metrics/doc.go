@@ -14,7 +14,26 @@
 //   - Aggregates describe the profiling phase, successful records only,
 //     with exact percentiles (linear interpolation, as numpy's default).
 //   - Files are written to temporary names and renamed; write errors are
-//     returned, never swallowed.
+//     returned, never swallowed. Problems that do not stop a run
+//     (accounting mismatch, no theoretical-hit data, a plot that did not
+//     render) are warnings in the JSON and in the summary table.
+//   - Report(Finish(records)) reproduces Finish's JSON and CSV byte for
+//     byte: the JSONL carries everything the aggregates need.
+//
+// Where agentperf adds to aiperf's formats (consumers ignore unknown keys):
+//   - profile_export.jsonl metadata: theoretical_hit_blocks and
+//     theoretical_total_blocks (so Report can recompute
+//     theoretical_prefix_cache_hit); error.details.category.
+//   - metrics: time_per_output_token (= inter_token_latency; listed by
+//     inferencex-contract §3.6, read first by InferenceX-app).
+//   - profile_export_aiperf.json: cancelled_request_count (cancelled
+//     requests are neither successes nor errors), metadata.request_accounting,
+//     metadata.skipped_subagent_requests, metadata.warnings and
+//     metadata.agentperf (exact windows in ns, slice duration, the
+//     theoretical-hit definition, computed warnings, caller extras).
+//
+// Identification: schema_version "1.4" (the SemiAnalysis fork InferenceX
+// pins) and aiperf_version = CollectorOptions.Version.
 //
 // The server /metrics scraper lives in metrics/server and the PNG plot in
 // metrics/plot.
