@@ -252,6 +252,7 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 	} else if !errors.Is(err2, fs.ErrNotExist) && err2.Error() != err.Error() {
 		opt.logf("warning: %v; rebuilding it", err2)
 	}
+	removeStaleTemps(path, opt)
 	traces, meta, err := load(ctx, plan, opt)
 	if err != nil {
 		return nil, err
@@ -275,6 +276,18 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 		return newMemCorpus(traces, meta), nil
 	}
 	return c, nil
+}
+
+// removeStaleTemps deletes temporary files left next to path by builders
+// that died mid-write. It runs under the key's lock, which every builder
+// holds while it writes, so no live builder owns one.
+func removeStaleTemps(path string, opt Options) {
+	stale, _ := filepath.Glob(path + ".tmp-*")
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			opt.logf("warning: cannot remove stale temporary file %s: %v", f, err)
+		}
+	}
 }
 
 func finishHit(c *Corpus, plan sourcePlan, loc Location) *Corpus {

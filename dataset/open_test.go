@@ -459,3 +459,22 @@ func TestCacheKey(t *testing.T) {
 		t.Errorf("after a content change: %+v, want a new key from a rehash", changed)
 	}
 }
+
+// TestOpenRemovesStaleTemps checks that a temporary file left by a builder
+// that died mid-write is removed by the next build of that key.
+func TestOpenRemovesStaleTemps(t *testing.T) {
+	src := Source{InputFile: cacheSharedTraces(t, "dir-sample")}
+	opt := Options{CacheEnabled: true, CacheDir: t.TempDir()}
+	loc, err := Locate(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := loc.Path + ".tmp-12345"
+	if err := os.WriteFile(stale, []byte("half a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cacheMustOpen(t, src, opt)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary file still there (stat err %v)", err)
+	}
+}
