@@ -186,6 +186,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		notify:    make(chan struct{}, 1),
 		chunk:     s.cfg.TokensPerChunk,
 	}
+	if !req.Stream {
+		sq.chunk = math.MaxInt32 // wake the handler only when done
+	}
 	if out < mt {
 		sq.reason.Store(finishStop)
 	} else {
