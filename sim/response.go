@@ -55,7 +55,7 @@ func (rw *responder) serve(ctx context.Context) {
 	h = append(h, `,"object":"`...)
 	h = append(h, object...)
 	h = append(h, `","created":`...)
-	h = strconv.AppendInt(h, s.created, 10)
+	h = strconv.AppendInt(h, rw.seq.arrival.Unix(), 10)
 	h = append(h, `,"model":`...)
 	h = append(h, jsonString(s.cfg.Model)...)
 	rw.head = h

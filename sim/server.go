@@ -42,7 +42,7 @@ type Server struct {
 	closed         atomic.Bool
 	closeMu        sync.Mutex
 
-	created   int64 // Unix seconds, the "created" field of responses
+	created   int64 // Unix seconds of New, the "created" field of /v1/models
 	reqSeq    atomic.Int64
 	rr        atomic.Uint64
 	downUntil atomic.Int64 // UnixNano; 0 = never down
