@@ -192,10 +192,10 @@ func (c *Collector) Add(r *Record) {
 	c.rotate(now)
 	if rw.ok() {
 		if Has(v.TTFT) {
-			c.ttft.Current.RecordValue(int64(v.TTFT * 1000))
+			recordClamped(c.ttft.Current, v.TTFT)
 		}
 		if Has(v.ITL) {
-			c.itl.Current.RecordValue(int64(v.ITL * 1000))
+			recordClamped(c.itl.Current, v.ITL)
 		}
 		c.winCount[c.winIdx]++
 		if Has(v.OSL) {
@@ -382,6 +382,14 @@ func (c *Collector) Snapshot() LiveStats {
 	s.TTFTP50, s.TTFTP99 = hdrPercentiles(c.ttft.Merge())
 	s.ITLP50, s.ITLP99 = hdrPercentiles(c.itl.Merge())
 	return s
+}
+
+// recordClamped records ms (as µs) into h, clamped to its range so that
+// no sample is dropped.
+func recordClamped(h *hdrhistogram.Histogram, ms float64) {
+	us := int64(ms * 1000)
+	us = max(h.LowestTrackableValue(), min(us, h.HighestTrackableValue()))
+	_ = h.RecordValue(us) // in range by construction
 }
 
 func hdrPercentiles(h *hdrhistogram.Histogram) (float64, float64) {
