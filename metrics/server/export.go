@@ -145,8 +145,23 @@ type Slice struct {
 
 // window is a time range of the collection: gauges use samples in
 // [from, to]; counters the increase from the last sample at or before from
-// to the last sample at or before close (close >= to).
-type window struct{ from, to, close int64 }
+// to the closing sample: the last one at or before to, or with closeAfter
+// the first one at or after to (the final scrape in a normal run), so that
+// the counts of requests completing at the end of the window are included.
+type window struct {
+	from, to   int64
+	closeAfter bool
+}
+
+// closeIdx returns the scrape index of e that closes w for counters.
+func (w window) closeIdx(e *endpointData) int {
+	if w.closeAfter {
+		if g := e.idxGE(w.to); g < len(e.times) {
+			return g
+		}
+	}
+	return e.idxLE(w.to)
+}
 
 // Snapshot builds the export from everything collected so far. Timeslices
 // are always built at the slice grid (Config.SliceDuration, or
@@ -185,16 +200,13 @@ func (s *Scraper) Snapshot() *Export {
 	if s.profEndNs != 0 {
 		prof.to = s.profEndNs
 	}
-	prof.close = prof.to
-	if s.finalNs > prof.to {
-		prof.close = last // the final scrape closes the window
-	}
+	prof.closeAfter = true
 	grid := int64(s.cfg.grid())
 	if prof.to >= prof.from {
 		ex.Metrics = st.metrics(prof, grid)
 	}
 	if s.profStartNs != 0 && s.profStartNs > first {
-		ex.WarmupMetrics = st.metrics(window{from: first, to: s.profStartNs, close: s.profStartNs}, 0)
+		ex.WarmupMetrics = st.metrics(window{from: first, to: s.profStartNs}, 0)
 	}
 	return ex
 }
@@ -319,7 +331,7 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 	}
 	edges := slicesOf(w, grid)
 	durS := float64(w.to-w.from) / 1e9
-	ref, end := e.idxLE(w.from), e.idxLE(w.close)
+	ref, end := e.idxLE(w.from), w.closeIdx(e)
 	switch {
 	case typ.gaugeLike():
 		xs := gaugeSamples(e, sd, w.from, w.to, true)
@@ -353,11 +365,11 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 		}
 		var rates []float64
 		for i := 0; i+1 < len(edges); i++ {
-			closeAt := edges[i+1]
+			closeK := e.idxLE(edges[i+1])
 			if i+2 == len(edges) {
-				closeAt = w.close
+				closeK = end
 			}
-			tot, ok := increase(sd.vals, nil, sd.first, e.idxLE(edges[i]), e.idxLE(closeAt))
+			tot, ok := increase(sd.vals, nil, sd.first, e.idxLE(edges[i]), closeK)
 			if !ok {
 				continue
 			}
@@ -395,11 +407,11 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 			}
 		}
 		for i := 0; i+1 < len(edges); i++ {
-			closeAt := edges[i+1]
+			closeK := e.idxLE(edges[i+1])
 			if i+2 == len(edges) {
-				closeAt = w.close
+				closeK = end
 			}
-			hs, ok := histDelta(sd, e.idxLE(edges[i]), e.idxLE(closeAt))
+			hs, ok := histDelta(sd, e.idxLE(edges[i]), closeK)
 			if !ok {
 				continue
 			}

@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 		st := newStore([]string{"http://a/metrics"})
 		st.add(0, 1e9, fams)
 		st.add(0, 2e9, fams)
-		ms := st.metrics(window{from: 1e9, to: 2e9, close: 2e9}, 5e8)
+		ms := st.metrics(window{from: 1e9, to: 2e9, closeAfter: true}, 5e8)
 		for name, m := range ms {
 			if m.Type == "counter" && strings.HasSuffix(name, "_total") && !strings.HasSuffix(name, "_total_total") {
 				// a family literally named x_total_total legitimately keeps one _total

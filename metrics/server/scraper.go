@@ -32,7 +32,6 @@ type Scraper struct {
 	st          *store
 	profStartNs int64
 	profEndNs   int64
-	finalNs     int64
 }
 
 // New returns a Scraper for cfg. It does not fetch anything.
@@ -79,14 +78,11 @@ func (s *Scraper) Scrape(ctx context.Context) {
 // measured from it.
 func (s *Scraper) Baseline(ctx context.Context) { s.Scrape(ctx) }
 
-// Final takes the last scrape. When it follows MarkProfilingEnd it closes
-// the profiling window for counters and histograms (see the package doc).
+// Final takes the last scrape. Taken right after MarkProfilingEnd, it is
+// the sample that closes the profiling window for counters and histograms
+// (see the package doc).
 func (s *Scraper) Final(ctx context.Context) {
-	t := s.clock().UnixNano()
 	s.Scrape(ctx)
-	s.mu.Lock()
-	s.finalNs = t
-	s.mu.Unlock()
 }
 
 // MarkProfilingStart records the start of the profiling window (the end of

@@ -22,17 +22,16 @@ func TestDerivedTwoEnginesGaugesNotSummed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Profiling window k=4..16, closed by the final scrape at k=17:
-	// 13 scrape steps of counter growth.
+	// Profiling window k=4..16: 12 scrape steps of counter growth.
 	for _, c := range []struct {
 		name  string
 		got   float64
 		valid bool
 		want  float64
 	}{
-		{"GPU hit rate = (650+325)/(1300+1300)", d.GPUPrefixHitRate, d.GPUPrefixHitRateValid, 0.375},
-		{"external hit rate = 780/1040", d.ExternalHitRate, d.ExternalHitRateValid, 0.75},
-		{"overall = (975+780)/2600", d.OverallHitRate, d.OverallHitRateValid, 0.675},
+		{"GPU hit rate = (600+300)/(1200+1200)", d.GPUPrefixHitRate, d.GPUPrefixHitRateValid, 0.375},
+		{"external hit rate = 720/960", d.ExternalHitRate, d.ExternalHitRateValid, 0.75},
+		{"overall = (900+720)/2400", d.OverallHitRate, d.OverallHitRateValid, 0.675},
 		// Active slices 0 and 1; per-slice engine means (0.2+0.675)/2 and
 		// (0.2+0.6)/2. Summing engines would give 0.8375; counting the idle
 		// slice would give 0.279.
@@ -72,10 +71,11 @@ func TestCounterStatsAndSlices(t *testing.T) {
 		t.Error("export keeps _total or _created families")
 	}
 	s0 := q.Series[0]
-	if s0.Labels["engine"] != "0" || *s0.Stats.Total != 1300 || !near(*s0.Stats.Rate, 1300.0/3) {
-		t.Errorf("engine 0 stats %+v labels %v, want total 1300 rate 433.33", s0.Stats, s0.Labels)
+	// The k=16 scrape falls on the profiling end and closes the window.
+	if s0.Labels["engine"] != "0" || *s0.Stats.Total != 1200 || !near(*s0.Stats.Rate, 400) {
+		t.Errorf("engine 0 stats %+v labels %v, want total 1200 rate 400", s0.Stats, s0.Labels)
 	}
-	// Slices [1s,2s) [2s,3s) [3s,4s]; the last one closes at the final scrape.
+	// Slices [1s,2s) [2s,3s) [3s,4s].
 	var sum float64
 	var totals []float64
 	for _, sl := range s0.Timeslices {
@@ -85,11 +85,11 @@ func TestCounterStatsAndSlices(t *testing.T) {
 			t.Errorf("slice %+v marked incomplete in a whole-second window", sl)
 		}
 	}
-	if len(totals) != 3 || totals[0] != 400 || totals[1] != 400 || totals[2] != 500 || sum != *s0.Stats.Total {
-		t.Errorf("slice totals %v (sum %v), want [400 400 500] summing to the window total", totals, sum)
+	if len(totals) != 3 || totals[0] != 400 || totals[1] != 400 || totals[2] != 400 || sum != *s0.Stats.Total {
+		t.Errorf("slice totals %v (sum %v), want [400 400 400] summing to the window total", totals, sum)
 	}
-	if *s0.Stats.RateMin != 400 || *s0.Stats.RateMax != 500 {
-		t.Errorf("rate_min/max %v/%v, want 400/500", *s0.Stats.RateMin, *s0.Stats.RateMax)
+	if *s0.Stats.RateMin != 400 || *s0.Stats.RateMax != 400 || *s0.Stats.RateStd != 0 {
+		t.Errorf("rate_min/max/std %v/%v/%v, want 400/400/0", *s0.Stats.RateMin, *s0.Stats.RateMax, *s0.Stats.RateStd)
 	}
 	if got := ex.Metrics["vllm:prefix_cache_queries"].Series[0].Timeslices[0].StartNs; got != r.at(4).UnixNano() {
 		t.Errorf("first slice starts at %d, want the profiling start %d", got, r.at(4).UnixNano())
@@ -104,13 +104,43 @@ func TestCounterStatsAndSlices(t *testing.T) {
 	if !near(*kv.Avg, 1.6/13) || *kv.Min != 0 || *kv.Max != 0.2 || *kv.P50 != 0.2 || kv.P99 == nil || kv.Std == nil {
 		t.Errorf("kv engine 0 stats %+v", kv)
 	}
-	// Histogram: 13 steps × 4 observations.
+	// Histogram: 12 steps × 4 observations.
 	h := ex.Metrics["vllm:time_to_first_token_seconds"].Series[0]
-	if *h.Stats.Count != 52 || !near(*h.Stats.Sum, 19.5) || !near(*h.Stats.Avg, 0.375) || !near(*h.Stats.P50Estimate, 0.3) {
+	if *h.Stats.Count != 48 || !near(*h.Stats.Sum, 18) || !near(*h.Stats.Avg, 0.375) || !near(*h.Stats.P50Estimate, 0.3) {
 		t.Errorf("histogram stats %+v", h.Stats)
 	}
-	if h.Buckets["0.1"] != 13 || h.Buckets["0.5"] != 39 || h.Buckets["1"] != 52 || h.Buckets["+Inf"] != 52 {
+	if h.Buckets["0.1"] != 12 || h.Buckets["0.5"] != 36 || h.Buckets["1"] != 48 || h.Buckets["+Inf"] != 48 {
 		t.Errorf("buckets %v", h.Buckets)
+	}
+}
+
+// TestFinalScrapeClosesWindow: the profiling end falls between scrapes
+// (as when the engine marks it after the last response); the final scrape
+// right after it closes the window for counters, the gauges stop at the
+// end, and the slice totals still add up to the window total.
+func TestFinalScrapeClosesWindow(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, vllmPage)
+	s := New(Config{URLs: []string{r.url()}, SliceDuration: time.Second, Clock: r.clock})
+	collect(t, r, s, 0)
+	s.MarkProfilingEnd(r.at(16).Add(step / 2))
+	r.k.Store(17)
+	s.Final(t.Context())
+	ex := s.Snapshot()
+	q := ex.Metrics["vllm:prefix_cache_queries"].Series[0]
+	var sum float64
+	for _, sl := range q.Timeslices {
+		sum += *sl.Total
+	}
+	if *q.Stats.Total != 1300 || sum != 1300 {
+		t.Errorf("total %v, slice sum %v: want 1300 (13 steps, k=4..17) for both", *q.Stats.Total, sum)
+	}
+	if n := len(ex.Metrics["vllm:kv_cache_usage_perc"].Series[0].Timeslices); n != 4 {
+		t.Errorf("%d gauge slices, want 4 (the last one partial)", n)
+	}
+	kv := ex.Metrics["vllm:kv_cache_usage_perc"].Series[0].Stats
+	if !near(*kv.Avg, 1.6/13) {
+		t.Errorf("gauge avg %v: the final scrape after the end must not be a gauge sample", *kv.Avg)
 	}
 }
 
@@ -380,9 +410,9 @@ func TestCSVLayout(t *testing.T) {
 		t.Errorf("section headers:\n%s\nwant:\n%s", strings.Join(headers, "\n"), strings.Join(want, "\n"))
 	}
 	for _, l := range []string{
-		host + ",counter,vllm:prefix_cache_queries,tokens,1300,433.3333,",
-		host + ",histogram,vllm:time_to_first_token_seconds,seconds,52,",
-		"0.1=13;0.5=39;1=52;+Inf=52",
+		host + ",counter,vllm:prefix_cache_queries,tokens,1200,400,",
+		host + ",histogram,vllm:time_to_first_token_seconds,seconds,48,16,18,6,0.3750,",
+		"0.1=12;0.5=36;1=48;+Inf=48",
 		host + ",vllm:cache_config_info,block_size,16,",
 	} {
 		if !strings.Contains(b.String(), l) {
