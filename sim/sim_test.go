@@ -546,3 +546,32 @@ func TestWaitingQueue(t *testing.T) {
 		t.Errorf("no request was ever seen waiting")
 	}
 }
+
+// TestRouting: hash routing keeps a session (X-Correlation-ID) on one
+// engine, so its turns hit that engine's cache; round robin spreads them.
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	for _, routing := range []string{"hash", "round-robin"} {
+		s := startSim(t, Config{ZeroLatency: true, Engines: 2, Routing: routing})
+		cached := 0
+		for k := range 4 {
+			_, c := cachedOf(t, s, conversation("route", k), map[string]string{"X-Correlation-ID": "session-1"})
+			cached += c
+		}
+		st := s.Stats()
+		e0, e1 := st.Engines[0].Requests, st.Engines[1].Requests
+		switch routing {
+		case "hash":
+			if min(e0, e1) != 0 || max(e0, e1) != 4 {
+				t.Errorf("hash: requests per engine %d/%d, want all 4 on one", e0, e1)
+			}
+		case "round-robin":
+			if e0 != 2 || e1 != 2 {
+				t.Errorf("round-robin: requests per engine %d/%d, want 2/2", e0, e1)
+			}
+		}
+		if routing == "hash" && cached == 0 {
+			t.Errorf("hash: no cache hits across a session's turns")
+		}
+	}
+}
