@@ -295,11 +295,17 @@ func (c *corpus) finish() error {
 func buildCorpus(tok tokenizer.Tokenizer, seed int64, size int, logf func(string, ...any)) (*corpus, error) {
 	text := generateCorpus(seed, size)
 	allowed := probeHeads(tok)
+	if !allowed[headLetter] && !allowed[headDigit] && !allowed[headPunct] {
+		return nil, fmt.Errorf("synth: tokenizer %s merges text across line starts (a prefix-space or sentencepiece-style pre-tokenizer?), so prompts with exact token counts cannot be built with it; use a byte-level BPE tokenizer.json, a tiktoken file or 'builtin'", tok.Name())
+	}
 	off := cutUnits(text, allowed)
 	counts := countUnits(tok, text, off)
 	off, counts, merged := verifyNatural(tok, text, off, counts)
 	if merged > 0 {
 		logf("synth: %d corpus cut points were not stable under tokenizer %s and were merged", merged, tok.Name())
+	}
+	if len(counts) < max(64, len(text)/400) {
+		return nil, fmt.Errorf("synth: tokenizer %s leaves only %d stable cut points in %d bytes of corpus, too few for varied exact blocks", tok.Name(), len(counts), len(text))
 	}
 	c := &corpus{text: text, off: off, count: make([]uint16, len(counts))}
 	for i, k := range counts {

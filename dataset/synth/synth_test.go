@@ -441,3 +441,26 @@ func TestNewErrors(t *testing.T) {
 		t.Error("out-of-range turn accepted")
 	}
 }
+
+// pairTokenizer makes one token of every two bytes from the text start, so
+// token boundaries depend on everything before them: no line start is a
+// stable cut point under it.
+type pairTokenizer struct{}
+
+func (pairTokenizer) Name() string      { return "pairs" }
+func (pairTokenizer) Approximate() bool { return true }
+func (pairTokenizer) Decode([]uint32) string {
+	return ""
+}
+func (pairTokenizer) Encode(s string) []uint32 {
+	return make([]uint32, (len(s)+1)/2)
+}
+
+// TestUnsupportedTokenizer: a tokenizer without stable cut points is
+// refused with an explanation instead of drifting.
+func TestUnsupportedTokenizer(t *testing.T) {
+	_, err := New(pairTokenizer{}, Options{corpusBytes: 64 << 10})
+	if err == nil || !strings.Contains(err.Error(), "cannot be built") {
+		t.Fatalf("err = %v; want a refusal naming the reason", err)
+	}
+}
