@@ -302,23 +302,28 @@ func (s *Server) Stats() Stats {
 			st.Finished[name] += sn.m.success[r]
 		}
 		st.Engines = append(st.Engines, es)
-		t := &st.EngineStats
-		t.Requests += es.Requests
-		t.Running += es.Running
-		t.Waiting += es.Waiting
-		t.PromptTokens += es.PromptTokens
-		t.GenerationTokens += es.GenerationTokens
-		t.CachedTokens += es.CachedTokens
-		t.PrefixQueries += es.PrefixQueries
-		t.PrefixHits += es.PrefixHits
-		t.ExternalQueries += es.ExternalQueries
-		t.ExternalHits += es.ExternalHits
-		t.Evictions += es.Evictions
-		t.OffloadEvictions += es.OffloadEvictions
-		t.Preemptions += es.Preemptions
-		t.KVUsage = max(t.KVUsage, es.KVUsage)
+		st.EngineStats.add(&es)
 	}
 	return st
+}
+
+// add accumulates o into e: sums, and the maximum KV usage (Finished is
+// summed by the caller).
+func (e *EngineStats) add(o *EngineStats) {
+	e.Requests += o.Requests
+	e.Running += o.Running
+	e.Waiting += o.Waiting
+	e.PromptTokens += o.PromptTokens
+	e.GenerationTokens += o.GenerationTokens
+	e.CachedTokens += o.CachedTokens
+	e.PrefixQueries += o.PrefixQueries
+	e.PrefixHits += o.PrefixHits
+	e.ExternalQueries += o.ExternalQueries
+	e.ExternalHits += o.ExternalHits
+	e.Evictions += o.Evictions
+	e.OffloadEvictions += o.OffloadEvictions
+	e.Preemptions += o.Preemptions
+	e.KVUsage = max(e.KVUsage, o.KVUsage)
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
