@@ -543,8 +543,8 @@ func parsePreTokenizer(raw json.RawMessage, byteLevel *bool) ([]preStep, error) 
 			steps = append(steps, &splitStep{m: gpt2Matcher{}, behavior: splitIsolated})
 		}
 		return steps, nil
-	case "Digits":
-		return []preStep{&splitStep{m: runMatcher{in: unicode.IsDigit, max: map[bool]int{true: 1, false: 0}[p.IndividualDigits]}, behavior: splitIsolated}}, nil
+	case "Digits": // Rust char::is_numeric: general category N
+		return []preStep{&splitStep{m: runMatcher{in: unicode.IsNumber, max: map[bool]int{true: 1, false: 0}[p.IndividualDigits]}, behavior: splitIsolated}}, nil
 	}
 	return nil, fmt.Errorf("pre_tokenizer type %q: %w", p.Type, ErrUnsupported)
 }
