@@ -38,20 +38,23 @@ awk '
   for (i = 2; i < NF; i++) {
     if ($(i+1) == "ns/op") ns[name] = ns[name] " " $i
     if ($(i+1) == "allocs/op") al[name] = $i
-    if ($(i+1) == "cpu-ms/op") cpu[name] = $i
+    if ($(i+1) == "cpu-ms/op") cpu[name] = cpu[name] " " $i
     if ($(i+1) == "rss-MB") rss[name] = $i
     if ($(i+1) == "rss-growth-MB") gr[name] = $i
     if ($(i+1) == "file-MB") fm[name] = $i
   }
   if (!(name in seen)) { seen[name] = 1; order[n++] = name }
 }
+function median(list,    v, m, i, j, t) {
+  m = split(substr(list, 2), v, " ")
+  if (m == 0) return ""
+  for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+  return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+}
 END {
   for (k = 0; k < n; k++) {
     name = order[k]
-    m = split(substr(ns[name], 2), v, " ")
-    # median
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-    med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-    printf "| %s | %.3f | %s | %s | %s | %s | %s |\n", name, med / 1e6, (name in cpu) ? cpu[name] : "", al[name], (name in rss) ? rss[name] : "", (name in gr) ? gr[name] : "", (name in fm) ? fm[name] : ""
+    c = (name in cpu) ? sprintf("%.3f", median(cpu[name])) : ""
+    printf "| %s | %.3f | %s | %s | %s | %s | %s |\n", name, median(ns[name]) / 1e6, c, al[name], (name in rss) ? rss[name] : "", (name in gr) ? gr[name] : "", (name in fm) ? fm[name] : ""
   }
 }' "$out"
