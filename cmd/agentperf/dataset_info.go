@@ -10,8 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/pflag"
-
 	"github.com/agentperf/agentperf/dataset"
 )
 
@@ -30,7 +28,9 @@ const datasetInfoExamples = `  # the built-in synthetic corpus
   agentperf dataset info --public-dataset semianalysis_cc_traces_weka_062126 --max-context-length 131072
 
   # machine-readable
-  agentperf dataset info --input-file traces.jsonl --json | jq .stats.theoretical_prefix_cache_hit_rate`
+  agentperf dataset info --input-file traces.jsonl --json | jq .stats.theoretical_prefix_cache_hit_rate
+
+The corpus is opened like 'agentperf profile' opens it (same flags, same dataset cache).`
 
 // datasetInfoReport is the --json output of dataset info.
 type datasetInfoReport struct {
@@ -47,7 +47,7 @@ type datasetInfoRead struct {
 
 func runDatasetInfo(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("dataset info", "dataset info (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]", datasetInfoExamples, io.err)
-	df := addInfoSourceFlags(fs)
+	df := addDatasetFlags(fs)
 	asJSON := fs.Bool("json", false, "print the statistics as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -55,7 +55,7 @@ func runDatasetInfo(ctx context.Context, args []string, io stdio) error {
 	if fs.NArg() > 0 {
 		return usagef("dataset info: unexpected argument %q (pass the corpus with --input-file)", fs.Arg(0))
 	}
-	corpus, err := df.open(ctx)
+	corpus, err := df.open(ctx, io)
 	if err != nil {
 		return err
 	}
@@ -235,32 +235,4 @@ func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
 		100*h.Rate, groupInt(h.Hits), groupInt(h.Total), h.Definition)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// infoSourceFlags selects the corpus for dataset info. (Interim: to be
-// replaced by the shared dataset flags of datasetflags.go.)
-type infoSourceFlags struct {
-	src  dataset.Source
-	opt  dataset.Options
-	skip bool
-}
-
-func addInfoSourceFlags(fs *pflag.FlagSet) *infoSourceFlags {
-	f := &infoSourceFlags{}
-	fs.StringVar(&f.src.InputFile, "input-file", "", "a local corpus: .jsonl or .json file (optionally .zst/.gz) or a directory of one-trace .json files")
-	fs.StringVar(&f.src.PublicDataset, "public-dataset", "", "a public dataset alias resolved in the HF hub cache, or synthetic[:seed=N,traces=M,subagents=true]")
-	fs.StringVar(&f.src.HFDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION] in the local hub cache")
-	fs.BoolVar(&f.skip, "skip-invalid-traces", false, "skip invalid traces (counted) instead of failing")
-	fs.IntVar(&f.opt.Select.MaxContextLength, "max-context-length", 0, "drop whole traces whose peak in+out exceeds this many tokens (0: keep all)")
-	fs.IntVar(&f.opt.Select.NumEntries, "num-dataset-entries", 0, "keep at most the first N eligible traces (0: all)")
-	return f
-}
-
-func (f *infoSourceFlags) open(ctx context.Context) (*dataset.Corpus, error) {
-	f.opt.Read.SkipInvalid = f.skip
-	c, err := dataset.Open(ctx, f.src, f.opt)
-	if err != nil {
-		return nil, asUsage(err)
-	}
-	return c, nil
 }

@@ -10,8 +10,13 @@ import (
 	"testing"
 )
 
+// runCLI runs agentperf with args; dataset commands get a private cache
+// directory so tests never touch the user's cache.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	if len(args) >= 2 && args[0] == "dataset" && args[1] == "info" {
+		args = append(args, "--dataset-cache-dir", t.TempDir())
+	}
 	var o, e bytes.Buffer
 	code = run(context.Background(), args, &o, &e)
 	return code, o.String(), e.String()
