@@ -211,12 +211,12 @@ type ModelCount struct {
 	Requests int    `json:"requests"`
 }
 
-// ContextBuckets are the upper bounds of the context-length histogram.
-var ContextBuckets = []int{8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576}
+// contextBuckets are the upper bounds of the context-length histogram.
+var contextBuckets = []int{8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576}
 
-// ContextWindows are the windows CorpusStats.TracesOver reports: 128k, 256k
+// contextWindows are the windows CorpusStats.TracesOver reports: 128k, 256k
 // and 1M as vLLM's max_model_len usually spells them.
-var ContextWindows = []int{131072, 262144, 1048576}
+var contextWindows = []int{131072, 262144, 1048576}
 
 // CorpusStats summarises a corpus (agentperf dataset info).
 type CorpusStats struct {
@@ -251,10 +251,11 @@ type CorpusStats struct {
 	TraceDuration Summary `json:"trace_duration_s"`
 	// PeakContext is PeakContext(0) per trace.
 	PeakContext Summary `json:"peak_context"`
-	// ContextHistogram counts requests (parent and subagent) by in+out.
+	// ContextHistogram counts requests (parent and subagent) by in+out, in
+	// buckets up to 8k, 16k, 32k, 64k, 128k, 256k, 512k, 1M and above.
 	ContextHistogram []HistogramBucket `json:"context_histogram"`
-	// TracesOver counts traces whose peak context exceeds each of
-	// ContextWindows.
+	// TracesOver counts traces whose peak context exceeds 128k (131072),
+	// 256k (262144) and 1M (1048576) tokens.
 	TracesOver []WindowCount `json:"traces_over"`
 	// Models counts requests per recorded model, most used first.
 	Models []ModelCount `json:"models"`
@@ -268,12 +269,12 @@ func ComputeStats(traces []Trace) CorpusStats {
 	var st CorpusStats
 	st.Traces = len(traces)
 	var perTrace, isl, osl, sisl, sosl, think, api, ttft, dur, peak []float64
-	hist := make([]HistogramBucket, len(ContextBuckets)+1)
-	for i, b := range ContextBuckets {
+	hist := make([]HistogramBucket, len(contextBuckets)+1)
+	for i, b := range contextBuckets {
 		hist[i].UpTo = b
 	}
-	over := make([]WindowCount, len(ContextWindows))
-	for i, w := range ContextWindows {
+	over := make([]WindowCount, len(contextWindows))
+	for i, w := range contextWindows {
 		over[i].Window = w
 	}
 	models := map[string]int{}
@@ -283,7 +284,7 @@ func ComputeStats(traces []Trace) CorpusStats {
 		st.OutputTokens += int64(r.Out)
 		models[r.Model]++
 		c := r.In + r.Out
-		k := sort.SearchInts(ContextBuckets, c)
+		k := sort.SearchInts(contextBuckets, c)
 		hist[k].Count++
 	}
 	for ti := range traces {
