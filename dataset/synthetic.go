@@ -103,12 +103,33 @@ type synthState struct {
 	nextID uint32
 }
 
-func (s *synthState) mint(ids []uint32, n int) []uint32 {
-	for len(ids) < n {
-		ids = append(ids, s.nextID)
+// idStore lays out the hash ids of one conversation thread in chunks: a
+// request that purely extends the previous one shares its storage, as the
+// reader does for recorded corpora.
+type idStore struct {
+	chunk    []uint32 // len: used, cap: capacity (never reallocated)
+	start, n int      // the last array is chunk[start:start+n]
+}
+
+// next returns the ids of a request: the first keep ids of prev (which
+// must be the previous array of this store, or a foreign prefix when the
+// store is empty), then fresh ids up to n in total.
+func (st *idStore) next(s *synthState, prev []uint32, keep, n int) []uint32 {
+	keep = min(keep, len(prev), n)
+	extend := st.n > 0 && keep == st.n && st.start+st.n == len(st.chunk) && cap(st.chunk)-st.start >= n
+	if !extend {
+		if cap(st.chunk)-len(st.chunk) < n {
+			st.chunk = make([]uint32, 0, max(1024, 4*n))
+		}
+		st.start = len(st.chunk)
+		st.chunk = append(st.chunk, prev[:keep]...)
+	}
+	for len(st.chunk)-st.start < n {
+		st.chunk = append(st.chunk, s.nextID)
 		s.nextID++
 	}
-	return ids
+	st.n = n
+	return st.chunk[st.start : st.start+n : st.start+n]
 }
 
 func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
@@ -137,6 +158,7 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 		}
 	}
 	var ids []uint32
+	var store idStore
 	in := sysTokens + int(clampF(lognormal(rng, 3000, 1.1), 50, 60000))
 	now := 0.0
 	prevOut := 0
@@ -163,7 +185,7 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 				next = keep*64 + int(clampF(lognormal(rng, 800, 1.0), 10, 20000))
 			}
 			in = next
-			ids = ids[:min(keep, len(ids)):min(keep, len(ids))]
+			ids = ids[:min(keep, len(ids))]
 			if userTurn {
 				think = clampF(lognormal(rng, 60, 1.5), 2, 7200) * opt.TimeScale
 			} else {
@@ -174,11 +196,9 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 		if opt.MaxContext > 0 && in >= opt.MaxContext {
 			in = opt.MaxContext - 1
 		}
-		if k == 0 {
-			// the system prefix ids, then the first user message
-			ids = s.mint(ids, sysBlocks)
-		}
-		ids = s.mint(append([]uint32(nil), ids[:min(len(ids), in/64)]...), in/64)
+		// turn 0: fresh ids (system prefix, then the first user message);
+		// later turns: the kept prefix, then fresh ids
+		ids = store.next(s, ids, len(ids), in/64)
 		outTok := int(clampF(lognormal(rng, 220, 1.1), 1, 16000))
 		if opt.MaxContext > 0 && in+outTok > opt.MaxContext {
 			outTok = max(1, opt.MaxContext-in)
@@ -252,6 +272,7 @@ func (s *synthState) subagent(parentToolTokens int, parentIDs []uint32, after in
 	now := start
 	in := sub.ToolTokens + sub.SystemTokens + int(clampF(lognormal(rng, 900, 0.8), 50, 20000))
 	var ids []uint32
+	var store idStore
 	totalOut := 0
 	for k := 0; k < n; k++ {
 		think := 0.0
@@ -264,10 +285,9 @@ func (s *synthState) subagent(parentToolTokens int, parentIDs []uint32, after in
 			}
 		}
 		if k == 0 {
-			ids = append(ids, parentIDs[:shared]...)
+			ids = parentIDs[:shared]
 		}
-		keep := min(len(ids), in/64)
-		ids = s.mint(append([]uint32(nil), ids[:keep]...), in/64)
+		ids = store.next(s, ids, len(ids), in/64)
 		outTok := int(clampF(lognormal(rng, 190, 0.9), 1, 8000))
 		if opt.MaxContext > 0 && in+outTok > opt.MaxContext {
 			outTok = max(1, opt.MaxContext-in)
