@@ -209,7 +209,7 @@ type hfFile struct {
 		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
 		ByteFallback            bool              `json:"byte_fallback"`
 		IgnoreMerges            bool              `json:"ignore_merges"`
-		Vocab                   map[string]uint32 `json:"vocab"`
+		Vocab                   json.RawMessage   `json:"vocab"`
 		Merges                  json.RawMessage   `json:"merges"`
 	} `json:"model"`
 }
@@ -282,27 +282,32 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 		return nil, nil, fmt.Errorf("model continuing_subword_prefix/end_of_word_suffix: %w", ErrUnsupported)
 	case m.ByteFallback:
 		return nil, nil, fmt.Errorf("model.byte_fallback: %w", ErrUnsupported)
-	case len(m.Vocab) == 0:
+	}
+	vocab, err := scanVocab(m.Vocab)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model.vocab: %w", err)
+	}
+	if len(vocab) == 0 {
 		return nil, nil, errors.New("model.vocab is empty or missing")
 	}
 	maxID := uint32(0)
-	for _, id := range m.Vocab {
+	for _, id := range vocab {
 		maxID = max(maxID, id)
 	}
-	if limit := maxTokenID(len(m.Vocab) + len(f.AddedTokens)); maxID > limit {
+	if limit := maxTokenID(len(vocab) + len(f.AddedTokens)); maxID > limit {
 		return nil, nil, fmt.Errorf("model.vocab has id %d, above %d: ids must be dense", maxID, limit)
 	}
-	merges, err := parseMerges(m.Merges)
+	merges, err := scanMerges(m.Merges)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("model.merges: %w", err)
 	}
 	bm := &bpeModel{
 		merges:       make(map[uint64]merge, len(merges)),
-		vocab:        make(map[string]uint32, len(m.Vocab)),
+		vocab:        make(map[string]uint32, len(vocab)),
 		ignoreMerges: m.IgnoreMerges,
 	}
 	pieces := make([]string, maxID+1)
-	for tok, id := range m.Vocab {
+	for tok, id := range vocab {
 		raw, ok := byteLevelDecode(tok)
 		pieces[id] = raw
 		if ok {
@@ -310,13 +315,13 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 		}
 	}
 	for b := 0; b < 256; b++ {
-		bm.byteID[b], bm.byteOK[b] = m.Vocab[string(byteToRune[b])]
+		bm.byteID[b], bm.byteOK[b] = vocab[string(byteToRune[b])]
 	}
 	for rank, mg := range merges {
 		a, b := mg[0], mg[1]
-		ia, oka := m.Vocab[a]
-		ib, okb := m.Vocab[b]
-		ic, okc := m.Vocab[a+b]
+		ia, oka := vocab[a]
+		ib, okb := vocab[b]
+		ic, okc := vocab[a+b]
 		if !oka || !okb || !okc {
 			return nil, nil, fmt.Errorf("model.merges[%d] (%q %q): token not in model.vocab", rank, a, b)
 		}
@@ -331,42 +336,13 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 // are dense, and the bound keeps a malformed file from allocating gigabytes.
 func maxTokenID(n int) uint32 { return uint32(min(4*n+1024, 1<<24)) }
 
-// parseMerges accepts both merges formats: ["a b", ...] and [["a", "b"], ...].
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if isNull(raw) {
-		return nil, nil
+// cutMerge splits a merge given as "a b".
+func cutMerge(m string) (string, string, bool) {
+	a, b, ok := strings.Cut(m, " ")
+	if !ok || a == "" || b == "" || strings.Contains(b, " ") {
+		return "", "", false
 	}
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		trimmed = bytes.TrimSpace(trimmed[1:])
-	}
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var pairs [][]string
-		if err := json.Unmarshal(raw, &pairs); err != nil {
-			return nil, fmt.Errorf("model.merges: %w", err)
-		}
-		out := make([][2]string, len(pairs))
-		for i, p := range pairs {
-			if len(p) != 2 || p[0] == "" || p[1] == "" {
-				return nil, fmt.Errorf("model.merges[%d]: %q is not a pair of non-empty tokens", i, p)
-			}
-			out[i] = [2]string{p[0], p[1]}
-		}
-		return out, nil
-	}
-	var strs []string
-	if err := json.Unmarshal(raw, &strs); err != nil {
-		return nil, fmt.Errorf("model.merges: neither [\"a b\", ...] nor [[\"a\", \"b\"], ...]: %w", err)
-	}
-	out := make([][2]string, len(strs))
-	for i, s := range strs {
-		a, b, ok := strings.Cut(s, " ")
-		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, fmt.Errorf("model.merges[%d]: %q is not two tokens separated by one space", i, s)
-		}
-		out[i] = [2]string{a, b}
-	}
-	return out, nil
+	return a, b, true
 }
 
 func clipJSON(raw json.RawMessage) string {

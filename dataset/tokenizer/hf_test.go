@@ -395,3 +395,31 @@ func TestHFConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestScanJSON(t *testing.T) {
+	t.Parallel()
+	v, err := scanVocab(json.RawMessage(` { "a" : 1 , "\u0120b\"" :2,"\ud83d\ude00":3 } `))
+	if err != nil || len(v) != 3 || v["a"] != 1 || v["Ġb\""] != 2 || v["😀"] != 3 {
+		t.Errorf("scanVocab = %v, %v", v, err)
+	}
+	m, err := scanMerges(json.RawMessage(`[ "a b", "Ġ \u0120" ]`))
+	if err != nil || !slices.Equal(m, [][2]string{{"a", "b"}, {"Ġ", "Ġ"}}) {
+		t.Errorf("scanMerges(strings) = %v, %v", m, err)
+	}
+	m, err = scanMerges(json.RawMessage(`[["a","b"] , [ "c d" , "e" ]]`))
+	if err != nil || !slices.Equal(m, [][2]string{{"a", "b"}, {"c d", "e"}}) {
+		t.Errorf("scanMerges(pairs) = %v, %v", m, err)
+	}
+	for _, bad := range []string{`{"a":-1}`, `{"a":1.5}`, `{"a":99999999999}`, `{"a" 1}`, `{"a":1`, `["a"]`} {
+		if _, err := scanVocab(json.RawMessage(bad)); err == nil {
+			if _, err := scanMerges(json.RawMessage(bad)); err == nil {
+				t.Errorf("%s: no error", bad)
+			}
+		}
+	}
+	for _, bad := range []string{`["ab"]`, `[["a"]]`, `[["a","b","c"]]`, `[["","b"]]`, `[1]`, `["a b"`} {
+		if _, err := scanMerges(json.RawMessage(bad)); err == nil {
+			t.Errorf("scanMerges(%s): no error", bad)
+		}
+	}
+}
