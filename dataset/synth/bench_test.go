@@ -42,6 +42,7 @@ func BenchmarkCorpusCacheOpen(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, err := New(tok, Options{CacheDir: dir})
 		if err != nil || s.Describe()["corpus_cache_hit"] != true {
