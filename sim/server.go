@@ -195,7 +195,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if s.started.Load() {
+	if s.srv != nil { // Start succeeded
 		err = s.srv.Shutdown(ctx)
 		if err != nil {
 			s.srv.Close()

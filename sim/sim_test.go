@@ -575,3 +575,23 @@ func TestRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestStartErrors: a busy address fails Start with an error naming it, and
+// Close after a failed Start is harmless.
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	a := startSim(t, Config{ZeroLatency: true})
+	b, err := New(Config{ZeroLatency: true, Addr: a.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err == nil || !strings.Contains(err.Error(), a.Addr()) {
+		t.Errorf("Start on a busy address: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Close after a failed Start: %v", err)
+	}
+	if err := a.Start(); err == nil {
+		t.Error("second Start succeeded")
+	}
+}
