@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 import (
@@ -275,7 +273,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	}
 
 	// Exporters, scraper, live view.
-	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration)})
+	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: "agentperf " + version})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}

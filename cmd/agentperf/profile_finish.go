@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 import (
@@ -101,7 +99,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		lg.Printf("warning: %s", w)
 	}
 	if len(warnings) > 0 {
-		if err := addWarnings(p.outputDir, warnings); err != nil {
+		if err := metrics.AddWarnings(p.outputDir, warnings...); err != nil {
 			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
 		}
 	}
@@ -142,41 +140,6 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		return errRunFailed
 	}
 	return nil
-}
-
-// addWarnings records warnings under metadata.warnings of
-// profile_export_aiperf.json (contract §4 item 1: nothing fails silently).
-func addWarnings(dir string, warnings []string) error {
-	path := filepath.Join(dir, "profile_export_aiperf.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return err
-	}
-	md, _ := doc["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		doc["metadata"] = md
-	}
-	old, _ := md["warnings"].([]any)
-	for _, w := range warnings {
-		old = append(old, w)
-	}
-	md["warnings"] = old
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // datasetMetadata is metadata.dataset: the corpus identity in the keys
@@ -234,7 +197,7 @@ func (r *profileRun) inputConfig() map[string]any {
 		"output_artifact_dir":        p.outputDir,
 		"unsafe_override":            p.unsafeOverride || r.env.unsafeOverride,
 		"live_assistant_responses":   r.env.liveAssistant,
-		"api_key_set":                r.apiKey != "",
+		"key_supplied":               r.apiKey != "", // whether a bearer key was sent (never its value)
 	}
 	extra := map[string]any{}
 	for _, e := range r.extra {

@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 import (
@@ -88,6 +86,17 @@ var unsupportedFlags = map[string]string{
 	"gpu-telemetry":                  "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
 }
 
+// boolUnsupported are the unsupported flags that take no value.
+var boolUnsupported = map[string]bool{
+	"use-dynamo-conv-aware-routing": true,
+	"burst-phase-starts":            true,
+	"allow-dataset-wrap":            true,
+	"fixed-schedule":                true,
+	"ignore-trace-delays":           true,
+	"apply-chat-template":           true,
+	"gpu-telemetry":                 true,
+}
+
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
@@ -146,7 +155,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 		var sink string
 		f := fs.VarPF(newAnyValue(&sink), n, "", "not supported yet: "+unsupportedFlags[n])
 		f.Hidden = true
-		f.NoOptDefVal = "true"
+		if boolUnsupported[n] {
+			f.NoOptDefVal = "true"
+		}
 	}
 	return p
 }

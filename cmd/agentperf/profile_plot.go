@@ -1,6 +1,6 @@
-//go:build wip
-
 package main
 
+import "github.com/agentperf/agentperf/metrics/plot"
+
 // renderPlot renders metrics_plots.png from an artifact directory.
-var renderPlot = func(dir string) ([]string, error) { return nil, nil }
+func renderPlot(dir string) ([]string, error) { return plot.RenderDir(dir) }

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// runCLI runs agentperf in-process and returns its exit code and output.
+func runProfileCLI(ctx context.Context, t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// clearAIPerfEnv unsets AIPERF_* variables of the test process so the
+// tests see only what they set.
+func clearAIPerfEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AIPERF_") || k == "OPENAI_API_KEY" {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	t.Setenv("AIPERF_DATASET_MMAP_CACHE_DIR", t.TempDir())
+}
+
+// readAggregate parses profile_export_aiperf.json.
+func readAggregate(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("profile_export_aiperf.json: %v", err)
+	}
+	return m
+}
+
+// readRecords parses every line of a JSONL export.
+func readRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: line %d: %v", path, len(out)+1, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(m map[string]any, path ...string) float64 {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return -1
+		}
+		v = mm[p]
+	}
+	f, ok := v.(float64)
+	if !ok {
+		return -1
+	}
+	return f
+}
+
+// checkArtifacts checks that the artifact set is complete and that every
+// request sent is in exactly one place.
+func checkArtifacts(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	for _, f := range []string{"profile_export.jsonl", "context_overflow_export.jsonl", "profile_export_aiperf.json", "profile_export_aiperf.csv", "logs/aiperf.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("artifact missing: %v", err)
+		}
+	}
+	agg := readAggregate(t, dir)
+	recs := readRecords(t, filepath.Join(dir, "profile_export.jsonl"))
+	ovf := readRecords(t, filepath.Join(dir, "context_overflow_export.jsonl"))
+	md, _ := agg["metadata"].(map[string]any)
+	acct, _ := md["request_accounting"].(map[string]any)
+	if acct == nil {
+		t.Fatalf("metadata.request_accounting missing: %v", md)
+	}
+	sent := num(acct, "sent")
+	if sent <= 0 || int(sent) != len(recs)+len(ovf) {
+		t.Fatalf("accounting says %v sent; files hold %d records + %d overflows (%v)", sent, len(recs), len(ovf), acct)
+	}
+	return agg
+}
+
+func TestProfileSimSyntheticEndToEnd(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
+		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
+		"--model", "demo", "--concurrency", "4", "--benchmark-duration", "2",
+		"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01",
+		"--slice-duration", "1", "--output-artifact-dir", dir, "--ui-type", "simple")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	agg := checkArtifacts(t, dir)
+	if n := num(agg, "request_count", "avg"); n < 10 {
+		t.Fatalf("request_count = %v, want a few dozen from 4 lanes in 2 s at zero latency", n)
+	}
+	for _, f := range []string{"metrics_plots.png", "server_metrics_export.json", "server_metrics_export.csv", "profile_export_aiperf_timeslices.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("artifact missing: %v", err)
+		}
+	}
+	if !strings.Contains(out, "Time to First Token") || !strings.Contains(out, "requests: sent") {
+		t.Fatalf("summary not printed:\n%s", out)
+	}
+	if !strings.Contains(errOut, "profiling") {
+		t.Fatalf("no live progress lines on stderr:\n%s", errOut)
+	}
+}
+
+// writeHFCache lays out a Hugging Face hub cache holding a corpus for repo
+// and returns the cache root.
+func writeHFCache(t *testing.T, repo string, traces []dataset.Trace) string {
+	t.Helper()
+	root := t.TempDir()
+	org, name, _ := strings.Cut(repo, "/")
+	base := filepath.Join(root, "datasets--"+org+"--"+name)
+	sha := strings.Repeat("ab", 20)
+	snap := filepath.Join(base, "snapshots", sha)
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(base, "refs"), 0o755)
+	if err := os.WriteFile(filepath.Join(base, "refs", "main"), []byte(sha), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(snap, "traces.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dataset.WriteJSONL(f, traces); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return root
+}
+
+func startSim(t *testing.T, model string) *sim.Server {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Model = model
+	cfg.ZeroLatency = true
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestProfileInferenceXArgv runs the exact argument lists InferenceX's
+// build_replay_cmd emits (contract §1.1–1.3), with a short duration and
+// therefore --unsafe-override, as InferenceX adds it below 900 s.
+func TestProfileInferenceXArgv(t *testing.T) {
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 3, Traces: 8, MinTurns: 4, MaxTurns: 10, TimeScale: 0.001})
+	srv := startSim(t, "served-model")
+	cases := []struct {
+		name     string
+		repo     string
+		env      map[string]string
+		argv     func(out string) []string
+		wantCode int
+		wantErr  []string
+	}{
+		{
+			name: "v0.2", repo: "semianalysisai/cc-traces-weka-no-subagents-051226",
+			env: map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "1", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
+			argv: func(out string) []string {
+				return []string{"profile", "--scenario", "inferencex-agentx-mvp",
+					"--url", srv.URL, "--endpoint", "/v1/chat/completions", "--endpoint-type", "chat", "--streaming",
+					"--model", "served-model", "--concurrency", "3", "--benchmark-duration", "2", "--random-seed", "42",
+					"--failed-request-threshold", "0.05",
+					"--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
+					"--use-server-token-count", "--tokenizer-trust-remote-code",
+					"--num-dataset-entries", "949", "--slice-duration", "1.0",
+					"--output-artifact-dir", out, "--unsafe-override",
+					"--public-dataset", "semianalysis_cc_traces_weka"}
+			},
+			wantCode: 1, // valid=false: unsafe_override (duration < 900 s)
+		},
+		{
+			name: "v0.3", repo: "semianalysisai/cc-traces-weka-with-subagents-052726",
+			env: map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "0", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
+			argv: func(out string) []string {
+				return []string{"profile", "--scenario", "inferencex-agentx-mvp",
+					"--url", srv.URL, "--endpoint", "/v1/chat/completions", "--endpoint-type", "chat", "--streaming",
+					"--model", "served-model", "--concurrency", "3", "--benchmark-duration", "2", "--random-seed", "42",
+					"--failed-request-threshold", "0.10",
+					"--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
+					"--use-server-token-count", "--tokenizer-trust-remote-code",
+					"--max-context-length", "131072",
+					"--num-dataset-entries", "472", "--slice-duration", "1.0",
+					"--server-metrics", srv.URL + "/metrics", srv.URL + "/metrics",
+					"--output-artifact-dir", out, "--unsafe-override",
+					"--public-dataset", "semianalysis_cc_traces_weka_with_subagents"}
+			},
+			wantCode: 1,
+		},
+		{
+			name: "HEAD", repo: "semianalysisai/cc-traces-weka-062126-256k",
+			env: map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "0", "AIPERF_UI_REALTIME_METRICS_ENABLED": "true"},
+			argv: func(out string) []string {
+				return []string{"profile", "--scenario", "inferencex-agentx-mvp",
+					"--url", srv.URL, "--endpoint", "/v1/chat/completions", "--endpoint-type", "chat", "--streaming",
+					"--model", "served-model", "--tokenizer", "builtin",
+					"--concurrency", "3", "--benchmark-duration", "3600", "--stats-interval", "30", "--random-seed", "42",
+					"--failed-request-threshold", "0.10",
+					"--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
+					"--warmup-requests-per-lane", "10", "--trace-idle-gap-cap-seconds", "300",
+					"--warmup-grace-period", "1800", "--use-server-token-count",
+					"--no-gpu-telemetry", "--tokenizer-trust-remote-code",
+					"--num-dataset-entries", "393", "--slice-duration", "1.0",
+					"--output-artifact-dir", out,
+					"--public-dataset", "semianalysis_cc_traces_weka_062126_256k"}
+			},
+			wantCode: 2,
+			wantErr:  []string{"--warmup-requests-per-lane", "--trace-idle-gap-cap-seconds", "not support"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			t.Setenv("HF_HUB_CACHE", writeHFCache(t, tc.repo, traces))
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			out := filepath.Join(t.TempDir(), "aiperf_artifacts")
+			code, stdout, stderr := runProfileCLI(context.Background(), t, tc.argv(out)...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not mention %q:\n%s", w, stderr)
+				}
+			}
+			if tc.wantCode == 2 {
+				return
+			}
+			agg := checkArtifacts(t, out)
+			md := agg["metadata"].(map[string]any)
+			if md["scenario"] != "inferencex-agentx-mvp" || md["submission_valid"] != false {
+				t.Fatalf("metadata = %v", md)
+			}
+			if r := fmt.Sprint(md["submission_invalid_reasons"]); !strings.Contains(r, "unsafe_override") {
+				t.Fatalf("submission_invalid_reasons = %s", r)
+			}
+			ds, _ := md["dataset"].(map[string]any)
+			if ds["hf_dataset_name"] != tc.repo {
+				t.Fatalf("metadata.dataset = %v, want hf_dataset_name %s", ds, tc.repo)
+			}
+		})
+	}
+}
+
+func TestProfileAbortsOnFailedRequestThreshold(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
+		"--url", "sim://?zero-latency=true&fault-500-rate=0.5", "--public-dataset", "synthetic:traces=6",
+		"--model", "demo", "--concurrency", "2", "--benchmark-duration", "60",
+		"--streaming", "--inter-turn-delay-cap-seconds", "0.001",
+		"--warmup-grace-period", "30",
+		"--failed-request-threshold", "0.1", "--output-artifact-dir", dir, "--ui-type", "none", "--no-plot")
+	if code != 1 {
+		// A warmup request can draw the fault too: that aborts with exit 1 as well.
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "aborted") {
+		t.Fatalf("stderr does not say the run was aborted:\n%s", errOut)
+	}
+	agg := checkArtifacts(t, dir)
+	md := agg["metadata"].(map[string]any)
+	ap, _ := md["agentperf"].(map[string]any)
+	if ap["aborted"] != "failed_request_threshold" || agg["was_cancelled"] != true {
+		t.Fatalf("metadata = %v", md)
+	}
+}
+
+func TestProfileInterruptWritesCancelledArtifacts(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
+	code, out, errOut := runProfileCLI(ctx, t, "profile",
+		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
+		"--model", "demo", "--concurrency", "3", "--benchmark-duration", "600",
+		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--benchmark-grace-period", "1",
+		"--output-artifact-dir", dir, "--ui-type", "none", "--no-plot")
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInterrupted, out, errOut)
+	}
+	agg := checkArtifacts(t, dir)
+	if agg["was_cancelled"] != true {
+		t.Fatalf("was_cancelled = %v", agg["was_cancelled"])
+	}
+}
+
+func TestProfileNeverLeaksTheAPIKey(t *testing.T) {
+	clearAIPerfEnv(t)
+	const secret = "sk-test-0123456789SECRETKEY"
+	t.Setenv("OPENAI_API_KEY", secret)
+	dir := t.TempDir()
+	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
+		"--url", "sim://?zero-latency=true&fault-500-every=7", "--public-dataset", "synthetic:traces=4",
+		"--model", "demo", "--concurrency", "2", "--benchmark-duration", "1",
+		"--streaming", "--inter-turn-delay-cap-seconds", "0.01",
+		"--header", "X-Extra: 1", "--output-artifact-dir", dir, "--ui-type", "simple")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, secret) || strings.Contains(errOut, secret) {
+		t.Fatal("the API key was printed")
+	}
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s contains the API key", p)
+		}
+		return nil
+	})
+	agg := readAggregate(t, dir)
+	if ic, _ := agg["input_config"].(map[string]any); ic == nil || ic["key_supplied"] != true {
+		t.Fatalf("input_config does not record that a key was set: %v", agg["input_config"])
+	}
+}
+
+func TestProfileUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no url", nil, []string{"--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "--url is required"},
+		{"concurrency sweep", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1,2", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "one positive integer"},
+		{"unknown flag", nil, []string{"--bogus"}, "unknown flag"},
+		{"unsupported flag", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--request-rate", "5"}, "--request-rate"},
+		{"rejected env", map[string]string{"AIPERF_DAG_FAIL_FAST": "true"}, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "AIPERF_DAG_FAIL_FAST"},
+		{"scenario violations", nil, []string{"--scenario", "inferencex-agentx-mvp", "--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "60", "--public-dataset", "semianalysis_cc_traces_weka"}, "--unsafe-override"},
+		{"stray argument", nil, []string{"--url", "sim://", "extra"}, "unexpected argument"},
+		{"bad sim url", nil, []string{"--url", "sim://?no-such-knob=1", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "no-such-knob"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			args := append([]string{"profile", "--output-artifact-dir", t.TempDir()}, tc.args...)
+			code, _, errOut := runProfileCLI(context.Background(), t, args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Fatalf("stderr does not mention %q:\n%s", tc.want, errOut)
+			}
+		})
+	}
+}
