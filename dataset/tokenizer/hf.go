@@ -140,15 +140,16 @@ func (t *BPE) encodeLevel(dst []uint32, piece string, level int, sc *scratch) []
 	return dst
 }
 
-// Decode returns the text of ids. Unknown ids are skipped, as HF does.
+// Decode returns the bytes the ids stand for, concatenated. Unknown ids are
+// skipped, as HF does. The result is exact: ids that end inside a multi-byte
+// character give a partial character (invalid UTF-8) where HF's decode would
+// substitute U+FFFD, so that Decode(a)+Decode(b) == Decode(a+b) always.
 func (t *BPE) Decode(ids []uint32) string {
 	buf := t.AppendDecode(make([]byte, 0, len(ids)*4), ids)
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
-// AppendDecode appends the text of ids to dst. Unlike Decode it keeps
-// invalid UTF-8 (a token may end inside a character); Decode of a full
-// encoding is always valid UTF-8 when the input was.
+// AppendDecode appends the bytes of ids to dst, as Decode does.
 func (t *BPE) AppendDecode(dst []byte, ids []uint32) []byte {
 	for _, id := range ids {
 		if int(id) < len(t.pieces) {

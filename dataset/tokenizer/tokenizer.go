@@ -2,6 +2,24 @@
 // prompts with exact token counts: byte-level BPE tokenizers loaded from a
 // Hugging Face tokenizer.json, tiktoken rank files, and a builtin
 // approximate tokenizer that needs no files.
+//
+// [Resolve] turns a --tokenizer value into a [Tokenizer]: "builtin", a
+// tokenizer.json[.zst] or tiktoken file, a folder, or a Hugging Face model id
+// found in the local hub cache (nothing is downloaded).
+//
+// [LoadHF] implements what byte-level models (Llama-3, Qwen2/3,
+// DeepSeek-V3, gpt-oss) use from the Hugging Face tokenizers library:
+// normalizers (NFC/NFD/NFKC/NFKD, Lowercase, Prepend, Replace, Sequence),
+// pre-tokenizers (Split with Oniguruma-style patterns, ByteLevel, Digits,
+// Sequence), the BPE model (both merges formats, ignore_merges), added
+// tokens and the ByteLevel decoder. The pre-tokenizer patterns of these
+// models have hand-written matchers; other patterns run on regexp2. Token
+// ids equal those of the Rust library on the fixtures in testdata (see
+// testdata/README.md).
+//
+// [Builtin] is lossless and prefix-stable and packs each token's bytes into
+// its id; its counts are plausible (a few bytes per token) but are no
+// model's. Every tokenizer here is safe for concurrent use.
 package tokenizer
 
 // Tokenizer encodes text to token ids and back.
