@@ -104,6 +104,12 @@ func (s *idSet) add(id uint32) {
 // marked seen. parent is indexed like t.Requests; subagent is indexed
 // depth-first (each entry's own requests, then its nested entries).
 func TracePrefixHits(t *Trace) (parent, subagent []HitCount) {
+	parent, subagent, _ = tracePrefixHits(t)
+	return parent, subagent
+}
+
+// tracePrefixHits is TracePrefixHits that also counts the distinct ids.
+func tracePrefixHits(t *Trace) (parent, subagent []HitCount, unique int) {
 	parent = make([]HitCount, len(t.Requests))
 	subagent = make([]HitCount, t.NumSubagentRequests())
 	var seen idSet
@@ -112,8 +118,12 @@ func TracePrefixHits(t *Trace) (parent, subagent []HitCount) {
 		for h.Hit < len(it.ids) && seen.has(it.ids[h.Hit]) {
 			h.Hit++
 		}
-		for _, id := range it.ids {
-			seen.add(id)
+		// the leading run is already seen; mark the rest
+		for _, id := range it.ids[h.Hit:] {
+			if !seen.has(id) {
+				seen.add(id)
+				unique++
+			}
 		}
 		if it.parent >= 0 {
 			parent[it.parent] = h
@@ -121,7 +131,7 @@ func TracePrefixHits(t *Trace) (parent, subagent []HitCount) {
 			subagent[it.sub] = h
 		}
 	}
-	return parent, subagent
+	return parent, subagent, unique
 }
 
 // PrefixHits returns the definition-C hit counts of t's parent requests
@@ -345,12 +355,12 @@ func ComputeStats(traces []Trace) CorpusStats {
 				over[i].Traces++
 			}
 		}
-		par, sub := TracePrefixHits(t)
+		par, sub, unique := tracePrefixHits(t)
 		for _, h := range append(par, sub...) {
 			st.TheoreticalHitRate.Hits += int64(h.Hit)
 			st.TheoreticalHitRate.Total += int64(h.Total)
 		}
-		st.UniqueHashIDs += int64(uniqueIDs(t))
+		st.UniqueHashIDs += int64(unique)
 	}
 	st.RequestsPerTrace = Summarize(perTrace)
 	st.ISL, st.OSL = Summarize(isl), Summarize(osl)
@@ -372,29 +382,4 @@ func ComputeStats(traces []Trace) CorpusStats {
 		st.TheoreticalHitRate.Rate = float64(st.TheoreticalHitRate.Hits) / float64(st.TheoreticalHitRate.Total)
 	}
 	return st
-}
-
-func uniqueIDs(t *Trace) int {
-	var s idSet
-	n := 0
-	add := func(rs []Request) {
-		for ri := range rs {
-			for _, id := range rs[ri].HashIDs {
-				if !s.has(id) {
-					s.add(id)
-					n++
-				}
-			}
-		}
-	}
-	add(t.Requests)
-	var walk func([]Subagent)
-	walk = func(ss []Subagent) {
-		for i := range ss {
-			add(ss[i].Requests)
-			walk(ss[i].Subagents)
-		}
-	}
-	walk(t.Subagents)
-	return n
 }

@@ -181,3 +181,17 @@ func TestSelect(t *testing.T) {
 		t.Error("empty corpus selected without error")
 	}
 }
+
+// BenchmarkComputeStatsReal computes the dataset info statistics of the
+// 200-trace corpus (28M hash ids).
+func BenchmarkComputeStatsReal(b *testing.B) {
+	traces, _, err := ReadPath(readTestSharedDir(b, "traces/kvct-200.jsonl.zst"), ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ComputeStats(traces)
+	}
+}
