@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -172,4 +175,39 @@ func BenchmarkEngineStep5000(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkTimedStreams5000 runs 5,000 concurrent streaming requests of 50
+// tokens against the timed engine (one op = all of them) and reports the
+// process CPU per op (client and server together): the engine advances all
+// sequences per step and wakes each handler once per chunk, so CPU grows
+// with events written, not with timers. Not run by go test without -bench
+// (5,000 connections; the race detector's goroutine limit is 8,128).
+func BenchmarkTimedStreams5000(b *testing.B) {
+	const n = 5000
+	s := startSim(b, Config{MaxNumSeqs: n, DecodeBaseMs: 5, DecodePerSeqMs: -1, DecodeMsPer1kContext: -1, PrefillTokensPerSec: 1e7, MaxNumBatchedTokens: 1 << 20})
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	body, _ := json.Marshal(chatReq{Messages: []msg{{"user", "scale"}}, MaxTokens: 50, IgnoreEOS: true, Stream: true})
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				resp, err := c.Post(s.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(n*52*b.N)/b.Elapsed().Seconds(), "events/s")
 }
