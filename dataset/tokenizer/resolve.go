@@ -15,7 +15,7 @@ type ResolveOptions struct {
 	// HF_HOME, HOME); nil means no variables are set.
 	Getenv func(string) string
 	// TiktokenPattern is the pre-tokenizer pattern of a tiktoken rank file:
-	// a preset name from [TiktokenPresets] or a regular expression. Empty
+	// a preset name ([TiktokenPreset]) or a regular expression. Empty
 	// means: guess from the file name ([TiktokenPresetForFile]).
 	TiktokenPattern string
 }

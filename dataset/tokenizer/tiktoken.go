@@ -12,21 +12,51 @@ import (
 	"strings"
 )
 
-// TiktokenPresets maps preset names to pre-tokenizer patterns for tiktoken
-// rank files: "cl100k" (cl100k_base, also Llama-3), "o200k" (o200k_base:
-// gpt-4o, gpt-oss), "kimi" (Kimi K2's tiktoken.model) and "qwen2".
-var TiktokenPresets = map[string]string{
+// tiktokenPresets maps preset names to pre-tokenizer patterns.
+var tiktokenPresets = map[string]string{
 	"cl100k": PatternCL100k,
 	"o200k":  PatternO200k,
 	"kimi":   PatternKimi,
 	"qwen2":  PatternQwen2,
 }
 
-// TiktokenSpecials are the special tokens of the OpenAI presets, used by
-// LoadTiktoken when it is given no specials.
-var TiktokenSpecials = map[string]map[string]uint32{
+// tiktokenSpecials are the special tokens of the OpenAI presets.
+var tiktokenSpecials = map[string]map[string]uint32{
 	"cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
 	"o200k":  {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+}
+
+// TiktokenPreset returns the pre-tokenizer pattern of a tiktoken preset:
+// "cl100k" (cl100k_base, also Llama-3), "o200k" (o200k_base: gpt-4o,
+// gpt-oss), "kimi" (Kimi K2's tiktoken.model) or "qwen2".
+func TiktokenPreset(name string) (pattern string, ok bool) {
+	pattern, ok = tiktokenPresets[name]
+	return pattern, ok
+}
+
+// TiktokenPresetNames lists the preset names, sorted.
+func TiktokenPresetNames() []string {
+	names := make([]string, 0, len(tiktokenPresets))
+	for n := range tiktokenPresets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TiktokenSpecials returns a copy of the special tokens of an OpenAI preset
+// ("cl100k", "o200k"), which LoadTiktoken uses when given no specials; nil
+// for other names.
+func TiktokenSpecials(preset string) map[string]uint32 {
+	src, ok := tiktokenSpecials[preset]
+	if !ok {
+		return nil
+	}
+	out := make(map[string]uint32, len(src))
+	for k, v := range src {
+		out[k] = v
+	}
+	return out
 }
 
 // TiktokenPresetForFile guesses the preset of a rank file from its name:
@@ -49,7 +79,7 @@ func TiktokenPresetForFile(path string) string {
 // `tiktoken.model`; plain or .zst): one "base64(token bytes) rank" per line,
 // the rank being the token id and the merge priority.
 //
-// pattern is a preset name from [TiktokenPresets] or a regular expression
+// pattern is a preset name ([TiktokenPreset]) or a regular expression
 // (Oniguruma/PCRE syntax as in tokenizer.json files; `&&[^...]` class
 // intersections are supported). specials maps special-token text to ids; when
 // nil, the preset's [TiktokenSpecials] are used. Encode splits specials out of
@@ -62,7 +92,7 @@ func LoadTiktoken(path string, pattern string, specials map[string]uint32) (*Tik
 		return nil, err
 	}
 	if specials == nil {
-		specials = TiktokenSpecials[pattern]
+		specials = TiktokenSpecials(pattern)
 	}
 	t, err := FromTiktoken(data, path, pattern, specials)
 	if err != nil {
@@ -75,9 +105,9 @@ func LoadTiktoken(path string, pattern string, specials map[string]uint32) (*Tik
 // see [LoadTiktoken].
 func FromTiktoken(data []byte, name, pattern string, specials map[string]uint32) (*Tiktoken, error) {
 	if pattern == "" {
-		return nil, errors.New("tiktoken: no pre-tokenizer pattern: give a preset (cl100k, o200k, kimi, qwen2) or a regular expression")
+		return nil, fmt.Errorf("tiktoken: no pre-tokenizer pattern: give a preset (%s) or a regular expression", strings.Join(TiktokenPresetNames(), ", "))
 	}
-	if p, ok := TiktokenPresets[pattern]; ok {
+	if p, ok := tiktokenPresets[pattern]; ok {
 		pattern = p
 	}
 	m, err := newMatcher(pattern)

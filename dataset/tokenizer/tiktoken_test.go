@@ -189,3 +189,21 @@ func FuzzLoadTiktoken(f *testing.F) {
 		_ = tok.Decode(tok.Encode("hello world 123 日本"))
 	})
 }
+
+func TestTiktokenPresetAccessors(t *testing.T) {
+	t.Parallel()
+	if got := TiktokenPresetNames(); !slices.Equal(got, []string{"cl100k", "kimi", "o200k", "qwen2"}) {
+		t.Errorf("TiktokenPresetNames() = %v", got)
+	}
+	if p, ok := TiktokenPreset("o200k"); !ok || p != PatternO200k {
+		t.Errorf("TiktokenPreset(o200k) = %q, %v", p, ok)
+	}
+	sp := TiktokenSpecials("cl100k")
+	if sp["<|endoftext|>"] != 100257 {
+		t.Errorf("TiktokenSpecials(cl100k) = %v", sp)
+	}
+	sp["<|endoftext|>"] = 1 // a copy: the preset is unchanged
+	if TiktokenSpecials("cl100k")["<|endoftext|>"] != 100257 || TiktokenSpecials("kimi") != nil {
+		t.Error("TiktokenSpecials returned shared or unexpected maps")
+	}
+}
