@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"math"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -193,5 +194,55 @@ func BenchmarkComputeStatsReal(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		ComputeStats(traces)
+	}
+}
+
+// TestPrefixHitsMatchesNaive compares TracePrefixHits with a direct
+// map-based reading of definition C on synthetic traces with subagents
+// (whose request times are all distinct, so time order alone decides).
+func TestPrefixHitsMatchesNaive(t *testing.T) {
+	t.Parallel()
+	for _, tr := range Synthesize(SynthOptions{Seed: 11, Traces: 12, Subagents: true}) {
+		type item struct {
+			t   float64
+			ids []uint32
+			h   *HitCount
+		}
+		parent, sub := TracePrefixHits(&tr)
+		var items []item
+		want := make([]HitCount, len(parent)+len(sub))
+		for i, r := range tr.Requests {
+			items = append(items, item{r.T, r.HashIDs, &want[i]})
+		}
+		k := len(parent)
+		var walk func([]Subagent)
+		walk = func(ss []Subagent) {
+			for _, s := range ss {
+				for _, r := range s.Requests {
+					items = append(items, item{r.T, r.HashIDs, &want[k]})
+					k++
+				}
+				walk(s.Subagents)
+			}
+		}
+		walk(tr.Subagents)
+		sort.Slice(items, func(a, b int) bool { return items[a].t < items[b].t })
+		seen := map[uint32]bool{}
+		for _, it := range items {
+			hit := 0
+			for hit < len(it.ids) && seen[it.ids[hit]] {
+				hit++
+			}
+			*it.h = HitCount{hit, len(it.ids)}
+			for _, id := range it.ids {
+				seen[id] = true
+			}
+		}
+		got := append(parent, sub...)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("trace %s request %d: %+v, naive %+v", tr.ID, i, got[i], want[i])
+			}
+		}
 	}
 }
