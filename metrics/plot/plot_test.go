@@ -307,3 +307,16 @@ func rgbAt(img image.Image, x, y int) (r, g, b int) {
 	cr, cg, cb, _ := img.At(x, y).RGBA()
 	return int(cr >> 8), int(cg >> 8), int(cb >> 8)
 }
+
+func TestCollectMergesWarmupSlices(t *testing.T) {
+	t.Parallel()
+	mk := func(start int64, v float64) map[string]*server.Metric {
+		return map[string]*server.Metric{"vllm:num_requests_running": {Type: "gauge", Series: []*server.Series{{
+			EndpointURL: "http://a/metrics", Timeslices: []server.Slice{{StartNs: start, EndNs: start + 1e9, Avg: f(v)}}}}}}
+	}
+	ex := &server.Export{WarmupMetrics: mk(0, 2), Metrics: mk(1e9, 5)}
+	got := collect(ex, mRunning, nil, gaugeValue, aggSum).points(0, 1)
+	if len(got) != 2 || got[0] != (point{0.5, 2}) || got[1] != (point{1.5, 5}) {
+		t.Errorf("points %v, want the warmup slice then the profiling slice", got)
+	}
+}

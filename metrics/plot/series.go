@@ -67,48 +67,55 @@ type timeline struct {
 func (t *timeline) empty() bool { return t == nil || len(t.starts) == 0 }
 
 // collect aggregates metric name (the first of names present) across the
-// series passing keep, by slice start.
+// series passing keep, by slice start, over the warmup and the profiling
+// slices (the website merges them the same way).
 func collect(ex *server.Export, names []string, keep seriesFilter, val sliceValue, how agg) *timeline {
 	if ex == nil {
 		return nil
 	}
-	var m *server.Metric
+	var ms []*server.Metric
 	for _, n := range names {
-		if mm := ex.Metrics[n]; mm != nil && len(mm.Series) > 0 {
-			m = mm
+		for _, src := range []map[string]*server.Metric{ex.WarmupMetrics, ex.Metrics} {
+			if mm := src[n]; mm != nil && len(mm.Series) > 0 {
+				ms = append(ms, mm)
+			}
+		}
+		if len(ms) > 0 {
 			break
 		}
 	}
-	if m == nil {
+	if len(ms) == 0 {
 		return nil
 	}
 	t := &timeline{ends: map[int64]int64{}, vals: map[int64]float64{}}
 	n := map[int64]int{}
-	for _, s := range m.Series {
-		if keep != nil && !keep(s) {
-			continue
-		}
-		for i := range s.Timeslices {
-			sl := &s.Timeslices[i]
-			v, ok := val(sl)
-			if !ok || math.IsNaN(v) {
+	for _, m := range ms {
+		for _, s := range m.Series {
+			if keep != nil && !keep(s) {
 				continue
 			}
-			k := sl.StartNs
-			if _, seen := t.vals[k]; !seen {
-				t.starts = append(t.starts, k)
-				t.ends[k] = sl.EndNs
-				t.vals[k] = v
-				n[k] = 1
-				continue
+			for i := range s.Timeslices {
+				sl := &s.Timeslices[i]
+				v, ok := val(sl)
+				if !ok || math.IsNaN(v) {
+					continue
+				}
+				k := sl.StartNs
+				if _, seen := t.vals[k]; !seen {
+					t.starts = append(t.starts, k)
+					t.ends[k] = sl.EndNs
+					t.vals[k] = v
+					n[k] = 1
+					continue
+				}
+				switch how {
+				case aggMax:
+					t.vals[k] = math.Max(t.vals[k], v)
+				default:
+					t.vals[k] += v
+				}
+				n[k]++
 			}
-			switch how {
-			case aggMax:
-				t.vals[k] = math.Max(t.vals[k], v)
-			default:
-				t.vals[k] += v
-			}
-			n[k]++
 		}
 	}
 	if how == aggMean {

@@ -206,7 +206,7 @@ func (s *Scraper) Snapshot() *Export {
 		ex.Metrics = st.metrics(prof, grid)
 	}
 	if s.profStartNs != 0 && s.profStartNs > first {
-		ex.WarmupMetrics = st.metrics(window{from: first, to: s.profStartNs}, 0)
+		ex.WarmupMetrics = st.metrics(window{from: first, to: s.profStartNs}, grid)
 	}
 	return ex
 }

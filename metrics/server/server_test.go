@@ -97,7 +97,12 @@ func TestCounterStatsAndSlices(t *testing.T) {
 	// Warmup: k=0..4.
 	w := ex.WarmupMetrics["vllm:prefix_cache_queries"]
 	if w == nil || *w.Series[0].Stats.Total != 400 {
-		t.Errorf("warmup queries = %+v, want total 400", w)
+		t.Fatalf("warmup queries = %+v, want total 400", w)
+	}
+	// Warmup has its own slices (the website merges them before the
+	// profiling ones): [0s,1s) only, ending where profiling starts.
+	if ws := w.Series[0].Timeslices; len(ws) != 1 || ws[0].StartNs != t0.UnixNano() || ws[0].EndNs != r.at(4).UnixNano() || *ws[0].Total != 400 {
+		t.Errorf("warmup slices %+v", ws)
 	}
 	// Gauge: engine 0 has 8 samples of 0.2 and 5 of 0 in the window.
 	kv := ex.Metrics["vllm:kv_cache_usage_perc"].Series[0].Stats
