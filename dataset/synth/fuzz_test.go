@@ -77,5 +77,16 @@ func FuzzConversation(f *testing.F) {
 			t.Fatalf("trace %+v: %v", tr, err)
 		}
 		checkTurnInvariants(t, c, tr)
+		// The planner must make the relabel safety net unnecessary except
+		// where no user block can exist: a turn that only pulls back into
+		// the system prompt, or a turn 0 that is all system prompt.
+		p := (tr.ToolTokens + tr.SystemTokens + 63) / 64
+		for k := 0; k < c.NumTurns(); k++ {
+			i := c.Info(k)
+			legit := k == 0 || (i.Kept <= p && i.NewBlocks == 0 && i.Tail == 0)
+			if i.Relabeled && !legit {
+				t.Errorf("turn %d needed the relabel safety net: %+v (trace %+v)", k, i, tr.Requests)
+			}
+		}
 	})
 }

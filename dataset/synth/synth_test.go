@@ -464,3 +464,43 @@ func TestUnsupportedTokenizer(t *testing.T) {
 		t.Fatalf("err = %v; want a refusal naming the reason", err)
 	}
 }
+
+// TestConcurrentLanes: one Synthesizer serves many goroutines, each with
+// its own Conversation of the same trace, and they all build the same
+// bytes (run with -race).
+func TestConcurrentLanes(t *testing.T) {
+	s := testSynth(t)
+	want := make([][]byte, 4)
+	c0, err := s.Conversation(goldenTrace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		want[k], _ = c0.AppendMessagesJSON(nil, k, "")
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			c, err := s.Conversation(goldenTrace())
+			if err != nil {
+				errs <- err
+				return
+			}
+			for rep := 0; rep < 20; rep++ {
+				for k := len(want) - 1; k >= 0; k-- { // any order
+					got, err := c.AppendMessagesJSON(nil, k, "")
+					if err != nil || !bytes.Equal(got, want[k]) {
+						errs <- fmt.Errorf("lane %d turn %d: different bytes (%v)", g, k, err)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
