@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -476,5 +477,34 @@ func TestOpenRemovesStaleTemps(t *testing.T) {
 	cacheMustOpen(t, src, opt)
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale temporary file still there (stat err %v)", err)
+	}
+}
+
+// TestOpenLockWaitHonoursContext checks that a builder waiting for another
+// builder's lock gives up when its context ends, with the context's error.
+func TestOpenLockWaitHonoursContext(t *testing.T) {
+	src := Source{InputFile: cacheSharedTraces(t, "dir-sample")}
+	opt := Options{CacheEnabled: true, CacheDir: t.TempDir()}
+	loc, err := Locate(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := lockFile(context.Background(), loc.Path+".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		c, err := Open(ctx, src, opt)
+		if err == nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Open while another builder holds the lock, after cancel: err = %v, want context.Canceled", err)
 	}
 }
