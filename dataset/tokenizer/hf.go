@@ -28,7 +28,11 @@ import (
 // literally in the text are split out first and become their ids; the text
 // between them is normalized, pre-tokenized and BPE-merged. The
 // post-processor (BOS/EOS, templates), truncation and padding are not
-// applied. Decode is the ByteLevel decoder with skip_special_tokens=False:
+// applied. Added tokens are matched in the raw text, leftmost-longest, with
+// their lstrip/rstrip/single_word flags; HF matches those marked
+// normalized=true in the normalized text instead, which differs only when the
+// normalizer changes a token's own characters (not for the supported models).
+// Decode is the ByteLevel decoder with skip_special_tokens=False:
 // added tokens decode to their content. Decode(Encode(s)) == s for valid
 // UTF-8 s when the normalizer leaves s unchanged (for NFC models: when s is
 // in NFC).

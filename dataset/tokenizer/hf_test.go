@@ -423,3 +423,39 @@ func TestScanJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestHFAddedTokenFlags checks lstrip, rstrip and single_word against what
+// the Rust HF tokenizers library (npm tokenizers 0.23.2) gives for the same
+// tokenizer.json.
+func TestHFAddedTokenFlags(t *testing.T) {
+	t.Parallel()
+	_, data := loadTiny(t)
+	for _, tc := range []struct {
+		flag string
+		text string
+		want []string
+	}{
+		{`"lstrip": true`, "a <|end|> b", []string{"a", "<|end|>", " ", "b"}},
+		{`"lstrip": true`, "a  <|end|>\n\nb", []string{"a", "<|end|>", "\n\n", "b"}},
+		{`"lstrip": true`, "x<|end|>y", []string{"x", "<|end|>", "y"}},
+		{`"lstrip": true`, "x <|end|>", []string{"x", "<|end|>"}},
+		{`"rstrip": true`, "a <|end|> b", []string{"a", " ", "<|end|>", "b"}},
+		{`"rstrip": true`, "a  <|end|>\n\nb", []string{"a", "  ", "<|end|>", "b"}},
+		{`"rstrip": true`, "x <|end|>", []string{"x", " ", "<|end|>"}},
+		{`"single_word": true`, "a <|end|> b", []string{"a", " ", "<|end|>", " ", "b"}},
+		{`"single_word": true`, "x<|end|>y", []string{"x", "<", "|", "e", "n", "d", "|", ">", "y"}},
+		{`"single_word": true`, "<|end|>", []string{"<|end|>"}},
+	} {
+		t.Run(tc.flag+" "+tc.text, func(t *testing.T) {
+			key, _, _ := strings.Cut(tc.flag, ":")
+			s := strings.Replace(string(data), key+": false", tc.flag, 1)
+			tok, err := FromHFJSON([]byte(s), "flags")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tokens(tok, tok.Encode(tc.text)); !slices.Equal(got, tc.want) {
+				t.Errorf("Encode(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
