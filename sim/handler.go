@@ -54,9 +54,10 @@ func (s *Server) writeError(w http.ResponseWriter, status int, typ, msg string, 
 	w.Write(body)
 }
 
-// hijackReset resets the request's connection; false when the connection
-// cannot be hijacked (HTTP/2), in which case the handler panics with
-// http.ErrAbortHandler as the closest equivalent.
+// hijackReset resets the request's connection with a TCP RST. When the
+// connection cannot be hijacked (HTTP/2) it panics with
+// http.ErrAbortHandler, which makes net/http drop the stream, the closest
+// equivalent.
 func hijackReset(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {
@@ -81,7 +82,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		})
 	}
 	if s.isDown(arrival) {
-		s.countFault(0)
+		s.countFault(fiDown)
 		io.Copy(io.Discard, io.LimitReader(r.Body, maxBodyBytes))
 		hijackReset(w)
 		return
@@ -101,16 +102,16 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 
 	fault := s.pickFault(n)
 	switch fault {
-	case 1, 2, 3: // 500, 503, 429
+	case fi500, fi503, fi429:
 		s.countFault(fault)
-		status := [...]int{0, 500, 503, 429}[fault]
-		typ := [...]string{"", "InternalServerError", "ServiceUnavailableError", "RateLimitError"}[fault]
+		status := map[int]int{fi500: 500, fi503: 503, fi429: 429}[fault]
+		typ := map[int]string{fi500: "InternalServerError", fi503: "ServiceUnavailableError", fi429: "RateLimitError"}[fault]
 		if status != 500 {
 			w.Header().Set("Retry-After", "1")
 		}
 		s.writeError(w, status, typ, "simulated "+strconv.Itoa(status)+" (agentperf sim fault injection)", nil)
 		return
-	case 4: // reset before headers
+	case fiResetBeforeHeaders:
 		s.countFault(fault)
 		hijackReset(w)
 		return
@@ -195,14 +196,14 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		sq.reason.Store(finishLength)
 	}
 
-	if fault == 5 { // slow first byte
+	if fault == fiSlowFirstByte {
 		s.countFault(fault)
 		if !sleepCtx(r.Context(), f.SlowFirstByteFor) {
 			return
 		}
 	}
 	midFault := -1
-	if fault >= 6 {
+	if fault >= fiResetMidStream {
 		midFault = fault
 	}
 

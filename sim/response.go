@@ -216,21 +216,21 @@ func (rw *responder) emit(ctx context.Context, upTo int, live bool) bool {
 // ends the stream.
 func (rw *responder) midStreamFault(ctx context.Context) bool {
 	rw.s.countFault(rw.midFault)
-	switch faultNames[rw.midFault] {
-	case FaultResetMidStream:
+	switch rw.midFault {
+	case fiResetMidStream:
 		rw.flush(true)
 		hijackReset(rw.w)
 		return false
-	case FaultStall:
+	case fiStall:
 		if !rw.flush(true) {
 			return false
 		}
 		return sleepCtx(ctx, rw.s.cfg.Faults.StallFor)
-	case FaultMalformedSSE:
+	case fiMalformedSSE:
 		rw.buf = append(rw.buf, "data: "...)
 		rw.buf = append(rw.buf, rw.head[:len(rw.head)/2]...)
 		rw.buf = append(rw.buf, "\n\n"...)
-	case FaultStreamError:
+	case fiStreamError:
 		rw.buf = append(rw.buf, "data: "...)
 		rw.buf = append(rw.buf, errorEnvelope(true, "simulated engine error (agentperf sim fault injection)", "InternalServerError", nil, 500)...)
 		rw.buf = append(rw.buf, "\n\ndata: [DONE]\n\n"...)
@@ -279,14 +279,14 @@ func (rw *responder) appendChunk(from, to int) {
 // includeUsage reports whether the final usage chunk is due.
 func (rw *responder) includeUsage() bool {
 	return rw.req.StreamOptions != nil && rw.req.StreamOptions.IncludeUsage &&
-		!(rw.midFault >= 0 && faultNames[rw.midFault] == FaultMissingUsage)
+		rw.midFault != fiMissingUsage
 }
 
 // tail appends the usage chunk (if due) and [DONE].
 func (rw *responder) tail() {
 	if rw.midFault >= 0 && !rw.faultDone {
 		rw.faultDone = true
-		if faultNames[rw.midFault] == FaultMissingUsage {
+		if rw.midFault == fiMissingUsage {
 			rw.s.countFault(rw.midFault)
 		}
 	}
@@ -317,12 +317,11 @@ func (rw *responder) whole(ctx context.Context) int {
 		}
 	}
 	out := rw.seq.maxOut
-	fault := ""
-	if rw.midFault >= 0 {
-		fault = faultNames[rw.midFault]
-		s.countFault(rw.midFault)
+	fault := rw.midFault
+	if fault >= 0 {
+		s.countFault(fault)
 	}
-	if fault == FaultStreamError {
+	if fault == fiStreamError {
 		s.writeError(rw.w, http.StatusInternalServerError, "InternalServerError", "simulated engine error (agentperf sim fault injection)", nil)
 		return 0
 	}
@@ -351,12 +350,12 @@ func (rw *responder) whole(ctx context.Context) int {
 		b = append(b, rw.finishReason()...)
 		b = append(b, `,"stop_reason":null,"prompt_logprobs":null}]`...)
 	}
-	if fault != FaultMissingUsage {
+	if fault != fiMissingUsage {
 		b = append(b, `,"usage":`...)
 		b = rw.appendUsage(b)
 	}
 	b = append(b, "}"...)
-	if fault == FaultMalformedSSE {
+	if fault == fiMalformedSSE {
 		b = b[:len(b)/2]
 	}
 	hd := rw.w.Header()
@@ -364,13 +363,13 @@ func (rw *responder) whole(ctx context.Context) int {
 	hd.Set("Content-Length", strconv.Itoa(len(b)))
 	rw.w.WriteHeader(http.StatusOK)
 	switch fault {
-	case FaultResetMidStream, FaultStall:
+	case fiResetMidStream, fiStall:
 		half := len(b) / 2
 		rw.w.Write(b[:half])
 		if f, ok := rw.w.(http.Flusher); ok {
 			f.Flush()
 		}
-		if fault == FaultResetMidStream {
+		if fault == fiResetMidStream {
 			hijackReset(rw.w)
 			return out / 2
 		}

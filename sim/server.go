@@ -57,12 +57,26 @@ type Server struct {
 	firstByte map[string]time.Time
 }
 
-// faultIndex numbers fault names for the counters: FaultDown is 0, then
-// the per-request rules in order.
-var faultNames = []string{FaultDown, FaultHTTP500, FaultHTTP503, FaultHTTP429, FaultResetBeforeHeaders,
+// faultNames names the fault counters by index: fiDown, then the
+// per-request rules in FaultConfig.faultRules order (index i+1 for rule i).
+var faultNames = [numFaults]string{FaultDown, FaultHTTP500, FaultHTTP503, FaultHTTP429, FaultResetBeforeHeaders,
 	FaultSlowFirstByte, FaultResetMidStream, FaultStall, FaultMalformedSSE, FaultStreamError, FaultMissingUsage}
 
-const numFaults = 11
+// Fault indexes (into faultNames).
+const (
+	fiDown = iota
+	fi500
+	fi503
+	fi429
+	fiResetBeforeHeaders
+	fiSlowFirstByte
+	fiResetMidStream
+	fiStall
+	fiMalformedSSE
+	fiStreamError
+	fiMissingUsage
+	numFaults
+)
 
 // New validates cfg (after applying defaults) and builds a Server. It
 // starts nothing.
