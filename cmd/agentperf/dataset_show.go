@@ -62,6 +62,7 @@ type showMessage struct {
 	Tokens      int  `json:"tokens"`
 	Expected    int  `json:"expected_tokens"`
 	LiveReplyTo *int `json:"live_reply_to,omitempty"`
+	ToolResult  bool `json:"tool_result,omitempty"`
 }
 
 // openShowTokenizer resolves --tokenizer like profile does: "builtin"
@@ -178,7 +179,7 @@ func buildShowReport(s *synth.Synthesizer, conv *synth.Conversation, tr *dataset
 		rep.Reconstruction.AssistantCap = &c
 	}
 	for _, m := range msgs {
-		sm := showMessage{Role: m.Role, Content: m.Content, Expected: m.Tokens, Tokens: tokenizer.Count(s.Tokenizer(), m.Content)}
+		sm := showMessage{Role: m.Role, Content: m.Content, Expected: m.Tokens, Tokens: tokenizer.Count(s.Tokenizer(), m.Content), ToolResult: m.ToolResult}
 		if m.LiveReplyTo >= 0 {
 			j := m.LiveReplyTo
 			sm.LiveReplyTo = &j
@@ -223,6 +224,9 @@ func renderShowText(rep *showReport, full bool) string {
 		}
 		if m.LiveReplyTo != nil {
 			fmt.Fprintf(&b, "  live slot: reply to turn %d", *m.LiveReplyTo)
+		}
+		if m.ToolResult {
+			b.WriteString("  (tool result)")
 		}
 		fmt.Fprintf(&b, "  %d bytes\n", len(m.Content))
 		content := m.Content

@@ -38,6 +38,10 @@ type Message struct {
 	// synthesis tokenizer (exact by construction). It counts the pre-canned
 	// text even when a live reply replaced it.
 	Tokens int
+	// ToolResult marks a user message whose recorded input types include
+	// "tool_result" (reference §1.7 step 4; informational, for
+	// tool-shaped messages).
+	ToolResult bool
 }
 
 // segment is one node of the persistent segment lists: a turn's message
@@ -52,6 +56,7 @@ type segment struct {
 	tail     int32 // synthesized tail tokens after the blocks (trailing segment only)
 	tailTurn int32 // turn whose position keys the tail
 	reply    int32 // assistant: the turn whose response this is; else -1
+	tool     bool  // user: the creating request's input types include tool_result
 }
 
 func (s *segment) end() int32 { return s.start + s.count }
@@ -298,7 +303,8 @@ func (c *Conversation) reconstruct(toolTokens, systemTokens int, caps []int) err
 				add(segment{role: roleAssistant, start: int32(kept), count: int32(asst), src: int32(k), tailTurn: -1, reply: int32(k - 1)})
 			}
 			if newBlocks-asst > 0 || tail > 0 {
-				add(segment{role: roleUser, start: int32(kept + asst), count: int32(newBlocks - asst), src: int32(k), tail: int32(tail), tailTurn: int32(k), reply: -1})
+				add(segment{role: roleUser, start: int32(kept + asst), count: int32(newBlocks - asst), src: int32(k), tail: int32(tail), tailTurn: int32(k), reply: -1,
+					tool: slices.Contains(cur.InputTypes, "tool_result")})
 			}
 			info.AssistantBlocks = asst
 			appended := newBlocks > 0 || tail > 0
@@ -445,7 +451,7 @@ func (c *Conversation) Messages(k int) ([]Message, error) {
 	var buf []byte
 	for _, ni := range chain {
 		n := &c.nodes[ni]
-		m := Message{Role: roleNames[n.role], LiveReplyTo: -1, Tokens: n.tokens()}
+		m := Message{Role: roleNames[n.role], LiveReplyTo: -1, Tokens: n.tokens(), ToolResult: n.tool}
 		if c.s.opt.Live && n.role == roleAssistant {
 			m.LiveReplyTo = int(n.reply)
 		}

@@ -106,6 +106,18 @@ func TestReconstruction(t *testing.T) {
 			want: []string{"u[0,5)", "u[0,5) a[5,7) u[7,7)+3"},
 		},
 		{
+			name: "tool_result input types tag the new user segment",
+			reqs: []dataset.Request{req(2*64, 64, seq(1, 2)...),
+				{In: 5 * 64, HashIDs: seq(1, 5), InputTypes: []string{"tool_result"}}},
+			want: []string{"u[0,2)", "u[0,2) a[2,3) u[3,5)"},
+			check: func(t *testing.T, c *Conversation) {
+				m, _ := c.Messages(1)
+				if m[0].ToolResult || m[1].ToolResult || !m[2].ToolResult {
+					t.Errorf("tool-result tags = %v %v %v; want only the new user message", m[0].ToolResult, m[1].ToolResult, m[2].ToolResult)
+				}
+			},
+		},
+		{
 			name: "out 0 gives no assistant",
 			reqs: []dataset.Request{req(2*B, 0, seq(1, 2)...), req(4*B, 0, seq(1, 4)...)},
 			want: []string{"u[0,2)", "u[0,2) u[2,4)"},
