@@ -35,9 +35,10 @@ var (
 
 // TraceError is a problem with one trace, with its position.
 //
-// Line is the 1-based line of a JSONL file and 0 for a one-trace JSON file.
-// Offset is the 0-based byte offset within that line (or file) where the
-// problem was found, or -1. Request is the index of the entry in the trace's
+// Line is the 1-based line of the file (for a pretty-printed one-trace
+// JSON file, the line the problem is on), or 0 when the problem has no
+// single position (a missing field in a one-trace file). Offset is the
+// 0-based byte offset within that line where the problem was found, or -1. Request is the index of the entry in the trace's
 // "requests" array (subagent entries count), or -1; Subrequest is the index
 // inside that subagent entry's "requests", or -1. Field is the JSON path of
 // the offending value relative to the trace object, e.g.
