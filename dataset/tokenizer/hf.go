@@ -207,15 +207,15 @@ type hfFile struct {
 	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
 	Decoder      json.RawMessage `json:"decoder"`
 	Model        struct {
-		Type                    string            `json:"type"`
-		Dropout                 *float64          `json:"dropout"`
-		UnkToken                *string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-		ByteFallback            bool              `json:"byte_fallback"`
-		IgnoreMerges            bool              `json:"ignore_merges"`
-		Vocab                   json.RawMessage   `json:"vocab"`
-		Merges                  json.RawMessage   `json:"merges"`
+		Type                    string          `json:"type"`
+		Dropout                 *float64        `json:"dropout"`
+		UnkToken                *string         `json:"unk_token"`
+		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+		ByteFallback            bool            `json:"byte_fallback"`
+		IgnoreMerges            bool            `json:"ignore_merges"`
+		Vocab                   json.RawMessage `json:"vocab"`
+		Merges                  json.RawMessage `json:"merges"`
 	} `json:"model"`
 }
 
