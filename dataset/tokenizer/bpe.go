@@ -26,7 +26,17 @@ type bpeModel struct {
 	// ignoreMerges emits a word found whole in vocab without merging (the
 	// HF ignore_merges flag).
 	ignoreMerges bool
-	cache        wordCache
+	// missing marks bytes without a token; with an unk token they map to
+	// byteID = the unk id, fused when fuseUnk (HF unk_token, fuse_unk).
+	missing [256]bool
+	fuseUnk bool
+	cache   wordCache
+}
+
+// fused reports whether byte c is a missing byte that fuses into the
+// previous symbol prev (an unk from a missing byte too).
+func (m *bpeModel) fused(prevMissing bool, c byte) bool {
+	return m.fuseUnk && prevMissing && m.missing[c]
 }
 
 func pairKey(a, b uint32) uint64 { return uint64(a)<<32 | uint64(b) }
@@ -76,10 +86,12 @@ func (m *bpeModel) encodeWord(dst []uint32, w string) []uint32 {
 // pair with the lowest rank (leftmost on ties) becomes its merged token.
 func (m *bpeModel) mergeSmall(dst []uint32, w string) []uint32 {
 	start := len(dst)
+	prevMissing := false
 	for i := 0; i < len(w); i++ {
-		if m.byteOK[w[i]] {
+		if m.byteOK[w[i]] && !m.fused(prevMissing, w[i]) {
 			dst = append(dst, m.byteID[w[i]])
 		}
+		prevMissing = m.missing[w[i]]
 	}
 	syms := dst[start:]
 	var rankBuf [128]merge
@@ -122,10 +134,12 @@ func (m *bpeModel) mergeLarge(dst []uint32, w string) []uint32 {
 		dead       bool
 	}
 	nodes := make([]node, 0, len(w))
+	prevMissing := false
 	for i := 0; i < len(w); i++ {
-		if m.byteOK[w[i]] {
+		if m.byteOK[w[i]] && !m.fused(prevMissing, w[i]) {
 			nodes = append(nodes, node{id: m.byteID[w[i]], prev: int32(len(nodes)) - 1, next: int32(len(nodes)) + 1})
 		}
+		prevMissing = m.missing[w[i]]
 	}
 	if len(nodes) == 0 {
 		return dst

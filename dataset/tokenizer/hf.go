@@ -210,6 +210,7 @@ type hfFile struct {
 		Type                    string          `json:"type"`
 		Dropout                 *float64        `json:"dropout"`
 		UnkToken                *string         `json:"unk_token"`
+		FuseUnk                 bool            `json:"fuse_unk"`
 		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
 		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 		ByteFallback            bool            `json:"byte_fallback"`
@@ -321,6 +322,20 @@ func buildHFModel(f *hfFile) (*bpeModel, []string, error) {
 	}
 	for b := 0; b < 256; b++ {
 		bm.byteID[b], bm.byteOK[b] = vocab[string(byteToRune[b])]
+	}
+	// A byte without a token becomes unk_token when there is one (fused
+	// with its neighbours under fuse_unk), else it is dropped, as in HF.
+	if m.UnkToken != nil {
+		unk, ok := vocab[*m.UnkToken]
+		if !ok {
+			return nil, nil, fmt.Errorf("model.unk_token %q is not in model.vocab", *m.UnkToken)
+		}
+		bm.fuseUnk = m.FuseUnk
+		for b := 0; b < 256; b++ {
+			if !bm.byteOK[b] {
+				bm.byteID[b], bm.byteOK[b], bm.missing[b] = unk, true, true
+			}
+		}
 	}
 	for rank, mg := range merges {
 		a, b := mg[0], mg[1]

@@ -459,3 +459,37 @@ func TestHFAddedTokenFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestHFUnkToken checks bytes without a token: dropped without unk_token,
+// else unk (fused with fuse_unk); the expectations are what the Rust HF
+// tokenizers library (npm tokenizers 0.23.2) gives for the same file.
+func TestHFUnkToken(t *testing.T) {
+	t.Parallel()
+	_, data := loadTiny(t)
+	// Remove the tokens of "x" and "y" and add an <unk> token.
+	s := strings.Replace(string(data), `"x": 120,`, `"<unk>": 120,`, 1)
+	s = strings.Replace(s, `"y": 121,`, ``, 1)
+	for _, tc := range []struct {
+		name, unk, fuse string
+		want            []string
+	}{
+		{"dropped", `"unk_token": null`, `"fuse_unk": false`, []string{"a", "b"}},
+		{"unk", `"unk_token": "<unk>"`, `"fuse_unk": false`, []string{"a", "<unk>", "<unk>", "<unk>", "b"}},
+		{"fused", `"unk_token": "<unk>"`, `"fuse_unk": true`, []string{"a", "<unk>", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := strings.Replace(strings.Replace(s, `"unk_token": null`, tc.unk, 1), `"fuse_unk": false`, tc.fuse, 1)
+			tok, err := FromHFJSON([]byte(v), tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tokens(tok, tok.Encode("axyxb")); !slices.Equal(got, tc.want) {
+				t.Errorf("Encode(axyxb) = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	bad := strings.Replace(s, `"unk_token": null`, `"unk_token": "<nope>"`, 1)
+	if _, err := FromHFJSON([]byte(bad), "bad"); err == nil || !strings.Contains(err.Error(), "unk_token") {
+		t.Errorf("unknown unk_token: error %v", err)
+	}
+}
