@@ -144,3 +144,28 @@ func TestDatasetSynthUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetSynthMatchesPublicSynthetic checks that the default synth
+// output is the corpus --public-dataset synthetic generates in memory.
+func TestDatasetSynthMatchesPublicSynthetic(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "synth.jsonl")
+	if code, _, stderr := runCLI(t, "dataset", "synth", "-o", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	stats := func(args ...string) string {
+		code, stdout, stderr := runCLI(t, append([]string{"dataset", "info", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var rep struct {
+			Stats json.RawMessage `json:"stats"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return string(rep.Stats)
+	}
+	if a, b := stats("--input-file", out), stats("--public-dataset", "synthetic"); a != b {
+		t.Errorf("dataset synth -o FILE and --public-dataset synthetic differ:\n%s\n%s", a, b)
+	}
+}

@@ -18,8 +18,8 @@ func init() {
 	registerDataset(command{name: "synth", summary: "generate a synthetic weka-format corpus", run: runDatasetSynth})
 }
 
-const datasetSynthExamples = `  # the corpus --public-dataset synthetic loads, written to a file
-  agentperf dataset synth --seed 1 -o synth.jsonl
+const datasetSynthExamples = `  # the corpus --public-dataset synthetic loads (seed 0, 40 traces), written to a file
+  agentperf dataset synth -o synth.jsonl
 
   # 200 traces with subagents, zstd-compressed
   agentperf dataset synth --seed 7 --traces 200 --subagents -o synth-200.jsonl.zst
@@ -33,7 +33,7 @@ const datasetSynthExamples = `  # the corpus --public-dataset synthetic loads, w
 func runDatasetSynth(_ context.Context, args []string, io stdio) error {
 	fs := newFlagSet("dataset synth", "dataset synth [flags] -o FILE", datasetSynthExamples, io.err)
 	var opt dataset.SynthOptions
-	fs.Int64Var(&opt.Seed, "seed", 1, "random seed: the same flags and seed give a byte-identical corpus")
+	fs.Int64Var(&opt.Seed, "seed", 0, "random seed: the same flags and seed give a byte-identical corpus (0 is the seed of --public-dataset synthetic)")
 	fs.IntVar(&opt.Traces, "traces", 40, "number of traces")
 	fs.BoolVar(&opt.Subagents, "subagents", false, "add subagent entries (with nested requests) to about half the traces")
 	fs.IntVar(&opt.MinTurns, "min-turns", 30, "fewest parent requests per trace")
