@@ -24,9 +24,9 @@ type SelectStats struct {
 }
 
 // Select applies the loader-level selection of aiperf (spec §1.5): first
-// the context filter, then the ceiling. The result shares traces' backing
-// array only when nothing is dropped. It fails when no trace is left,
-// saying why.
+// the context filter, then the ceiling, keeping source order. Without a
+// context filter the result is a prefix of traces (same backing array);
+// with one it is a new slice. It fails when no trace is left, saying why.
 func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {
 	st := SelectStats{Loaded: len(traces)}
 	if opt.MaxContextLength < 0 || opt.MaxOSL < 0 || opt.NumEntries < 0 {
