@@ -469,6 +469,9 @@ func writePNG(path string, img *vgimg.Canvas) error {
 		werr = bw.Flush()
 	}
 	if werr == nil {
+		werr = f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared
+	}
+	if werr == nil {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {

@@ -246,6 +246,9 @@ func TestRenderDir(t *testing.T) {
 	if len(warn) != 1 || !strings.Contains(warn[0], "1 line(s) could not be decoded (first at line 122)") {
 		t.Errorf("warnings %q, want exactly the bad-line warning", warn)
 	}
+	if fi, err := os.Stat(filepath.Join(dir, FileName)); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("figure mode %v (%v), want 0644", fi, err)
+	}
 	px := coloured(t, filepath.Join(dir, FileName))
 	for r := range Rows {
 		for c := range Cols {

@@ -246,8 +246,10 @@ func TestDeadEndpointLoggedCountedAndExported(t *testing.T) {
 	if ex.Summary.EndpointInfo[dead] != nil || ex.Summary.EndpointFailures[dead] == nil || ex.Summary.EndpointFailures[dead].FailedFetches != 18 {
 		t.Errorf("dead endpoint info %+v failures %+v", ex.Summary.EndpointInfo[dead], ex.Summary.EndpointFailures[dead])
 	}
-	if fi, err := os.Stat(filepath.Join(dir, CSVFile)); err != nil || fi.Size() == 0 {
-		t.Errorf("CSV missing or empty: %v", err)
+	for _, name := range []string{JSONFile, CSVFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s missing, empty or not world-readable: %v %v", name, err, fi)
+		}
 	}
 }
 

@@ -98,9 +98,10 @@ func writeAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
+	merr := f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := firstErr(werr, serr, cerr); err != nil {
+	if err := firstErr(werr, merr, serr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
