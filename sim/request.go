@@ -33,18 +33,29 @@ type chatMessage struct {
 }
 
 // textContent is a message content: a string, null, or an array of parts
-// whose "text" fields are concatenated (OpenAI's content parts).
-type textContent string
+// whose "text" fields are concatenated (OpenAI's content parts). A long
+// string is kept as its raw JSON literal, which aliases the request body
+// (alive for the whole handler): it is decoded only when the token cache
+// does not already know it, so a conversation's history is neither
+// decoded nor tokenized again on every turn.
+type textContent struct {
+	raw  []byte // a JSON string literal of at least tokenCacheMinBytes
+	text string
+}
 
 func (c *textContent) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
-		*c = ""
+		*c = textContent{}
 		return nil
 	case b[0] == '"':
+		if len(b) >= tokenCacheMinBytes {
+			*c = textContent{raw: b}
+			return nil
+		}
 		str, err := decodeJSONString(b)
-		*c = textContent(str)
+		*c = textContent{text: str}
 		return err
 	case b[0] == '[':
 		var parts []struct {
@@ -58,7 +69,7 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 		for _, p := range parts {
 			sb.WriteString(p.Text)
 		}
-		*c = textContent(sb.String())
+		*c = textContent{text: sb.String()}
 		return nil
 	}
 	return errors.New("content must be a string, null or an array of parts")
@@ -132,8 +143,25 @@ func (s *Server) appendContent(dst []uint32, text string) []uint32 {
 	return dst
 }
 
+// appendRawContent appends the tokens of a long content given as its JSON
+// string literal, decoding it only on a token-cache miss.
+func (s *Server) appendRawContent(dst []uint32, raw []byte) ([]uint32, error) {
+	k := maphash.Bytes(s.hseed, raw)
+	if ids, ok := s.tcache.get(k); ok {
+		return append(dst, ids...), nil
+	}
+	text, err := decodeJSONString(raw)
+	if err != nil {
+		return dst, err
+	}
+	n := len(dst)
+	dst = s.appendEncode(dst, text)
+	s.tcache.put(k, append([]uint32(nil), dst[n:]...))
+	return dst, nil
+}
+
 // promptTokens renders and tokenizes the prompt of req into dst.
-func (s *Server) promptTokens(dst []uint32, req *completionRequest, chat bool) ([]uint32, error) {
+func (s *Server) promptTokens(dst []uint32, req *completionRequest, chat bool) (_ []uint32, err error) {
 	if !chat {
 		if !req.Prompt.set {
 			return dst, errors.New("prompt is required")
@@ -151,7 +179,11 @@ func (s *Server) promptTokens(dst []uint32, req *completionRequest, chat bool) (
 			return dst, errors.New("every message needs a role")
 		}
 		dst = s.appendEncode(dst, tmplStart+m.Role+"\n")
-		dst = s.appendContent(dst, string(m.Content))
+		if m.Content.raw == nil {
+			dst = s.appendContent(dst, m.Content.text)
+		} else if dst, err = s.appendRawContent(dst, m.Content.raw); err != nil {
+			return dst, err
+		}
 		dst = s.appendEncode(dst, tmplEnd)
 	}
 	return s.appendEncode(dst, tmplAssist), nil
