@@ -595,3 +595,23 @@ func TestStartErrors(t *testing.T) {
 		t.Error("second Start succeeded")
 	}
 }
+
+// TestLongContentTokens: long contents (raw JSON until a token-cache miss)
+// with escapes and non-ASCII count exactly as the decoded text, on the
+// first request and from the cache.
+func TestLongContentTokens(t *testing.T) {
+	t.Parallel()
+	s := startSim(t, Config{ZeroLatency: true})
+	long := strings.Repeat("line \"quoted\"\n\ttab é ✓ \u2028 \\ back/slash 😀\n", 60)
+	for _, msgs := range [][]msg{
+		{{"system", long}, {"user", "short"}},
+		{{"system", long}, {"user", "short"}, {"assistant", long + "x"}, {"user", long}},
+	} {
+		for range 2 {
+			p, _ := cachedOf(t, s, msgs, nil)
+			if want := promptLen(msgs); p != want {
+				t.Errorf("prompt tokens %d, want %d", p, want)
+			}
+		}
+	}
+}
