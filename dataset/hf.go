@@ -76,6 +76,65 @@ var publicDatasets = map[string]string{
 	"weka_hf": "semianalysisai/cc-traces-weka-062126",
 }
 
+// aliasHistory lists, per alias, the repositories it named in earlier
+// InferenceX versions, newest first (reference/inferencex-contract.md §1.1,
+// §1.2, §2.1): v0.2 downloaded cc-traces-weka-no-subagents-051226 for the
+// plain alias, v0.3 cc-traces-weka-with-subagents-052726[-256k] for the
+// with_subagents aliases. A cache prepared by those versions holds only
+// the older repository, so resolution falls back to them in this fixed
+// order; the repository actually used is recorded in the run metadata.
+var aliasHistory = map[string][]string{
+	"semianalysis_cc_traces_weka":                     {"semianalysisai/cc-traces-weka-no-subagents-051226"},
+	"semianalysis_cc_traces_weka_with_subagents":      {"semianalysisai/cc-traces-weka-with-subagents-052726"},
+	"semianalysis_cc_traces_weka_with_subagents_256k": {"semianalysisai/cc-traces-weka-with-subagents-052726-256k"},
+}
+
+// AliasCandidates returns the HF datasets a --public-dataset alias may
+// resolve to, in the order they are tried: the current mapping
+// (ResolveAlias), then the repositories the alias named in earlier
+// InferenceX versions. It is never "the newest of anything that matches":
+// the list is fixed and the first one present in the hub cache wins.
+func AliasCandidates(alias string) ([]HFRef, error) {
+	ref, err := ResolveAlias(alias)
+	if err != nil {
+		return nil, err
+	}
+	out := []HFRef{ref}
+	for _, repo := range aliasHistory[alias] {
+		out = append(out, HFRef{Repo: repo})
+	}
+	return out, nil
+}
+
+// ResolveAliasHF resolves alias to the first of its AliasCandidates present
+// in the hub cache. When none is, the error of the current mapping (paths
+// tried and the download command) is returned, with the older repositories
+// that were also tried.
+func ResolveAliasHF(alias string, getenv func(string) string) (ref HFRef, path, commit string, err error) {
+	cands, err := AliasCandidates(alias)
+	if err != nil {
+		return HFRef{}, "", "", err
+	}
+	var first error
+	for _, c := range cands {
+		p, cm, rerr := ResolveHF(c, getenv)
+		if rerr == nil {
+			return c, p, cm, nil
+		}
+		if first == nil {
+			first = rerr
+		}
+	}
+	if len(cands) > 1 {
+		older := make([]string, 0, len(cands)-1)
+		for _, c := range cands[1:] {
+			older = append(older, c.Repo)
+		}
+		return HFRef{}, "", "", fmt.Errorf("%w\n(also tried the repositories this alias named in earlier InferenceX versions: %s)", first, strings.Join(older, ", "))
+	}
+	return HFRef{}, "", "", first
+}
+
 // PublicDatasetAliases returns the known --public-dataset aliases that map
 // to HF datasets, sorted.
 func PublicDatasetAliases() []string {

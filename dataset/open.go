@@ -134,7 +134,7 @@ func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
 		return sourcePlan{ident: Identity{SourceType: st, Loader: "weka_trace", Path: abs}, path: abs, fi: fi}, nil
 	}
 	var ref HFRef
-	var loader string
+	var loader, aliasPath, aliasCommit string
 	if src.HFDataset != "" {
 		r, err := ParseHFDataset(src.HFDataset)
 		if err != nil {
@@ -149,15 +149,18 @@ func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
 		if ok {
 			return sourcePlan{ident: Identity{SourceType: "synthetic", Loader: "synthetic", Path: src.PublicDataset}, synth: &so}, nil
 		}
-		r, err := ResolveAlias(src.PublicDataset)
+		r, p, c, err := ResolveAliasHF(src.PublicDataset, getenv)
 		if err != nil {
 			return sourcePlan{}, err
 		}
-		ref, loader = r, src.PublicDataset
+		ref, loader, aliasPath, aliasCommit = r, src.PublicDataset, p, c
 	}
-	path, commit, err := ResolveHF(ref, getenv)
-	if err != nil {
-		return sourcePlan{}, err
+	path, commit := aliasPath, aliasCommit
+	if path == "" {
+		var err error
+		if path, commit, err = ResolveHF(ref, getenv); err != nil {
+			return sourcePlan{}, err
+		}
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
