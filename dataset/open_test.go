@@ -68,9 +68,30 @@ func sha256File(t testing.TB, path string) string {
 	return hex.EncodeToString(s[:])
 }
 
+// cacheReadOnce memoises ReadPath of the shared corpora: parsing the
+// 200-trace corpus dominates these tests, above all under -race.
+var cacheReadOnce sync.Map // path → *cacheRead
+
+type cacheRead struct {
+	once   sync.Once
+	traces []Trace
+	err    error
+}
+
+// cacheReadDirect reads path without the cache and selects, as the
+// reference the cached corpora are compared with.
 func cacheReadDirect(t testing.TB, path string, opt Options) []Trace {
 	t.Helper()
-	traces, _, err := ReadPath(path, opt.Read)
+	var traces []Trace
+	var err error
+	if opt.Read == (ReadOptions{}) {
+		v, _ := cacheReadOnce.LoadOrStore(path, &cacheRead{})
+		r := v.(*cacheRead)
+		r.once.Do(func() { r.traces, _, r.err = ReadPath(path, ReadOptions{}) })
+		traces, err = r.traces, r.err
+	} else {
+		traces, _, err = ReadPath(path, opt.Read)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +128,9 @@ func TestOpenRealCorpusCached(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.sel != (SelectOptions{}) && (raceEnabled || testing.Short()) {
+				t.Skip("another parse of the large corpus; skipped under -race and -short")
+			}
 			src := Source{InputFile: cacheSharedTraces(t, tc.path)}
 			logs := &cacheLog{}
 			opt := Options{Select: tc.sel, CacheEnabled: true, CacheDir: t.TempDir(), Logf: logs.logf}
@@ -224,20 +248,33 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 				base.Select.NumEntries = 30 // keep the rebuilds cheap
 			}
 			want := cacheReadDirect(t, src.InputFile, base)
-			probe := base
-			probe.CacheDir = t.TempDir()
-			cases := corruptions(t, cacheMustOpen(t, src, probe).CachePath())
-			for _, tc := range cases {
-				if corpus != "dir-sample" && !strings.Contains(tc.name, "truncated") && !strings.Contains(tc.name, "hash ids") {
-					continue // each rebuild of the large corpus costs a second; the small one covers every section
+			names := []string{"truncated", "header flipped", "strings flipped", "traces flipped", "requests flipped",
+				"hash ids flipped once", "hash ids flipped in three places", "meta flipped"}
+			if corpus != "dir-sample" {
+				// Each rebuild of the large corpus parses it again (a second,
+				// several under -race); the small corpus covers every section.
+				names = []string{"truncated", "hash ids flipped in three places"}
+				if raceEnabled || testing.Short() {
+					names = names[1:]
 				}
-				t.Run(tc.name, func(t *testing.T) {
+			}
+			for _, name := range names {
+				t.Run(name, func(t *testing.T) {
 					logs := &cacheLog{}
 					opt := base
 					opt.CacheDir, opt.Logf = t.TempDir(), logs.logf
 					built := cacheMustOpen(t, src, opt)
 					path := built.CachePath()
 					built.Close()
+					var damage func(testing.TB, string)
+					for _, c := range corruptions(t, path) {
+						if c.name == name {
+							damage = c.damage
+						}
+					}
+					if damage == nil {
+						t.Fatalf("no corruption named %q", name)
+					}
 					// A full verification marks the file as good (once it is
 					// older than markerMargin), so the damage below must get
 					// past the marker that lets warm opens skip checksums.
@@ -248,7 +285,7 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 					if fi, err := os.Stat(path); err != nil || (stampOf(fi).Ino != 0 && !verifiedMarkerMatches(path, fi)) {
 						t.Fatalf("no verified marker after VerifyCache (stat err %v)", err)
 					}
-					tc.damage(t, path)
+					damage(t, path)
 					c := cacheMustOpen(t, src, opt)
 					if c.FromCache() {
 						t.Fatal("a damaged cache file was trusted")
@@ -268,11 +305,21 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 	}
 }
 
+// concurrencyCorpus is the corpus the concurrent-builder tests use: the
+// large one, whose build takes long enough for the builders to overlap,
+// except under -race and -short, where parsing it costs too much.
+func concurrencyCorpus() string {
+	if raceEnabled || testing.Short() {
+		return "dir-sample"
+	}
+	return "kvct-200.jsonl.zst"
+}
+
 // TestOpenConcurrentColdBuild starts several Opens of one cold cache at
 // once: exactly one builds, the others wait on the lock and reuse its file.
 func TestOpenConcurrentColdBuild(t *testing.T) {
-	src := Source{InputFile: cacheSharedTraces(t, "kvct-200.jsonl.zst")}
-	opt := Options{CacheEnabled: true, CacheDir: t.TempDir(), Select: SelectOptions{NumEntries: 40}}
+	src := Source{InputFile: cacheSharedTraces(t, concurrencyCorpus())}
+	opt := Options{CacheEnabled: true, CacheDir: t.TempDir(), Select: SelectOptions{NumEntries: 4}}
 	want := cacheReadDirect(t, src.InputFile, opt)
 	const n = 4
 	var wg sync.WaitGroup
@@ -308,7 +355,7 @@ func TestOpenConcurrentColdBuild(t *testing.T) {
 // helpers) that Open the same cold cache at once: one builds, the other
 // waits on the file lock and reuses the result.
 func TestOpenConcurrentProcesses(t *testing.T) {
-	input := cacheSharedTraces(t, "kvct-200.jsonl.zst")
+	input := cacheSharedTraces(t, concurrencyCorpus())
 	dir := t.TempDir()
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
@@ -346,14 +393,14 @@ func TestHelperProcessOpen(t *testing.T) {
 	if os.Getenv("AGENTPERF_HELPER_OPEN") != "1" {
 		t.Skip("helper process for TestOpenConcurrentProcesses")
 	}
-	opt := Options{CacheEnabled: true, CacheDir: os.Getenv("AGENTPERF_HELPER_DIR"), Select: SelectOptions{NumEntries: 40}}
+	opt := Options{CacheEnabled: true, CacheDir: os.Getenv("AGENTPERF_HELPER_DIR"), Select: SelectOptions{NumEntries: 4}}
 	c, err := Open(context.Background(), Source{InputFile: os.Getenv("AGENTPERF_HELPER_INPUT")}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Len() != 40 {
-		t.Fatalf("Len = %d, want 40", c.Len())
+	if c.Len() != 4 {
+		t.Fatalf("Len = %d, want 4", c.Len())
 	}
 	if c.FromCache() {
 		fmt.Println("RESULT cached")
