@@ -235,8 +235,11 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
-// FirstByte returns when the server wrote (and flushed) the first content
-// byte of the response to the request with this X-Request-ID. It needs
+// FirstByte returns when the server wrote (and flushed to the socket) the
+// first content byte of the response to the request with this
+// X-Request-ID; a client's TTFT minus this is its measurement error plus
+// the loopback latency. With ZeroLatency nothing is flushed early: it is
+// when the whole response was handed to net/http. It needs
 // Config.RecordFirstByte.
 func (s *Server) FirstByte(requestID string) (time.Time, bool) {
 	s.fbMu.Lock()
