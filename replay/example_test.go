@@ -1,0 +1,75 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// countSink counts the records it receives.
+type countSink struct {
+	mu           sync.Mutex
+	warmup, prof int
+}
+
+func (s *countSink) Add(r *metrics.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.Phase == metrics.PhaseWarmup {
+		s.warmup++
+	} else {
+		s.prof++
+	}
+}
+
+// ExampleRun replays a small synthetic corpus against the in-process
+// simulator and checks that every request is accounted for.
+func ExampleRun() {
+	srvCfg := sim.DefaultConfig()
+	srvCfg.Model = "demo"
+	srvCfg.ZeroLatency = true
+	srv, err := sim.New(srvCfg)
+	if err != nil {
+		panic(err)
+	}
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+
+	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 42})
+	if err != nil {
+		panic(err)
+	}
+	sink := &countSink{}
+	res, err := replay.Run(context.Background(), replay.Config{
+		URL:                 srv.URL,
+		Models:              []string{"demo"},
+		Traces:              dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 4, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001}),
+		Synth:               syn,
+		Concurrency:         2,
+		Seed:                42,
+		BenchmarkDuration:   500 * time.Millisecond,
+		Streaming:           true,
+		UseServerTokenCount: true,
+		Sink:                sink,
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("warmup records:", sink.warmup)
+	fmt.Println("profiling records > 0:", sink.prof > 0)
+	fmt.Println("accounting adds up:", res.Accounting.Check() == nil && res.Accounting.Sent == sink.warmup+sink.prof) // overflow records go to Sink too when Config.Overflows is nil
+	// Output:
+	// warmup records: 2
+	// profiling records > 0: true
+	// accounting adds up: true
+}
