@@ -29,7 +29,10 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared and uploaded
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
