@@ -465,6 +465,11 @@ func writeFileAtomic(path string, b []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	// CreateTemp makes 0600; a cache directory shared by several users (as
+	// InferenceX mounts one) needs the file readable by the others.
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if _, err = f.Write(b); err != nil {
 		return err
 	}
