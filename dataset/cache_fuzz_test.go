@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -38,6 +40,10 @@ func FuzzOpenCache(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		f.Add(b, false)
+		f.Add(b, true)
+	}
+	if b, err := os.ReadFile(filepath.Join("testdata", "cache-v1.dscache")); err == nil {
 		f.Add(b, false)
 		f.Add(b, true)
 	}
