@@ -269,20 +269,24 @@ func (k *conn) transportError(err error, where string) *metrics.Error {
 	if k.isAborted() {
 		return &metrics.Error{Type: "RequestCancellationError", Message: "request cancelled " + where, Category: metrics.CategoryCancelled}
 	}
-	cat, typ := metrics.CategoryTransport, "TransportError"
+	cat, typ, what := metrics.CategoryTransport, "TransportError", "transport error"
+	// fasthttp.ErrBrokenChunk (a stream cut inside a chunk) hides its cause
+	// from errors.Is, so the cause's text is matched as well.
+	text := err.Error()
 	switch {
 	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
-		cat, typ = metrics.CategoryTimeout, "Timeout"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed):
-		typ = "ConnectionReset"
+		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed),
+		strings.Contains(text, syscall.ECONNRESET.Error()):
+		typ, what = "ConnectionReset", "connection reset"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		typ = "ConnectionRefused"
+		typ, what = "ConnectionRefused", "connection refused"
 	}
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		cat, typ = metrics.CategoryTimeout, "Timeout"
+	if (errors.As(err, &ne) && ne.Timeout()) || strings.Contains(text, os.ErrDeadlineExceeded.Error()) {
+		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
 	}
-	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %v", strings.ToLower(typ[:1])+typ[1:], where, err), Category: cat}
+	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %s", what, where, text), Category: cat}
 }
 
 func reasonPhrase(code int) string {

@@ -1,0 +1,291 @@
+package replay
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// startFaultSim starts an in-process sim configured by a sim:// URL query
+// (the same knobs as `agentperf sim`), serving model "m".
+func startFaultSim(t *testing.T, query string) *sim.Server {
+	t.Helper()
+	cfg, err := sim.ParseURL("sim://?"+query, sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model = "m"
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Stalled handlers end when the client closes; do not wait for a
+		// stall that nobody reads any more.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return srv
+}
+
+// checkSimAccounting is checkAccounting for a sim server: the accounting
+// adds up, every request is in exactly one sink, and the records by kind
+// agree with the counters.
+func checkSimAccounting(t *testing.T, res *Result, srv *sim.Server, sink, ovf *memSink, simSawAll bool) {
+	t.Helper()
+	a := res.Accounting
+	if err := a.Check(); err != nil {
+		t.Fatalf("accounting: %v (%+v)", err, a)
+	}
+	if got := int(srv.Stats().Requests); simSawAll && (got > a.Sent || a.Sent-got > a.Cancelled) {
+		t.Fatalf("server received %d requests, accounting says %d sent (%d cancelled)", got, a.Sent, a.Cancelled)
+	}
+	recs := sink.records()
+	if len(recs)+len(ovf.records()) != a.Sent {
+		t.Fatalf("%d records + %d overflow records != %d sent", len(recs), len(ovf.records()), a.Sent)
+	}
+	var warmOK, warmErr, prof, perr, canc int
+	for _, r := range recs {
+		switch {
+		case r.Cancelled:
+			canc++
+		case r.Phase == metrics.PhaseWarmup && r.Error != nil:
+			warmErr++
+		case r.Phase == metrics.PhaseWarmup:
+			warmOK++
+		case r.Error != nil:
+			perr++
+		default:
+			prof++
+		}
+	}
+	if warmOK != a.WarmupOK || warmErr != a.WarmupErrors || prof != a.ProfilingOK || perr != a.ProfilingErrors || canc != a.Cancelled {
+		t.Fatalf("records by kind warm=%d/%d prof=%d perr=%d cancelled=%d disagree with %+v", warmOK, warmErr, prof, perr, canc, a)
+	}
+}
+
+// TestServerFaults injects every fault mode of the sim into profiling
+// requests (every N-th request, N past the warmup) and checks that each
+// faulted request becomes one error record with the right category, type,
+// code and a useful message; that every lane keeps working afterwards (a
+// success follows its first error, so reset connections are re-dialled);
+// and that the accounting adds up.
+func TestServerFaults(t *testing.T) {
+	const lanes = 3
+	cases := []struct {
+		name    string
+		query   string // sim knobs (zero-latency added)
+		fault   string // sim.Fault* name counted by the sim ("" = none)
+		timeout time.Duration
+		// want* describe the error record of a faulted request; wantType
+		// "" means the fault must not be an error at all.
+		wantCat, wantType string
+		wantCode          int
+		wantMsg           []string // substrings of Error.Message
+	}{
+		{name: "500", query: "fault-500-every=5", fault: sim.FaultHTTP500,
+			wantCat: metrics.CategoryHTTP, wantType: "Internal Server Error", wantCode: 500, wantMsg: []string{"simulated 500"}},
+		{name: "503", query: "fault-503-every=5", fault: sim.FaultHTTP503,
+			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}},
+		{name: "429", query: "fault-429-every=5", fault: sim.FaultHTTP429,
+			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}},
+		{name: "reset before headers", query: "fault-reset-before-headers-every=5", fault: sim.FaultResetBeforeHeaders,
+			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers"}},
+		{name: "reset mid-stream", query: "fault-reset-mid-stream-every=5", fault: sim.FaultResetMidStream,
+			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset mid-stream after", "content chunks"}},
+		{name: "stall past the request timeout", query: "fault-stall-every=5&fault-stall-for=1h", fault: sim.FaultStall,
+			timeout: time.Second,
+			wantCat: metrics.CategoryTimeout, wantType: "Timeout", wantMsg: []string{"timeout mid-stream after"}},
+		{name: "malformed SSE", query: "fault-malformed-sse-every=5", fault: sim.FaultMalformedSSE,
+			wantCat: metrics.CategoryMalformed, wantType: "MalformedResponse", wantMsg: []string{"invalid JSON in SSE data"}},
+		{name: "stream error event", query: "fault-stream-error-every=5", fault: sim.FaultStreamError,
+			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}},
+		{name: "missing usage", query: "fault-missing-usage-every=5", fault: sim.FaultMissingUsage,
+			wantCat: metrics.CategoryMissingUsage, wantType: "MissingUsage", wantMsg: []string{"--use-server-token-count", "include_usage"}},
+		{name: "slow first byte is not an error", query: "fault-slow-first-byte-every=5&fault-slow-first-byte-for=150ms", fault: sim.FaultSlowFirstByte,
+			timeout: 5 * time.Second},
+		{name: "server down then back", query: "fault-down-after-requests=20&fault-down-for=300ms", fault: sim.FaultDown,
+			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startFaultSim(t, "zero-latency=true&"+tc.query)
+			sink, ovf := &memSink{}, &memSink{}
+			cfg := testConfig(t, srv.URL, testCorpus(t, 6), sink, ovf)
+			cfg.Concurrency = lanes
+			cfg.BenchmarkDuration = 1500 * time.Millisecond
+			cfg.InterTurnDelayCap = time.Millisecond
+			cfg.RequestTimeout = tc.timeout
+			if tc.fault == sim.FaultDown || tc.fault == sim.FaultStall {
+				cfg.BenchmarkDuration = 3 * time.Second
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Aborted != "" || res.Cancelled {
+				t.Fatalf("run ended early: %q %q cancelled=%v", res.Aborted, res.AbortMessage, res.Cancelled)
+			}
+			// In the down window the sim resets new connections before it
+			// sees a request, so it counts fewer requests than were sent.
+			checkSimAccounting(t, res, srv, sink, ovf, tc.fault != sim.FaultDown)
+			injected := srv.Stats().Faults[tc.fault]
+			if injected == 0 {
+				t.Fatalf("the sim injected no %s fault (stats %+v)", tc.fault, srv.Stats().Faults)
+			}
+			recs := sink.records()
+			var errs int
+			firstErr := map[int]int{} // lane → index of its first error record
+			lastOK := map[int]int{}   // lane → index of its last success
+			for i, r := range recs {
+				if r.Error == nil {
+					lastOK[r.Lane] = i
+					continue
+				}
+				errs++
+				if _, ok := firstErr[r.Lane]; !ok {
+					firstErr[r.Lane] = i
+				}
+				if r.Phase != metrics.PhaseProfiling {
+					t.Fatalf("a warmup request failed: %+v", r.Error)
+				}
+				e := r.Error
+				if tc.wantType == "" || e.Category != tc.wantCat || e.Type != tc.wantType || e.Code != tc.wantCode {
+					t.Fatalf("error record %+v, want category %q type %q code %d", *e, tc.wantCat, tc.wantType, tc.wantCode)
+				}
+				if e.Message == "" {
+					t.Fatalf("error record without a message: %+v", *e)
+				}
+				for _, w := range tc.wantMsg {
+					if !strings.Contains(e.Message, w) {
+						t.Fatalf("error message %q does not mention %q", e.Message, w)
+					}
+				}
+				if r.RequestEndNs < r.RequestStartNs || r.RequestStartNs == 0 {
+					t.Fatalf("error record timestamps: start %d end %d", r.RequestStartNs, r.RequestEndNs)
+				}
+				if r.Cancelled || r.ContextOverflow {
+					t.Fatalf("fault record marked cancelled=%v overflow=%v", r.Cancelled, r.ContextOverflow)
+				}
+			}
+			switch {
+			case tc.wantType == "":
+				if errs != 0 {
+					t.Fatalf("%d error records for a fault that is not an error", errs)
+				}
+			case tc.fault == sim.FaultDown:
+				// One down window of 300 ms: requests in it fail (those that
+				// reached the handler and those whose connection was reset
+				// at accept); once the server is back no lane fails again,
+				// so every error started within the window (plus slack for
+				// a loaded machine), counted from the first error.
+				var first int64
+				for _, r := range recs {
+					if r.Error == nil {
+						continue
+					}
+					if first == 0 {
+						first = r.RequestStartNs
+					}
+					if d := time.Duration(r.RequestStartNs - first); d > 300*time.Millisecond+time.Second {
+						t.Fatalf("lane %d failed %v after the down window began, after the server came back: %+v", r.Lane, d, *r.Error)
+					}
+				}
+				if int64(errs) < injected {
+					t.Fatalf("%d error records for %d down-window resets in the handler", errs, injected)
+				}
+			default:
+				// One error record per injected fault, nothing else.
+				if int64(errs) != injected {
+					t.Fatalf("%d error records, the sim injected %d %s faults", errs, injected, tc.fault)
+				}
+			}
+			// Every lane that saw an error succeeded again later.
+			for lane, i := range firstErr {
+				if j, ok := lastOK[lane]; !ok || j < i {
+					t.Fatalf("lane %d never succeeded after its first error (record %d)", lane, i)
+				}
+			}
+			if res.Accounting.ProfilingOK < 10 {
+				t.Fatalf("only %d successful profiling requests", res.Accounting.ProfilingOK)
+			}
+		})
+	}
+}
+
+// TestFailedRequestThresholdFiresExactly runs one lane (deterministic
+// order) against a sim failing every second request: the warmup is request
+// 1, so profiling records 1, 3, 5, … fail. The check is armed at
+// max(concurrency, 10) = 10 records and fires on the first record after
+// which failed/total is strictly greater than the limit.
+func TestFailedRequestThresholdFiresExactly(t *testing.T) {
+	cases := []struct {
+		name      string
+		limit     float64
+		every     int
+		wantAbort bool
+		wantAt    int // profiling records (not cancelled) when it fired
+	}{
+		// 1/1 = 100 % after the first record, but the check is not armed
+		// before 10 records; at 10, 5/10 = 50 % > 40 %.
+		{name: "armed at the floor", limit: 0.4, every: 2, wantAbort: true, wantAt: 10},
+		// At 10, 5/10 = 50 % is not strictly greater than 50 %; at 11,
+		// 6/11 is.
+		{name: "strictly greater", limit: 0.5, every: 2, wantAbort: true, wantAt: 11},
+		// Failing every 10th request never exceeds 20 % once armed.
+		{name: "below the limit", limit: 0.2, every: 10, wantAbort: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startFaultSim(t, "zero-latency=true&fault-500-every="+strconv.Itoa(tc.every))
+			sink, ovf := &memSink{}, &memSink{}
+			cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, ovf)
+			cfg.Concurrency = 1
+			cfg.BenchmarkDuration = time.Second
+			cfg.InterTurnDelayCap = time.Millisecond
+			cfg.FailedRequestThreshold = tc.limit
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSimAccounting(t, res, srv, sink, ovf, true)
+			var prof, failed int
+			for _, r := range sink.records() {
+				if r.Phase != metrics.PhaseProfiling || r.Cancelled {
+					continue
+				}
+				prof++
+				if r.Error != nil {
+					failed++
+				}
+			}
+			if !tc.wantAbort {
+				if res.Aborted != "" {
+					t.Fatalf("aborted: %s", res.AbortMessage)
+				}
+				if failed == 0 || prof < 20 {
+					t.Fatalf("%d of %d profiling requests failed; the test needs failures and enough records", failed, prof)
+				}
+				return
+			}
+			if res.Aborted != AbortFailedRequestThreshold {
+				t.Fatalf("Aborted = %q (%s), want %q", res.Aborted, res.AbortMessage, AbortFailedRequestThreshold)
+			}
+			if prof != tc.wantAt {
+				t.Fatalf("the threshold fired after %d profiling records (%d failed), want %d", prof, failed, tc.wantAt)
+			}
+			if !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
+				t.Fatalf("abort message does not name the flag: %s", res.AbortMessage)
+			}
+		})
+	}
+}
