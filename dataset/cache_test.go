@@ -360,3 +360,38 @@ func TestCacheMarkerInvalidatedByWrite(t *testing.T) {
 		t.Fatalf("OpenCache after an in-place hash-id flip: err = %v, want ErrCacheCorrupt", err)
 	}
 }
+
+// TestCorpusClose checks the lifetime rules: Close is idempotent for both
+// kinds of corpus, and using a closed corpus is a clear panic, not a read
+// of unmapped memory.
+func TestCorpusClose(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "c.dscache")
+	traces := cacheGenTraces(11, 3)
+	if err := WriteCache(path, traces, Identity{}); err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := OpenCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*Corpus{"mapped": mapped, "in memory": NewCorpus(traces, Identity{})} {
+		t.Run(name, func(t *testing.T) {
+			if d := cacheDiffTraces(traces, c.Traces()); d != "" {
+				t.Fatal(d)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			defer func() {
+				if r := recover(); r == nil {
+					t.Error("Trace on a closed corpus did not panic")
+				}
+			}()
+			_ = c.Trace(0)
+		})
+	}
+}

@@ -119,3 +119,34 @@ func TestOpenSynthetic(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenKeepsLoadStats checks that a warm open reports what the cold
+// build saw: skipped invalid traces (with their reasons) and the selection
+// counts, though it never reads the source.
+func TestOpenKeepsLoadStats(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, Synthesize(SynthOptions{Seed: 9, Traces: 4})); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("{\"id\": \"broken\"\n")
+	src := filepath.Join(t.TempDir(), "traces.jsonl")
+	if err := os.WriteFile(src, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Read: ReadOptions{SkipInvalid: true}, Select: SelectOptions{NumEntries: 3}, CacheEnabled: true, CacheDir: t.TempDir()}
+	cold := cacheMustOpen(t, Source{InputFile: src}, opt)
+	warm := cacheMustOpen(t, Source{InputFile: src}, opt)
+	if !warm.FromCache() {
+		t.Fatal("second open was not a hit")
+	}
+	c, w := cold.LoadStats(), warm.LoadStats()
+	if c.Read.Skipped != 1 || len(c.Read.Errors) != 1 {
+		t.Fatalf("cold read stats %+v, want one skipped trace with its reason", c.Read)
+	}
+	if w.Read.Skipped != 1 || len(w.Read.Errors) != 1 || w.Read.Errors[0].Error() != c.Read.Errors[0].Error() {
+		t.Errorf("warm read stats %+v, want those of the cold build %+v", w.Read, c.Read)
+	}
+	if w.Select != c.Select || w.Select != (SelectStats{Loaded: 4, Eligible: 4, Total: 3}) {
+		t.Errorf("warm selection %+v, cold %+v, want {Loaded:4 Eligible:4 Total:3}", w.Select, c.Select)
+	}
+}
