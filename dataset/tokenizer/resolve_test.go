@@ -153,29 +153,36 @@ func TestResolveErrors(t *testing.T) {
 func TestParseConfig(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"qwen3", "deepseek_v3"} {
-		p := filepath.Join(filepath.Dir(sharedTokenizer(t, name)), name+".tokenizer_config.json")
-		cfg, err := LoadConfig(p)
-		if err != nil {
-			t.Fatalf("LoadConfig(%s): %v", p, err)
-		}
-		tok := loadShared(t, name)
-		if id, ok := tok.TokenID(cfg.EOSToken); !ok || tok.Decode([]uint32{id}) != cfg.EOSToken {
-			t.Errorf("%s: eos_token %q is not a token of tokenizer.json", name, cfg.EOSToken)
-		}
-		// Every added token of the config is an added token of tokenizer.json.
-		for content, id := range cfg.AddedTokens {
-			if got, ok := tok.TokenID(content); !ok || got != id {
-				t.Errorf("%s: config says %q = %d, tokenizer.json says %d (%v)", name, content, id, got, ok)
-			}
-		}
+		t.Run(name, func(t *testing.T) { checkSharedConfig(t, name) })
 	}
 	for _, bad := range []string{`{`, `{"added_tokens_decoder": {"x": {"content": "a"}}}`, `{"added_tokens_decoder": {"1": {}}}`, `{"bos_token": 3}`} {
 		if _, err := ParseConfig([]byte(bad)); err == nil {
 			t.Errorf("ParseConfig(%s) succeeded", bad)
 		}
 	}
-	cfg, err := ParseConfig([]byte(`{"bos_token": {"content": "<s>"}, "eos_token": "</s>", "tokenizer_class": "X"}`))
-	if err != nil || cfg.BOSToken != "<s>" || cfg.EOSToken != "</s>" || cfg.TokenizerClass != "X" {
+	cfg, err := ParseConfig([]byte(`{"bos_token": {"content": "<s>"}, "eos_token": "</s>", "tokenizer_class": "X", "added_tokens_decoder": {"7": {"content": "<x>"}}}`))
+	if err != nil || cfg.BOSToken != "<s>" || cfg.EOSToken != "</s>" || cfg.TokenizerClass != "X" || cfg.AddedTokens["<x>"] != 7 {
 		t.Errorf("ParseConfig = %+v, %v", cfg, err)
+	}
+}
+
+// checkSharedConfig checks a real tokenizer_config.json against its
+// tokenizer.json.
+func checkSharedConfig(t *testing.T, name string) {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(sharedTokenizer(t, name)), name+".tokenizer_config.json")
+	cfg, err := LoadConfig(p)
+	if err != nil {
+		t.Fatalf("LoadConfig(%s): %v", p, err)
+	}
+	tok := loadShared(t, name)
+	if id, ok := tok.TokenID(cfg.EOSToken); !ok || tok.Decode([]uint32{id}) != cfg.EOSToken {
+		t.Errorf("%s: eos_token %q is not a token of tokenizer.json", name, cfg.EOSToken)
+	}
+	// Every added token of the config is an added token of tokenizer.json.
+	for content, id := range cfg.AddedTokens {
+		if got, ok := tok.TokenID(content); !ok || got != id {
+			t.Errorf("%s: config says %q = %d, tokenizer.json says %d (%v)", name, content, id, got, ok)
+		}
 	}
 }
