@@ -28,10 +28,10 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping — no new requests; in-flight ones get the grace period, then every artifact is written (signal again to exit at once)\n", s)
+		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (signal again to exit at once)\n", s)
 		cancel()
 		<-sigs
-		fmt.Fprintln(os.Stderr, "agentperf: second signal: exiting at once; artifacts may be incomplete")
+		fmt.Fprintln(os.Stderr, "agentperf: second signal: exiting at once; output may be incomplete")
 		os.Exit(exitInterrupted)
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -260,6 +260,11 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		if cfg.Model == "" {
 			cfg.Model = p.models[0]
 		}
+		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
+			// Count prompts with the tokenizer that synthesized them, so the
+			// simulator's prompt_tokens match the trace's counts.
+			cfg.Tokenizer = tok
+		}
 		srv, err := sim.New(cfg)
 		if err != nil {
 			return asUsage(fmt.Errorf("--url %s: %w", url, err))
@@ -337,6 +342,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		scrWG.Add(1)
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
+	stopNote := context.AfterFunc(ctx, func() {
+		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period, then every artifact is written", seconds(p.graceBench))
+	})
+	defer stopNote()
 	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval), pc)
 	res, err := replay.Run(ctx, cfg)
 	lv.stop()
