@@ -233,7 +233,7 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 	}
 	path := loc.Path
 
-	c, err := openCache(path, verifyAuto)
+	c, err := openKeyed(path, loc.Key)
 	if err == nil {
 		return finishHit(c, plan, loc), nil
 	}
@@ -250,7 +250,7 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 	}
 	defer lock.unlock()
 	// Another builder may have finished while this one waited.
-	if c, err2 := openCache(path, verifyAuto); err2 == nil {
+	if c, err2 := openKeyed(path, loc.Key); err2 == nil {
 		return finishHit(c, plan, loc), nil
 	} else if !errors.Is(err2, fs.ErrNotExist) && err2.Error() != err.Error() {
 		opt.logf("warning: %v; rebuilding it", err2)
@@ -277,6 +277,20 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 	if err != nil {
 		opt.logf("warning: cannot map the dataset cache just written: %v; using the corpus from memory", err)
 		return newMemCorpus(traces, meta), nil
+	}
+	return c, nil
+}
+
+// openKeyed opens the cache file at path and checks that it was built for
+// key (a file copied or renamed to another key's name is not trusted).
+func openKeyed(path, key string) (*Corpus, error) {
+	c, err := openCache(path, verifyAuto)
+	if err != nil {
+		return nil, err
+	}
+	if c.meta.Key != key {
+		c.Close()
+		return nil, fmt.Errorf("open dataset cache %s: %w", path, corruptf("file was built for key %q, not %q", c.meta.Key, key))
 	}
 	return c, nil
 }

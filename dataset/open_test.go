@@ -555,3 +555,29 @@ func TestOpenLockWaitHonoursContext(t *testing.T) {
 		t.Fatalf("Open while another builder holds the lock, after cancel: err = %v, want context.Canceled", err)
 	}
 }
+
+// TestOpenRejectsFileOfAnotherKey checks that a valid cache file copied to
+// another key's name is rebuilt rather than served for the wrong corpus.
+func TestOpenRejectsFileOfAnotherKey(t *testing.T) {
+	src := Source{InputFile: cacheSharedTraces(t, "dir-sample")}
+	logs := &cacheLog{}
+	opt := Options{CacheEnabled: true, CacheDir: t.TempDir(), Logf: logs.logf}
+	few := opt
+	few.Select.NumEntries = 2
+	small := cacheMustOpen(t, src, few)
+	loc, err := Locate(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(small.CachePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(loc.Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := cacheMustOpen(t, src, opt)
+	if c.FromCache() || c.Len() != 5 || !strings.Contains(logs.String(), "built for key") {
+		t.Errorf("FromCache=%v Len=%d, want a rebuild of all 5 traces with a warning; log:\n%s", c.FromCache(), c.Len(), logs)
+	}
+}
