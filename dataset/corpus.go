@@ -121,7 +121,9 @@ func (c *Corpus) Trace(i int) Trace {
 	return t
 }
 
-// Traces materialises every trace.
+// Traces returns every trace: for a cached corpus a fresh slice of
+// materialised traces (hash ids still viewing the mapping), for an
+// in-memory one the corpus's own slice. Treat it as read-only either way.
 func (c *Corpus) Traces() []Trace {
 	if !c.cached && !c.closed {
 		return c.traces
