@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -183,10 +184,13 @@ func matchSpaces(s string, i int, nl bool) int {
 }
 
 // matchContraction matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at i and returns the
-// end, or -1.
+// end, or -1. Like Oniguruma's case folding, 'ſ' (U+017F) counts as 's'.
 func matchContraction(s string, i int) int {
 	if s[i] != '\'' || i+1 >= len(s) {
 		return -1
+	}
+	if strings.HasPrefix(s[i+1:], "ſ") {
+		return i + 3
 	}
 	switch s[i+1] | 0x20 {
 	case 's', 't', 'm', 'd':

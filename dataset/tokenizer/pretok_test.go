@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -29,7 +30,14 @@ var matcherTexts = []string{
 	"x\u0300\u0301 \u0300", "-foo +bar @baz #qux", "‘quote’ “dq” «g»", "≈≠∞ ∑ᵢ", "a\u200bb", "\ufeffbom",
 	"HTTPServer getHTTPResponse XMLHttpRequest IOError", "ǅemal ǈ ǋ", "ʰʲ ˈstress", "DON'T Don't don'T", "a/b//c\n/", "漢字かなカナ한글 中文English混合",
 	"ÀB\u0301c \u0301\u0301A", "\u0301", "x\u0301", "ABC\u0300", "aB", "Ab", "ABc", " ABC'S", "\u02b0A", "A\u02b0", "\u02b0\u02b0b",
+
 }
+
+// regexpComparable reports whether regexp2 can serve as the reference for s:
+// it lacks Oniguruma's case folding of 'ſ' (U+017F) to 's' in (?i:'s), which
+// the hand-written matchers follow (checked against the Rust library by the
+// reference fixtures instead).
+func regexpComparable(s string) bool { return !strings.Contains(s, "ſ") }
 
 func matchStrings(m matcher, s string) []string {
 	var out []string
@@ -57,6 +65,9 @@ func TestHandMatchersAgreeWithRegexp(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range append(matcherTexts, codeSample, englishSample) {
+				if !regexpComparable(s) {
+					continue
+				}
 				got, want := matchStrings(hand, s), matchStrings(re, s)
 				if !slices.Equal(got, want) {
 					t.Errorf("%q:\nhand   %q\nregexp %q", clip(s), got, want)
@@ -87,7 +98,7 @@ func FuzzMatchers(f *testing.F) {
 		pairs = append(pairs, pair{hp.name, hand, re})
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) {
+		if !utf8.ValidString(s) || !regexpComparable(s) {
 			return
 		}
 		for _, p := range pairs {

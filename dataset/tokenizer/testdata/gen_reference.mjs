@@ -69,6 +69,7 @@ const texts = [
   "control \u0001\u0002\u007f chars",
   "Mixed 123abc abc123 a1b2c3 1a 2b 3c",
   "ＦＵＬＬＷＩＤＴＨ ｆｕｌｌ １２３",
+  "long s: it'ſ ab'ſt AB'ſ 'ſhere DON'ſ",
 ];
 
 // Plus deterministic "soup" texts: random mixes of ASCII words, code
