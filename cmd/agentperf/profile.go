@@ -285,7 +285,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	var scr *server.Scraper
 	if !p.noServerMetrics {
 		urls := server.URLsFrom(url, append(append([]string(nil), p.serverMetrics...), r.env.serverMetricsURLs...), os.Getenv)
-		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: seconds(p.sliceDuration), Logf: lg.Printf})
+		// Server timeslices feed metrics_plots.png, so they default to 1 s
+		// (InferenceX's --slice-duration) when --slice-duration is unset.
+		slice := seconds(p.sliceDuration)
+		if slice <= 0 {
+			slice = time.Second
+		}
+		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf})
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}
