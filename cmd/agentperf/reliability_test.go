@@ -1,0 +1,432 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+)
+
+// writeReliabilityCorpus writes traces as a JSONL corpus file and returns its path.
+func writeReliabilityCorpus(t *testing.T, dir string, traces []dataset.Trace) string {
+	t.Helper()
+	p := filepath.Join(dir, "corpus.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dataset.WriteJSONL(f, traces); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fastRunArgs are the flags of a short, quiet profile run.
+func fastRunArgs(out string) []string {
+	return []string{"--model", "demo", "--concurrency", "2", "--benchmark-duration", "1",
+		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--ui-type", "none", "--no-plot",
+		"--output-artifact-dir", out}
+}
+
+// TestProfileBadInput: every kind of bad input stops with the documented
+// exit code and a message that names the problem and where it is.
+func TestProfileBadInput(t *testing.T) {
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 5, Traces: 3, MinTurns: 4, MaxTurns: 6, TimeScale: 0.001})
+	cases := []struct {
+		name string
+		// args returns the arguments after "profile"; dir is a scratch
+		// directory, out the artifact directory.
+		args     func(t *testing.T, dir, out string) []string
+		wantCode int
+		want     []string // substrings of stderr
+		// artifacts: the run started, so the artifact set must be complete.
+		artifacts bool
+	}{
+		{
+			name: "empty corpus file",
+			args: func(t *testing.T, dir, out string) []string {
+				p := filepath.Join(dir, "empty.jsonl")
+				os.WriteFile(p, nil, 0o644)
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", p}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"no traces"},
+		},
+		{
+			name: "corpus filtered to nothing",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces), "--max-context-length", "10"}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"--max-context-length 10 drops all 3 traces", "raise the limit"},
+		},
+		{
+			name: "malformed trace line",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeMalformedCorpus(t, dir, traces)}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"bad.jsonl:2", `trace "broken"`, "malformed JSON"},
+		},
+		{
+			name: "malformed trace line skipped",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeMalformedCorpus(t, dir, traces), "--skip-invalid-traces"}, fastRunArgs(out)...)
+			},
+			wantCode: exitOK, want: []string{"1 invalid skipped", "skipped: ", "bad.jsonl:2"}, artifacts: true,
+		},
+		{
+			name: "missing tokenizer",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces), "--tokenizer", "/nope"}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"--tokenizer /nope", `"/nope": no such file or folder`, "'builtin'"},
+		},
+		{
+			name: "wrong url: connection refused fails the warmup",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "http://127.0.0.1:1", "--input-file", writeReliabilityCorpus(t, dir, traces), "--connect-timeout-seconds", "5"}, fastRunArgs(out)...)
+			},
+			wantCode: exitRunFailed, want: []string{"run aborted (warmup_failed)", "connection refused", "the server must answer warmup requests"}, artifacts: true,
+		},
+		{
+			name: "conflicting datasets",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces), "--public-dataset", "synthetic"}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"more than one dataset given", "pass exactly one"},
+		},
+		{
+			name: "conflicting start ratios",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=3",
+					"--trajectory-start-min-ratio", "0.8", "--trajectory-start-max-ratio", "0.2"}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"--trajectory-start-min-ratio 0.8 / --trajectory-start-max-ratio 0.2", "min ≤ max"},
+		},
+		{
+			name: "unwritable output directory",
+			args: func(t *testing.T, dir, out string) []string {
+				// A path below a regular file cannot be created, also for
+				// root (a read-only directory would not stop root).
+				f := filepath.Join(dir, "a-file")
+				os.WriteFile(f, []byte("x"), 0o644)
+				return append([]string{"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=3"}, fastRunArgs(filepath.Join(f, "out"))...)
+			},
+			wantCode: exitUsage, want: []string{"create --output-artifact-dir", "a-file/out", "not a directory"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "artifacts")
+			args := append([]string{"profile"}, tc.args(t, dir, out)...)
+			code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not mention %q:\n%s", w, stderr)
+				}
+			}
+			if tc.artifacts {
+				checkArtifacts(t, out)
+			} else if _, err := os.Stat(filepath.Join(out, "profile_export.jsonl")); err == nil {
+				t.Errorf("an input error left a profile_export.jsonl behind")
+			}
+		})
+	}
+}
+
+// writeMalformedCorpus writes a corpus whose second line is a truncated
+// trace and returns its path (named bad.jsonl).
+func writeMalformedCorpus(t *testing.T, dir string, traces []dataset.Trace) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := dataset.WriteJSONL(&b, traces); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(b.String(), "\n")
+	bad := lines[0] + `{"id":"broken","requests":[` + "\n" + strings.Join(lines[1:], "")
+	p := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(p, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestProfileExportWriteErrorExitsNonZero: when an artifact cannot be put
+// in place (here its final name is taken by a directory, which stops root
+// too), the run reports the write error and exits 1; the other artifacts
+// are still written. Write errors of the per-record file during the run
+// are covered in the metrics package (TestCollectorWriteErrorIsReturned).
+func TestProfileExportWriteErrorExitsNonZero(t *testing.T) {
+	for _, name := range []string{"profile_export.jsonl", "profile_export_aiperf.json"} {
+		t.Run(name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			out := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(out, name, "occupied"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"profile", "--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=3"}, fastRunArgs(out)...)
+			code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+			if code != exitRunFailed {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRunFailed, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "writing the request exports failed") || !strings.Contains(stderr, name) {
+				t.Fatalf("stderr does not report the failed write of %s:\n%s", name, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "logs", "aiperf.log")); err != nil {
+				t.Fatalf("log missing: %v", err)
+			}
+		})
+	}
+}
+
+// TestProfileNeverLeaksSecrets extends TestProfileNeverLeaksTheAPIKey to
+// Hugging Face tokens in the environment and credentials passed with
+// --header: none may appear in stdout, stderr, any artifact or the log,
+// also when requests fail.
+func TestProfileNeverLeaksSecrets(t *testing.T) {
+	const (
+		hfToken   = "hf_TESTTOKEN0123456789abcdefSECRET"
+		hubToken  = "hf_HUBTOKEN0123456789abcdefSECRET"
+		bearer    = "bearer-0123456789-HEADERSECRET"
+		apiKeyArg = "sk-argv-0123456789-APIKEYSECRET"
+	)
+	secrets := []string{hfToken, hubToken, bearer, apiKeyArg}
+	cases := []struct {
+		name string
+		url  string
+		code int
+	}{
+		{"run with faults", "sim://?zero-latency=true&fault-500-every=5&fault-reset-mid-stream-every=7", exitOK},
+		{"failed warmup", "http://127.0.0.1:1", exitRunFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			t.Setenv("HF_TOKEN", hfToken)
+			t.Setenv("HUGGING_FACE_HUB_TOKEN", hubToken)
+			dir := t.TempDir()
+			args := append([]string{"profile", "--url", tc.url, "--public-dataset", "synthetic:traces=4",
+				"--header", "Authorization: Bearer " + bearer, "--header", "X-Api-Token: " + bearer,
+				"--api-key", apiKeyArg}, fastRunArgs(dir)...)
+			args = append(args, "--ui-type", "simple") // live lines on stderr, too
+			code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, s := range secrets {
+				if strings.Contains(stdout, s) || strings.Contains(stderr, s) {
+					t.Errorf("secret %s… was printed", s[:8])
+				}
+			}
+			files := 0
+			filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+				if err != nil || fi.IsDir() {
+					return err
+				}
+				files++
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Error(err)
+				}
+				for _, s := range secrets {
+					if bytes.Contains(b, []byte(s)) {
+						t.Errorf("%s contains secret %s…", p, s[:8])
+					}
+				}
+				return nil
+			})
+			if files < 4 {
+				t.Fatalf("only %d files were written; the check greps nothing", files)
+			}
+			agg := readAggregate(t, dir)
+			ic, _ := agg["input_config"].(map[string]any)
+			if ic == nil || ic["key_supplied"] != true {
+				t.Fatalf("input_config does not record that a key was set: %v", agg["input_config"])
+			}
+			if names := strings.Join(toStrings(ic["header_names"]), ","); !strings.Contains(names, "Authorization") {
+				t.Fatalf("input_config.header_names = %v, want the header names (without values)", ic["header_names"])
+			}
+		})
+	}
+}
+
+func toStrings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestProfileSignals runs the real binary and interrupts it: SIGINT during
+// the warmup, SIGINT and SIGTERM during profiling each leave a complete,
+// parseable artifact set marked cancelled and exit 130; a second SIGINT
+// exits at once (130) even while every request is stalled and the grace
+// period is an hour.
+func TestProfileSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH; cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "agentperf")
+	build := exec.Command(goBin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cacheDir := t.TempDir()
+
+	cases := []struct {
+		name  string
+		url   string
+		grace string
+		// waitFor is the log line after which the signals are sent.
+		waitFor string
+		signals []os.Signal
+		// complete: the artifact set must be complete (not after a
+		// second signal, which exits without writing).
+		complete bool
+	}{
+		{name: "SIGINT during warmup", url: "sim://?prefill-tokens-per-sec=2000", grace: "1",
+			waitFor: "warmup: ", signals: []os.Signal{os.Interrupt}, complete: true},
+		{name: "SIGINT during profiling", url: "sim://?zero-latency=true", grace: "2",
+			waitFor: "profiling: started", signals: []os.Signal{os.Interrupt}, complete: true},
+		{name: "SIGTERM during profiling", url: "sim://?zero-latency=true", grace: "2",
+			waitFor: "profiling: started", signals: []os.Signal{syscall.SIGTERM}, complete: true},
+		{name: "second SIGINT while stalled", url: "sim://?zero-latency=true&fault-stall-every=1&fault-stall-for=1h", grace: "3600",
+			waitFor: "warmup: ", signals: []os.Signal{os.Interrupt, os.Interrupt}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "artifacts")
+			cmd := exec.Command(bin, "profile", "--url", tc.url, "--public-dataset", "synthetic:traces=6",
+				"--model", "demo", "--concurrency", "4", "--benchmark-duration", "600",
+				"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01",
+				"--benchmark-grace-period", tc.grace, "--output-artifact-dir", out, "--ui-type", "none", "--no-plot")
+			cmd.Env = cleanEnv(cacheDir)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() {
+				if cmd.ProcessState == nil {
+					cmd.Process.Kill()
+					<-done
+				}
+			})
+			logPath := filepath.Join(out, "logs", "aiperf.log")
+			if !waitForLog(logPath, tc.waitFor, done, 60*time.Second) {
+				t.Fatalf("%q never appeared in %s\nstderr:\n%s", tc.waitFor, logPath, stderr.String())
+			}
+			time.Sleep(300 * time.Millisecond) // let requests be in flight
+			var werr error
+			exited := false
+			for i, s := range tc.signals {
+				if err := cmd.Process.Signal(s); err != nil {
+					t.Fatal(err)
+				}
+				if i < len(tc.signals)-1 {
+					// The first signal must not end a stalled run by itself.
+					select {
+					case werr = <-done:
+						t.Fatalf("exited after the first signal although requests are stalled and the grace period is long: %v\nstderr:\n%s", werr, stderr.String())
+					case <-time.After(time.Second):
+					}
+				}
+			}
+			// Generous bound, only to turn a hang into a failure.
+			select {
+			case werr = <-done:
+				exited = true
+			case <-time.After(90 * time.Second):
+			}
+			if !exited {
+				t.Fatalf("still running 90 s after the signal\nstderr:\n%s", stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("exit %v, want %d\nstderr:\n%s", werr, exitInterrupted, stderr.String())
+			}
+			if len(tc.signals) > 1 {
+				if !strings.Contains(stderr.String(), "second signal: exiting at once") {
+					t.Fatalf("stderr does not say it exits at once:\n%s", stderr.String())
+				}
+				return
+			}
+			if !strings.Contains(stderr.String(), "stopping gracefully") {
+				t.Errorf("stderr does not acknowledge the signal:\n%s", stderr.String())
+			}
+			agg := checkArtifacts(t, out)
+			if agg["was_cancelled"] != true {
+				t.Fatalf("was_cancelled = %v", agg["was_cancelled"])
+			}
+			acct := agg["metadata"].(map[string]any)["request_accounting"].(map[string]any)
+			total := 0.0
+			for _, k := range []string{"profiling_ok", "profiling_errors", "warmup_ok", "warmup_errors", "context_overflows", "cancelled"} {
+				total += num(acct, k)
+			}
+			if total != num(acct, "sent") {
+				t.Fatalf("accounting does not add up: %v", acct)
+			}
+			if strings.Contains(tc.name, "warmup") {
+				if num(acct, "profiling_ok") != 0 || num(acct, "cancelled") < 1 {
+					t.Fatalf("interrupted warmup: want cancelled warmup requests and no profiling, got %v", acct)
+				}
+			} else if num(acct, "profiling_ok") < 1 {
+				t.Fatalf("interrupted profiling: no profiling record: %v", acct)
+			}
+		})
+	}
+}
+
+// cleanEnv is the test process's environment without AIPERF_* and API
+// keys, with the dataset cache in cacheDir.
+func cleanEnv(cacheDir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AIPERF_") || k == "OPENAI_API_KEY" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "AIPERF_DATASET_MMAP_CACHE_DIR="+cacheDir)
+}
+
+// waitForLog polls path until it contains want; false when the process
+// exited first or the time ran out.
+func waitForLog(path, want string, exited <-chan error, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(want)) {
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
+}
