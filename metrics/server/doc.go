@@ -7,8 +7,10 @@
 // baseline scrape before warmup (Scraper.Baseline) and a final scrape at the
 // end (Scraper.Final). A failed scrape is logged and counted, never fatal.
 // Samples are kept as one float64 per series per successful scrape of its
-// endpoint (histograms: one per bucket plus sum and count), so memory grows
-// linearly with run length and series count and with nothing else.
+// endpoint (histograms: their sum and count); histogram buckets, the bulk of
+// a vLLM page, take constant memory each (bucketAcc), since only the window
+// bounds need them. Memory grows linearly with run length and series count
+// and with nothing else.
 //
 // Windows: the warmup window runs from the first scrape to the profiling
 // start (Scraper.MarkProfilingStart); the profiling window from the

@@ -386,7 +386,7 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 			so.Stats.RateAvg, so.Stats.RateMin, so.Stats.RateMax, so.Stats.RateStd = fptr(sm.avg), fptr(sm.min), fptr(sm.max), fptr(sm.std)
 		}
 	case typ == typeHistogram:
-		h, ok := histDelta(sd, ref, end)
+		h, ok := histDelta(sd, ref, end, true)
 		if !ok {
 			return nil
 		}
@@ -398,12 +398,14 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 				so.Stats.CountRate = fptr(h.count / durS)
 				so.Stats.SumRate = fptr(h.sum / durS)
 			}
-			for i, p := range so.Stats.estimates() {
-				*p = fptr(bucketQuantile(quantiles[i], sd.les, h.cum))
-			}
-			so.Buckets = make(map[string]int64, len(sd.les))
-			for i, le := range sd.les {
-				so.Buckets[formatLE(le)] = int64(math.Round(h.cum[i]))
+			if h.cum != nil {
+				for i, p := range so.Stats.estimates() {
+					*p = fptr(bucketQuantile(quantiles[i], sd.les, h.cum))
+				}
+				so.Buckets = make(map[string]int64, len(sd.les))
+				for i, le := range sd.les {
+					so.Buckets[formatLE(le)] = int64(math.Round(h.cum[i]))
+				}
 			}
 		}
 		for i := 0; i+1 < len(edges); i++ {
@@ -411,7 +413,7 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 			if i+2 == len(edges) {
 				closeK = end
 			}
-			hs, ok := histDelta(sd, e.idxLE(edges[i]), closeK)
+			hs, ok := histDelta(sd, e.idxLE(edges[i]), closeK, false)
 			if !ok {
 				continue
 			}
@@ -454,12 +456,14 @@ func gaugeSamples(e *endpointData, sd *seriesData, from, to int64, inclusive boo
 
 type histWindow struct {
 	count, sum float64
-	cum        []float64 // cumulative bucket deltas, parallel to les
+	// cum are the cumulative bucket deltas, parallel to les; nil when not
+	// asked for or when a bound of the window was not kept (see bucketAcc).
+	cum []float64
 }
 
 // histDelta is the increase of a histogram between scrape indices (resets
-// detected on the count).
-func histDelta(sd *seriesData, ref, end int) (histWindow, bool) {
+// detected on the count); withBuckets adds the bucket deltas.
+func histDelta(sd *seriesData, ref, end int, withBuckets bool) (histWindow, bool) {
 	var h histWindow
 	var ok bool
 	h.count, ok = increase(sd.count, nil, sd.first, ref, end)
@@ -467,10 +471,19 @@ func histDelta(sd *seriesData, ref, end int) (histWindow, bool) {
 		return h, false
 	}
 	h.sum, _ = increase(sd.sum, sd.count, sd.first, ref, end)
-	h.cum = make([]float64, len(sd.les))
-	for i := range sd.les {
-		h.cum[i], _ = increase(sd.buckets[i], sd.count, sd.first, ref, end)
+	if !withBuckets {
+		return h, true
 	}
+	cum := make([]float64, len(sd.les))
+	for i, b := range sd.buckets {
+		hi, ok1 := b.accAt(end)
+		lo, ok2 := b.accAt(ref)
+		if !ok1 || !ok2 {
+			return h, true
+		}
+		cum[i] = hi - lo
+	}
+	h.cum = cum
 	return h, true
 }
 

@@ -90,6 +90,7 @@ func (s *Scraper) Final(ctx context.Context) {
 func (s *Scraper) MarkProfilingStart(t time.Time) {
 	s.mu.Lock()
 	s.profStartNs = t.UnixNano()
+	s.st.markStart(s.profStartNs)
 	s.mu.Unlock()
 }
 
@@ -97,6 +98,7 @@ func (s *Scraper) MarkProfilingStart(t time.Time) {
 func (s *Scraper) MarkProfilingEnd(t time.Time) {
 	s.mu.Lock()
 	s.profEndNs = t.UnixNano()
+	s.st.markEnd(s.profEndNs)
 	s.mu.Unlock()
 }
 

@@ -37,7 +37,7 @@ type seriesData struct {
 
 	// histogram tracks
 	les     []float64
-	buckets [][]float64 // per le, parallel to les
+	buckets []*bucketAcc // per le, parallel to les (constant memory)
 	sum     []float64
 	count   []float64
 }
@@ -56,6 +56,8 @@ type store struct {
 	eps      []*endpointData
 	families map[string]*familyData
 	conflict map[string]bool // type conflicts already logged
+
+	profStartNs, profEndNs int64 // window marks (0: not marked)
 }
 
 func newStore(urls []string) *store {
@@ -126,6 +128,14 @@ func (st *store) add(ep int, t int64, fams []parsedFamily) (conflicts []string) 
 			if len(s.count) > n {
 				continue // duplicate histogram in one scrape: keep the first
 			}
+			prevCount := math.NaN()
+			for j := len(s.count) - 1; j >= 0; j-- {
+				if !math.IsNaN(s.count[j]) {
+					prevCount = s.count[j]
+					break
+				}
+			}
+			reset := ps.count < prevCount
 			s.count = appendTrack(s.count, n, ps.count)
 			s.sum = appendTrack(s.sum, n, ps.sum)
 			for j, le := range ps.les {
@@ -136,9 +146,16 @@ func (st *store) add(ep int, t int64, fams []parsedFamily) (conflicts []string) 
 					s.les[bi] = le
 					s.buckets = append(s.buckets, nil)
 					copy(s.buckets[bi+1:], s.buckets[bi:])
-					s.buckets[bi] = nil
+					s.buckets[bi] = newBucketAcc(k, s.first > 0 || k > s.first)
 				}
-				s.buckets[bi] = appendTrack(s.buckets[bi], n, ps.counts[j])
+				s.buckets[bi].observe(k, ps.counts[j], reset)
+			}
+			// Samples that bound a window already marked keep their buckets.
+			if (st.profStartNs != 0 && t <= st.profStartNs) ||
+				(st.profEndNs != 0 && t >= st.profEndNs && (k == 0 || e.times[k-1] < st.profEndNs)) {
+				for _, b := range s.buckets {
+					b.pin(k)
+				}
 			}
 		}
 	}
