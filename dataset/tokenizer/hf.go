@@ -32,6 +32,9 @@ import (
 // their lstrip/rstrip/single_word flags; HF matches those marked
 // normalized=true in the normalized text instead, which differs only when the
 // normalizer changes a token's own characters (not for the supported models).
+// Character classes (\p{L}, \s, ...) come from Go's Unicode tables (version
+// 15.0): characters first assigned in a later Unicode version, which the Rust
+// library's Oniguruma already classifies, can pre-tokenize differently.
 // Decode is the ByteLevel decoder with skip_special_tokens=False:
 // added tokens decode to their content. Decode(Encode(s)) == s for valid
 // UTF-8 s when the normalizer leaves s unchanged (for NFC models: when s is
