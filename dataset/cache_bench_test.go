@@ -176,7 +176,11 @@ func BenchmarkOpenWarm10x(b *testing.B) {
 			big = append(big, t) // shares the hash-id slices: no extra memory
 		}
 	}
-	if err := WriteCache(path, big, Identity{SourceType: "file", Traces: len(big)}); err != nil {
+	loc, err := Locate(context.Background(), src, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := writeCache(path, big, cacheMeta{Identity: Identity{SourceType: "file", Traces: len(big)}, Key: loc.Key}); err != nil {
 		b.Fatal(err)
 	}
 	fi, err := os.Stat(path)
