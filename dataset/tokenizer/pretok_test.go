@@ -30,7 +30,6 @@ var matcherTexts = []string{
 	"x\u0300\u0301 \u0300", "-foo +bar @baz #qux", "‘quote’ “dq” «g»", "≈≠∞ ∑ᵢ", "a\u200bb", "\ufeffbom",
 	"HTTPServer getHTTPResponse XMLHttpRequest IOError", "ǅemal ǈ ǋ", "ʰʲ ˈstress", "DON'T Don't don'T", "a/b//c\n/", "漢字かなカナ한글 中文English混合",
 	"ÀB\u0301c \u0301\u0301A", "\u0301", "x\u0301", "ABC\u0300", "aB", "Ab", "ABc", " ABC'S", "\u02b0A", "A\u02b0", "\u02b0\u02b0b",
-
 }
 
 // regexpComparable reports whether regexp2 can serve as the reference for s:
