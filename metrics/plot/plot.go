@@ -405,6 +405,8 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, error) {
 	pl.X.Label.Text = "time (s)"
 	pl.Y.Label.Text = pn.ylabel
 	pl.X.Min, pl.X.Max = 0, xmax
+	pl.X.Tick.Marker = compactTicks{}
+	pl.Y.Tick.Marker = compactTicks{}
 	pl.Legend.Top, pl.Legend.Left = true, true
 	pl.Legend.TextStyle.Font.Size = vg.Points(9)
 	pl.Add(plotter.NewGrid())

@@ -323,3 +323,12 @@ func TestCollectMergesWarmupSlices(t *testing.T) {
 		t.Errorf("points %v, want the warmup slice then the profiling slice", got)
 	}
 }
+
+func TestCompactTickLabels(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[float64]string{1.2e6: "1.2M", 250000: "250k", 0.5: "0.5", 40: "40", 0: "0", 3.5e9: "3.5G", -2000: "-2k"} {
+		if got := compact(v); got != want {
+			t.Errorf("compact(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
