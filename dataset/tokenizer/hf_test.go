@@ -493,3 +493,24 @@ func TestHFUnkToken(t *testing.T) {
 		t.Errorf("unknown unk_token: error %v", err)
 	}
 }
+
+// BenchmarkHFCountTokensSmall counts ~256-byte snippets one at a time, as
+// prompt synthesis does when it checks block boundaries.
+func BenchmarkHFCountTokensSmall(b *testing.B) {
+	text := codeText(b, 1<<20)
+	for _, name := range []string{"qwen3", "deepseek_v3"} {
+		b.Run(name, func(b *testing.B) {
+			tok := loadShared(b, name)
+			b.ReportAllocs()
+			b.SetBytes(256)
+			off := 0
+			for b.Loop() {
+				if off+256 > len(text) {
+					off = 0
+				}
+				_ = tok.CountTokens(text[off : off+256])
+				off += 256
+			}
+		})
+	}
+}
