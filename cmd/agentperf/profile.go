@@ -278,6 +278,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	}
 
 	// Exporters, scraper, live view.
+	benchID := uuid.NewString()
 	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: "agentperf " + version})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
@@ -291,14 +292,14 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		if slice <= 0 {
 			slice = time.Second
 		}
-		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf})
+		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
+			AIPerfVersion: "agentperf " + version, BenchmarkID: benchID, InputConfig: r.inputConfig()})
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}
 	pc := &phaseClock{duration: r.duration}
 	obs := &phaseObserver{scr: scr, lg: lg, pc: pc, started: processStart}
 
-	benchID := uuid.NewString()
 	cfg := replay.Config{
 		URL:                    url,
 		Endpoint:               p.endpoint,
