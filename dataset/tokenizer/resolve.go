@@ -89,8 +89,8 @@ func ResolveWith(spec string, opts ResolveOptions) (Tokenizer, error) {
 			return t, err
 		}
 	}
-	return nil, fmt.Errorf("tokenizer for %s@%s is not in the Hugging Face hub cache %s; tried:\n  %s\nfetch it with:\n  HF_HUB_CACHE=%s hf download %s tokenizer.json tokenizer_config.json\nor run with --tokenizer builtin (approximate token counts)",
-		repo, rev, root, strings.Join(tried, "\n  "), root, repo)
+	return nil, fmt.Errorf("tokenizer %s: no such file or folder, and model %s@%s is not in the Hugging Face hub cache %s; tried:\n  %s\nfetch it with:\n  HF_HUB_CACHE=%s hf download %s tokenizer.json tokenizer_config.json\nor run with --tokenizer builtin (approximate token counts)",
+		spec, repo, rev, root, strings.Join(tried, "\n  "), root, repo)
 }
 
 // loadFromDir loads the tokenizer in dir, or returns (nil, nil) after adding
