@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -115,6 +116,12 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	}
 	if p.url == "" {
 		return nil, usagef("--url is required (e.g. http://localhost:8000, or sim:// for the in-process simulator)")
+	}
+	if !strings.HasPrefix(p.url, "sim:") {
+		// Checked before anything is loaded or written.
+		if u, err := neturl.Parse(p.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", p.url)
+		}
 	}
 	if len(p.models) == 0 {
 		return nil, usagef("--model is required (the model name the server serves)")

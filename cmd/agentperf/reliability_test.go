@@ -98,6 +98,23 @@ func TestProfileBadInput(t *testing.T) {
 			wantCode: exitRunFailed, want: []string{"run aborted (warmup_failed)", "connection refused", "the server must answer warmup requests"}, artifacts: true,
 		},
 		{
+			name: "url without a scheme",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "localhost:8000", "--input-file", writeReliabilityCorpus(t, dir, traces)}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{`--url "localhost:8000"`, "http(s)://host[:port]"},
+		},
+		{
+			name: "unusable dataset cache directory falls back to memory",
+			args: func(t *testing.T, dir, out string) []string {
+				f := filepath.Join(dir, "a-file")
+				os.WriteFile(f, []byte("x"), 0o644)
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces),
+					"--dataset-cache-dir", filepath.Join(f, "cache")}, fastRunArgs(out)...)
+			},
+			wantCode: exitOK, want: []string{"dataset cache disabled", "loading into memory", "continuing without it"}, artifacts: true,
+		},
+		{
 			name: "conflicting datasets",
 			args: func(t *testing.T, dir, out string) []string {
 				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces), "--public-dataset", "synthetic"}, fastRunArgs(out)...)
@@ -141,8 +158,12 @@ func TestProfileBadInput(t *testing.T) {
 			}
 			if tc.artifacts {
 				checkArtifacts(t, out)
-			} else if _, err := os.Stat(filepath.Join(out, "profile_export.jsonl")); err == nil {
-				t.Errorf("an input error left a profile_export.jsonl behind")
+			} else if ents, err := os.ReadDir(out); err == nil {
+				for _, e := range ents {
+					if strings.HasPrefix(e.Name(), "profile_export") || strings.HasPrefix(e.Name(), "context_overflow") {
+						t.Errorf("an input error left %s behind", e.Name())
+					}
+				}
 			}
 		})
 	}
