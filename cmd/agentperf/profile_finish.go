@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,11 +170,19 @@ func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
 }
 
 // inputConfig is input_config: the resolved settings, secrets left out.
+// redactURL hides the password of a URL's user info (it is a credential).
+func redactURL(s string) string {
+	if u, err := neturl.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}
+
 func (r *profileRun) inputConfig() map[string]any {
 	p := r.p
 	cfg := map[string]any{
 		"scenario":                   r.scenario,
-		"url":                        p.url,
+		"url":                        redactURL(p.url),
 		"endpoint":                   p.endpoint,
 		"endpoint_type":              p.endpointType,
 		"model_names":                p.models,

@@ -224,8 +224,9 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 		hubToken  = "hf_HUBTOKEN0123456789abcdefSECRET"
 		bearer    = "bearer-0123456789-HEADERSECRET"
 		apiKeyArg = "sk-argv-0123456789-APIKEYSECRET"
+		urlPass   = "urlpass-0123456789-SECRET"
 	)
-	secrets := []string{hfToken, hubToken, bearer, apiKeyArg}
+	secrets := []string{hfToken, hubToken, bearer, apiKeyArg, urlPass}
 	cases := []struct {
 		name string
 		url  string
@@ -233,6 +234,7 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 	}{
 		{"run with faults", "sim://?zero-latency=true&fault-500-every=5&fault-reset-mid-stream-every=7", exitOK},
 		{"failed warmup", "http://127.0.0.1:1", exitRunFailed},
+		{"password in the url", "http://user:" + urlPass + "@127.0.0.1:1", exitRunFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
