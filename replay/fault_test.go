@@ -105,6 +105,9 @@ func TestServerFaults(t *testing.T) {
 		{name: "stall past the request timeout", query: "fault-stall-every=5&fault-stall-for=1h", fault: sim.FaultStall,
 			timeout: time.Second,
 			wantCat: metrics.CategoryTimeout, wantType: "Timeout", wantMsg: []string{"timeout mid-stream after"}},
+		{name: "slow first byte past the request timeout", query: "fault-slow-first-byte-every=5&fault-slow-first-byte-for=1h", fault: sim.FaultSlowFirstByte,
+			timeout: time.Second,
+			wantCat: metrics.CategoryTimeout, wantType: "Timeout", wantMsg: []string{"timeout before response headers"}},
 		{name: "malformed SSE", query: "fault-malformed-sse-every=5", fault: sim.FaultMalformedSSE,
 			wantCat: metrics.CategoryMalformed, wantType: "MalformedResponse", wantMsg: []string{"invalid JSON in SSE data"}},
 		{name: "stream error event", query: "fault-stream-error-every=5", fault: sim.FaultStreamError,
@@ -125,7 +128,7 @@ func TestServerFaults(t *testing.T) {
 			cfg.BenchmarkDuration = 1500 * time.Millisecond
 			cfg.InterTurnDelayCap = time.Millisecond
 			cfg.RequestTimeout = tc.timeout
-			if tc.fault == sim.FaultDown || tc.fault == sim.FaultStall {
+			if tc.fault == sim.FaultDown || tc.timeout == time.Second {
 				cfg.BenchmarkDuration = 3 * time.Second
 			}
 			res, err := Run(context.Background(), cfg)
@@ -285,6 +288,56 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 			}
 			if !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
 				t.Fatalf("abort message does not name the flag: %s", res.AbortMessage)
+			}
+		})
+	}
+}
+
+// TestStalledRequestsAreCancelled: requests stalled for an hour (no request
+// timeout) are cancelled once the grace period after the duration, or
+// after a cancellation of ctx, has passed: Run returns, each becomes a
+// cancelled record (not an error), and the accounting adds up.
+func TestStalledRequestsAreCancelled(t *testing.T) {
+	for _, viaCtx := range []bool{false, true} {
+		name := "after the duration"
+		if viaCtx {
+			name = "after ctx is cancelled"
+		}
+		t.Run(name, func(t *testing.T) {
+			// 3 lanes; requests 4, 8, … stall, so every lane soon holds one.
+			srv := startFaultSim(t, "zero-latency=true&fault-stall-every=4&fault-stall-for=1h")
+			sink, ovf := &memSink{}, &memSink{}
+			cfg := testConfig(t, srv.URL, testCorpus(t, 6), sink, ovf)
+			cfg.InterTurnDelayCap = time.Millisecond
+			cfg.GracePeriod = 300 * time.Millisecond
+			ctx := context.Background()
+			if viaCtx {
+				cfg.BenchmarkDuration = time.Hour
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 700*time.Millisecond)
+				defer cancel()
+			} else {
+				cfg.BenchmarkDuration = 700 * time.Millisecond
+			}
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSimAccounting(t, res, srv, sink, ovf, true)
+			if res.Cancelled != viaCtx || res.Aborted != "" {
+				t.Fatalf("Cancelled = %v, Aborted = %q", res.Cancelled, res.Aborted)
+			}
+			a := res.Accounting
+			if a.Cancelled != cfg.Concurrency || a.ProfilingErrors != 0 {
+				t.Fatalf("accounting %+v: want one cancelled request per lane (%d) and no errors", a, cfg.Concurrency)
+			}
+			for _, r := range sink.records() {
+				if !r.Cancelled {
+					continue
+				}
+				if r.Error == nil || r.Error.Category != metrics.CategoryCancelled || !strings.Contains(r.Error.Message, "request cancelled mid-stream") || r.CancellationNs == 0 {
+					t.Fatalf("cancelled record: %+v error %+v", r, r.Error)
+				}
 			}
 		})
 	}
