@@ -283,6 +283,7 @@ func checkTurnInvariants(t *testing.T, c *Conversation, tr *dataset.Trace) {
 // tokens), that the kept prefix is sent as the same bytes in messages of
 // the same roles as in the previous turn.
 func TestRealTraceInvariants(t *testing.T) {
+	skipUnderRace(t)
 	traces := realTraces(t)
 	if testing.Short() {
 		traces = traces[:20]

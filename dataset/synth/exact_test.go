@@ -97,6 +97,7 @@ func exactnessReport(t *testing.T, s *Synthesizer, traces []dataset.Trace) (turn
 // the 200 real traces, the synthesized message contents re-encode, with the
 // real tokenizer, to exactly the recorded in tokens.
 func TestExactnessRealCorpus(t *testing.T) {
+	skipUnderRace(t)
 	traces := realTraces(t)
 	for _, name := range []string{"deepseek_v3", "qwen3"} {
 		t.Run(name, func(t *testing.T) {
@@ -112,6 +113,7 @@ func TestExactnessRealCorpus(t *testing.T) {
 // TestExactnessBuiltin is the fast variant with the builtin tokenizer over
 // the first traces of the sample.
 func TestExactnessBuiltin(t *testing.T) {
+	skipUnderRace(t)
 	traces := realTraces(t)
 	if testing.Short() {
 		traces = traces[:40]
@@ -133,5 +135,16 @@ func checkExact(t *testing.T, s *Synthesizer, traces []dataset.Trace) {
 			show = show[:30]
 		}
 		t.Fatalf("%d of %d turns/segments are not exact:\n%s", len(misses), turns, strings.Join(show, "\n"))
+	}
+}
+
+// skipUnderRace skips the whole-corpus tests under -race: they re-encode
+// ~100M tokens single-mindedly and the race detector makes them ten times
+// slower without finding anything (TestConcurrentLanes covers concurrent
+// use). .ci/run runs them again without -race.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("whole-corpus test skipped under -race; run `go test -run 'TestExactness|TestRealTraceInvariants' ./dataset/synth` without -race (CI does)")
 	}
 }
