@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,25 +20,7 @@ import (
 // (next to the module root), skipping the test when it is absent.
 func cacheSharedTraces(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found; cannot locate ../shared/traces")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace corpus %s not present (expected next to the module at ../shared/traces): %v", p, err)
-	}
-	return p
+	return testshared.Path(t, filepath.Join("traces", name))
 }
 
 // cacheLog collects Logf output.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,25 +18,7 @@ import (
 // test when it (or the named entry in it) is absent.
 func readTestSharedDir(tb testing.TB, entry string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", entry)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("shared test data %s is absent (%v); these tests need ../shared next to the module", p, err)
-	}
-	return p
+	return testshared.Path(tb, entry)
 }
 
 // refCounts are corpus counts computed from the raw JSON with

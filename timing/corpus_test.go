@@ -1,9 +1,9 @@
 package timing
 
 import (
+	"github.com/agentperf/agentperf/internal/testshared"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,25 +15,7 @@ import (
 // the test when it is absent.
 func sharedTraces(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", "kvct-200.jsonl.zst")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus %s not available: %v", p, err)
-	}
-	return p
+	return testshared.Path(t, filepath.Join("traces", "kvct-200.jsonl.zst"))
 }
 
 // TestRealCorpus builds the scheduler's view of the shared sample corpus and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,24 +15,7 @@ import (
 // skipping when it is absent.
 func cacheTestCorpus(t *testing.T, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("module root not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace corpus %s not present: %v", p, err)
-	}
-	return p
+	return testshared.Path(t, filepath.Join("traces", name))
 }
 
 // TestDatasetCacheCommands walks the cache subcommands through a build, a

@@ -2,7 +2,7 @@ package synth
 
 import (
 	"fmt"
-	"os"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,25 +15,7 @@ import (
 // the test when it is absent.
 func sharedPath(tb testing.TB, rel string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", rel)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("%s is absent (shared test data lives in ../shared next to the module); skipping", p)
-	}
-	return p
+	return testshared.Path(tb, rel)
 }
 
 var (

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,25 +18,7 @@ import (
 // (relative to the module root), skipping the test when it is absent.
 func sharedTokenizer(tb testing.TB, name string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "tokenizers", name+".tokenizer.json.zst")
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("real tokenizer %s not available (%v): skipping", name, err)
-	}
-	return p
+	return testshared.Path(tb, filepath.Join("tokenizers", name+".tokenizer.json.zst"))
 }
 
 var (
