@@ -270,20 +270,24 @@ func (k *conn) transportError(err error, where string) *metrics.Error {
 		return &metrics.Error{Type: "RequestCancellationError", Message: "request cancelled " + where, Category: metrics.CategoryCancelled}
 	}
 	cat, typ, what := metrics.CategoryTransport, "TransportError", "transport error"
-	// fasthttp.ErrBrokenChunk (a stream cut inside a chunk) hides its cause
-	// from errors.Is, so the cause's text is matched as well.
 	text := err.Error()
+	// fasthttp.ErrBrokenChunk (a stream cut inside the chunked framing) has
+	// no Unwrap: its cause is only in its text, so for it alone the text is
+	// matched (fasthttp v1.78).
+	var bc fasthttp.ErrBrokenChunk
+	broken := errors.As(err, &bc)
+	brokenBy := func(cause string) bool { return broken && strings.Contains(text, cause) }
 	switch {
 	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
 		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed),
-		strings.Contains(text, syscall.ECONNRESET.Error()):
+		brokenBy(syscall.ECONNRESET.Error()), brokenBy(io.EOF.Error()):
 		typ, what = "ConnectionReset", "connection reset"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		typ, what = "ConnectionRefused", "connection refused"
 	}
 	var ne net.Error
-	if (errors.As(err, &ne) && ne.Timeout()) || strings.Contains(text, os.ErrDeadlineExceeded.Error()) {
+	if (errors.As(err, &ne) && ne.Timeout()) || brokenBy(os.ErrDeadlineExceeded.Error()) {
 		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
 	}
 	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %s", what, where, text), Category: cat}

@@ -2,10 +2,17 @@ package replay
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/sim"
@@ -338,6 +345,35 @@ func TestStalledRequestsAreCancelled(t *testing.T) {
 				if r.Error == nil || r.Error.Category != metrics.CategoryCancelled || !strings.Contains(r.Error.Message, "request cancelled mid-stream") || r.CancellationNs == 0 {
 					t.Fatalf("cancelled record: %+v error %+v", r, r.Error)
 				}
+			}
+		})
+	}
+}
+
+// TestTransportErrorClassification pins the classification of the errors
+// fasthttp and the net package return. fasthttp.ErrBrokenChunk cannot be
+// built outside fasthttp; the "reset mid-stream" case of TestServerFaults
+// produces one over a real connection.
+func TestTransportErrorClassification(t *testing.T) {
+	k := &conn{}
+	cases := []struct {
+		name     string
+		err      error
+		cat, typ string
+	}{
+		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, metrics.CategoryTransport, "ConnectionReset"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, metrics.CategoryTransport, "ConnectionRefused"},
+		{"fasthttp timeout", fasthttp.ErrTimeout, metrics.CategoryTimeout, "Timeout"},
+		{"deadline", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, metrics.CategoryTimeout, "Timeout"},
+		{"closed before the first byte", fasthttp.ErrConnectionClosed, metrics.CategoryTransport, "ConnectionReset"},
+		{"unexpected EOF", io.ErrUnexpectedEOF, metrics.CategoryTransport, "ConnectionReset"},
+		{"other", errors.New("tls: bad certificate"), metrics.CategoryTransport, "TransportError"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := k.transportError(tc.err, "mid-stream")
+			if e.Category != tc.cat || e.Type != tc.typ || !strings.Contains(e.Message, "mid-stream") {
+				t.Fatalf("%v → %+v, want %s/%s", tc.err, *e, tc.cat, tc.typ)
 			}
 		})
 	}
