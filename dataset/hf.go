@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/hfhub"
 	"os"
 	"path/filepath"
 	"sort"
@@ -199,34 +200,7 @@ func validRepoPart(s string) bool {
 // HubCacheDir returns the Hugging Face hub cache directory the way the hf
 // CLI and InferenceX find it: HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE,
 // else $HF_HOME/hub, else ~/.cache/huggingface/hub (with HOME from getenv).
-func HubCacheDir(getenv func(string) string) string {
-	if d := getenv("HF_HUB_CACHE"); d != "" {
-		return d
-	}
-	if d := getenv("HUGGINGFACE_HUB_CACHE"); d != "" {
-		return d
-	}
-	if d := getenv("HF_HOME"); d != "" {
-		return filepath.Join(d, "hub")
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".cache", "huggingface", "hub")
-}
-
-func isCommitHash(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func HubCacheDir(getenv func(string) string) string { return hfhub.CacheDir(getenv) }
 
 // ResolveHF finds ref's file in the local hub cache and returns its path
 // and the commit it belongs to. The layout is the hf CLI's:
@@ -250,30 +224,20 @@ func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit strin
 		return "", "", fmt.Errorf("resolve HF dataset: unsafe file name %q", file)
 	}
 	root := HubCacheDir(getenv)
-	org, name, _ := strings.Cut(ref.Repo, "/")
-	repoDir := filepath.Join(root, "datasets--"+org+"--"+name)
 	var tried []string
 	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s", root, ref.Repo, ref.rev(), file)
 	notFound := func(why string) (string, string, error) {
 		return "", "", fmt.Errorf("HF dataset %s@%s is not in the hub cache (%s); tried:\n  %s\nfetch it with:\n  %s",
 			ref.Repo, ref.rev(), why, strings.Join(tried, "\n  "), fetch)
 	}
-	rev := ref.rev()
-	if isCommitHash(rev) {
-		commit = rev
-	} else {
-		refPath := filepath.Join(repoDir, "refs", filepath.FromSlash(rev))
-		tried = append(tried, refPath)
-		b, rerr := os.ReadFile(refPath)
-		if rerr != nil {
-			return notFound(fmt.Sprintf("no ref %q", rev))
-		}
-		commit = strings.TrimSpace(string(b))
-		if !isCommitHash(commit) {
-			return "", "", fmt.Errorf("resolve HF dataset %s: %s holds %q, not a 40-hex commit; the hub cache is damaged, re-run: %s", ref.Repo, refPath, commit, fetch)
-		}
+	snap, commit, tried, err := hfhub.Snapshot(root, hfhub.KindDataset, ref.Repo, ref.rev())
+	if errors.Is(err, hfhub.ErrNotCached) {
+		return notFound(fmt.Sprintf("no ref %q", ref.rev()))
 	}
-	path = filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(file))
+	if err != nil {
+		return "", "", fmt.Errorf("resolve HF dataset %s: %w; re-run: %s", ref.Repo, err, fetch)
+	}
+	path = filepath.Join(snap, filepath.FromSlash(file))
 	tried = append(tried, path)
 	if fi, serr := os.Stat(path); serr != nil || fi.IsDir() {
 		return notFound(fmt.Sprintf("no %s in snapshot %s", file, commit))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/hfhub"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,25 +66,12 @@ func ResolveWith(spec string, opts ResolveOptions) (Tokenizer, error) {
 	if !ok {
 		return nil, fmt.Errorf("tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name); pass a tokenizer.json, a folder, a model id in the local hub cache, or 'builtin'", spec)
 	}
-	root := hubCacheDir(getenv)
-	org, name, _ := strings.Cut(repo, "/")
-	repoDir := filepath.Join(root, "models--"+org+"--"+name)
-	var tried []string
-	commit := rev
-	if !isHexCommit(rev) {
-		refPath := filepath.Join(repoDir, "refs", filepath.FromSlash(rev))
-		tried = append(tried, refPath)
-		b, err := os.ReadFile(refPath)
-		commit = ""
-		if err == nil {
-			commit = strings.TrimSpace(string(b))
-			if !isHexCommit(commit) {
-				return nil, fmt.Errorf("tokenizer for %s: %s holds %q, not a 40-hex commit: the hub cache is damaged; fetch again with: hf download %s tokenizer.json tokenizer_config.json", repo, refPath, clipString(commit), repo)
-			}
-		}
+	root := hfhub.CacheDir(getenv)
+	snap, _, tried, err := hfhub.Snapshot(root, hfhub.KindModel, repo, rev)
+	if err != nil && !errors.Is(err, hfhub.ErrNotCached) {
+		return nil, fmt.Errorf("tokenizer for %s: %w; fetch again with: hf download %s tokenizer.json tokenizer_config.json", repo, err, repo)
 	}
-	if commit != "" {
-		snap := filepath.Join(repoDir, "snapshots", commit)
+	if err == nil {
 		t, err := loadFromDir(snap, spec, opts, &tried)
 		if err != nil || t != nil {
 			return t, err
@@ -174,37 +162,6 @@ func validHubName(s string) bool {
 		}
 	}
 	return true
-}
-
-func isHexCommit(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// hubCacheDir is the Hugging Face hub cache: HF_HUB_CACHE, else
-// HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
-func hubCacheDir(getenv func(string) string) string {
-	if d := getenv("HF_HUB_CACHE"); d != "" {
-		return d
-	}
-	if d := getenv("HUGGINGFACE_HUB_CACHE"); d != "" {
-		return d
-	}
-	if d := getenv("HF_HOME"); d != "" {
-		return filepath.Join(d, "hub")
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".cache", "huggingface", "hub")
 }
 
 // Config is the part of a tokenizer_config.json this package reads.
