@@ -297,8 +297,8 @@ func toStrings(v any) []string {
 	return out
 }
 
-// TestProfileSignals runs the real binary and interrupts it: SIGINT during
-// the warmup, SIGINT and SIGTERM during profiling each leave a complete,
+// TestProfileSignals runs the real binary and interrupts it: SIGINT and
+// SIGTERM during the warmup and during profiling each leave a complete,
 // parseable artifact set marked cancelled and exit 130; a second SIGINT
 // exits at once (130) even while every request is stalled and the grace
 // period is an hour.
@@ -330,6 +330,8 @@ func TestProfileSignals(t *testing.T) {
 	}{
 		{name: "SIGINT during warmup", url: "sim://?prefill-tokens-per-sec=2000", grace: "1",
 			waitFor: "warmup: ", signals: []os.Signal{os.Interrupt}, complete: true},
+		{name: "SIGTERM during warmup", url: "sim://?prefill-tokens-per-sec=2000", grace: "1",
+			waitFor: "warmup: ", signals: []os.Signal{syscall.SIGTERM}, complete: true},
 		{name: "SIGINT during profiling", url: "sim://?zero-latency=true", grace: "2",
 			waitFor: "profiling: started", signals: []os.Signal{os.Interrupt}, complete: true},
 		{name: "SIGTERM during profiling", url: "sim://?zero-latency=true", grace: "2",
@@ -391,7 +393,7 @@ func TestProfileSignals(t *testing.T) {
 			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
 				t.Fatalf("exit %v, want %d\nstderr:\n%s", werr, exitInterrupted, stderr.String())
 			}
-			if len(tc.signals) > 1 {
+			if !tc.complete {
 				if !strings.Contains(stderr.String(), "second signal: exiting at once") {
 					t.Fatalf("stderr does not say it exits at once:\n%s", stderr.String())
 				}
@@ -452,4 +454,41 @@ func waitForLog(path, want string, exited <-chan error, limit time.Duration) boo
 		}
 	}
 	return false
+}
+
+// TestProfileFullDiskExitsNonZero writes the artifacts to a 256 KiB tmpfs
+// that fills up during the run: the write errors are reported ("no space
+// left on device") and the exit code is 1. It needs mount(8) and the right
+// to mount (root in a container that allows it); otherwise it is skipped.
+func TestProfileFullDiskExitsNonZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", mnt, err, out)
+		}
+	})
+	clearAIPerfEnv(t)
+	out := filepath.Join(mnt, "artifacts")
+	args := append([]string{"profile", "--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=3"}, fastRunArgs(out)...)
+	args = append(args, "--benchmark-duration", "2")
+	code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+	if code != exitRunFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRunFailed, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "writing the request exports failed") || !strings.Contains(stderr, "no space left on device") {
+		t.Fatalf("stderr does not report the full disk:\n%s", stderr)
+	}
+	// Temporary files of the atomic writes are not left behind.
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
 }
