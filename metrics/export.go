@@ -2,8 +2,8 @@ package metrics
 
 import (
 	"fmt"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,29 +24,7 @@ const (
 // writeFileAtomic writes data to dir/name through a temporary file that is
 // synced and renamed into place.
 func writeFileAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared and uploaded
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
-	}
-	return nil
+	return atomicfile.WriteBytes(filepath.Join(dir, name), data)
 }
 
 // statObj is the stat object of schemas §2.2 for a per-record metric.

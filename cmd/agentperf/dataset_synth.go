@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -84,43 +83,29 @@ func writeCorpus(path string, stdout io.Writer, traces []dataset.Trace) error {
 	if !strings.HasSuffix(base, ".jsonl") {
 		return usagef("dataset synth: output %s: the name must end in .jsonl, .jsonl.zst or .jsonl.gz", path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		var closeEnc func() error
+		switch {
+		case strings.HasSuffix(path, ".zst"):
+			enc, err := zstd.NewWriter(w)
+			if err != nil {
+				return err
+			}
+			w, closeEnc = enc, enc.Close
+		case strings.HasSuffix(path, ".gz"):
+			enc := gzip.NewWriter(w)
+			w, closeEnc = enc, enc.Close
+		}
+		if err := dataset.WriteJSONL(w, traces); err != nil {
+			return err
+		}
+		if closeEnc != nil {
+			return closeEnc()
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("dataset synth: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	var w io.Writer = tmp
-	var closeEnc func() error
-	switch {
-	case strings.HasSuffix(path, ".zst"):
-		enc, err := zstd.NewWriter(tmp)
-		if err != nil {
-			tmp.Close()
-			return fmt.Errorf("dataset synth: %w", err)
-		}
-		w, closeEnc = enc, enc.Close
-	case strings.HasSuffix(path, ".gz"):
-		enc := gzip.NewWriter(tmp)
-		w, closeEnc = enc, enc.Close
-	}
-	err = dataset.WriteJSONL(w, traces)
-	if err == nil && closeEnc != nil {
-		err = closeEnc()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("dataset synth: write %s: %w", path, err)
 	}
 	return nil
 }

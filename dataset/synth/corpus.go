@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -450,41 +451,9 @@ func loadOrBuildCorpus(tok tokenizer.Tokenizer, seed int64, size int, dir string
 
 // writeFileAtomic writes b to path through a fsynced temp file and a rename,
 // then fsyncs the directory.
-func writeFileAtomic(path string, b []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	// CreateTemp makes 0600; a cache directory shared by several users (as
-	// InferenceX mounts one) needs the file readable by the others.
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if _, err = f.Write(b); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteBytes(path, b)
 }

@@ -1,12 +1,11 @@
 package plot
 
 import (
-	"bufio"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"image/color"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
 	gplot "gonum.org/v1/plot"
@@ -460,31 +459,8 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, error) {
 }
 
 func writePNG(path string, img *vgimg.Canvas) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	bw := bufio.NewWriter(f)
-	_, werr := vgimg.PngCanvas{Canvas: img}.WriteTo(bw)
-	if werr == nil {
-		werr = bw.Flush()
-	}
-	if werr == nil {
-		werr = f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+		return err
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"io"
 	"math"
 	"os"
@@ -91,26 +92,7 @@ func WriteFiles(dir string, ex *Export) error {
 	return writeAtomic(filepath.Join(dir, CSVFile), cb.Bytes())
 }
 
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w (is the artifact directory writable?)", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	merr := f.Chmod(0o644) // CreateTemp makes 0600; artifacts are shared
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := firstErr(werr, merr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+func writeAtomic(path string, data []byte) error { return atomicfile.WriteBytes(path, data) }
 
 func firstErr(errs ...error) error {
 	for _, e := range errs {
