@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -374,6 +375,38 @@ func TestTransportErrorClassification(t *testing.T) {
 			e := k.transportError(tc.err, "mid-stream")
 			if e.Category != tc.cat || e.Type != tc.typ || !strings.Contains(e.Message, "mid-stream") {
 				t.Fatalf("%v → %+v, want %s/%s", tc.err, *e, tc.cat, tc.typ)
+			}
+		})
+	}
+}
+
+// TestFailedRequestThresholdArmingFloor: the server goes down for good right
+// after the warmup (one request per lane), so every profiling request fails
+// and the check fires on the record that arms it: max(concurrency, 10).
+func TestFailedRequestThresholdArmingFloor(t *testing.T) {
+	for _, tc := range []struct{ lanes, floor int }{{3, 10}, {12, 12}} {
+		t.Run(strconv.Itoa(tc.lanes)+" lanes", func(t *testing.T) {
+			srv := startFaultSim(t, "zero-latency=true&fault-down-for=1h&fault-down-after-requests="+strconv.Itoa(tc.lanes))
+			sink, ovf := &memSink{}, &memSink{}
+			cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, ovf)
+			cfg.Concurrency = tc.lanes
+			cfg.BenchmarkDuration = 10 * time.Second
+			cfg.InterTurnDelayCap = time.Millisecond
+			cfg.FailedRequestThreshold = 0.5
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSimAccounting(t, res, srv, sink, ovf, false)
+			if res.Aborted != AbortFailedRequestThreshold {
+				t.Fatalf("Aborted = %q (%s)", res.Aborted, res.AbortMessage)
+			}
+			want := fmt.Sprintf("%d of %d profiling requests failed", tc.floor, tc.floor)
+			if !strings.Contains(res.AbortMessage, want) || !strings.Contains(res.AbortMessage, fmt.Sprintf("checked once %d records were in", tc.floor)) {
+				t.Fatalf("abort message %q, want it to fire at %d records", res.AbortMessage, tc.floor)
+			}
+			if res.Accounting.WarmupOK != tc.lanes || res.Accounting.ProfilingOK != 0 {
+				t.Fatalf("accounting %+v", res.Accounting)
 			}
 		})
 	}
