@@ -91,6 +91,15 @@ func TestProfileBadInput(t *testing.T) {
 			wantCode: exitUsage, want: []string{"--tokenizer /nope", `"/nope": no such file or folder`, "'builtin'"},
 		},
 		{
+			name: "tokenizer model id not in the hub cache",
+			args: func(t *testing.T, dir, out string) []string {
+				t.Setenv("HF_HUB_CACHE", "")
+				t.Setenv("HF_HOME", filepath.Join(dir, "hf"))
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeReliabilityCorpus(t, dir, traces), "--tokenizer", "nosuchorg/nosuchmodel"}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"not in the Hugging Face hub cache", "tried:", filepath.Join("hf", "hub", "models--nosuchorg--nosuchmodel"), "hf download nosuchorg/nosuchmodel", "--tokenizer builtin"},
+		},
+		{
 			name: "wrong url: connection refused fails the warmup",
 			args: func(t *testing.T, dir, out string) []string {
 				return append([]string{"--url", "http://127.0.0.1:1", "--input-file", writeReliabilityCorpus(t, dir, traces), "--connect-timeout-seconds", "5"}, fastRunArgs(out)...)
