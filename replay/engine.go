@@ -196,6 +196,7 @@ type session struct {
 	marker  string
 	trace   int
 	conv    *synth.Conversation
+	convErr error // why conv is nil
 	models  modelMap
 	replies map[int]string
 }
@@ -370,6 +371,7 @@ func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
 		}
 		if err != nil {
 			c.Logf("trace %s: cannot build its conversation: %v", tr.ID, err)
+			l.sess.convErr = err
 		}
 	}
 	sess := l.sess
@@ -415,7 +417,7 @@ func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
 	body := appendBodyHead(l.body[:0], p)
 	var err error
 	if sess.conv == nil {
-		err = fmt.Errorf("trace %s has no conversation", tr.ID)
+		err = fmt.Errorf("trace %s: cannot build its prompts: %v", tr.ID, sess.convErr)
 	} else if !c.LiveAssistant && (c.CacheBust == scenario.CacheBustFirstTurnPrefix || sess.marker == "") {
 		body, err = sess.conv.AppendMessagesJSON(body, s.Turn, sess.marker)
 	} else {

@@ -411,3 +411,32 @@ func TestFailedRequestThresholdArmingFloor(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptSynthesisFailureIsRecordedWithItsCause: a trace whose prompts
+// cannot be built (its system prefix needs more blocks than its first
+// request has) makes error records whose message says why, not only that
+// it failed; a warmup on it aborts with that cause.
+func TestPromptSynthesisFailureIsRecordedWithItsCause(t *testing.T) {
+	srv := startFaultSim(t, "zero-latency=true")
+	traces := testCorpus(t, 1)
+	traces[0].SystemTokens = 64 * (len(traces[0].Requests[0].HashIDs) + 10)
+	sink, ovf := &memSink{}, &memSink{}
+	cfg := testConfig(t, srv.URL, traces, sink, ovf)
+	cfg.Concurrency = 1
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSimAccounting(t, res, srv, sink, ovf, false) // never reached the server
+	if res.Aborted != AbortWarmupFailed {
+		t.Fatalf("Aborted = %q (%s)", res.Aborted, res.AbortMessage)
+	}
+	recs := sink.records()
+	if len(recs) != 1 || recs[0].Error == nil || recs[0].Error.Type != "PromptSynthesisError" {
+		t.Fatalf("records %+v", recs)
+	}
+	msg := recs[0].Error.Message
+	if !strings.Contains(msg, traces[0].ID) || !strings.Contains(msg, "system") || !strings.Contains(res.AbortMessage, msg) {
+		t.Fatalf("record message %q / abort %q do not give the cause", msg, res.AbortMessage)
+	}
+}
