@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/agentperf/agentperf/dataset"
 )
@@ -82,6 +85,33 @@ func TestProfileBadInput(t *testing.T) {
 				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeMalformedCorpus(t, dir, traces), "--skip-invalid-traces"}, fastRunArgs(out)...)
 			},
 			wantCode: exitOK, want: []string{"1 invalid skipped", "skipped: ", "bad.jsonl:2"}, artifacts: true,
+		},
+		{
+			name: "truncated gzip corpus",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeTruncated(t, dir, traces, "gz")}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"corpus.jsonl.gz", "(gzip)", "unexpected EOF"},
+		},
+		{
+			name: "truncated zstd corpus",
+			args: func(t *testing.T, dir, out string) []string {
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", writeTruncated(t, dir, traces, "zst")}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"corpus.jsonl.zst", "(zstd)", "unexpected EOF"},
+		},
+		{
+			name: "directory with an invalid trace",
+			args: func(t *testing.T, dir, out string) []string {
+				d := filepath.Join(dir, "traces")
+				os.Mkdir(d, 0o755)
+				var b bytes.Buffer
+				dataset.WriteJSONL(&b, traces[:1])
+				os.WriteFile(filepath.Join(d, "a.json"), b.Bytes(), 0o644)
+				os.WriteFile(filepath.Join(d, "b.json"), []byte(`{"id":"neg","requests":[{"t":0,"type":"n","in":-5}]}`), 0o644)
+				return append([]string{"--url", "sim://?zero-latency=true", "--input-file", d}, fastRunArgs(out)...)
+			},
+			wantCode: exitUsage, want: []string{"b.json:1", `trace "neg"`, "requests[0].in", "got -5"},
 		},
 		{
 			name: "missing tokenizer",
@@ -190,6 +220,34 @@ func writeMalformedCorpus(t *testing.T, dir string, traces []dataset.Trace) stri
 	bad := lines[0] + `{"id":"broken","requests":[` + "\n" + strings.Join(lines[1:], "")
 	p := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(p, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeTruncated writes the corpus compressed with gzip or zstd (ext) and
+// cuts it in half.
+func writeTruncated(t *testing.T, dir string, traces []dataset.Trace, ext string) string {
+	t.Helper()
+	var plain, packed bytes.Buffer
+	if err := dataset.WriteJSONL(&plain, traces); err != nil {
+		t.Fatal(err)
+	}
+	switch ext {
+	case "gz":
+		w := gzip.NewWriter(&packed)
+		w.Write(plain.Bytes())
+		w.Close()
+	case "zst":
+		w, err := zstd.NewWriter(&packed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(plain.Bytes())
+		w.Close()
+	}
+	p := filepath.Join(dir, "corpus.jsonl."+ext)
+	if err := os.WriteFile(p, packed.Bytes()[:packed.Len()/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
