@@ -112,6 +112,12 @@ func (k *conn) close() {
 	k.hc.CloseIdleConnections()
 	fasthttp.ReleaseRequest(k.req)
 	fasthttp.ReleaseResponse(k.resp)
+	// fasthttp's connection cleaner goroutine keeps k.hc, and through its
+	// Dial closure k, alive for up to MaxIdleConnDuration after Run
+	// returns: drop the buffers so only the small structs linger.
+	k.req, k.resp = nil, nil
+	k.lines = lineReader{}
+	k.liveText = nil
 }
 
 // exchange is the outcome of one HTTP exchange.
