@@ -419,20 +419,29 @@ func TestProfileSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			// done is closed once the process exited; werr is then its
+			// exit status (stdout and stderr are complete).
+			var werr error
+			done := make(chan struct{})
+			go func() { werr = cmd.Wait(); close(done) }()
 			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
+				select {
+				case <-done:
+				default:
 					cmd.Process.Kill()
 					<-done
 				}
 			})
 			logPath := filepath.Join(out, "logs", "aiperf.log")
 			if !waitForLog(logPath, tc.waitFor, done, 60*time.Second) {
-				t.Fatalf("%q never appeared in %s\nstderr:\n%s", tc.waitFor, logPath, stderr.String())
+				select {
+				case <-done:
+					t.Fatalf("exited (%v) before %q appeared in %s\nstderr:\n%s", werr, tc.waitFor, logPath, stderr.String())
+				default:
+					t.Fatalf("%q never appeared in %s", tc.waitFor, logPath)
+				}
 			}
 			time.Sleep(300 * time.Millisecond) // let requests be in flight
-			var werr error
 			exited := false
 			for i, s := range tc.signals {
 				if err := cmd.Process.Signal(s); err != nil {
@@ -441,7 +450,7 @@ func TestProfileSignals(t *testing.T) {
 				if i < len(tc.signals)-1 {
 					// The first signal must not end a stalled run by itself.
 					select {
-					case werr = <-done:
+					case <-done:
 						t.Fatalf("exited after the first signal although requests are stalled and the grace period is long: %v\nstderr:\n%s", werr, stderr.String())
 					case <-time.After(time.Second):
 					}
@@ -449,12 +458,12 @@ func TestProfileSignals(t *testing.T) {
 			}
 			// Generous bound, only to turn a hang into a failure.
 			select {
-			case werr = <-done:
+			case <-done:
 				exited = true
 			case <-time.After(90 * time.Second):
 			}
 			if !exited {
-				t.Fatalf("still running 90 s after the signal\nstderr:\n%s", stderr.String())
+				t.Fatalf("still running 90 s after the signal")
 			}
 			var ee *exec.ExitError
 			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
@@ -508,7 +517,7 @@ func cleanEnv(cacheDir string) []string {
 
 // waitForLog polls path until it contains want; false when the process
 // exited first or the time ran out.
-func waitForLog(path, want string, exited <-chan error, limit time.Duration) bool {
+func waitForLog(path, want string, exited <-chan struct{}, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(want)) {
