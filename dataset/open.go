@@ -421,7 +421,14 @@ func load(ctx context.Context, plan sourcePlan, opt Options) ([]Trace, cacheMeta
 func selectTraces(traces []Trace, rs ReadStats, plan sourcePlan, opt Options) ([]Trace, cacheMeta, error) {
 	sel, ss, err := Select(traces, opt.Select)
 	if err != nil {
-		return nil, cacheMeta{}, err
+		src := plan.path
+		if src == "" {
+			src = plan.ident.Path
+		}
+		if rs.Skipped > 0 {
+			return nil, cacheMeta{}, fmt.Errorf("%s: %w (%d invalid traces were skipped)", src, err, rs.Skipped)
+		}
+		return nil, cacheMeta{}, fmt.Errorf("%s: %w", src, err)
 	}
 	id := plan.ident
 	id.Traces = len(sel)
