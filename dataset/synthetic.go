@@ -142,6 +142,7 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 		ToolTokens:   clampInt(int(lognormal(rng, 11800, 0.12)), 7000, 17000),
 		SystemTokens: clampInt(int(lognormal(rng, 2800, 0.3)), 600, 7000),
 	}
+	capPrefix(&t.ToolTokens, &t.SystemTokens, opt.MaxContext)
 	lo, hi := float64(opt.MinTurns), float64(opt.MaxTurns)
 	turns := int(math.Round(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))))
 	sysTokens := t.ToolTokens + t.SystemTokens
@@ -266,6 +267,7 @@ func (s *synthState) subagent(parentToolTokens int, parentIDs []uint32, after in
 		ToolTokens:   clampInt(int(lognormal(rng, 7800, 0.1)), 4000, 12000),
 		SystemTokens: clampInt(int(lognormal(rng, 950, 0.2)), 300, 3000),
 	}
+	capPrefix(&sub.ToolTokens, &sub.SystemTokens, opt.MaxContext)
 	shared := min(sub.ToolTokens, parentToolTokens) / 64 / 2
 	shared = min(shared, len(parentIDs))
 	n := 2 + rng.IntN(14)
@@ -487,4 +489,18 @@ func appendSubagent(b []byte, s *Subagent) []byte {
 	b = appendInt(b, "tool_tokens", s.ToolTokens)
 	b = appendInt(b, "system_tokens", s.SystemTokens)
 	return append(b, '}')
+}
+
+// capPrefix scales the tool and system prompt sizes down so that, under a
+// small MaxContext, the fixed prefix takes at most a quarter of the window
+// and every request still has room for its own input.
+func capPrefix(tool, system *int, maxContext int) {
+	if maxContext <= 0 {
+		return
+	}
+	limit := maxContext / 4
+	if sum := *tool + *system; sum > limit && sum > 0 {
+		*tool = *tool * limit / sum
+		*system = *system * limit / sum
+	}
 }

@@ -223,3 +223,19 @@ func BenchmarkSynthesize(b *testing.B) {
 		Synthesize(SynthOptions{Seed: 1, Subagents: true})
 	}
 }
+
+func TestSynthesizeSmallContextKeepsPrefixesBuildable(t *testing.T) {
+	for _, mc := range []int{4096, 16384} {
+		for _, tr := range Synthesize(SynthOptions{Seed: 9, Traces: 10, Subagents: true, MaxContext: mc}) {
+			sys := tr.ToolTokens + tr.SystemTokens
+			if sys > mc/4 {
+				t.Fatalf("MaxContext %d: trace %s system prefix %d tokens exceeds a quarter of the window", mc, tr.ID, sys)
+			}
+			for i, r := range tr.Requests {
+				if r.In < sys || r.In+r.Out > mc {
+					t.Fatalf("MaxContext %d: trace %s request %d in=%d out=%d (prefix %d)", mc, tr.ID, i, r.In, r.Out, sys)
+				}
+			}
+		}
+	}
+}
