@@ -67,7 +67,8 @@ type sourcePlan struct {
 	synth *SynthOptions
 }
 
-// ParseSynthetic parses "synthetic" or "synthetic:seed=N,traces=M,subagents=BOOL"
+// ParseSynthetic parses "synthetic" or "synthetic:seed=N,traces=M,subagents=BOOL,
+// min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F"
 // (any subset of the keys, in any order). ok is false when s does not name
 // a synthetic corpus at all.
 func ParseSynthetic(s string) (opt SynthOptions, ok bool, err error) {
@@ -92,11 +93,30 @@ func ParseSynthetic(s string) (opt SynthOptions, ok bool, err error) {
 			}
 		case "subagents":
 			opt.Subagents, perr = strconv.ParseBool(v)
+		case "min-turns", "max-turns", "max-context":
+			var n int
+			n, perr = strconv.Atoi(v)
+			if perr == nil && n <= 0 {
+				perr = errors.New("must be positive")
+			}
+			switch k {
+			case "min-turns":
+				opt.MinTurns = n
+			case "max-turns":
+				opt.MaxTurns = n
+			default:
+				opt.MaxContext = n
+			}
+		case "time-scale":
+			opt.TimeScale, perr = strconv.ParseFloat(v, 64)
+			if perr == nil && !(opt.TimeScale > 0) {
+				perr = errors.New("must be positive")
+			}
 		default:
 			perr = errors.New("unknown key")
 		}
 		if perr != nil {
-			return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: %s=%q: %v (expected synthetic:seed=N,traces=M,subagents=true|false)", s, k, v, perr)
+			return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: %s=%q: %v (expected synthetic:seed=N,traces=M,subagents=true|false,min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F)", s, k, v, perr)
 		}
 	}
 	return opt, true, nil

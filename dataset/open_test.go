@@ -564,3 +564,19 @@ func TestOpenRejectsFileOfAnotherKey(t *testing.T) {
 		t.Errorf("FromCache=%v Len=%d, want a rebuild of all 5 traces with a warning; log:\n%s", c.FromCache(), c.Len(), logs)
 	}
 }
+
+func TestParseSyntheticKeys(t *testing.T) {
+	o, ok, err := ParseSynthetic("synthetic:seed=3,traces=5,subagents=true,min-turns=4,max-turns=9,max-context=8192,time-scale=0.01")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	want := SynthOptions{Seed: 3, Traces: 5, Subagents: true, MinTurns: 4, MaxTurns: 9, MaxContext: 8192, TimeScale: 0.01}
+	if o.Seed != want.Seed || o.Traces != want.Traces || !o.Subagents || o.MinTurns != 4 || o.MaxTurns != 9 || o.MaxContext != 8192 || o.TimeScale != 0.01 {
+		t.Fatalf("got %+v, want %+v", o, want)
+	}
+	for _, bad := range []string{"synthetic:time-scale=0", "synthetic:max-context=-1", "synthetic:bogus=1"} {
+		if _, _, err := ParseSynthetic(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
