@@ -1,0 +1,39 @@
+package replay
+
+import "testing"
+
+// Benchmarks of the per-response parsing on the simulator's wire shapes
+// (bench/run's client ceiling spends most of the client's CPU here).
+
+var benchContentLine = []byte(`data: {"id":"chatcmpl-19821","object":"chat.completion.chunk","created":1796107888,"model":"agentperf-sim","choices":[{"index":0,"delta":{"content":" and"},"logprobs":null,"finish_reason":null}]}`)
+
+var benchUsageLine = []byte(`data: {"id":"chatcmpl-19821","object":"chat.completion.chunk","created":1796107888,"model":"agentperf-sim","choices":[],"usage":{"prompt_tokens":21,"total_tokens":24,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}}`)
+
+var benchFullBody = []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1796107888,"model":"agentperf-sim","choices":[{"index":0,"message":{"role":"assistant","content":" and on index the build of it","refusal":null,"tool_calls":[],"reasoning_content":null},"logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":228,"total_tokens":236,"completion_tokens":8,"prompt_tokens_details":{"cached_tokens":224}}}`)
+
+func BenchmarkParseSSELine(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"content", benchContentLine}, {"usage", benchUsageLine}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				if _, ok, err := parseSSELine(c.line, nil); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkParseFullResponse(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchFullBody)))
+	for b.Loop() {
+		if c, _, u, err := parseFullResponse(benchFullBody, nil); !c || u == nil || err != nil {
+			b.Fatal(c, u, err)
+		}
+	}
+}
