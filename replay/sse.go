@@ -127,7 +127,7 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 		r1, rerr1 := nonEmptyString(data, keyReasoning1)
 		r2, rerr2 := nonEmptyString(data, keyReasoning2)
 		if cerr == nil && rerr1 == nil && rerr2 == nil {
-			if !json.Valid(data) {
+			if !validJSON(data) {
 				return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %.120q", errMalformed, data)
 			}
 			ev.Content, ev.Reasoning = c, r1 || r2
