@@ -4,18 +4,19 @@
 //	    writes a small weka-format corpus: "tiny" has 100–400-token prompts,
 //	    40-token outputs and no think time (a pure load generator for the
 //	    client-ceiling comparison with wrk; cap them with --synthesis-max-osl);
-//	    "fidelity" has prompts of
-//	    a few hundred to ~2k tokens, 16–32-token outputs and recorded think
-//	    times of 0.5–6 s (realistic pacing for thousands of lanes).
+//	    "fidelity" has prompts of a few hundred to ~2k tokens, 16–32-token
+//	    outputs and recorded think times of 0.5–6 s (realistic pacing for
+//	    thousands of lanes).
 //
-//	fidelity run -input FILE -lanes N -duration D [sim knobs]
+//	fidelity run -input FILE -lanes N -duration D [-prefill-tokens-per-sec R] [-max-num-seqs S] [-cpuprofile F] [-dump F]
 //	    starts the simulator in-process (with its per-request first-byte
 //	    record), replays the corpus with replay.Run at N lanes (streaming),
 //	    and prints one markdown row: scheduling lateness (request_start −
 //	    credit_issued) p50/p99/max of profiling requests with a scheduled
-//	    time, the phase-start burst separately, and the TTFT measurement
-//	    error: the client's first-chunk time minus the time the simulator
-//	    wrote (and flushed) the first content byte of the same X-Request-ID.
+//	    time, and the TTFT measurement error: the client's first-chunk time
+//	    minus the time the simulator wrote (and flushed) the first content
+//	    byte of the same X-Request-ID; both also for the phase-start burst
+//	    (every lane's first profiling request) on their own.
 //
 //	fidelity body -input FILE -turn K -tokens N [-stream]
 //	    prints the request body agentperf sends for turn K of the corpus's
@@ -358,32 +359,21 @@ func recordsCmd(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var agg map[string]struct {
-		Avg float64 `json:"avg"`
-	}
 	raw, err := os.ReadFile(*dir + "/profile_export_aiperf.json")
 	if err != nil {
 		return err
 	}
-	// Only the scalar metrics with an "avg" are of interest; others fail
-	// to decode into the struct and are skipped by decoding key by key.
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return err
-	}
-	agg = map[string]struct {
-		Avg float64 `json:"avg"`
-	}{}
-	for _, k := range []string{"request_throughput", "output_token_throughput"} {
-		var v struct {
+	// Only two scalar metrics are needed; the file has other shapes too.
+	var agg struct {
+		Req struct {
 			Avg float64 `json:"avg"`
-		}
-		if m, ok := all[k]; ok {
-			if err := json.Unmarshal(m, &v); err != nil {
-				return fmt.Errorf("%s in %s: %w", k, *dir, err)
-			}
-		}
-		agg[k] = v
+		} `json:"request_throughput"`
+		Tok struct {
+			Avg float64 `json:"avg"`
+		} `json:"output_token_throughput"`
+	}
+	if err := json.Unmarshal(raw, &agg); err != nil {
+		return fmt.Errorf("%s/profile_export_aiperf.json: %w", *dir, err)
 	}
 	f, err := os.Open(*dir + "/profile_export.jsonl")
 	if err != nil {
@@ -429,6 +419,6 @@ func recordsCmd(args []string) error {
 	if n := len(late); n > 0 {
 		p50, p99, mx = late[n/2], late[min(n-1, n*99/100)], late[n-1]
 	}
-	fmt.Printf("%.0f %.0f %.3f %.3f %.3f %d\n", agg["request_throughput"].Avg, agg["output_token_throughput"].Avg, p50, p99, mx, len(late))
+	fmt.Printf("%.0f %.0f %.3f %.3f %.3f %d\n", agg.Req.Avg, agg.Tok.Avg, p50, p99, mx, len(late))
 	return nil
 }
