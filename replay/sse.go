@@ -115,17 +115,18 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	if data[0] != '{' {
 		return ev, true, fmt.Errorf("%w: SSE data is not a JSON object: %.120q", errMalformed, data)
 	}
+	k := findKeys(data)
 	// Error events carry a top-level "error" and no "choices".
-	if bytes.Contains(data, keyError) && !bytes.Contains(data, keyChoices) {
+	if k[kError] >= 0 && k[kChoices] < 0 {
 		ev.ErrorMessage = data
 		return ev, true, nil
 	}
 	// Fast path: a content delta without usage needs no full decode.
-	hasUsage := bytes.Contains(data, keyUsage)
-	if !hasUsage && text == nil && !bytes.Contains(data, keyText) {
-		c, cerr := nonEmptyString(data, keyContent)
-		r1, rerr1 := nonEmptyString(data, keyReasoning1)
-		r2, rerr2 := nonEmptyString(data, keyReasoning2)
+	hasUsage := k[kUsage] >= 0
+	if !hasUsage && text == nil && k[kText] < 0 {
+		c, cerr := stringAt(data, k[kContent], len(keyContent))
+		r1, rerr1 := stringAt(data, k[kReasoning1], len(keyReasoning1))
+		r2, rerr2 := stringAt(data, k[kReasoning2], len(keyReasoning2))
 		if cerr == nil && rerr1 == nil && rerr2 == nil {
 			if !validJSON(data) {
 				return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %.120q", errMalformed, data)
@@ -168,11 +169,16 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 // string. It returns an error when the key's value is not a plain string or
 // null (the caller then decodes fully).
 func nonEmptyString(data, key []byte) (bool, error) {
-	i := bytes.Index(data, key)
+	return stringAt(data, bytes.Index(data, key), len(key))
+}
+
+// stringAt is nonEmptyString for a key of length n found at index i
+// (i < 0: absent).
+func stringAt(data []byte, i, n int) (bool, error) {
 	if i < 0 {
 		return false, nil
 	}
-	rest := bytes.TrimLeft(data[i+len(key):], " ")
+	rest := bytes.TrimLeft(data[i+n:], " ")
 	switch {
 	case bytes.HasPrefix(rest, []byte(`""`)):
 		return false, nil
@@ -182,6 +188,63 @@ func nonEmptyString(data, key []byte) (bool, error) {
 		return true, nil
 	}
 	return false, errors.New("not a string")
+}
+
+// Indexes into the result of findKeys, one per key it looks for.
+const (
+	kError = iota
+	kChoices
+	kUsage
+	kText
+	kContent
+	kReasoning1
+	kReasoning2
+	numKeys
+)
+
+// sseKeys are the keys findKeys looks for, by index.
+var sseKeys = [numKeys][]byte{keyError, keyChoices, keyUsage, keyText, keyContent, keyReasoning1, keyReasoning2}
+
+// findKeys returns, for each of sseKeys, the index of its first occurrence
+// in data (-1 when absent): what bytes.Index gives, in one pass over the
+// quotes of data instead of one search per key (every key starts with a
+// quote).
+func findKeys(data []byte) (k [numKeys]int) {
+	for j := range k {
+		k[j] = -1
+	}
+	for i := 0; i < len(data); {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			break
+		}
+		p := i + q
+		if p+1 < len(data) {
+			rest := data[p:]
+			switch data[p+1] {
+			case 'e':
+				firstAt(&k[kError], p, rest, keyError)
+			case 'c':
+				firstAt(&k[kChoices], p, rest, keyChoices)
+				firstAt(&k[kContent], p, rest, keyContent)
+			case 'u':
+				firstAt(&k[kUsage], p, rest, keyUsage)
+			case 't':
+				firstAt(&k[kText], p, rest, keyText)
+			case 'r':
+				firstAt(&k[kReasoning1], p, rest, keyReasoning1)
+				firstAt(&k[kReasoning2], p, rest, keyReasoning2)
+			}
+		}
+		i = p + 1
+	}
+	return k
+}
+
+func firstAt(dst *int, p int, rest, key []byte) {
+	if *dst < 0 && bytes.HasPrefix(rest, key) {
+		*dst = p
+	}
 }
 
 type chunkJSON struct {
