@@ -1,9 +1,9 @@
 package metrics
 
 import (
+	"github.com/agentperf/agentperf/internal/jsonx"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // The JSON appenders below write exactly what aiperf's Python writers
@@ -36,60 +36,9 @@ func appendNumber(b []byte, f float64, asInt bool) []byte {
 	return appendFloat(b, f)
 }
 
-const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// control characters, quotes and backslashes are escaped; < > & are left
-// as they are (Python's json does not escape them either).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string (see jsonx.AppendString).
+func appendString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }
 
 // appendKey appends "key": (key must need no escaping).
 func appendKey(b []byte, key string) []byte {

@@ -1,8 +1,8 @@
 package replay
 
 import (
+	"github.com/agentperf/agentperf/internal/jsonx"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
@@ -104,50 +104,9 @@ func appendMessages(dst []byte, msgs []synth.Message, marker string, mode scenar
 	return append(dst, ']')
 }
 
-const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string literal (RFC 8259), escaping
-// control characters, quotes and backslashes, and replacing invalid UTF-8.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString appends s as a JSON string literal (RFC 8259).
+func appendJSONString(dst []byte, s string) []byte { return jsonx.AppendString(dst, s) }
 
 // modelMap rewrites a trace's recorded models to the wire models
 // (reference/aiperf-agentic-spec.md §1.6): the model of the first parent
