@@ -36,7 +36,6 @@ func appendNumber(b []byte, f float64, asInt bool) []byte {
 	return appendFloat(b, f)
 }
 
-
 // appendString appends s as a JSON string (see jsonx.AppendString).
 func appendString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }
 

@@ -104,7 +104,6 @@ func appendMessages(dst []byte, msgs []synth.Message, marker string, mode scenar
 	return append(dst, ']')
 }
 
-
 // appendJSONString appends s as a JSON string literal (RFC 8259).
 func appendJSONString(dst []byte, s string) []byte { return jsonx.AppendString(dst, s) }
 
