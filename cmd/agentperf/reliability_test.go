@@ -549,6 +549,17 @@ func TestProfileFullDiskExitsNonZero(t *testing.T) {
 			t.Errorf("umount %s: %v: %s", mnt, err, out)
 		}
 	})
+	// Fill the file system up to its last few KiB, so the run's exports
+	// fail however many records it produces.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	if free := int64(st.Bavail) * int64(st.Bsize); free > 8<<10 {
+		if err := os.WriteFile(filepath.Join(mnt, "filler"), make([]byte, free-8<<10), 0o644); err != nil {
+			t.Fatalf("fill the tmpfs: %v", err)
+		}
+	}
 	clearAIPerfEnv(t)
 	out := filepath.Join(mnt, "artifacts")
 	args := append([]string{"profile", "--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=3"}, fastRunArgs(out)...)
