@@ -48,60 +48,18 @@ func appendBodyTail(dst []byte, c *Config, p bodyParams) []byte {
 	return append(dst, '}')
 }
 
-// appendMessages appends the JSON array of msgs, applying the cache-bust
-// marker by mode and substituting live replies.
-func appendMessages(dst []byte, msgs []synth.Message, marker string, mode scenario.CacheBust, replies map[int]string) []byte {
-	firstUser, firstSystem := -1, -1
-	for i, m := range msgs {
-		if m.Role == "user" && firstUser < 0 {
-			firstUser = i
-		}
-		if m.Role == "system" && firstSystem < 0 {
-			firstSystem = i
-		}
+// markerPlacement maps a --cache-bust target to where synth puts the
+// marker (none has no marker, so its placement does not matter).
+func markerPlacement(cb scenario.CacheBust) synth.MarkerPlacement {
+	switch cb {
+	case scenario.CacheBustFirstTurnSuffix:
+		return synth.FirstUserSuffix
+	case scenario.CacheBustSystemPrefix:
+		return synth.SystemPrefix
+	case scenario.CacheBustSystemSuffix:
+		return synth.SystemSuffix
 	}
-	dst = append(dst, '[')
-	n := 0
-	for i, m := range msgs {
-		content := m.Content
-		if m.Role == "assistant" && m.LiveReplyTo >= 0 {
-			r, ok := replies[m.LiveReplyTo]
-			if !ok {
-				// The server's reply to that turn was never seen (the
-				// session started later, at warmup); keep the synthesized
-				// stand-in so the history stays well-formed.
-				r = m.Content
-			}
-			content = r
-		}
-		if marker != "" {
-			switch {
-			case i == firstUser && mode == scenario.CacheBustFirstTurnPrefix:
-				content = marker + "\n\n" + content
-			case i == firstUser && mode == scenario.CacheBustFirstTurnSuffix:
-				content = content + "\n\n" + marker
-			case i == firstSystem && mode == scenario.CacheBustSystemPrefix:
-				content = marker + "\n\n" + content
-			case i == firstSystem && mode == scenario.CacheBustSystemSuffix:
-				content = content + "\n\n" + marker
-			}
-		}
-		if content == "" && m.Role == "assistant" {
-			// Some servers reject empty assistant content; an empty live reply
-			// is sent as a single space rather than dropped.
-			content = " "
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"role":`...)
-		dst = appendJSONString(dst, m.Role)
-		dst = append(dst, `,"content":`...)
-		dst = appendJSONString(dst, content)
-		dst = append(dst, '}')
-		n++
-	}
-	return append(dst, ']')
+	return synth.FirstUserPrefix
 }
 
 // appendJSONString appends s as a JSON string literal (RFC 8259).

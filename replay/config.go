@@ -194,6 +194,8 @@ func (c *Config) Validate() error {
 	}
 	if c.Synth == nil {
 		errs = append(errs, errors.New("Synth is required"))
+	} else if c.LiveAssistant != c.Synth.Live() {
+		errs = append(errs, fmt.Errorf("LiveAssistant is %v but the synthesizer was built with Live %v: build it with synth.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant))
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency))

@@ -199,7 +199,6 @@ type session struct {
 	conv    *synth.Conversation
 	convErr error // why conv is nil
 	models  modelMap
-	replies map[int]string
 }
 
 func (e *engine) nowNs() int64 { return e.base.UnixNano() + int64(time.Since(e.base)) }
@@ -384,9 +383,6 @@ func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
 		if c.CacheBust != scenario.CacheBustNone && c.CacheBust != "" {
 			l.sess.marker = scenario.Marker(c.BenchmarkID, s.RecyclePass, s.Lane, tr.ID)
 		}
-		if c.LiveAssistant {
-			l.sess.replies = map[int]string{}
-		}
 		if err != nil {
 			c.Logf("trace %s: cannot build its conversation: %v", tr.ID, err)
 			l.sess.convErr = err
@@ -436,14 +432,8 @@ func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
 	var err error
 	if sess.conv == nil {
 		err = fmt.Errorf("trace %s: cannot build its prompts: %v", tr.ID, sess.convErr)
-	} else if !c.LiveAssistant && (c.CacheBust == scenario.CacheBustFirstTurnPrefix || sess.marker == "") {
-		body, err = sess.conv.AppendMessagesJSON(body, s.Turn, sess.marker)
 	} else {
-		var msgs []synth.Message
-		msgs, err = sess.conv.Messages(s.Turn)
-		if err == nil {
-			body = appendMessages(body, msgs, sess.marker, c.CacheBust, sess.replies)
-		}
+		body, err = sess.conv.AppendMessagesJSONAt(body, s.Turn, sess.marker, markerPlacement(c.CacheBust))
 	}
 	body = appendBodyTail(body, c, p)
 	l.body = body
@@ -490,7 +480,7 @@ func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
 			Message: "the response carried no usage although --use-server-token-count needs it for ISL/OSL (is stream_options.include_usage supported by the server?)"}
 	}
 	if rec.Error == nil && c.LiveAssistant {
-		sess.replies[s.Turn] = string(l.text)
+		sess.conv.SetLiveReply(s.Turn, string(l.text))
 	}
 	return e.emit(rec, phase, x.errBody)
 }

@@ -352,3 +352,52 @@ func TestRunCancelWritesCancelledRecords(t *testing.T) {
 	}
 	checkAccounting(t, res, srv, sink, ovf)
 }
+
+// TestRunLiveAssistantThreadsReplies: in live mode a later turn of a
+// session carries the server's reply to an earlier turn, not the
+// pre-canned text.
+func TestRunLiveAssistantThreadsReplies(t *testing.T) {
+	srv := newFakeServer(t)
+	sink := &memSink{}
+	cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, sink)
+	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1, Live: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Synth, cfg.LiveAssistant = syn, true
+	cfg.BenchmarkDuration = 400 * time.Millisecond
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The fake server answers "tok0 tok1 tok2 tok3 " to every request.
+	threaded := 0
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, r := range sink.records() {
+		if r.Phase == metrics.PhaseProfiling && r.Error == nil && strings.Contains(string(srv.bodies[r.XRequestID]), `"role":"assistant","content":"tok0 tok1 tok2 tok3 "`) {
+			threaded++
+		}
+	}
+	if threaded == 0 {
+		t.Fatal("no profiling request carried a live reply of an earlier turn")
+	}
+	// A mismatched synthesizer is refused.
+	cfg.Synth, _ = synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "LiveAssistant") {
+		t.Fatalf("err = %v, want a LiveAssistant/synthesizer mismatch", err)
+	}
+}
+
+func TestMarkerPlacementCoversEveryCacheBust(t *testing.T) {
+	want := map[scenario.CacheBust]synth.MarkerPlacement{
+		scenario.CacheBustFirstTurnPrefix: synth.FirstUserPrefix,
+		scenario.CacheBustFirstTurnSuffix: synth.FirstUserSuffix,
+		scenario.CacheBustSystemPrefix:    synth.SystemPrefix,
+		scenario.CacheBustSystemSuffix:    synth.SystemSuffix,
+	}
+	for cb, p := range want {
+		if got := markerPlacement(cb); got != p {
+			t.Errorf("markerPlacement(%s) = %v, want %v", cb, got, p)
+		}
+	}
+}
