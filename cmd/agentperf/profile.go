@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -454,4 +453,3 @@ func startProfiling(p *profileFlags, lg *runLog) (func(), error) {
 	}, nil
 }
 
-var _ = errors.New

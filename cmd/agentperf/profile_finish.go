@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	neturl "net/url"
 	"os"
@@ -115,11 +114,8 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
 	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
 
-	switch {
-	case res.Aborted != "":
+	if res.Aborted != "" {
 		problems = append(problems, "run aborted ("+res.Aborted+"): "+res.AbortMessage)
-	case res.Cancelled:
-		// Interrupted: every artifact is written; exit 130.
 	}
 	if !verdict.Valid {
 		for i, reason := range verdict.Reasons {
@@ -228,4 +224,3 @@ func (r *profileRun) inputConfig() map[string]any {
 	return cfg
 }
 
-var _ = errors.New
