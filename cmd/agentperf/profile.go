@@ -452,4 +452,3 @@ func startProfiling(p *profileFlags, lg *runLog) (func(), error) {
 		}
 	}, nil
 }
-

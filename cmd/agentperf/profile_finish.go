@@ -223,4 +223,3 @@ func (r *profileRun) inputConfig() map[string]any {
 	}
 	return cfg
 }
-
