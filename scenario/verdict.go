@@ -91,8 +91,11 @@ func Judge(in JudgeInput) Verdict {
 		}
 	}
 	limit := in.OverflowRateLimit
-	if limit == 0 {
+	switch {
+	case limit == 0:
 		limit = DefaultOverflowRateLimit
+	case limit < 0:
+		limit = 0 // "no overflow allowed" (see JudgeInput.OverflowRateLimit)
 	}
 	if rate := OverflowRate(in.Overflows, in.Responses); rate > limit {
 		add(ReasonOverflowRateExceeded, fmt.Sprintf("%d of %d profiling responses were context overflows (%.2f%%), above the %.2f%% limit (%s): the server's context window is smaller than the corpus needs; restart it without lowering --max-model-len, or use the _256k corpus",

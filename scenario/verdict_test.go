@@ -85,3 +85,14 @@ func TestCoverageRatio(t *testing.T) {
 		t.Error("OverflowRate")
 	}
 }
+
+// TestJudgeNegativeLimitAllowsNoOverflow: a negative OverflowRateLimit is
+// the documented way to demand zero overflows; a clean run stays valid.
+func TestJudgeNegativeLimitAllowsNoOverflow(t *testing.T) {
+	if v := Judge(JudgeInput{Overflows: 0, Responses: 10, Completed: 10, OverflowRateLimit: -1}); !v.Valid {
+		t.Fatalf("clean run invalid: %v", v.Reasons)
+	}
+	if v := Judge(JudgeInput{Overflows: 1, Responses: 10, Completed: 9, OverflowRateLimit: -1}); v.Valid {
+		t.Fatal("an overflow passed a zero limit")
+	}
+}
