@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/scenario"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,7 +138,11 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 	if t := parseSecs("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT"); t > 0 && (s.configTimeout == 0 || t < s.configTimeout) {
 		s.configTimeout = t
 	}
-	s.scrapeInterval = parseSecs("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL")
+	if iv, err := server.IntervalFrom(getenv); err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		s.scrapeInterval = iv
+	}
 	if v := getenv("AIPERF_SERVER_METRICS_URLS"); v != "" {
 		for _, u := range strings.Split(v, ",") {
 			if strings.TrimSpace(u) == "" || strings.ContainsAny(u, " \t") {
@@ -149,14 +155,10 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 	s.xSessionID = truthy(getenv("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID"))
 	s.dynamo = truthy(getenv("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID"))
 	s.smg = truthy(getenv("AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID"))
-	s.overflowRateLimit = 0.01
-	if v := strings.TrimSpace(getenv("AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT")); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
-			errs = append(errs, fmt.Sprintf("AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=%q: expected a fraction in [0, 1]", v))
-		} else {
-			s.overflowRateLimit = f
-		}
+	if lim, err := scenario.OverflowRateLimitFromEnv(getenv); err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		s.overflowRateLimit = lim
 	}
 	s.requiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	s.unsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))

@@ -48,7 +48,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		Cancelled:         res.Cancelled || res.Aborted != "",
 		Overflows:         res.ProfilingOverflows,
 		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
-		OverflowRateLimit: r.env.overflowRateLimit,
+		OverflowRateLimit: judgeLimit(r.env.overflowRateLimit),
 		PhaseDuration:     r.duration,
 		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration),
 		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration),
@@ -222,4 +222,14 @@ func (r *profileRun) inputConfig() map[string]any {
 		cfg["header_names"] = names // values may hold credentials
 	}
 	return cfg
+}
+
+// judgeLimit converts the overflow-rate limit for scenario.Judge, where 0
+// means "the default": a configured 0 (no overflow allowed) is passed as a
+// negative limit.
+func judgeLimit(limit float64) float64 {
+	if limit == 0 {
+		return -1
+	}
+	return limit
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -394,5 +395,31 @@ func TestProfileUsageErrors(t *testing.T) {
 				t.Fatalf("stderr does not mention %q:\n%s", tc.want, errOut)
 			}
 		})
+	}
+}
+
+// TestOverflowRateLimitZeroMeansNone: AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0
+// allows no overflow at all (scenario.Judge reads 0 as "the default").
+func TestOverflowRateLimitZeroMeansNone(t *testing.T) {
+	env := map[string]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT": "0"}
+	s, err := readEnv([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 1000, Completed: 999, OverflowRateLimit: judgeLimit(s.overflowRateLimit)})
+	if v.Valid {
+		t.Fatal("one overflow in 1000 passed a limit of 0")
+	}
+	v = scenario.Judge(scenario.JudgeInput{Overflows: 0, Responses: 1000, Completed: 1000, OverflowRateLimit: judgeLimit(s.overflowRateLimit)})
+	if !v.Valid {
+		t.Fatalf("no overflow failed a limit of 0: %v", v.Reasons)
+	}
+	if _, err := readEnv([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
+		if k == "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL" {
+			return "-1"
+		}
+		return ""
+	}); err == nil {
+		t.Fatal("a negative scrape interval was accepted")
 	}
 }
