@@ -27,8 +27,9 @@ func FuzzParse(f *testing.F) {
 		st.add(0, 2e9, fams)
 		ms := st.metrics(window{from: 1e9, to: 2e9, closeAfter: true}, 5e8)
 		for name, m := range ms {
-			if m.Type == "counter" && strings.HasSuffix(name, "_total") && !strings.HasSuffix(name, "_total_total") {
-				// a family literally named x_total_total legitimately keeps one _total
+			if m.Type == "counter" && strings.HasSuffix(name, "_total") && !strings.Contains(string(page), name+"_total") {
+				// a source family literally named x_total_total legitimately
+				// exports as x_total: one suffix is removed, never two
 				t.Errorf("counter %q keeps its _total suffix", name)
 			}
 		}
