@@ -151,7 +151,8 @@ func (c *Collector) AddInFlight(delta int) { c.inFlight.Add(int64(delta)) }
 // AddOverflow. Add does not retain r. Records added after Finish are not
 // exported; LateRecords counts them.
 func (c *Collector) Add(r *Record) {
-	if r.ContextOverflow {
+	b := r.bucket()
+	if b == BucketOverflow {
 		c.AddOverflow(r)
 		return
 	}
@@ -169,21 +170,22 @@ func (c *Collector) Add(r *Record) {
 		return
 	}
 	c.write(c.recW, line, FileRecords)
-	cancelled := isCancelled(r)
-	rw := row{v: v, startNs: r.RequestStartNs, endNs: r.RequestEndNs, warmup: r.Phase == PhaseWarmup,
-		cancelled: cancelled, failed: r.Error != nil && !cancelled}
+	rw := row{v: v, startNs: r.RequestStartNs, endNs: r.RequestEndNs,
+		warmup:    r.Phase == PhaseWarmup,
+		cancelled: b == BucketCancelled,
+		failed:    b == BucketWarmupError || b == BucketProfilingError}
 	if r.TotalBlocks > 0 {
 		rw.hit, rw.total = int64(r.HitBlocks), int64(r.TotalBlocks)
 	}
 	c.rows = append(c.rows, rw)
-	switch {
-	case rw.cancelled:
+	switch b {
+	case BucketCancelled:
 		c.acct.Cancelled++
-	case rw.warmup && rw.failed:
+	case BucketWarmupError:
 		c.acct.WarmupErrors++
-	case rw.warmup:
+	case BucketWarmupOK:
 		c.acct.WarmupOK++
-	case rw.failed:
+	case BucketProfilingError:
 		c.acct.ProfilingErrors++
 		c.errs.add(r.Error.Code, r.Error.Type, r.Error.Message, r.Error.Category)
 	default:
@@ -210,12 +212,6 @@ func (c *Collector) Add(r *Record) {
 	if c.opt.OnRecord != nil {
 		c.opt.OnRecord(r, v)
 	}
-}
-
-// isCancelled reports whether r was cancelled (flagged, or its error is of
-// the cancelled category).
-func isCancelled(r *Record) bool {
-	return r.Cancelled || (r.Error != nil && r.Error.Category == CategoryCancelled)
 }
 
 // AddOverflow records a context-overflow response: its line goes to

@@ -57,6 +57,72 @@ type Record struct {
 	CancellationNs  int64
 	ContextOverflow bool   // the error was classified as a context overflow
 	Error           *Error // nil on success
+	// Bucket is where the request is accounted, decided once when the
+	// record is made (BucketOf); everything that counts records reads it.
+	Bucket Bucket
+}
+
+// Bucket is the one place a finished request is accounted in.
+type Bucket uint8
+
+// The buckets. BucketUnset means "not classified yet": readers resolve it
+// with BucketOf.
+const (
+	BucketUnset Bucket = iota
+	BucketProfilingOK
+	BucketProfilingError
+	BucketWarmupOK
+	BucketWarmupError
+	BucketOverflow
+	BucketCancelled
+)
+
+// String returns the bucket's accounting name.
+func (b Bucket) String() string {
+	switch b {
+	case BucketProfilingOK:
+		return "profiling_ok"
+	case BucketProfilingError:
+		return "profiling_errors"
+	case BucketWarmupOK:
+		return "warmup_ok"
+	case BucketWarmupError:
+		return "warmup_errors"
+	case BucketOverflow:
+		return "context_overflows"
+	case BucketCancelled:
+		return "cancelled"
+	}
+	return "unset"
+}
+
+// BucketOf classifies r from its outcome fields: a context overflow
+// (either phase), then a cancellation, then an error or a success of its
+// phase. It is the only classification; a record made by the engine
+// carries its result in Bucket, and readers of exported records call it
+// once per record.
+func BucketOf(r *Record) Bucket {
+	switch {
+	case r.ContextOverflow:
+		return BucketOverflow
+	case r.Cancelled || (r.Error != nil && r.Error.Category == CategoryCancelled):
+		return BucketCancelled
+	case r.Phase == PhaseWarmup && r.Error != nil:
+		return BucketWarmupError
+	case r.Phase == PhaseWarmup:
+		return BucketWarmupOK
+	case r.Error != nil:
+		return BucketProfilingError
+	}
+	return BucketProfilingOK
+}
+
+// bucket returns r.Bucket, classifying r when it was not.
+func (r *Record) bucket() Bucket {
+	if r.Bucket != BucketUnset {
+		return r.Bucket
+	}
+	return BucketOf(r)
 }
 
 // Usage is the OpenAI `usage` object of the last chunk that carried one.

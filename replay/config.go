@@ -13,6 +13,7 @@ import (
 	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -46,7 +47,18 @@ type Config struct {
 	// Synth builds the prompt of a turn.
 	Synth *synth.Synthesizer
 
-	// Concurrency is the number of lanes.
+	// Generation selects the AgentX replay semantics (default v0.2, the
+	// zero value; see package timing).
+	Generation timing.Generation
+	// TurnStart starts every lane at a sampled start turn k_i instead of
+	// a t* snapshot (the early v0.3 runs; v0.2 always does).
+	TurnStart bool
+	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
+	// timeline's start-to-start gaps are shortened to it (0 = no warp).
+	TraceIdleGapCap time.Duration
+
+	// Concurrency is the number of lanes (session trees; a tree may have
+	// several requests in flight while its subagents run).
 	Concurrency int
 	// Seed drives start-turn sampling (and, through Synth, prompt bytes).
 	Seed int64
@@ -63,7 +75,7 @@ type Config struct {
 	GracePeriod time.Duration
 	// WarmupGracePeriod bounds the warmup phase (0 = unlimited).
 	WarmupGracePeriod time.Duration
-	// InterTurnDelayCap caps recorded inter-turn delays (default 60 s;
+	// InterTurnDelayCap caps each v0.2 inter-turn delay (default 60 s;
 	// negative = no cap).
 	InterTurnDelayCap time.Duration
 
@@ -210,6 +222,19 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("Sink is required"))
 	}
 	return errors.Join(errs...)
+}
+
+// timingConfig is the replay core's configuration.
+func (c *Config) timingConfig() timing.Config {
+	return timing.Config{
+		Generation:    c.Generation,
+		Lanes:         c.Concurrency,
+		Seed:          c.Seed,
+		StartMinRatio: c.StartMinRatio,
+		StartMaxRatio: c.StartMaxRatio,
+		Duration:      c.BenchmarkDuration,
+		TurnStart:     c.TurnStart,
+	}
 }
 
 func (c *Config) withDefaults() Config {

@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/valyala/fasthttp"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
@@ -28,13 +27,19 @@ const (
 // Result summarises a replay. Records went to Config.Sink as they finished;
 // Result carries what they cannot: phases, accounting and why the run ended.
 type Result struct {
-	BenchmarkID    string
+	BenchmarkID string
+	// Generation is the AgentX generation replayed.
+	Generation     timing.Generation
 	StartTime      time.Time // Run started
 	WarmupStart    time.Time
 	ProfilingStart time.Time // zero when profiling never started
 	Deadline       time.Time // ProfilingStart + BenchmarkDuration
 	ProfilingEnd   time.Time // last profiling request finished
 	EndTime        time.Time
+	// EndedEarly is set when every lane was done before the deadline
+	// (nothing left to send); EndReason says why profiling ended.
+	EndedEarly bool
+	EndReason  string
 	// Accounting counts every request sent and where it went.
 	Accounting metrics.Accounting
 	// Cancelled is true when ctx was cancelled (a signal) before the end.
@@ -44,19 +49,35 @@ type Result struct {
 	// AbortMessage is the human-readable reason.
 	AbortMessage string
 	// SkippedSubagentRequests counts subagent requests in the corpus that
-	// this version does not replay (DESIGN.md: subagents are counted).
+	// the generation does not replay (v0.2 only).
 	SkippedSubagentRequests int
-	// ProfilingOverflows counts context overflows among profiling requests
-	// (the overflow-rate numerator; Accounting.Overflows counts all phases).
-	ProfilingOverflows int
+	// Subagents describes the subagent replay (v0.3 and later).
+	Subagents SubagentStats
+	// ProfilingOverflows and WarmupOverflows count context overflows per
+	// phase (Accounting.Overflows counts both).
+	ProfilingOverflows, WarmupOverflows int
 	// LastTTFT and LastITL are when the last successful profiling request
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
 	LastTTFT, LastITL time.Time
-	// StartTurns is k_i per lane.
+	// StartTurns is the legacy start turn k_i per lane.
 	StartTurns []int
-	// Scheduler statistics.
+	// Schedule is the replay core's statistics.
 	Schedule timing.Stats
+}
+
+// SubagentStats counts what was done with the corpus's subagents.
+type SubagentStats struct {
+	// Branches and Children are the branches and child streams in the
+	// plans of the corpus; Requests their requests.
+	Branches, Children, Requests int
+	// Dropped counts subagent entries left out because no parent request
+	// precedes them, DroppedRequests their requests.
+	Dropped, DroppedRequests int
+	// Spawned and Started count branches spawned and children started
+	// during the run; Sent the child requests sent; Cut the turns (of
+	// every stream) never sent because the duration ended first.
+	Spawned, Started, Sent, Cut int
 }
 
 // Run replays c.Traces against c.URL and streams every record to c.Sink.
@@ -76,53 +97,52 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	e := &engine{c: &cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
+	e.res.Generation = cfg.Generation
 	e.res.StartTime = e.base
+	nudge := make(chan struct{})
+	e.nudge.Store(&nudge)
 
-	cap := cfg.InterTurnDelayCap
-	if cap < 0 {
-		cap = 0
+	plans := BuildPlans(&cfg)
+	for _, p := range plans {
+		e.res.SkippedSubagentRequests += p.SkippedRequests
+		e.res.Subagents.Dropped += p.DroppedSubagents
+		e.res.Subagents.DroppedRequests += p.DroppedRequests
+		e.res.Subagents.Branches += len(p.Branches)
+		for i := 1; i < len(p.Streams); i++ {
+			e.res.Subagents.Children++
+			e.res.Subagents.Requests += len(p.Streams[i].Turns)
+		}
 	}
-	infos := make([]timing.TraceInfo, len(cfg.Traces))
-	for i := range cfg.Traces {
-		infos[i] = timing.FromTrace(&cfg.Traces[i], cap)
-		e.res.SkippedSubagentRequests += cfg.Traces[i].NumSubagentRequests()
-	}
-	sched, err := timing.New(timing.Config{
-		Lanes:    cfg.Concurrency,
-		Seed:     cfg.Seed,
-		MinRatio: cfg.StartMinRatio,
-		MaxRatio: cfg.StartMaxRatio,
-		Duration: cfg.BenchmarkDuration,
-	}, infos)
+	sched, err := timing.New(cfg.timingConfig(), plans)
 	if err != nil {
 		return nil, err
 	}
 	e.sched = sched
 	e.hits = make([]hitsOnce, len(cfg.Traces))
 	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold, cfg.Concurrency)
-	if e.res.SkippedSubagentRequests > 0 {
-		cfg.Logf("subagent replay is not supported yet: skipping %d subagent requests", e.res.SkippedSubagentRequests)
+	switch {
+	case e.res.SkippedSubagentRequests > 0:
+		cfg.Logf("%s replays parent requests only: skipping %d subagent requests", cfg.Generation, e.res.SkippedSubagentRequests)
+	case e.res.Subagents.Children > 0:
+		cfg.Logf("subagents: %d branches with %d child streams (%d requests) replayed as session trees; %d subagents (%d requests) dropped: no parent request precedes them",
+			e.res.Subagents.Branches, e.res.Subagents.Children, e.res.Subagents.Requests, e.res.Subagents.Dropped, e.res.Subagents.DroppedRequests)
 	}
 
 	e.lanes = make([]*lane, cfg.Concurrency)
 	for i := range e.lanes {
-		k, err := newConn(&cfg, cfg.RequestTimeout)
-		if err != nil {
-			return nil, err
-		}
-		e.lanes[i] = &lane{idx: i, k: k, workerID: fmt.Sprintf("lane_%04d", i)}
-		e.res.StartTurns = append(e.res.StartTurns, sched.StartTurn(i))
+		e.lanes[i] = &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
 	}
 	defer func() {
 		for _, l := range e.lanes {
-			l.k.close()
+			l.closeSlots()
 		}
 	}()
 	// Kill in-flight requests when told to.
 	go func() {
 		<-e.kill
 		for _, l := range e.lanes {
-			l.k.abort()
+			l.abortSlots()
 		}
 	}()
 	// A cancelled ctx stops issuing and, after the grace period, kills.
@@ -135,32 +155,49 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	})
 	defer stopWatch()
 
-	e.warmup()
-	if !e.stopped() {
-		e.profile()
-	}
+	e.run()
 	e.killAll() // nothing may outlive Run
+	e.requests.Wait()
 	e.res.EndTime = time.Now()
 	e.res.Accounting = e.accounting()
 	e.res.ProfilingOverflows = int(e.profOverflows.Load())
+	e.res.WarmupOverflows = int(e.warmOverflows.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
 	if ns := e.lastITLNs.Load(); ns > 0 {
 		e.res.LastITL = time.Unix(0, ns)
 	}
-	e.res.Schedule = sched.Stats()
+	st := sched.Stats()
+	e.res.Schedule = st
+	e.res.Subagents.Spawned, e.res.Subagents.Started, e.res.Subagents.Sent, e.res.Subagents.Cut = st.BranchesSpawned, st.ChildrenStarted, st.ChildSent, st.Cut
 	return &e.res, nil
 }
 
+// BuildPlans builds the replay plan of every trace of c with c's
+// generation rules.
+func BuildPlans(c *Config) []*timing.Plan {
+	opt := timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}
+	if opt.InterTurnDelayCap < 0 {
+		opt.InterTurnDelayCap = 0
+	}
+	plans := make([]*timing.Plan, len(c.Traces))
+	for i := range c.Traces {
+		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)
+	}
+	return plans
+}
+
 type hitsOnce struct {
-	once sync.Once
-	hits []dataset.HitCount
+	once      sync.Once
+	parent    []dataset.HitCount
+	subagent  []dataset.HitCount
+	subOffset map[string]int // subagent path key → depth-first offset
 }
 
 type engine struct {
 	c         *Config
-	sched     *timing.Scheduler
+	sched     *timing.Schedule
 	base      time.Time
 	lanes     []*lane
 	hits      []hitsOnce
@@ -172,11 +209,16 @@ type engine struct {
 	stopOnce, killOnce sync.Once
 	stopIssuing        chan struct{}
 	kill               chan struct{}
-	sessionSeq         atomic.Int64
-	warmOverflow       []bool
+	// nudge is closed (and replaced) when the schedule's global offset
+	// moves: every lane recomputes its wake-up.
+	nudge       atomic.Pointer[chan struct{}]
+	nudgeMu     sync.Mutex
+	globalShift atomic.Int64
+	// requests counts request goroutines.
+	requests sync.WaitGroup
 
 	sent, profOK, profErr, warmOK, warmErr, overflows, cancelled atomic.Int64
-	profOverflows                                                atomic.Int64
+	profOverflows, warmOverflows                                 atomic.Int64
 	lastTTFTNs, lastITLNs                                        atomic.Int64
 }
 
@@ -184,24 +226,56 @@ type engine struct {
 type lane struct {
 	idx      int
 	workerID string
-	k        *conn
-	body     []byte
-	sess     *session
-	text     []byte
+	tl       *timing.Lane
+	done     chan completion
+	sends    []timing.Send
+	// trees holds the engine's state of the lane's live trees; live is
+	// scratch for pruning it.
+	trees map[int64]*treeState
+	live  []int64
+	// free are idle slots; mu guards all (read by the kill goroutine).
+	free []*slot
+	mu   sync.Mutex
+	all  []*slot
 }
 
-// session is one play of a trace on a lane.
-type session struct {
-	num     int
+// slot is one connection of a lane with the buffers of one request. A
+// stream holds a slot while its turn is in flight; a lane has as many
+// slots as it ever had requests in flight at once.
+type slot struct {
+	k    *conn
+	body []byte
+	text []byte
+}
+
+// stream is one conversation instance of a lane's tree.
+type stream struct {
+	session int
 	corrID  string
 	marker  string
-	trace   int
-	conv    *synth.Conversation
-	convErr error // why conv is nil
+	plan    *timing.Plan
+	idx     int
+	parent  int
+	conv    convBuilder
 	models  modelMap
+	// parentCorr and rootCorr are the correlation ids of the spawning
+	// stream and of the tree.
+	parentCorr, rootCorr string
+}
+
+// completion is a finished request, handed back to its lane goroutine.
+type completion struct {
+	id  timing.SendID
+	out timing.Outcome
+	end time.Time
+	sl  *slot
 }
 
 func (e *engine) nowNs() int64 { return e.base.UnixNano() + int64(time.Since(e.base)) }
+
+// now returns the engine clock: wall time at start plus monotonic time
+// since, so it never jumps.
+func (e *engine) now() time.Time { return time.Unix(0, e.nowNs()) }
 
 func (e *engine) stop()    { e.stopOnce.Do(func() { close(e.stopIssuing) }) }
 func (e *engine) killAll() { e.stop(); e.killOnce.Do(func() { close(e.kill) }) }
@@ -236,70 +310,73 @@ func (e *engine) accounting() metrics.Accounting {
 	}
 }
 
-// warmup sends turn k_i on every lane at once and waits for all of them.
-func (e *engine) warmup() {
-	sends := e.sched.Warmup()
-	now := time.Now()
+// run drives every lane through the warmup, the barrier and profiling.
+func (e *engine) run() {
+	c := e.c
+	now := e.now()
 	e.res.WarmupStart = now
-	e.c.Progress.WarmupTotal.Store(int64(len(sends)))
-	if e.c.Observer != nil {
-		e.c.Observer.WarmupStarted(len(sends), now)
+	total := e.sched.WarmupSends()
+	c.Progress.WarmupTotal.Store(int64(total))
+	if c.Observer != nil {
+		c.Observer.WarmupStarted(total, now)
 	}
 	var timeout *time.Timer
-	if e.c.WarmupGracePeriod > 0 {
-		timeout = time.AfterFunc(e.c.WarmupGracePeriod, func() {
-			e.abort(AbortWarmupTimeout, fmt.Sprintf("warmup did not finish within --warmup-grace-period %s; in-flight warmup requests were cancelled", e.c.WarmupGracePeriod))
+	if c.WarmupGracePeriod > 0 {
+		timeout = time.AfterFunc(c.WarmupGracePeriod, func() {
+			e.abort(AbortWarmupTimeout, fmt.Sprintf("warmup did not finish within the warmup grace period of %s; in-flight warmup requests were cancelled", c.WarmupGracePeriod))
 		})
 	}
-	var wg sync.WaitGroup
-	overflowed := make([]bool, len(e.lanes))
-	for _, s := range sends {
-		wg.Add(1)
-		go func(s timing.Send) {
-			defer wg.Done()
-			if e.stopped() {
-				return
+	var warm, all sync.WaitGroup
+	start := make(chan struct{})
+	for _, l := range e.lanes {
+		warm.Add(1)
+		all.Add(1)
+		go func(l *lane) {
+			defer all.Done()
+			e.drive(l)
+			warm.Done()
+			<-start
+			if !e.stopped() {
+				e.drive(l)
 			}
-			o := e.execute(e.lanes[s.Lane], s, metrics.PhaseWarmup)
-			overflowed[s.Lane] = o.Overflow
-			if o.Failed && !o.Overflow && !o.cancelled {
-				tr := &e.c.Traces[s.Trace]
-				e.abort(AbortWarmupFailed, fmt.Sprintf("warmup request failed on lane %d (trace %s, turn %d): %s; the server must answer warmup requests before profiling can start — check the server log", s.Lane, tr.ID, s.Turn, o.msg))
-			}
-		}(s)
+		}(l)
 	}
-	wg.Wait()
+	warm.Wait()
 	if timeout != nil {
 		timeout.Stop()
 	}
-	e.warmOverflow = overflowed
-}
-
-// profile runs the profiling phase until every lane is done.
-func (e *engine) profile() {
-	now := time.Now()
-	sends := e.sched.StartProfiling(now)
+	if e.stopped() {
+		close(start)
+		all.Wait()
+		return
+	}
+	now = e.now()
+	e.sched.StartProfiling(now)
 	e.res.ProfilingStart = now
 	e.res.Deadline = e.sched.Deadline()
-	if e.c.Observer != nil {
-		e.c.Observer.ProfilingStarted(now, e.res.Deadline)
+	if c.Observer != nil {
+		c.Observer.ProfilingStarted(now, e.res.Deadline)
 	}
-	// After the deadline and the grace period, in-flight requests are cancelled.
-	graceTimer := time.AfterFunc(time.Until(e.res.Deadline)+e.c.GracePeriod, e.killAll)
+	// After the deadline and the grace period, in-flight requests are
+	// cancelled.
+	graceTimer := time.AfterFunc(time.Until(e.res.Deadline)+c.GracePeriod, e.killAll)
 	defer graceTimer.Stop()
-
-	var wg sync.WaitGroup
-	for _, s := range sends {
-		wg.Add(1)
-		go func(s timing.Send) {
-			defer wg.Done()
-			e.runLane(e.lanes[s.Lane], s)
-		}(s)
-	}
-	wg.Wait()
+	close(start)
+	all.Wait()
 	e.res.ProfilingEnd = time.Now()
-	if e.c.Observer != nil {
-		e.c.Observer.ProfilingEnded(e.res.ProfilingEnd)
+	switch {
+	case e.res.Aborted != "":
+		e.res.EndReason = "aborted: " + e.res.Aborted
+	case e.res.Cancelled:
+		e.res.EndReason = "interrupted"
+	case e.res.ProfilingEnd.Before(e.res.Deadline):
+		e.res.EndedEarly = true
+		e.res.EndReason = "every lane was done before the deadline: no turn was left to send before it"
+	default:
+		e.res.EndReason = "duration reached"
+	}
+	if c.Observer != nil {
+		c.Observer.ProfilingEnded(e.res.ProfilingEnd)
 	}
 }
 
@@ -311,244 +388,245 @@ func (e *engine) profile() {
 // CPU only while nothing else is ready.
 const sendSpinAhead = time.Millisecond
 
-func (e *engine) runLane(l *lane, s timing.Send) {
-	if e.warmOverflow != nil && e.warmOverflow[l.idx] {
-		// The warmup turn already overflowed the context: the session ends
-		// and the lane recycles without sending the rest of it.
-		next, ok := e.sched.Next(l.idx, timing.Outcome{Overflow: true}, time.Now())
-		if !ok {
-			return
-		}
-		s = next
-	}
-	timer := time.NewTimer(0)
-	<-timer.C
+// drive runs the lane's current phase: it releases what is due, starts
+// each request on a goroutine of its own, and waits for the next wake-up,
+// a completion, a shift of the global clock, or the stop. It returns when
+// the lane's phase is done, or when issuing stopped and the lane's
+// requests have all finished.
+func (e *engine) drive(l *lane) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	defer timer.Stop()
 	for {
-		if d := time.Until(s.At); d > 0 {
+		if e.stopped() {
+			e.drain(l)
+			return
+		}
+		l.sends = l.tl.Due(e.now(), l.sends[:0])
+		for i := range l.sends {
+			e.launch(l, &l.sends[i])
+		}
+		if l.tl.PhaseDone() && l.tl.InFlight() == 0 {
+			return
+		}
+		nudge := *e.nudge.Load()
+		var wakeC <-chan time.Time
+		wake, ok := l.tl.NextWake()
+		if ok {
+			d := wake.Sub(e.now())
+			if d <= 0 {
+				continue
+			}
 			if d > sendSpinAhead {
 				timer.Reset(d - sendSpinAhead)
+				wakeC = timer.C
+			} else {
+				// The last stretch: yield until the send time (see
+				// sendSpinAhead), taking completions as they come.
+				e.spinUntil(l, wake)
+				continue
+			}
+		}
+		select {
+		case cp := <-l.done:
+			timer.Stop()
+			e.complete(l, cp)
+			for more := true; more; {
 				select {
-				case <-timer.C:
-				case <-e.stopIssuing:
-					return
+				case cp := <-l.done:
+					e.complete(l, cp)
+				default:
+					more = false
 				}
 			}
-			// The last stretch: yield until the send time (see sendSpinAhead).
-			for time.Now().Before(s.At) {
-				if e.stopped() {
-					return
-				}
-				runtime.Gosched()
-			}
-		} else if e.stopped() {
-			return
+		case <-wakeC:
+			e.spinUntil(l, wake)
+		case <-nudge:
+			timer.Stop()
+		case <-e.stopIssuing:
+			timer.Stop()
 		}
-		o := e.execute(l, s, metrics.PhaseProfiling)
-		if o.cancelled {
-			return
-		}
-		next, ok := e.sched.Next(l.idx, timing.Outcome{Overflow: o.Overflow, Failed: o.Failed}, time.Now())
-		if !ok {
-			return
-		}
-		s = next
 	}
 }
 
-type outcome struct {
-	Overflow, Failed, cancelled bool
-	msg                         string
+// spinUntil yields until wake, handling completions that arrive meanwhile.
+func (e *engine) spinUntil(l *lane, wake time.Time) {
+	for e.now().Before(wake) {
+		select {
+		case cp := <-l.done:
+			e.complete(l, cp)
+			return
+		case <-e.stopIssuing:
+			return
+		default:
+		}
+		runtime.Gosched()
+	}
 }
 
-func (e *engine) prefixHits(trace int) []dataset.HitCount {
-	h := &e.hits[trace]
-	h.once.Do(func() { h.hits = dataset.PrefixHits(&e.c.Traces[trace]) })
-	return h.hits
+// drain waits for every in-flight request of the lane.
+func (e *engine) drain(l *lane) {
+	for l.tl.InFlight() > 0 {
+		e.complete(l, <-l.done)
+	}
 }
 
-// execute sends one turn and emits its record.
-func (e *engine) execute(l *lane, s timing.Send, phase metrics.Phase) outcome {
+// complete hands a finished request back to the core.
+func (e *engine) complete(l *lane, cp completion) {
+	l.free = append(l.free, cp.sl)
+	before := e.sched.GlobalOffset()
+	l.tl.Complete(cp.id, cp.out, cp.end)
+	if e.sched.GlobalOffset() != before {
+		e.wakeAll()
+	}
+}
+
+// wakeAll makes every lane recompute its next wake-up.
+func (e *engine) wakeAll() {
+	e.nudgeMu.Lock()
+	old := e.nudge.Load()
+	ch := make(chan struct{})
+	e.nudge.Store(&ch)
+	close(*old)
+	e.nudgeMu.Unlock()
+}
+
+// launch starts send s of lane l on a goroutine of its own.
+func (e *engine) launch(l *lane, s *timing.Send) {
+	st := l.stream(e, s)
+	sl := l.slot(e.c)
+	snd := *s
+	e.requests.Add(1)
+	go func() {
+		defer e.requests.Done()
+		o := e.execute(l, &snd, st, sl)
+		l.done <- completion{id: snd.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl}
+	}()
+}
+
+// treeState is the engine's side of one tree of a lane: the
+// conversation state of its streams and its cache-bust marker.
+type treeState struct {
+	rootSession int
+	streams     []*stream
+	marker      string
+}
+
+// stream returns the conversation state of send s, creating it on the
+// stream's first send.
+func (l *lane) stream(e *engine, s *timing.Send) *stream {
 	c := e.c
+	ts := l.trees[s.Tree]
+	if ts == nil {
+		if len(l.trees) > 0 {
+			l.pruneTrees()
+		}
+		ts = &treeState{rootSession: s.RootSession, streams: make([]*stream, len(s.Plan.Streams))}
+		if cb := c.CacheBust; cb != scenario.CacheBustNone && cb != "" {
+			// One marker per tree: a recycled tree (a new pass) gets a
+			// new one.
+			ts.marker = scenario.Marker(c.BenchmarkID, s.RecyclePass, s.Lane, s.Plan.TraceID)
+		}
+		l.trees[s.Tree] = ts
+	}
+	if s.RootSession != ts.rootSession {
+		// The core renewed the tree's sessions (v0.3 profiling re-sends
+		// its start state as new sessions): new correlation ids for all.
+		ts.rootSession = s.RootSession
+		for i, st := range ts.streams {
+			if st != nil {
+				st.session, st.corrID = s.RootSession+i, uuid.NewString()
+			}
+		}
+		for _, st := range ts.streams {
+			if st != nil {
+				ts.link(st)
+			}
+		}
+	}
+	if st := ts.streams[s.Stream]; st != nil {
+		return st
+	}
 	tr := &c.Traces[s.Trace]
-	if s.NewSession || l.sess == nil || l.sess.trace != s.Trace {
-		conv, err := c.Synth.Conversation(tr)
-		l.sess = &session{
-			num:    int(e.sessionSeq.Add(1)) - 1,
-			corrID: uuid.NewString(),
-			trace:  s.Trace,
-			conv:   conv,
-			models: newModelMap(tr, c.Models),
-		}
-		if c.CacheBust != scenario.CacheBustNone && c.CacheBust != "" {
-			l.sess.marker = scenario.Marker(c.BenchmarkID, s.RecyclePass, s.Lane, tr.ID)
-		}
-		if err != nil {
-			c.Logf("trace %s: cannot build its conversation: %v", tr.ID, err)
-			l.sess.convErr = err
-		}
+	st := &stream{session: s.Session, corrID: uuid.NewString(), plan: s.Plan, idx: s.Stream, parent: s.Parent, models: newModelMap(tr, c.Models)}
+	if s.Stream != 0 && ts.streams[0] == nil {
+		// A tree whose root is not live (a snapshot of children only)
+		// still has an id: a correlation id no request carries.
+		ts.streams[0] = &stream{session: s.RootSession, corrID: uuid.NewString(), plan: s.Plan, parent: -1}
+		ts.link(ts.streams[0])
 	}
-	sess := l.sess
-	req := &tr.Requests[s.Turn]
-	maxTok := req.Out
-	if c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
-		maxTok = c.SynthesisMaxOSL
+	ts.streams[s.Stream] = st
+	ts.link(st)
+	st.marker = ts.marker
+	if c.Generation == timing.V03 && s.Stream > 0 && !s.Seeded && ts.marker != "" {
+		// v0.3 marked a child spawned during the run with pass 0 and lane
+		// 0: the same marker for the whole run, whichever tree spawns it.
+		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, s.Plan.Streams[s.Stream].ConvID)
 	}
-	if maxTok < 1 {
-		maxTok = 1
-	}
-	model := sess.models.wire(req.Model, c.Models)
-	hits := e.prefixHits(s.Trace)
-	rec := &metrics.Record{
-		SessionNum:        sess.num,
-		XRequestID:        uuid.NewString(),
-		XCorrelationID:    sess.corrID,
-		ConversationID:    tr.ID,
-		TurnIndex:         s.Turn,
-		SourceTraceID:     tr.ID,
-		SourceOuterIdx:    s.Turn,
-		SourceKind:        "weka_main",
-		RootCorrelationID: sess.corrID,
-		Lane:              s.Lane,
-		WorkerID:          l.workerID,
-		Phase:             phase,
-		Model:             model,
-		MaxTokens:         maxTok,
-		RecordedIn:        req.In,
-		RecordedOut:       req.Out,
-	}
-	if s.Turn < len(hits) {
-		rec.HitBlocks, rec.TotalBlocks = hits[s.Turn].Hit, hits[s.Turn].Total
-	}
-	if s.At.IsZero() {
-		rec.CreditIssuedNs = e.nowNs()
-	} else {
-		rec.CreditIssuedNs = s.At.UnixNano()
-	}
-
-	// Build the body.
-	p := bodyParams{model: model, maxTokens: maxTok}
-	body := appendBodyHead(l.body[:0], p)
-	var err error
-	if sess.conv == nil {
-		err = fmt.Errorf("trace %s: cannot build its prompts: %v", tr.ID, sess.convErr)
-	} else {
-		body, err = sess.conv.AppendMessagesJSONAt(body, s.Turn, sess.marker, markerPlacement(c.CacheBust))
-	}
-	body = appendBodyTail(body, c, p)
-	l.body = body
-	rec.PromptBytes = len(body)
-
-	e.sent.Add(1)
-	c.Progress.Sent.Add(1)
-	c.Progress.InFlight.Add(1)
-	defer c.Progress.InFlight.Add(-1)
-	rec.RequestStartNs = e.nowNs()
-	if err != nil {
-		// A prompt that cannot be built is this request's failure; it is
-		// recorded like any other so nothing is lost silently.
-		rec.RequestEndNs = rec.RequestStartNs
-		rec.Error = &metrics.Error{Type: "PromptSynthesisError", Message: err.Error(), Category: metrics.CategoryMalformed}
-		return e.emit(rec, phase, nil)
-	}
-	var text *[]byte
-	if c.LiveAssistant {
-		l.text = l.text[:0]
-		text = &l.text
-	}
-	x := l.k.do(c, body, func(h *fasthttp.RequestHeader) {
-		h.Set("X-Request-ID", rec.XRequestID)
-		h.Set("X-Correlation-ID", sess.corrID)
-		if c.SessionHeaders.XSessionID {
-			h.Set("X-Session-ID", sess.corrID)
-		}
-		if c.SessionHeaders.Dynamo {
-			h.Set("X-Dynamo-Session-ID", sess.corrID)
-		}
-		if c.SessionHeaders.SMG {
-			h.Set("X-SMG-Routing-Key", sess.corrID)
-		}
-	}, e.nowNs, text)
-	rec.RequestAckNs = x.ackNs
-	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
-	rec.RequestEndNs = x.endNs
-	rec.ContentChunks = x.chunks
-	rec.Usage = x.usage
-	rec.Error = x.err
-	if rec.Error == nil && rec.Usage == nil && c.UseServerTokenCount {
-		rec.Error = &metrics.Error{Type: "MissingUsage", Category: metrics.CategoryMissingUsage,
-			Message: "the response carried no usage although --use-server-token-count needs it for ISL/OSL (is stream_options.include_usage supported by the server?)"}
-	}
-	if rec.Error == nil && c.LiveAssistant {
-		sess.conv.SetLiveReply(s.Turn, string(l.text))
-	}
-	return e.emit(rec, phase, x.errBody)
+	st.conv = convBuilder{syn: c.Synth, tr: tr, st: &s.Plan.Streams[s.Stream], ownScope: c.Generation == timing.V03}
+	return st
 }
 
-// emit classifies a finished record, routes it to exactly one place and
-// updates the accounting and the threshold.
-func (e *engine) emit(rec *metrics.Record, phase metrics.Phase, errBody []byte) outcome {
-	c := e.c
-	var o outcome
-	switch {
-	case rec.Error == nil:
-	case rec.Error.Category == metrics.CategoryCancelled:
-		rec.Cancelled = true
-		rec.CancellationNs = rec.RequestEndNs
-		o.cancelled, o.Failed = true, true
-	case c.Classifier.IsOverflow(errBody) || (errBody == nil && c.Classifier.IsOverflow([]byte(rec.Error.Message))):
-		rec.ContextOverflow = true
-		o.Overflow = true
-	default:
-		o.Failed = true
-	}
-	if rec.Error != nil {
-		o.msg = fmt.Sprintf("%s: %s", rec.Error.Type, rec.Error.Message)
-	}
-	switch {
-	case o.Overflow:
-		e.overflows.Add(1)
-		if phase == metrics.PhaseProfiling {
-			e.profOverflows.Add(1)
-		}
-		c.Progress.Overflows.Add(1)
-		c.Overflows.Add(rec)
-		return o
-	case o.cancelled:
-		e.cancelled.Add(1)
-	case phase == metrics.PhaseWarmup && o.Failed:
-		e.warmErr.Add(1)
-	case phase == metrics.PhaseWarmup:
-		e.warmOK.Add(1)
-	case o.Failed:
-		e.profErr.Add(1)
-	default:
-		e.profOK.Add(1)
-		if rec.FirstChunkNs > 0 {
-			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
-		}
-		if rec.ContentChunks >= 2 {
-			storeMax(&e.lastITLNs, rec.LastChunkNs)
+// pruneTrees forgets the trees the lane's core no longer plays.
+func (l *lane) pruneTrees() {
+	l.live = l.tl.Trees(l.live[:0])
+	for id := range l.trees {
+		if !slices.Contains(l.live, id) {
+			delete(l.trees, id)
 		}
 	}
-	if o.Failed {
-		c.Progress.Errors.Add(1)
+}
+
+// link sets the parent and root correlation ids of st from the tree's
+// streams.
+func (ts *treeState) link(st *stream) {
+	root := ts.streams[0]
+	if root == nil || st == root {
+		st.rootCorr = st.corrID
+		st.parentCorr = ""
+		return
 	}
-	if phase == metrics.PhaseWarmup {
-		c.Progress.WarmupDone.Add(1)
-	} else {
-		c.Progress.ProfilingDone.Add(1)
+	st.rootCorr = root.corrID
+	st.parentCorr = root.corrID
+	if st.parent >= 0 && st.parent < len(ts.streams) && ts.streams[st.parent] != nil {
+		st.parentCorr = ts.streams[st.parent].corrID
 	}
-	c.Sink.Add(rec)
-	if phase == metrics.PhaseProfiling && !o.cancelled {
-		e.mu.Lock()
-		abort, msg := e.threshold.Observe(o.Failed)
-		e.mu.Unlock()
-		if abort {
-			e.abort(AbortFailedRequestThreshold, msg)
-		}
+}
+
+// slot returns an idle slot of the lane, creating one when none is free.
+func (l *lane) slot(c *Config) *slot {
+	if n := len(l.free); n > 0 {
+		sl := l.free[n-1]
+		l.free = l.free[:n-1]
+		return sl
 	}
-	return o
+	k, err := newConn(c, c.RequestTimeout)
+	if err != nil {
+		// The URL was validated before the run; a conn cannot fail here.
+		panic(err)
+	}
+	sl := &slot{k: k}
+	l.mu.Lock()
+	l.all = append(l.all, sl)
+	l.mu.Unlock()
+	return sl
+}
+
+func (l *lane) abortSlots() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, sl := range l.all {
+		sl.k.abort()
+	}
+}
+
+func (l *lane) closeSlots() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, sl := range l.all {
+		sl.k.close()
+		sl.body, sl.text = nil, nil
+	}
 }
 
 // storeMax raises v to n if n is larger.

@@ -120,8 +120,9 @@ func TestServerFaults(t *testing.T) {
 			wantCat: metrics.CategoryMalformed, wantType: "MalformedResponse", wantMsg: []string{"invalid JSON in SSE data"}},
 		{name: "stream error event", query: "fault-stream-error-every=5", fault: sim.FaultStreamError,
 			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}},
-		{name: "missing usage", query: "fault-missing-usage-every=5", fault: sim.FaultMissingUsage,
-			wantCat: metrics.CategoryMissingUsage, wantType: "MissingUsage", wantMsg: []string{"--use-server-token-count", "include_usage"}},
+		// A response without usage is a valid record that lacks the
+		// server's token counts, not an error.
+		{name: "missing usage is not an error", query: "fault-missing-usage-every=5", fault: sim.FaultMissingUsage},
 		{name: "slow first byte is not an error", query: "fault-slow-first-byte-every=5&fault-slow-first-byte-for=150ms", fault: sim.FaultSlowFirstByte,
 			timeout: 5 * time.Second},
 		{name: "server down then back", query: "fault-down-after-requests=20&fault-down-for=300ms", fault: sim.FaultDown,
@@ -186,6 +187,17 @@ func TestServerFaults(t *testing.T) {
 				}
 				if r.Cancelled || r.ContextOverflow {
 					t.Fatalf("fault record marked cancelled=%v overflow=%v", r.Cancelled, r.ContextOverflow)
+				}
+			}
+			if tc.fault == sim.FaultMissingUsage {
+				without := 0
+				for _, r := range recs {
+					if r.Error == nil && r.Usage == nil {
+						without++
+					}
+				}
+				if int64(without) != injected {
+					t.Fatalf("%d successful records without usage, the sim dropped usage from %d responses", without, injected)
 				}
 			}
 			switch {

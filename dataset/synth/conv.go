@@ -129,6 +129,18 @@ func (s *Synthesizer) SubagentConversation(tr *dataset.Trace, sa *dataset.Subage
 	return s.newConversation(tr.ID, tr.ID+"::sa:"+sa.AgentID, sa.Requests, sa.ToolTokens, sa.SystemTokens)
 }
 
+// StreamConversation reconstructs a child stream of tr: reqs (a subagent
+// entry's inner requests, or one sibling stream's subset of them) with the
+// entry's tool and system sizes. convID keys its partial tails; scope is
+// its hash-id scope: tr.ID to share the parent's (a block id used by both
+// decodes to the same text), or its own conversation id to keep it apart.
+func (s *Synthesizer) StreamConversation(tr *dataset.Trace, scope, convID string, reqs []dataset.Request, toolTokens, systemTokens int) (*Conversation, error) {
+	if err := s.checkBlockSize(tr); err != nil {
+		return nil, err
+	}
+	return s.newConversation(scope, convID, reqs, toolTokens, systemTokens)
+}
+
 func (s *Synthesizer) checkBlockSize(tr *dataset.Trace) error {
 	if tr.BlockSize != 0 && tr.BlockSize != s.opt.BlockSize {
 		return fmt.Errorf("synth: trace %s has block_size %d; only %d is supported", tr.ID, tr.BlockSize, s.opt.BlockSize)

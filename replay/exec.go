@@ -1,0 +1,273 @@
+package replay
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/timing"
+)
+
+// convBuilder builds a stream's synth.Conversation on first use.
+type convBuilder struct {
+	syn *synth.Synthesizer
+	// ownScope gives a child stream a hash-id scope of its own (v0.3)
+	// instead of its trace's.
+	ownScope bool
+	tr       *dataset.Trace
+	st       *timing.Stream
+	once     sync.Once
+	conv     *synth.Conversation
+	err      error
+}
+
+func (b *convBuilder) get() (*synth.Conversation, error) {
+	b.once.Do(func() {
+		if b.st.Parent < 0 {
+			b.conv, b.err = b.syn.Conversation(b.tr)
+			return
+		}
+		scope := b.tr.ID
+		if b.ownScope {
+			scope = b.st.ConvID
+		}
+		b.conv, b.err = b.syn.StreamConversation(b.tr, scope, b.st.ConvID, b.st.Reqs, b.st.ToolTokens, b.st.SystemTokens)
+	})
+	return b.conv, b.err
+}
+
+// execOut is what execute reports back.
+type execOut struct {
+	timing.Outcome
+	endNs int64
+}
+
+// prefixHits returns the theoretical hit counts of turn k of stream st of
+// trace ti (definition C over the whole trace: parent and subagent
+// requests share one scope).
+func (e *engine) prefixHits(ti int, st *timing.Stream, k int) (dataset.HitCount, bool) {
+	h := &e.hits[ti]
+	h.once.Do(func() {
+		tr := &e.c.Traces[ti]
+		h.parent, h.subagent = dataset.TracePrefixHits(tr)
+		h.subOffset = subagentOffsets(tr)
+	})
+	inner := st.Turns[k].Inner
+	if st.Parent < 0 {
+		if inner < len(h.parent) {
+			return h.parent[inner], true
+		}
+		return dataset.HitCount{}, false
+	}
+	off, ok := h.subOffset[pathKey(st.Subagent)]
+	if !ok || off+inner >= len(h.subagent) {
+		return dataset.HitCount{}, false
+	}
+	return h.subagent[off+inner], true
+}
+
+// subagentOffsets maps every subagent entry of tr (by its path) to the
+// index of its first request in the depth-first order of
+// dataset.TracePrefixHits.
+func subagentOffsets(tr *dataset.Trace) map[string]int {
+	out := map[string]int{}
+	n := 0
+	var walk func(ss []dataset.Subagent, path []int)
+	walk = func(ss []dataset.Subagent, path []int) {
+		for i := range ss {
+			p := append(append([]int(nil), path...), i)
+			out[pathKey(p)] = n
+			n += len(ss[i].Requests)
+			walk(ss[i].Subagents, p)
+		}
+	}
+	walk(tr.Subagents, nil)
+	return out
+}
+
+func pathKey(p []int) string { return fmt.Sprint(p) }
+
+// execute sends one turn and emits its record.
+func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
+	c := e.c
+	tr := &c.Traces[s.Trace]
+	ps := &s.Plan.Streams[s.Stream]
+	turn := &ps.Turns[s.Turn]
+	req := &ps.Reqs[s.Turn]
+	maxTok := req.Out
+	if s.Stream == 0 && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
+		maxTok = c.SynthesisMaxOSL
+	}
+	if s.MaxTokens > 0 {
+		maxTok = s.MaxTokens
+	}
+	if maxTok < 1 {
+		maxTok = 1
+	}
+	phase := metrics.PhaseProfiling
+	if s.Phase == timing.Warmup {
+		phase = metrics.PhaseWarmup
+	}
+	model := st.models.wire(req.Model, c.Models)
+	rec := &metrics.Record{
+		SessionNum:          st.session,
+		XRequestID:          uuid.NewString(),
+		XCorrelationID:      st.corrID,
+		ConversationID:      ps.ConvID,
+		TurnIndex:           s.Turn,
+		SourceTraceID:       tr.ID,
+		SourceOuterIdx:      turn.OuterIdx,
+		SourceKind:          ps.Kind.String(),
+		AgentDepth:          ps.Depth,
+		ParentCorrelationID: st.parentCorr,
+		RootCorrelationID:   st.rootCorr,
+		Lane:                s.Lane,
+		WorkerID:            l.workerID,
+		Phase:               phase,
+		Model:               model,
+		MaxTokens:           maxTok,
+		RecordedIn:          req.In,
+		RecordedOut:         req.Out,
+		CreditIssuedNs:      s.At.UnixNano(),
+	}
+	if h, ok := e.prefixHits(s.Trace, ps, s.Turn); ok {
+		rec.HitBlocks, rec.TotalBlocks = h.Hit, h.Total
+	}
+
+	// Build the body.
+	p := bodyParams{model: model, maxTokens: maxTok}
+	body := appendBodyHead(sl.body[:0], p)
+	conv, err := st.conv.get()
+	if err != nil {
+		err = fmt.Errorf("conversation %s of trace %s: cannot build its prompts: %v", ps.ConvID, tr.ID, err)
+	} else {
+		body, err = conv.AppendMessagesJSONAt(body, s.Turn, st.marker, markerPlacement(c.CacheBust))
+	}
+	body = appendBodyTail(body, c, p)
+	sl.body = body
+	rec.PromptBytes = len(body)
+
+	e.sent.Add(1)
+	c.Progress.Sent.Add(1)
+	c.Progress.InFlight.Add(1)
+	defer c.Progress.InFlight.Add(-1)
+	rec.RequestStartNs = e.nowNs()
+	if err != nil {
+		// A prompt that cannot be built is this request's failure; it is
+		// recorded like any other so nothing is lost silently.
+		rec.RequestEndNs = rec.RequestStartNs
+		rec.Error = &metrics.Error{Type: "PromptSynthesisError", Message: err.Error(), Category: metrics.CategoryMalformed}
+		return e.emit(rec, s, nil)
+	}
+	var text *[]byte
+	if c.LiveAssistant {
+		sl.text = sl.text[:0]
+		text = &sl.text
+	}
+	x := sl.k.do(c, body, func(h *fasthttp.RequestHeader) {
+		h.Set("X-Request-ID", rec.XRequestID)
+		h.Set("X-Correlation-ID", st.corrID)
+		if c.SessionHeaders.XSessionID {
+			h.Set("X-Session-ID", st.corrID)
+		}
+		if c.SessionHeaders.Dynamo {
+			h.Set("X-Dynamo-Session-ID", st.corrID)
+			if st.parentCorr != "" {
+				h.Set("X-Dynamo-Parent-Session-ID", st.parentCorr)
+			}
+		}
+		if c.SessionHeaders.SMG {
+			h.Set("X-SMG-Routing-Key", st.corrID)
+		}
+	}, e.nowNs, text)
+	rec.RequestAckNs = x.ackNs
+	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
+	rec.RequestEndNs = x.endNs
+	rec.ContentChunks = x.chunks
+	rec.Usage = x.usage
+	rec.Error = x.err
+	if rec.Error == nil && c.LiveAssistant {
+		conv.SetLiveReply(s.Turn, string(sl.text))
+	}
+	return e.emit(rec, s, x.errBody)
+}
+
+// emit classifies a finished record once (its Bucket), routes it to
+// exactly one place, and updates the accounting, the progress counters and
+// the threshold from that bucket.
+func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte) execOut {
+	c := e.c
+	if rec.Error != nil {
+		switch {
+		case rec.Error.Category == metrics.CategoryCancelled:
+			rec.Cancelled = true
+			rec.CancellationNs = rec.RequestEndNs
+		case c.Classifier.IsOverflow(errBody) || (errBody == nil && c.Classifier.IsOverflow([]byte(rec.Error.Message))):
+			rec.ContextOverflow = true
+		}
+	}
+	rec.Bucket = metrics.BucketOf(rec)
+	o := execOut{endNs: rec.RequestEndNs}
+	switch rec.Bucket {
+	case metrics.BucketOverflow:
+		o.Overflow = true
+		e.overflows.Add(1)
+		if rec.Phase == metrics.PhaseProfiling {
+			e.profOverflows.Add(1)
+		} else {
+			e.warmOverflows.Add(1)
+		}
+		c.Progress.Overflows.Add(1)
+	case metrics.BucketCancelled:
+		o.Cancelled = true
+		e.cancelled.Add(1)
+	case metrics.BucketWarmupError:
+		o.Failed = true
+		e.warmErr.Add(1)
+	case metrics.BucketWarmupOK:
+		e.warmOK.Add(1)
+	case metrics.BucketProfilingError:
+		o.Failed = true
+		e.profErr.Add(1)
+	case metrics.BucketProfilingOK:
+		e.profOK.Add(1)
+		if rec.FirstChunkNs > 0 {
+			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
+		}
+		if rec.ContentChunks >= 2 {
+			storeMax(&e.lastITLNs, rec.LastChunkNs)
+		}
+	}
+	if o.Failed {
+		c.Progress.Errors.Add(1)
+	}
+	if rec.Phase == metrics.PhaseWarmup {
+		c.Progress.WarmupDone.Add(1)
+	} else if !o.Cancelled {
+		c.Progress.ProfilingDone.Add(1)
+	}
+	if o.Overflow {
+		c.Overflows.Add(rec)
+	} else {
+		c.Sink.Add(rec)
+	}
+	switch {
+	case rec.Bucket == metrics.BucketProfilingOK || rec.Bucket == metrics.BucketProfilingError:
+		e.mu.Lock()
+		abort, msg := e.threshold.Observe(o.Failed)
+		e.mu.Unlock()
+		if abort {
+			e.abort(AbortFailedRequestThreshold, msg)
+		}
+	case rec.Bucket == metrics.BucketWarmupError && s.Depth == 0:
+		tr := &c.Traces[s.Trace]
+		e.abort(AbortWarmupFailed, fmt.Sprintf("warmup request failed on lane %d (trace %s, %s turn %d): %s: %s; the server must answer warmup requests before profiling can start — check the server log",
+			s.Lane, tr.ID, s.Plan.Streams[s.Stream].ConvID, s.Turn, rec.Error.Type, rec.Error.Message))
+	}
+	return o
+}

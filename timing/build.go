@@ -1,0 +1,346 @@
+package timing
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+)
+
+// PlanOptions configure BuildPlan.
+type PlanOptions struct {
+	// Generation selects the delay rule and how subagents are replayed.
+	Generation Generation
+	// InterTurnDelayCap caps each v0.2 delay (0 = no cap).
+	InterTurnDelayCap time.Duration
+	// IdleGapCap is v0.3's trace idle gap cap: start-to-start gaps of the
+	// merged request timeline longer than it are shortened to it (0 = no
+	// warp). Later generations apply their idle caps at run time instead.
+	IdleGapCap time.Duration
+}
+
+// joinEpsilon is the tolerance (seconds) of the join comparison: a parent
+// turn starting within it before a subagent's end still joins it.
+const joinEpsilon = 1e-6
+
+// BuildPlan builds the replay plan of tr, the trace at index in the
+// corpus. See the package doc for the rules of each generation.
+func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
+	p := &Plan{Trace: index, TraceID: tr.ID}
+	outer := outerIndices(tr)
+	root := Stream{ConvID: tr.ID, Parent: -1, Branch: -1, Kind: SourceMain, Reqs: tr.Requests,
+		ToolTokens: tr.ToolTokens, SystemTokens: tr.SystemTokens, Turns: make([]Turn, len(tr.Requests))}
+	for k := range tr.Requests {
+		r := &tr.Requests[k]
+		root.Turns[k] = Turn{Inner: k, OuterIdx: outer[k], Start: r.T, End: endOf(r)}
+	}
+	p.Streams = []Stream{root}
+	if o.Generation == V02 {
+		rs := p.Streams[0].Turns
+		for k := 1; k < len(tr.Requests); k++ {
+			r, prev := &tr.Requests[k], &tr.Requests[k-1]
+			rs[k].Delay = thinkTimeDelay(r.ThinkTime, r.T, prev.T, o.InterTurnDelayCap)
+		}
+		p.SkippedRequests = tr.NumSubagentRequests()
+		return p
+	}
+	subs := p.addSubagents(tr)
+	var warp *timeWarp
+	if o.Generation == V03 && o.IdleGapCap > 0 {
+		warp = newTimeWarp(p, o.IdleGapCap.Seconds())
+	}
+	p.addBranches(tr, subs, warp, o.Generation)
+	for si := range p.Streams {
+		p.setDelays(si, warp, o.Generation)
+	}
+	return p
+}
+
+// endOf returns the recorded end of r: T + api_time (T when api_time is
+// missing or negative).
+func endOf(r *dataset.Request) float64 {
+	if math.IsNaN(r.APITime) || r.APITime < 0 {
+		return r.T
+	}
+	return r.T + r.APITime
+}
+
+// outerIndices returns, per parent request of tr, its index in the raw
+// requests[] list, where subagent entries take their own slots: entry j
+// with After = a sits before parent request a.
+func outerIndices(tr *dataset.Trace) []int {
+	out := make([]int, len(tr.Requests))
+	j := 0
+	for k := range tr.Requests {
+		for j < len(tr.Subagents) && tr.Subagents[j].After <= k {
+			j++
+		}
+		out[k] = k + j
+	}
+	return out
+}
+
+// subagent is one top-level subagent entry of a trace as the plan sees it.
+type subagent struct {
+	entry   int   // index in Trace.Subagents
+	outer   int   // index of the entry in the raw requests[] list
+	spawn   int   // the preceding parent turn (-1: none, dropped)
+	streams []int // its child streams in the plan
+	end     float64
+}
+
+// addSubagents adds one child stream per sibling stream of every
+// top-level subagent entry that a parent request precedes, and counts the
+// others (and every nested entry, which the format does not replay) as
+// dropped.
+func (p *Plan) addSubagents(tr *dataset.Trace) []subagent {
+	var out []subagent
+	for j := range tr.Subagents {
+		sa := &tr.Subagents[j]
+		nested := countRequests(sa.Subagents)
+		if nested.entries > 0 {
+			p.DroppedSubagents += nested.entries
+			p.DroppedRequests += nested.requests
+		}
+		s := subagent{entry: j, outer: sa.After + j, spawn: sa.After - 1, end: subagentEnd(sa)}
+		if s.spawn < 0 || len(tr.Requests) == 0 {
+			p.DroppedSubagents++
+			p.DroppedRequests += len(sa.Requests)
+			continue
+		}
+		split := splitStreams(sa.Requests)
+		base := tr.ID + "::sa:" + sa.AgentID
+		for k, idx := range split {
+			id := base
+			if len(split) > 1 {
+				id += ":s" + strconv.Itoa(k)
+			}
+			st := Stream{ConvID: id, Parent: 0, Branch: -1, Depth: 1, Kind: SourceSubagent, AgentID: sa.AgentID,
+				Subagent: []int{j}, ToolTokens: sa.ToolTokens, SystemTokens: sa.SystemTokens}
+			for _, i := range idx {
+				r := &sa.Requests[i]
+				st.Reqs = append(st.Reqs, *r)
+				st.Turns = append(st.Turns, Turn{Inner: i, OuterIdx: s.outer, Start: r.T, End: endOf(r)})
+			}
+			s.streams = append(s.streams, len(p.Streams))
+			p.Streams = append(p.Streams, st)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+type counts struct{ entries, requests int }
+
+func countRequests(ss []dataset.Subagent) counts {
+	var c counts
+	for i := range ss {
+		c.entries++
+		c.requests += len(ss[i].Requests)
+		n := countRequests(ss[i].Subagents)
+		c.entries += n.entries
+		c.requests += n.requests
+	}
+	return c
+}
+
+// subagentEnd is when a subagent entry finished: its start plus its
+// recorded duration, else the latest end of its inner requests, else its
+// start.
+func subagentEnd(sa *dataset.Subagent) float64 {
+	if !math.IsNaN(sa.DurationMs) {
+		return sa.T + sa.DurationMs/1000
+	}
+	end, ok := 0.0, false
+	for i := range sa.Requests {
+		if e := endOf(&sa.Requests[i]); !math.IsNaN(e) && (!ok || e > end) {
+			end, ok = e, true
+		}
+	}
+	if ok {
+		return end
+	}
+	return sa.T
+}
+
+// splitStreams partitions a subagent's inner requests into sibling
+// streams whose requests do not overlap in time: in start order (equal
+// starts keep their recorded order), each request goes to the lowest
+// stream whose last request ended at or before its start, else to a new
+// stream. It returns the request indices of each stream; an entry without
+// requests is one empty stream.
+func splitStreams(reqs []dataset.Request) [][]int {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].T < reqs[order[b]].T })
+	var streams [][]int
+	var ends []float64
+	for _, i := range order {
+		r := &reqs[i]
+		e := r.T
+		if !math.IsNaN(r.APITime) {
+			e += r.APITime
+		}
+		k := 0
+		for k < len(ends) && !(ends[k] <= r.T) {
+			k++
+		}
+		if k == len(ends) {
+			streams = append(streams, nil)
+			ends = append(ends, e)
+		}
+		streams[k] = append(streams[k], i)
+		ends[k] = e
+	}
+	if len(streams) == 0 {
+		streams = [][]int{nil}
+	}
+	return streams
+}
+
+// addBranches turns the subagents into branches: a SPAWN on the parent
+// turn that precedes the entry, and a SPAWN_JOIN on the first later parent
+// turn that starts at or after the subagent's end (a "tiered" join; none:
+// a background branch). Subagents with the same spawn and join turns share
+// one branch, in order of first appearance.
+func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp, gen Generation) {
+	root := &p.Streams[0]
+	type key struct{ spawn, join int }
+	index := map[key]int{}
+	for _, s := range subs {
+		end := warp.at(s.end)
+		join := -1
+		for k := s.spawn + 1; k < len(root.Turns); k++ {
+			if warp.at(tr.Requests[k].T)+joinEpsilon >= end {
+				join = k
+				break
+			}
+		}
+		kk := key{s.spawn, join}
+		b, ok := index[kk]
+		if !ok {
+			b = len(p.Branches)
+			index[kk] = b
+			p.Branches = append(p.Branches, Branch{ID: tr.ID + ":spawn:" + tr.Subagents[s.entry].AgentID,
+				Parent: 0, SpawnTurn: s.spawn, JoinTurn: join, start: tr.Subagents[s.entry].T})
+			root.Turns[s.spawn].Spawns = append(root.Turns[s.spawn].Spawns, b)
+			if join >= 0 {
+				root.Turns[join].Joins = append(root.Turns[join].Joins, b)
+			}
+		}
+		br := &p.Branches[b]
+		br.start = min(br.start, tr.Subagents[s.entry].T)
+		for _, c := range s.streams {
+			p.Streams[c].Branch = b
+			br.Children = append(br.Children, c)
+		}
+	}
+	if gen != V10 {
+		return
+	}
+	// A subagent recorded as starting before its spawning request ended
+	// is spawned when that request is sent.
+	for i := range p.Branches {
+		b := &p.Branches[i]
+		r := &tr.Requests[b.SpawnTurn]
+		if !math.IsNaN(r.APITime) && r.APITime > 0 && b.start < r.T+r.APITime {
+			b.SpawnOnSend = true
+		}
+	}
+}
+
+// setDelays sets the delay of every turn of stream si.
+func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
+	st := &p.Streams[si]
+	for k := range st.Turns {
+		t := &st.Turns[k]
+		if warp != nil {
+			t.Start = warp.at(st.Reqs[k].T)
+			t.End = t.Start + (endOf(&st.Reqs[k]) - st.Reqs[k].T)
+		}
+		if k == 0 {
+			if st.Parent >= 0 && gen == V10 {
+				// A child's first turn waits its recorded offset from the
+				// branch start (or from the spawning turn's send).
+				b := &p.Branches[st.Branch]
+				from := b.start
+				if b.SpawnOnSend {
+					from = p.Streams[b.Parent].Reqs[b.SpawnTurn].T
+				}
+				t.Delay = secondsDur(st.Reqs[0].T - from)
+			}
+			continue
+		}
+		prev := &st.Turns[k-1]
+		switch gen {
+		case V03:
+			// The warped start-to-start gap, waited after the previous
+			// turn of the stream completes.
+			t.Delay = secondsDur(t.Start - prev.Start)
+		default:
+			// End to start: the recorded client-side gap.
+			t.Delay = secondsDur(t.Start - prev.End)
+		}
+	}
+}
+
+// timeWarp shortens every start-to-start gap of a trace's merged request
+// timeline (parent requests and every replayed subagent request) that is
+// longer than limit to limit, shifting everything after it left. The first
+// start keeps its value.
+type timeWarp struct {
+	limit float64
+	gaps  []warpGap
+	total float64
+}
+
+type warpGap struct {
+	a, b  float64 // the starts on either side of the gap
+	shift float64 // the shift before the gap
+}
+
+func newTimeWarp(p *Plan, limit float64) *timeWarp {
+	var starts []float64
+	for i := range p.Streams {
+		for _, r := range p.Streams[i].Reqs {
+			if !math.IsNaN(r.T) {
+				starts = append(starts, r.T)
+			}
+		}
+	}
+	sort.Float64s(starts)
+	w := &timeWarp{limit: limit}
+	for i := 1; i < len(starts); i++ {
+		a, b := starts[i-1], starts[i]
+		if b-a > limit {
+			w.gaps = append(w.gaps, warpGap{a: a, b: b, shift: w.total})
+			w.total += b - a - limit
+		}
+	}
+	return w
+}
+
+// at maps t to the warped timeline; a time inside a shortened gap keeps
+// its distance from the gap's start up to limit, and is clamped to the
+// gap's warped end beyond that. A nil warp is the identity.
+func (w *timeWarp) at(t float64) float64 {
+	if w == nil || math.IsNaN(t) {
+		return t
+	}
+	for _, g := range w.gaps {
+		if t < g.a {
+			return t - g.shift
+		}
+		if t < g.b {
+			if t-g.a <= w.limit {
+				return t - g.shift
+			}
+			return g.a - g.shift + w.limit
+		}
+	}
+	return t - w.total
+}

@@ -1,0 +1,619 @@
+package timing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Generation selects the replay semantics of one AgentX generation.
+type Generation uint8
+
+// The generations, oldest first.
+const (
+	// V02 is AgentX v0.2: parent requests only (subagents skipped),
+	// think-time delays capped per turn, end-to-start; start turn k_i
+	// per lane; FIFO recycle of the traces no lane took.
+	V02 Generation = iota
+	// V03 is AgentX v0.3: session trees (subagents replayed with
+	// SPAWN/JOIN), delays from a per-trace time warp of the merged
+	// request starts (gaps over the trace idle cap shortened to it);
+	// start turn k_i per lane; FIFO recycle pre-filled with the corpus.
+	V03
+	// V10 is AgentX v1.0 (what InferenceX runs today): t* snapshots,
+	// one-token primers, per-lane accelerated warmup, end-to-start
+	// delays, runtime idle caps, replay barriers, sampler recycle.
+	V10
+)
+
+// String returns "v0.2", "v0.3" or "v1.0".
+func (g Generation) String() string {
+	switch g {
+	case V02:
+		return "v0.2"
+	case V03:
+		return "v0.3"
+	case V10:
+		return "v1.0"
+	}
+	return "generation(" + strconv.Itoa(int(g)) + ")"
+}
+
+// ParseGeneration parses "v0.2", "v0.3" or "v1.0" (the "v" is optional).
+func ParseGeneration(s string) (Generation, error) {
+	switch s {
+	case "v0.2", "0.2":
+		return V02, nil
+	case "v0.3", "0.3":
+		return V03, nil
+	case "v1.0", "1.0", "v1":
+		return V10, nil
+	}
+	return 0, fmt.Errorf("%w %q: want v0.2, v0.3 or v1.0", ErrGeneration, s)
+}
+
+// ErrGeneration is wrapped by ParseGeneration's errors.
+var ErrGeneration = errors.New("unknown AgentX generation")
+
+// Phase is the benchmark phase of a send.
+type Phase int
+
+// The phases, in order.
+const (
+	Warmup Phase = iota
+	Profiling
+)
+
+// String returns "warmup" or "profiling", the benchmark_phase values of
+// the exports.
+func (p Phase) String() string {
+	switch p {
+	case Warmup:
+		return "warmup"
+	case Profiling:
+		return "profiling"
+	}
+	return "phase(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Outcome is how a request ended, as far as scheduling cares.
+type Outcome struct {
+	// Overflow: a context overflow; the conversation ends (every later
+	// turn would be larger still).
+	Overflow bool
+	// Failed: another failure; the conversation goes on with its next
+	// turn, as if the request had succeeded.
+	Failed bool
+	// Cancelled: cut by the engine (stop, grace period); the conversation
+	// sends nothing more.
+	Cancelled bool
+}
+
+// Defaults of Config fields.
+const (
+	// DefaultStartMinRatio and DefaultStartMaxRatio bound the start turn
+	// (legacy) or the snapshot time t* (v1.0) as fractions of a trace.
+	DefaultStartMinRatio = 0.25
+	DefaultStartMaxRatio = 0.75
+	// DefaultRecycleScan bounds the legacy recycle queue scan.
+	DefaultRecycleScan = 64
+	// DefaultInterTurnDelayCap is v0.2's per-turn delay cap.
+	DefaultInterTurnDelayCap = 60 * time.Second
+	// DefaultV03IdleGapCap is v0.3's trace idle gap cap (the time warp).
+	DefaultV03IdleGapCap = 60 * time.Second
+	// DefaultSystemIdleCap is v1.0's system idle cap.
+	DefaultSystemIdleCap = 10 * time.Second
+)
+
+// Config configures a Schedule.
+type Config struct {
+	// Generation selects the semantics.
+	Generation Generation
+	// Lanes is the number of concurrent trees (--concurrency); ≥ 1.
+	Lanes int
+	// Seed keys the per-lane start draws.
+	Seed int64
+	// StartMinRatio and StartMaxRatio bound the start turn (legacy) or
+	// t* (v1.0); 0 ≤ min ≤ max ≤ 1.
+	StartMinRatio, StartMaxRatio float64
+	// Duration is the profiling duration, counted from StartProfiling; no
+	// send is released at or after the deadline. 0 means no deadline.
+	Duration time.Duration
+	// RecycleScan bounds how many legacy queue entries a recycling lane
+	// inspects for one not live on another lane (≤ 0: DefaultRecycleScan).
+	RecycleScan int
+	// SystemIdleCap shifts every pending timer of every tree when nothing
+	// is in flight anywhere and the next timer is further away than the
+	// cap (0 = off).
+	SystemIdleCap time.Duration
+	// TraceIdleCap shifts a tree's pending timers when the tree has had
+	// nothing in flight for the cap (0 = off). In v0.3 it is applied to
+	// the recorded timeline when the plans are built instead.
+	TraceIdleCap time.Duration
+	// TurnStart starts every lane at a sampled start turn k_i of its root
+	// instead of a t* snapshot (the early v0.3 runs; v0.2 always does).
+	TurnStart bool
+}
+
+// Stats counts what the schedule did.
+type Stats struct {
+	// Traces is the number of plans given to New, Usable those a lane
+	// can start.
+	Traces, Usable int
+	// WrapFilled is the number of lanes that got a trace already given to
+	// a lower lane.
+	WrapFilled int
+	// Trees counts trees started (initial ones included), Recycles those
+	// started by a lane whose tree drained.
+	Trees, Recycles int
+	// Sent counts requests released, per phase; ChildSent those of child
+	// streams (subagents).
+	Sent      [2]int
+	ChildSent int
+	// BranchesSpawned and ChildrenStarted count subagent spawns that
+	// happened; Cut the turns never sent because the deadline came first.
+	BranchesSpawned, ChildrenStarted, Cut int
+	// Overflows counts conversations ended by a context overflow;
+	// Completed the trees that drained.
+	Overflows, Completed int
+	// LiveFallbacks counts recycles that took a trace live on another
+	// lane because every scanned entry was live.
+	LiveFallbacks int
+	// Queue is the current length of the recycle queue.
+	Queue int
+	// LanesDone is the number of lanes that finished profiling.
+	LanesDone int
+	// SystemIdleJumps and SystemIdleSkipped are the system idle cap's
+	// shifts; TraceIdleJumps and TraceIdleSkipped the trace idle cap's.
+	SystemIdleJumps, TraceIdleJumps     int
+	SystemIdleSkipped, TraceIdleSkipped time.Duration
+}
+
+// Schedule is the replay core: the lanes, their trees, and what spans
+// lanes (phase clock, recycling, session numbering, the system idle cap).
+// Each Lane is driven by one goroutine; the Schedule's shared state is
+// guarded internally, so lanes may run concurrently.
+type Schedule struct {
+	cfg   Config
+	plans []*Plan
+	lanes []*Lane
+
+	// global is the system idle cap's offset (ns), read by every tree.
+	global atomic.Int64
+	// inflight counts requests in flight over all lanes.
+	inflight atomic.Int64
+
+	// deadline is the profiling deadline (real ns; 0 = none).
+	deadline atomic.Int64
+
+	mu       sync.Mutex
+	started  bool
+	trees    int64
+	sessions int
+	passes   map[string]int
+	live     []int // per plan: trees playing it
+	recycle  recycler
+	// initialLanes counts, per plan, the lanes that started with it.
+	initialLanes []int
+	stats        Stats
+}
+
+func (s *Schedule) globalOffset() int64 { return s.global.Load() }
+
+// New builds a schedule of cfg.Lanes lanes over plans (one per trace, in
+// corpus order) and the initial tree of every lane.
+func New(cfg Config, plans []*Plan) (*Schedule, error) {
+	if cfg.Lanes < 1 {
+		return nil, fmt.Errorf("timing: Lanes is %d: at least one lane is needed", cfg.Lanes)
+	}
+	if !(cfg.StartMinRatio >= 0 && cfg.StartMinRatio <= 1) || !(cfg.StartMaxRatio >= 0 && cfg.StartMaxRatio <= 1) || cfg.StartMinRatio > cfg.StartMaxRatio {
+		return nil, fmt.Errorf("timing: start ratios %v/%v: want 0 ≤ StartMinRatio ≤ StartMaxRatio ≤ 1", cfg.StartMinRatio, cfg.StartMaxRatio)
+	}
+	if cfg.Duration < 0 || cfg.SystemIdleCap < 0 || cfg.TraceIdleCap < 0 {
+		return nil, errors.New("timing: Duration, SystemIdleCap and TraceIdleCap must not be negative")
+	}
+	if cfg.RecycleScan <= 0 {
+		cfg.RecycleScan = DefaultRecycleScan
+	}
+	s := &Schedule{cfg: cfg, plans: plans, passes: make(map[string]int), live: make([]int, len(plans))}
+	starts, err := s.initialStarts()
+	if err != nil {
+		return nil, err
+	}
+	s.initialLanes = make([]int, len(plans))
+	for i := range starts {
+		s.initialLanes[starts[i].plan.Trace]++
+	}
+	s.lanes = make([]*Lane, cfg.Lanes)
+	for i := range s.lanes {
+		l := &Lane{s: s, idx: i}
+		l.tree = s.newTreeLocked(i, starts[i].plan)
+		l.start = starts[i]
+		l.tree.applyStart(&starts[i])
+		s.lanes[i] = l
+	}
+	return s, nil
+}
+
+// allocSessions reserves n session numbers and returns the first.
+func (s *Schedule) allocSessions(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.sessions
+	s.sessions += n
+	return b
+}
+
+// Lane returns lane i.
+func (s *Schedule) Lane(i int) *Lane { return s.lanes[i] }
+
+// Lanes returns the number of lanes.
+func (s *Schedule) Lanes() int { return len(s.lanes) }
+
+// Config returns the configuration (defaults filled).
+func (s *Schedule) Config() Config { return s.cfg }
+
+// newTreeLocked starts a tree of plan p on lane, numbering its sessions
+// and its recycle pass. s.mu is held (or New is running).
+func (s *Schedule) newTreeLocked(lane int, p *Plan) *Tree {
+	pass := s.passes[p.TraceID]
+	s.passes[p.TraceID] = pass + 1
+	t := newTree(s, p, lane, s.trees, s.sessions, pass)
+	s.trees++
+	s.sessions += len(p.Streams)
+	s.live[p.Trace]++
+	s.stats.Trees++
+	return t
+}
+
+// StartProfiling starts the profiling clock at now: the deadline is
+// now + Duration, and every lane's tree switches to profiling (the
+// legacy start turn k_i+1 is due at once; a v1.0 tree resumes from its
+// warmup state). Call it once, after every lane's warmup is done.
+func (s *Schedule) StartProfiling(now time.Time) {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		panic("timing: StartProfiling called twice")
+	}
+	s.started = true
+	if s.cfg.Duration > 0 {
+		s.deadline.Store(now.Add(s.cfg.Duration).UnixNano())
+	}
+	s.mu.Unlock()
+	n := now.UnixNano()
+	for _, l := range s.lanes {
+		l.finished = false
+		l.mu.Lock()
+		l.tree.startPhase(Profiling, n, l.start.resession, s.allocSessions)
+		l.mu.Unlock()
+		l.afterChange(n)
+	}
+}
+
+// Deadline returns the profiling deadline; the zero time before
+// StartProfiling or without a duration.
+func (s *Schedule) Deadline() time.Time {
+	d := s.deadline.Load()
+	if d == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, d)
+}
+
+// WarmupSends returns the number of warmup requests the schedule will
+// release (the phase target): the primers of every lane.
+func (s *Schedule) WarmupSends() int {
+	n := 0
+	for _, l := range s.lanes {
+		n += l.start.primers()
+	}
+	return n
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Schedule) Stats() Stats {
+	s.mu.Lock()
+	st := s.stats
+	if s.recycle != nil {
+		st.Queue = s.recycle.len()
+		st.LiveFallbacks = s.recycle.fallbacks()
+	}
+	s.mu.Unlock()
+	var ts TreeStats
+	for _, l := range s.lanes {
+		l.mu.Lock()
+		ts.add(&l.done)
+		for _, t := range l.trees() {
+			ts.add(&t.stats)
+		}
+		l.mu.Unlock()
+	}
+	st.Sent = ts.Sent
+	st.ChildSent = ts.ChildSent
+	st.BranchesSpawned = ts.BranchesSpawned
+	st.ChildrenStarted = ts.ChildrenStarted
+	st.Cut = ts.Cut
+	st.Overflows = ts.Overflows
+	st.TraceIdleJumps = ts.IdleJumps
+	st.TraceIdleSkipped = ts.IdleSkipped
+	return st
+}
+
+// Lane is one lane of a schedule: it holds one tree at a time and starts
+// the next when the tree drains (in v0.3, when the tree's root is done: the
+// tree's remaining children then go on as orphans of the lane). A Lane is
+// driven by one goroutine.
+type Lane struct {
+	s     *Schedule
+	idx   int
+	tree  *Tree
+	start laneStart
+	// orphans are earlier trees of the lane whose children still run.
+	orphans []*Tree
+	// finished is set when the lane will release nothing more in the
+	// current phase.
+	finished bool
+	// mu guards done and the trees' stats against Stats readers.
+	mu   sync.Mutex
+	done TreeStats // stats of the lane's finished trees
+}
+
+// Index returns the lane's index.
+func (l *Lane) Index() int { return l.idx }
+
+// Tree returns the lane's current tree.
+func (l *Lane) Tree() *Tree { return l.tree }
+
+// StartTurn returns the legacy start turn k_i of the lane's first tree,
+// -1 when it started from a t* snapshot.
+func (l *Lane) StartTurn() int { return l.start.startTurn }
+
+// StartTime returns the t* of the lane's first tree (seconds on the
+// trace's recorded timeline) and whether it started from a snapshot.
+func (l *Lane) StartTime() (float64, bool) { return l.start.tStar, l.start.snapshot }
+
+// Due appends to dst every send due at or before now and returns it.
+func (l *Lane) Due(now time.Time, dst []Send) []Send {
+	n := now.UnixNano()
+	s := l.s
+	deadline := int64(0)
+	if l.tree.phase == Profiling {
+		deadline = s.deadlineNs()
+	}
+	before := len(dst)
+	l.mu.Lock()
+	dst = l.tree.due(dst, n, deadline, nil)
+	for _, o := range l.orphans {
+		dst = o.due(dst, n, deadline, nil)
+	}
+	l.mu.Unlock()
+	if k := len(dst) - before; k > 0 {
+		s.inflight.Add(int64(k))
+	}
+	l.afterChange(n)
+	return dst
+}
+
+// Complete records that the send id finished at now with out.
+func (l *Lane) Complete(id SendID, out Outcome, now time.Time) {
+	n := now.UnixNano()
+	t := l.treeOf(id.Tree)
+	l.mu.Lock()
+	t.complete(int(id.Stream), int(id.Turn), out, n)
+	l.mu.Unlock()
+	left := l.s.inflight.Add(-1)
+	l.afterChange(n)
+	if left == 0 {
+		l.s.systemIdle(n)
+	}
+}
+
+func (l *Lane) treeOf(id int64) *Tree {
+	if l.tree.id == id {
+		return l.tree
+	}
+	for _, o := range l.orphans {
+		if o.id == id {
+			return o
+		}
+	}
+	panic(fmt.Sprintf("timing: lane %d: Complete for tree %d, which the lane does not play", l.idx, id))
+}
+
+// afterChange applies what follows a change of the lane's trees at now:
+// the trace idle cap, recycling, and the end of the phase.
+func (l *Lane) afterChange(now int64) {
+	s := l.s
+	t := l.tree
+	if t.inflight == 0 && s.cfg.TraceIdleCap > 0 && s.cfg.Generation == V10 && t.phase == Profiling {
+		l.mu.Lock()
+		t.traceIdle(now, int64(s.cfg.TraceIdleCap))
+		l.mu.Unlock()
+	}
+	if t.phase != Profiling {
+		l.finished = l.InFlight() == 0 && t.warmupDone()
+		return
+	}
+	if l.finished {
+		return
+	}
+	l.dropDrainedOrphans()
+	deadline := s.deadlineNs()
+	recycle := t.Drained()
+	if s.cfg.Generation == V03 && t.rootDone() {
+		recycle = true
+	}
+	if recycle {
+		if deadline != 0 && now >= deadline || !l.recycle(now) {
+			l.finishIfIdle(now, deadline)
+			return
+		}
+	}
+	l.finishIfIdle(now, deadline)
+}
+
+// finishIfIdle ends the lane's profiling when nothing of it is in flight
+// and nothing is left to send before the deadline.
+func (l *Lane) finishIfIdle(now, deadline int64) {
+	if l.InFlight() > 0 {
+		return
+	}
+	pending := false
+	for _, t := range l.trees() {
+		if deadline == 0 {
+			pending = pending || !t.Drained()
+		} else {
+			pending = pending || t.pendingBefore(deadline) || l.s.canShift() && !t.Drained()
+		}
+	}
+	if deadline != 0 && now >= deadline || !pending {
+		l.finish()
+	}
+}
+
+// Trees appends the ids of the lane's live trees (the current one and its
+// orphans) to dst.
+func (l *Lane) Trees(dst []int64) []int64 {
+	for _, t := range l.trees() {
+		dst = append(dst, t.id)
+	}
+	return dst
+}
+
+// trees returns the lane's current tree and its orphans.
+func (l *Lane) trees() []*Tree {
+	if len(l.orphans) == 0 {
+		return []*Tree{l.tree}
+	}
+	return append([]*Tree{l.tree}, l.orphans...)
+}
+
+// dropDrainedOrphans removes the orphans with nothing left.
+func (l *Lane) dropDrainedOrphans() {
+	kept := l.orphans[:0]
+	for _, o := range l.orphans {
+		if o.Drained() {
+			l.mu.Lock()
+			l.done.add(&o.stats)
+			l.mu.Unlock()
+			continue
+		}
+		kept = append(kept, o)
+	}
+	l.orphans = kept
+}
+
+// finish ends the lane's profiling: what its trees never sent is cut.
+func (l *Lane) finish() {
+	if l.finished {
+		return
+	}
+	l.finished = true
+	l.mu.Lock()
+	for _, t := range l.trees() {
+		t.stats.Cut += t.countCut()
+		t.paused = true
+	}
+	l.mu.Unlock()
+	l.s.mu.Lock()
+	l.s.stats.LanesDone++
+	l.s.mu.Unlock()
+}
+
+// recycle replaces the lane's tree with a new one from the recycle
+// source, its root due at now; false when the source has nothing. A tree
+// with children still running becomes an orphan of the lane.
+func (l *Lane) recycle(now int64) bool {
+	s := l.s
+	s.mu.Lock()
+	old := l.tree
+	s.live[old.plan.Trace]--
+	s.stats.Completed++
+	p := s.recycle.next(old.plan, func(p *Plan) int { return s.live[p.Trace] }, s.initialLanes)
+	if p == nil {
+		s.mu.Unlock()
+		return false
+	}
+	s.stats.Recycles++
+	t := s.newTreeLocked(l.idx, p)
+	s.mu.Unlock()
+	l.mu.Lock()
+	if old.Drained() {
+		l.done.add(&old.stats)
+	} else {
+		l.orphans = append(l.orphans, old)
+	}
+	l.tree = t
+	l.mu.Unlock()
+	t.phase = Profiling
+	t.schedule(0, 0, now)
+	return true
+}
+
+// NextWake returns when the lane next has a send due, false when nothing
+// is pending.
+func (l *Lane) NextWake() (time.Time, bool) {
+	if l.finished && l.tree.phase == Profiling {
+		return time.Time{}, false
+	}
+	var w int64
+	ok := false
+	for _, t := range l.trees() {
+		if tw, tok := t.nextWake(); tok && (!ok || tw < w) {
+			w, ok = tw, true
+		}
+	}
+	if ok && w == math.MinInt64 {
+		return time.Unix(0, 0), true
+	}
+	if l.tree.phase != Profiling {
+		return time.Unix(0, w), ok
+	}
+	// In profiling, the lane wakes at the deadline at the latest, to end.
+	if d := l.s.deadlineNs(); d != 0 && (!ok || w >= d) {
+		return time.Unix(0, d), true
+	}
+	return time.Unix(0, w), ok
+}
+
+// PhaseDone reports whether the lane has nothing more to do in the current
+// phase: in warmup, every warmup send is sent and finished; in profiling,
+// the lane is done.
+func (l *Lane) PhaseDone() bool { return l.finished }
+
+// InFlight returns the number of the lane's requests in flight.
+func (l *Lane) InFlight() int {
+	n := l.tree.inflight
+	for _, o := range l.orphans {
+		n += o.inflight
+	}
+	return n
+}
+
+func (s *Schedule) deadlineNs() int64 { return s.deadline.Load() }
+
+// GlobalOffset returns the system idle cap's total shift so far (ns); a
+// change means every lane's pending timers moved earlier.
+func (s *Schedule) GlobalOffset() int64 { return s.global.Load() }
+
+// canShift reports whether a runtime idle cap may still move pending
+// timers earlier.
+func (s *Schedule) canShift() bool {
+	return s.cfg.Generation == V10 && (s.cfg.SystemIdleCap > 0 || s.cfg.TraceIdleCap > 0)
+}
+
+// systemIdle applies the system idle cap at now, when nothing is in
+// flight anywhere: if the earliest pending timer of every lane is further
+// away than the cap, every timer moves earlier so that it is due at
+// now + cap.
+func (s *Schedule) systemIdle(now int64) {
+	if s.cfg.SystemIdleCap <= 0 || s.cfg.Generation != V10 {
+		return
+	}
+	_ = now
+}
