@@ -153,24 +153,10 @@ func (s *synthState) addSubagents(t *Trace, rng *rand.Rand) {
 			lower = end + max(1, msOf(reqs[k+1].ThinkTime))
 		}
 	}
-	for i := range t.Subagents {
-		if synthAgentKinds[kindOf(t.Subagents[i].SubagentType)].parentModel {
-			continue
-		}
-		if !slices.Contains(t.Models, s.opt.SubagentModel) {
-			t.Models = append(t.Models, s.opt.SubagentModel)
-		}
-		break
+	usesSubModel := slices.ContainsFunc(t.Subagents, func(sa Subagent) bool { return sa.Models[0] == s.opt.SubagentModel })
+	if usesSubModel && !slices.Contains(t.Models, s.opt.SubagentModel) {
+		t.Models = append(t.Models, s.opt.SubagentModel)
 	}
-}
-
-func kindOf(name string) int {
-	for i := range synthAgentKinds {
-		if synthAgentKinds[i].name == name {
-			return i
-		}
-	}
-	return 0
 }
 
 // plan draws the subagent groups of a trace of turns parent requests,
