@@ -68,9 +68,10 @@ type sourcePlan struct {
 }
 
 // ParseSynthetic parses "synthetic" or "synthetic:seed=N,traces=M,subagents=BOOL,
-// min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F"
-// (any subset of the keys, in any order). ok is false when s does not name
-// a synthetic corpus at all.
+// subagent-share=F,min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F"
+// (any subset of the keys, in any order; subagent-share needs
+// subagents=true). ok is false when s does not name a synthetic corpus at
+// all.
 func ParseSynthetic(s string) (opt SynthOptions, ok bool, err error) {
 	rest, found := strings.CutPrefix(s, "synthetic")
 	if !found || (rest != "" && rest[0] != ':') {
@@ -109,18 +110,31 @@ func ParseSynthetic(s string) (opt SynthOptions, ok bool, err error) {
 			}
 		case "time-scale":
 			opt.TimeScale, perr = strconv.ParseFloat(v, 64)
-			if perr == nil && !(opt.TimeScale > 0) {
-				perr = errors.New("must be positive")
+			if perr == nil && !(opt.TimeScale > 0 && opt.TimeScale <= MaxSynthTimeScale) {
+				perr = fmt.Errorf("must be in (0, %g]", float64(MaxSynthTimeScale))
+			}
+		case "subagent-share":
+			opt.SubagentShare, perr = strconv.ParseFloat(v, 64)
+			if perr == nil && !(opt.SubagentShare > 0 && opt.SubagentShare <= MaxSubagentShare) {
+				perr = fmt.Errorf("must be in (0, %g]", MaxSubagentShare)
 			}
 		default:
 			perr = errors.New("unknown key")
 		}
 		if perr != nil {
-			return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: %s=%q: %v (expected synthetic:seed=N,traces=M,subagents=true|false,min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F)", s, k, v, perr)
+			return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: %s=%q: %v (%s)", s, k, v, perr, syntheticUsage)
 		}
+	}
+	switch {
+	case opt.SubagentShare > 0 && !opt.Subagents:
+		return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: subagent-share is the share of requests in subagents and needs subagents=true (%s)", s, syntheticUsage)
+	case opt.MinTurns > 0 && opt.MaxTurns > 0 && opt.MinTurns > opt.MaxTurns:
+		return SynthOptions{}, true, fmt.Errorf("invalid synthetic dataset %q: min-turns=%d is above max-turns=%d (%s)", s, opt.MinTurns, opt.MaxTurns, syntheticUsage)
 	}
 	return opt, true, nil
 }
+
+const syntheticUsage = "expected synthetic:seed=N,traces=M,subagents=true|false,subagent-share=F,min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F"
 
 func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
 	n := 0

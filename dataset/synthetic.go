@@ -18,9 +18,15 @@ type SynthOptions struct {
 	// Traces is the number of traces (default 40). Trace i depends only on
 	// Seed and i, so a smaller corpus is a prefix of a larger one.
 	Traces int
-	// Subagents adds Explore-style subagent entries to about half of the
-	// traces.
+	// Subagents adds subagent entries (Claude Code Task calls) to about
+	// 80 % of the traces; see Synthesize for their model.
 	Subagents bool
+	// SubagentShare is the share of all requests of the corpus that sit
+	// inside subagent entries, when Subagents is set (default
+	// DefaultSubagentShare, as on the published with-subagents corpora;
+	// values above MaxSubagentShare are lowered to it). It is a target:
+	// a corpus of a few hundred traces lands within a few points of it.
+	SubagentShare float64
 	// MinTurns and MaxTurns bound the parent requests per trace (defaults
 	// 30 and 120; drawn log-uniformly).
 	MinTurns, MaxTurns int
@@ -28,12 +34,17 @@ type SynthOptions struct {
 	// compacting earlier (for demos against a server with a small window).
 	MaxContext int
 	// TimeScale multiplies think and API times (default 1: real-corpus
-	// magnitudes, e.g. median think time ≈ 10 s).
+	// magnitudes, e.g. median think time ≈ 10 s; at most
+	// MaxSynthTimeScale).
 	TimeScale float64
 	// Model and SubagentModel are the recorded model names (defaults
 	// claude-opus-4-5-20251101 and claude-haiku-4-5-20251001).
 	Model, SubagentModel string
 }
+
+// MaxSynthTimeScale is the largest SynthOptions.TimeScale: larger ones are
+// lowered to it (times must stay finite).
+const MaxSynthTimeScale = 1000
 
 func (o SynthOptions) withDefaults() SynthOptions {
 	if o.Traces <= 0 {
@@ -48,9 +59,14 @@ func (o SynthOptions) withDefaults() SynthOptions {
 	if o.MaxTurns < o.MinTurns {
 		o.MaxTurns = o.MinTurns
 	}
-	if o.TimeScale <= 0 {
+	if !(o.TimeScale > 0) { // also NaN
 		o.TimeScale = 1
 	}
+	o.TimeScale = min(o.TimeScale, MaxSynthTimeScale)
+	if !(o.SubagentShare > 0) { // also NaN
+		o.SubagentShare = DefaultSubagentShare
+	}
+	o.SubagentShare = min(o.SubagentShare, MaxSubagentShare)
 	if o.Model == "" {
 		o.Model = "claude-opus-4-5-20251101"
 	}
@@ -78,14 +94,55 @@ func (o SynthOptions) withDefaults() SynthOptions {
 //   - heavy-tailed output lengths (median ≈ 220 tokens), think times (short
 //     after tool results, long after user text), API times and TTFTs on
 //     streaming rows;
-//   - with Subagents, subagent entries whose inner requests start with
-//     part of the parent's tool-definition blocks and then grow their own.
+//   - with Subagents, subagent entries modelled on Claude Code Task calls
+//     (next paragraph).
+//
+// Subagents are generated after a trace's parent requests, from a random
+// stream of their own: the parent requests (sizes, hash ids, think and API
+// times) are those of the same trace without subagents, only moved in time
+// (the parent waits for the subagents it spawned). About 80 % of the traces
+// spawn subagents; their count follows from SubagentShare and the trace's
+// length (about 3 per trace at the default share and turns). They come in
+// groups anchored after a parent request that ended in tool_use:
+//
+//   - a group of 1 child (80 %) or of 2–4 children spawned within a fraction
+//     of a second of each other (a multi-child branch); the next parent
+//     request starts after every child ended, plus its own think time, and
+//     its think_time is the whole gap since the previous parent request
+//     ended (as recorded traces have it);
+//   - 10 % of the groups are one child launched in the background (status
+//     async_launched, duration_ms null): the parent goes on at once and the
+//     child's requests overlap the following parent requests;
+//   - 12 % of the traces end with a group after their last parent request
+//     (nothing follows it), and 3 % start with a child before their first
+//     parent request (as when a corpus filter dropped that request);
+//   - child types Explore (70 %, on SubagentModel), general-purpose (20 %)
+//     and Plan (10 %), both on Model. Children of one type in a trace share
+//     a prefix: their tool and system tokens (≈ 8.7k for Explore) plus an
+//     environment preamble; the first request adds a short task prompt.
+//     general-purpose children also share the leading 50–95 % of the
+//     parent's tool-definition blocks; the others share no block with the
+//     parent, as recorded Explore subagents do;
+//   - a child runs 2–60 requests (median 10), each keeping the previous
+//     one's hash ids and adding the tool results read meanwhile (median
+//     +2k tokens, heavy tail), with think times of ≈ 3 s, outputs of
+//     ≈ 190 tokens and a long final answer (≈ 2k tokens);
+//   - 20 % of the children fan out: after its first two requests, 1–4
+//     worker chains (each the type's prefix, its own task and its own
+//     growing context) run in parallel with the main chain, whose final
+//     request waits for them. Their inner requests overlap in time.
+//
+// Every request start of a trace is a distinct millisecond, so the
+// requests of a trace are totally ordered in time.
 func Synthesize(opt SynthOptions) []Trace {
 	opt = opt.withDefaults()
 	out := make([]Trace, opt.Traces)
 	for i := range out {
 		rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15^uint64(i)*0xbf58476d1ce4e5b9))
-		out[i] = synthTrace(rng, opt, i)
+		// subagents draw from a stream of their own, so the parent
+		// requests of a trace are the same with and without them
+		srng := rand.New(rand.NewPCG(uint64(opt.Seed)^0xd1b54a32d192ed03, 0x94d049bb133111eb^uint64(i)*0x2545f4914f6cdd1d))
+		out[i] = synthTrace(rng, srng, opt, i)
 	}
 	return out
 }
@@ -132,7 +189,7 @@ func (st *idStore) next(s *synthState, prev []uint32, keep, n int) []uint32 {
 	return st.chunk[st.start : st.start+n : st.start+n]
 }
 
-func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
+func synthTrace(rng, srng *rand.Rand, opt SynthOptions, idx int) Trace {
 	s := &synthState{rng: rng, opt: opt, nextID: 1}
 	t := Trace{
 		ID:           fmt.Sprintf("synth_%04d", idx),
@@ -150,13 +207,6 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 	threshold := clampF(lognormal(rng, 160000, 0.35), 60000, 900000)
 	if opt.MaxContext > 0 {
 		threshold = math.Min(threshold, float64(opt.MaxContext)*0.8)
-	}
-	// subagent spawn points (parent request indices after which one runs)
-	spawn := map[int]bool{}
-	if opt.Subagents && rng.IntN(2) == 0 {
-		for k := 1 + rng.IntN(2); k > 0; k-- {
-			spawn[1+rng.IntN(max(1, turns-1))] = true
-		}
 	}
 	var ids []uint32
 	var store idStore
@@ -241,88 +291,11 @@ func synthTrace(rng *rand.Rand, opt SynthOptions, idx int) Trace {
 		t.Requests = append(t.Requests, r)
 		now += api
 		prevOut = outTok
-		if spawn[k] && k < turns-1 {
-			sub := s.subagent(t.ToolTokens, ids, len(t.Requests), now+round3(0.2*opt.TimeScale))
-			t.Subagents = append(t.Subagents, sub)
-			now = sub.T + sub.DurationMs/1000
-			if len(t.Models) == 1 {
-				t.Models = append(t.Models, opt.SubagentModel)
-			}
-		}
+	}
+	if opt.Subagents {
+		s.addSubagents(&t, srng)
 	}
 	return t
-}
-
-// subagent builds one Explore-style subagent entry spawned at start.
-func (s *synthState) subagent(parentToolTokens int, parentIDs []uint32, after int, start float64) Subagent {
-	rng, opt := s.rng, s.opt
-	start = round3(start)
-	sub := Subagent{
-		After:        after,
-		T:            start,
-		AgentID:      fmt.Sprintf("agent_%03d", after),
-		SubagentType: "Explore",
-		Status:       "completed",
-		Models:       []string{opt.SubagentModel},
-		ToolTokens:   clampInt(int(lognormal(rng, 7800, 0.1)), 4000, 12000),
-		SystemTokens: clampInt(int(lognormal(rng, 950, 0.2)), 300, 3000),
-	}
-	capPrefix(&sub.ToolTokens, &sub.SystemTokens, opt.MaxContext)
-	shared := min(sub.ToolTokens, parentToolTokens) / 64 / 2
-	shared = min(shared, len(parentIDs))
-	n := 2 + rng.IntN(14)
-	now := start
-	in := sub.ToolTokens + sub.SystemTokens + int(clampF(lognormal(rng, 900, 0.8), 50, 20000))
-	var ids []uint32
-	var store idStore
-	totalOut := 0
-	for k := 0; k < n; k++ {
-		think := 0.0
-		if k > 0 {
-			think = clampF(lognormal(rng, 3, 0.7), 0.2, 120) * opt.TimeScale
-			now += think
-			in += int(clampF(lognormal(rng, 2500, 1.0), 20, 60000))
-			if opt.MaxContext > 0 && in > opt.MaxContext*8/10 {
-				in = opt.MaxContext * 8 / 10
-			}
-		}
-		if k == 0 {
-			ids = parentIDs[:shared]
-		}
-		ids = store.next(s, ids, len(ids), in/64)
-		outTok := int(clampF(lognormal(rng, 190, 0.9), 1, 8000))
-		if opt.MaxContext > 0 && in+outTok > opt.MaxContext {
-			outTok = max(1, opt.MaxContext-in)
-		}
-		api := (0.6+float64(in)/200000)*opt.TimeScale + float64(outTok)/clampF(lognormal(rng, 120, 0.3), 30, 300)*opt.TimeScale
-		r := Request{
-			T:           round3(now),
-			Type:        "n",
-			Model:       opt.SubagentModel,
-			In:          in,
-			Out:         outTok,
-			HashIDs:     ids,
-			InputTypes:  []string{"tool_result"},
-			OutputTypes: []string{"text", "tool_use"},
-			Stop:        "tool_use",
-			APITime:     round3(api),
-			ThinkTime:   round3(think),
-			TTFT:        math.NaN(),
-		}
-		if k == 0 {
-			r.InputTypes = []string{"text"}
-		}
-		if k == n-1 {
-			r.OutputTypes, r.Stop = []string{"text"}, "end_turn"
-		}
-		sub.Requests = append(sub.Requests, r)
-		now += api
-		totalOut += outTok
-		sub.TotalTokens = in + outTok
-	}
-	sub.ToolUseCount = n - 1
-	sub.DurationMs = math.Round((now - start) * 1000)
-	return sub
 }
 
 func clampF(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }

@@ -174,7 +174,7 @@ func TestSynthesizeShape(t *testing.T) {
 			}
 		}
 		for _, s := range tr.Subagents {
-			if s.After < 1 || s.Requests[0].T < tr.Requests[s.After-1].T {
+			if s.After > 0 && s.Requests[0].T < tr.Requests[s.After-1].T {
 				t.Errorf("trace %s: subagent %s spawned before its anchor", tr.ID, s.AgentID)
 			}
 			if s.After < len(tr.Requests) && tr.Requests[s.After].T < s.T+s.DurationMs/1000 {

@@ -127,6 +127,9 @@ func TestDatasetSynthUsage(t *testing.T) {
 		{[]string{"dataset", "synth", "--traces", "0", "-o", "x.jsonl"}, 2, "--traces"},
 		{[]string{"dataset", "synth", "--max-context", "1000", "-o", "x.jsonl"}, 2, "too small"},
 		{[]string{"dataset", "synth", "-o", "x.csv"}, 2, ".jsonl"},
+		{[]string{"dataset", "synth", "--subagent-share", "0.3", "-o", "x.jsonl"}, 2, "needs --subagents"},
+		{[]string{"dataset", "synth", "--subagents", "--subagent-share", "0.9", "-o", "x.jsonl"}, 2, "--subagent-share must be in"},
+		{[]string{"dataset", "synth", "--time-scale", "1e9", "-o", "x.jsonl"}, 2, "--time-scale must be in"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -167,5 +170,12 @@ func TestDatasetSynthMatchesPublicSynthetic(t *testing.T) {
 	}
 	if a, b := stats("--input-file", out), stats("--public-dataset", "synthetic"); a != b {
 		t.Errorf("dataset synth -o FILE and --public-dataset synthetic differ:\n%s\n%s", a, b)
+	}
+	sub := filepath.Join(t.TempDir(), "sub.jsonl")
+	if code, _, stderr := runCLI(t, "dataset", "synth", "--seed", "3", "--traces", "8", "--subagents", "--subagent-share", "0.3", "-o", sub); code != 0 {
+		t.Fatal(stderr)
+	}
+	if a, b := stats("--input-file", sub), stats("--public-dataset", "synthetic:seed=3,traces=8,subagents=true,subagent-share=0.3"); a != b {
+		t.Errorf("dataset synth --subagent-share and synthetic:subagent-share differ:\n%s\n%s", a, b)
 	}
 }
