@@ -10,7 +10,7 @@ import (
 // The InferenceX command line under the AgentX preset, then a short smoke
 // run that needs --unsafe-override.
 func ExamplePreset_Enforce() {
-	p, err := scenario.Lookup("inferencex-agentx-mvp")
+	p, err := scenario.Lookup("inferencex-agentx-mvp@v0.2")
 	if err != nil {
 		panic(err)
 	}

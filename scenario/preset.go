@@ -2,10 +2,11 @@ package scenario
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/timing"
 )
 
 // Opt is an optional setting: Set says whether the user (or a preset) gave
@@ -81,6 +82,8 @@ type Settings struct {
 	SeedSource func() int64
 	// InterTurnDelayCap is --inter-turn-delay-cap-seconds.
 	InterTurnDelayCap Opt[time.Duration]
+	// TraceIdleGapCap is --trace-idle-gap-cap-seconds.
+	TraceIdleGapCap Opt[time.Duration]
 	// IgnoreTraceDelays is --ignore-trace-delays.
 	IgnoreTraceDelays bool
 	// UseServerTokenCount is --use-server-token-count.
@@ -122,10 +125,14 @@ type Preset struct {
 	Name string
 	// Doc is a one-line description.
 	Doc string
+	// Generation is the AgentX generation whose rules the preset applies.
+	Generation Generation
 	// MinDuration and DefaultDuration bound --benchmark-duration.
 	MinDuration, DefaultDuration time.Duration
-	// DelayCap is the locked inter-turn delay cap.
+	// DelayCap is the locked inter-turn delay cap (v0.2; 0: not locked).
 	DelayCap time.Duration
+	// IdleGapCap is the locked trace idle gap cap (v0.3; 0: not locked).
+	IdleGapCap time.Duration
 	// CacheBust is the locked cache-bust target.
 	CacheBust CacheBust
 	// MinRatio and MaxRatio are the default trajectory start ratios.
@@ -138,75 +145,102 @@ type Preset struct {
 // NameAgentXMVP is the InferenceX scenario name.
 const NameAgentXMVP = "inferencex-agentx-mvp"
 
-// AgentXMVP returns the legacy `inferencex-agentx-mvp` preset as InferenceX
-// v0.2/v0.3 ran it (aiperf pins 7d880a1e / 062a5de9), with what InferenceX
-// HEAD passes accepted too. Its rules (reference/aiperf-agentic-spec.md
-// §3.1 and §1.9 legacy; inferencex-contract.md §1.1, §1.2, §1.4):
+// AgentXMVP returns the `inferencex-agentx-mvp` preset of the default
+// generation (see AgentXMVPOf).
+func AgentXMVP() *Preset {
+	g, err := LookupGeneration("")
+	if err != nil {
+		panic(err)
+	}
+	return AgentXMVPOf(g)
+}
+
+// AgentXMVPOf returns the `inferencex-agentx-mvp` preset as InferenceX ran
+// it at generation g. Its rules, every generation:
 //
 //   - timing mode agentic_replay; request-rate, user-centric,
 //     fixed-schedule, arrival-pattern and adaptive-scale flags are
-//     forbidden (§3.1);
+//     forbidden;
 //   - ignore_eos=true is injected; ignore_eos:false in --extra-inputs is a
-//     violation (§3.1, §8.1);
+//     violation;
 //   - streaming is required and turned on when not given; an explicit
-//     false is a violation (§3.1);
-//   - --cache-bust is locked to first_turn_prefix and filled when unset
-//     (§3.1 and the v0.2 migration PR; §3.1 notes the very first MVP used
-//     system_prefix, which this preset does not reproduce);
-//   - --benchmark-duration ≥ 900 s, 1800 s when unset (§3.1, §3.5);
-//   - --concurrency must be one integer, not a sweep (§3.1);
+//     false is a violation;
+//   - --cache-bust is locked to first_turn_prefix and filled when unset;
+//   - --benchmark-duration ≥ 900 s, 1800 s when unset;
+//   - --concurrency must be one integer, not a sweep;
 //   - --random-seed is auto-filled when absent (from Settings.SeedSource),
-//     and the filled value logged (§3.1);
-//   - --inter-turn-delay-cap-seconds is locked to 60 s and filled (§1.9
-//     legacy); --ignore-trace-delays is forbidden (§1.9);
-//   - --synthesis-max-isl is forbidden: no input truncation (§1.5, §3.1);
-//   - --use-server-token-count defaults to on (InferenceX always passes it,
-//     §7); not a lock;
-//   - trajectory start ratios default to 0.25 / 0.75, the legacy defaults
-//     (§3.1, §3.2); not a lock;
+//     and the filled value logged;
+//   - --ignore-trace-delays is forbidden;
+//   - --synthesis-max-isl is forbidden: no input truncation;
+//   - --use-server-token-count defaults to on; not a lock;
+//   - trajectory start ratios default to 0.25 / 0.75; not a lock;
 //   - the corpus must be a SemiAnalysis weka corpus: a
 //     `semianalysis_cc_traces_weka*` alias, a `semianalysisai/cc-traces-weka*`
-//     HF repo, or local weka trace files (the legacy weka_trace loader was
-//     allowed, §1.4); a synthetic or missing corpus is a violation that
-//     --unsafe-override cannot lift (as aiperf).
+//     HF repo, or local weka trace files; a synthetic or missing corpus is
+//     a violation that --unsafe-override cannot lift (as aiperf).
+//
+// v0.2 locks --inter-turn-delay-cap-seconds at 60 s (filled when unset).
+// v0.3 locks --trace-idle-gap-cap-seconds at 60 s (filled when unset);
+// its inter-turn delay cap is not a lock (the warp replaces it).
 //
 // Every other violation can be lifted with --unsafe-override; the run then
 // goes ahead with the user's values but is not a valid submission (reason
 // unsafe_override). --unsafe-override with nothing to lift changes nothing.
-func AgentXMVP() *Preset {
-	return &Preset{
+func AgentXMVPOf(g Generation) *Preset {
+	p := &Preset{
 		Name:            NameAgentXMVP,
-		Doc:             "InferenceX AgentX MVP (legacy v0.2/v0.3 semantics): agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s",
+		Generation:      g,
 		MinDuration:     900 * time.Second,
 		DefaultDuration: 1800 * time.Second,
-		DelayCap:        60 * time.Second,
 		CacheBust:       CacheBustFirstTurnPrefix,
 		MinRatio:        0.25,
 		MaxRatio:        0.75,
 		PublicPrefix:    "semianalysis_cc_traces_weka",
 		HFPrefix:        "semianalysisai/cc-traces-weka",
 	}
+	switch g.Replay {
+	case timing.V02:
+		p.DelayCap = 60 * time.Second
+		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s"
+	case timing.V03:
+		p.IdleGapCap = 60 * time.Second
+		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, 60 s trace idle-gap warp, ≥ 900 s"
+	}
+	return p
 }
 
-// Presets returns every preset by name.
+// Presets returns every preset by name, at the default generation.
 func Presets() map[string]*Preset {
 	p := AgentXMVP()
 	return map[string]*Preset{p.Name: p}
 }
 
-// Lookup returns the preset called name; an unknown name is an error that
-// lists the presets.
-func Lookup(name string) (*Preset, error) {
-	all := Presets()
-	if p, ok := all[name]; ok {
-		return p, nil
+// Lookup returns the preset called name, which may carry a generation
+// after "@" ("inferencex-agentx-mvp@v0.2"); without one the preset is at
+// generation gen ("" for the default). An unknown name is an error that
+// lists the presets, an unknown generation one that lists the generations.
+func Lookup(name string) (*Preset, error) { return LookupAt(name, "") }
+
+// LookupAt is Lookup with the generation to use when name carries none. A
+// name that carries a generation different from gen (both given) is an
+// error.
+func LookupAt(name, gen string) (*Preset, error) {
+	base, suffix := SplitScenario(name)
+	if base != NameAgentXMVP {
+		names := []string{NameAgentXMVP}
+		return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s (optionally @%s)", name, strings.Join(names, ", "), strings.Join(GenerationNames(), "|"))
 	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
+	if suffix != "" && gen != "" && suffix != gen {
+		return nil, fmt.Errorf("--scenario %q selects AgentX %s but the generation was also set to %s: set it once", name, suffix, gen)
 	}
-	sort.Strings(names)
-	return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s", name, strings.Join(names, ", "))
+	if suffix == "" {
+		suffix = gen
+	}
+	g, err := LookupGeneration(suffix)
+	if err != nil {
+		return nil, fmt.Errorf("--scenario %q: %w", name, err)
+	}
+	return AgentXMVPOf(g), nil
 }
 
 // Apply fills the preset's defaults into s (only where the setting is
@@ -331,11 +365,21 @@ func (p *Preset) check(s *Settings) []Violation {
 		fill("random_seed=%d", seed)
 	}
 
-	if s.InterTurnDelayCap.Set && s.InterTurnDelayCap.V != p.DelayCap {
-		bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
-	} else if !s.InterTurnDelayCap.Set {
-		s.InterTurnDelayCap = Some(p.DelayCap)
-		fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
+	if p.DelayCap > 0 {
+		if s.InterTurnDelayCap.Set && s.InterTurnDelayCap.V != p.DelayCap {
+			bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
+		} else if !s.InterTurnDelayCap.Set {
+			s.InterTurnDelayCap = Some(p.DelayCap)
+			fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
+		}
+	}
+	if p.IdleGapCap > 0 {
+		if s.TraceIdleGapCap.Set && s.TraceIdleGapCap.V != p.IdleGapCap {
+			bad("--trace-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.IdleGapCap.Seconds(), s.TraceIdleGapCap.V.Seconds())
+		} else if !s.TraceIdleGapCap.Set {
+			s.TraceIdleGapCap = Some(p.IdleGapCap)
+			fill("trace_idle_gap_cap_seconds=%v", p.IdleGapCap.Seconds())
+		}
 	}
 	if s.IgnoreTraceDelays {
 		bad("--ignore-trace-delays", "forbidden: the recorded think times are part of the workload; drop the flag")

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -39,18 +40,23 @@ func inferenceX(version string) Settings {
 
 func TestPresetAcceptsInferenceXArgv(t *testing.T) {
 	t.Parallel()
-	p, err := Lookup(NameAgentXMVP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []string{"v0.2", "v0.3", "v0.3-256k", "HEAD"} {
-		t.Run(v, func(t *testing.T) {
-			s := inferenceX(v)
-			if vs := p.Apply(&s); len(vs) != 0 {
-				t.Fatalf("violations for InferenceX %s argv: %q", v, vs)
+	for _, c := range []struct{ argv, gen string }{{"v0.2", "v0.2"}, {"v0.3", "v0.3"}, {"v0.3", "v0.3-early"}, {"v0.3-256k", "v0.3"}, {"HEAD", "v0.3"}} {
+		t.Run(c.argv+"@"+c.gen, func(t *testing.T) {
+			p, err := Lookup(NameAgentXMVP + "@" + c.gen)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The scenario's locked values are now in force.
-			if !s.IgnoreEOS.V || s.CacheBust.V != CacheBustFirstTurnPrefix || s.InterTurnDelayCap.V != 60*time.Second ||
+			s := inferenceX(c.argv)
+			if vs := p.Apply(&s); len(vs) != 0 {
+				t.Fatalf("violations for InferenceX %s argv: %q", c.argv, vs)
+			}
+			// The scenario's locked values are now in force: v0.2's
+			// per-turn delay cap, v0.3's trace idle-gap cap.
+			caps := s.InterTurnDelayCap == Some(60*time.Second) && !s.TraceIdleGapCap.Set
+			if c.gen != "v0.2" {
+				caps = s.TraceIdleGapCap == Some(60*time.Second) && !s.InterTurnDelayCap.Set
+			}
+			if !s.IgnoreEOS.V || s.CacheBust.V != CacheBustFirstTurnPrefix || !caps ||
 				s.TimingMode != TimingAgenticReplay || !s.Streaming.V || s.RandomSeed.V != 42 {
 				t.Errorf("settings after Apply: %+v", s)
 			}
@@ -64,7 +70,7 @@ func TestPresetAcceptsInferenceXArgv(t *testing.T) {
 
 func TestPresetFillsDefaults(t *testing.T) {
 	t.Parallel()
-	p := AgentXMVP()
+	p, _ := Lookup(NameAgentXMVP + "@v0.2")
 	s := Settings{Concurrency: []int{4}, Loader: LoaderLocal, SeedSource: func() int64 { return 987 }}
 	if vs := p.Apply(&s); len(vs) != 0 {
 		t.Fatalf("violations: %q", vs)
@@ -96,7 +102,7 @@ func TestPresetFillsDefaults(t *testing.T) {
 
 func TestPresetViolations(t *testing.T) {
 	t.Parallel()
-	p := AgentXMVP()
+	p, _ := Lookup(NameAgentXMVP + "@v0.2")
 	for _, c := range []struct {
 		name     string
 		mutate   func(*Settings)
@@ -161,7 +167,7 @@ func TestPresetViolations(t *testing.T) {
 
 func TestPresetListsAllViolations(t *testing.T) {
 	t.Parallel()
-	p := AgentXMVP()
+	p, _ := Lookup(NameAgentXMVP + "@v0.2")
 	s := inferenceX("v0.2")
 	s.Streaming = Some(false)
 	s.BenchmarkDuration = Some(300 * time.Second)
@@ -205,5 +211,34 @@ func TestLookup(t *testing.T) {
 	_, err := Lookup("agentx")
 	if err == nil || !strings.Contains(err.Error(), "inferencex-agentx-mvp") || !strings.Contains(err.Error(), `"agentx"`) {
 		t.Fatalf("unknown scenario error %v, want one naming it and listing the presets", err)
+	}
+	for _, g := range GenerationNames() {
+		p, err := Lookup(NameAgentXMVP + "@" + g)
+		if err != nil || p.Generation.Name != g {
+			t.Errorf("Lookup @%s = %+v, %v", g, p, err)
+		}
+	}
+	if p, err := LookupAt(NameAgentXMVP, "v0.2"); err != nil || p.Generation.Name != "v0.2" {
+		t.Errorf("LookupAt(v0.2) = %+v, %v", p, err)
+	}
+	if _, err := LookupAt(NameAgentXMVP+"@v0.3", "v0.2"); err == nil || !strings.Contains(err.Error(), "set it once") {
+		t.Errorf("conflicting generations: %v, want a refusal", err)
+	}
+	if _, err := Lookup(NameAgentXMVP + "@v9"); !errors.Is(err, ErrUnknownGeneration) || !strings.Contains(err.Error(), "v0.2, v0.3-early, v0.3") {
+		t.Errorf("unknown generation: %v, want ErrUnknownGeneration listing the generations", err)
+	}
+}
+
+// TestV03TraceIdleGapCapLocked: v0.3 fills the trace idle-gap cap with 60 s
+// and treats another value as a broken lock; its inter-turn delay cap is
+// not a lock.
+func TestV03TraceIdleGapCapLocked(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup(NameAgentXMVP + "@v0.3")
+	s := inferenceX("v0.3")
+	s.TraceIdleGapCap = Some(300 * time.Second)
+	s.InterTurnDelayCap = Some(5 * time.Second)
+	if vs := p.Apply(&s); len(vs) != 1 || !strings.HasPrefix(vs[0], "--trace-idle-gap-cap-seconds: locked to 60") {
+		t.Fatalf("violations %q, want only the trace idle-gap cap", vs)
 	}
 }

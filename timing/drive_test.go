@@ -80,10 +80,16 @@ func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []serve
 			t.Fatalf("drive: no end after %d steps", step)
 		}
 		for i := 0; i < sc.Lanes(); i++ {
-			for _, snd := range sc.Lane(i).Due(now, nil) {
+			sends := sc.Lane(i).Due(now, nil)
+			for _, snd := range sends {
 				lat, out := srv(snd)
 				log = append(log, served{Send: snd, Done: now.Add(lat), Out: out})
 				pending = append(pending, completion{at: now.Add(lat), snd: snd, out: out, idx: len(log) - 1})
+			}
+			// The engine waits for NextWake: a wake-up at or before now
+			// with nothing released would be a busy loop.
+			if w, ok := sc.Lane(i).NextWake(); ok && !w.After(now) && len(sends) == 0 {
+				t.Fatalf("drive: lane %d released nothing at %s but wants to wake at %s (a busy loop)", i, fmtT(now), fmtT(w))
 			}
 		}
 		allDone := true

@@ -356,8 +356,9 @@ type Lane struct {
 	// orphans are earlier trees of the lane whose children still run.
 	orphans []*Tree
 	// finished is set when the lane will release nothing more in the
-	// current phase.
-	finished bool
+	// current phase; past once the profiling deadline has passed (its
+	// requests in flight may still finish).
+	finished, past bool
 	// mu guards done and the trees' stats against Stats readers.
 	mu   sync.Mutex
 	done TreeStats // stats of the lane's finished trees
@@ -444,6 +445,9 @@ func (l *Lane) afterChange(now int64) {
 	}
 	l.dropDrainedOrphans()
 	deadline := s.deadlineNs()
+	if deadline != 0 && now >= deadline {
+		l.past = true
+	}
 	recycle := t.Drained()
 	if s.cfg.Generation == V03 && t.rootDone() {
 		recycle = true
@@ -558,7 +562,7 @@ func (l *Lane) recycle(now int64) bool {
 // NextWake returns when the lane next has a send due, false when nothing
 // is pending.
 func (l *Lane) NextWake() (time.Time, bool) {
-	if l.finished && l.tree.phase == Profiling {
+	if (l.finished || l.past) && l.tree.phase == Profiling {
 		return time.Time{}, false
 	}
 	var w int64

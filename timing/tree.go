@@ -395,7 +395,9 @@ func (t *Tree) childDone(b int, now int64) {
 		return
 	}
 	st.heldJoin = false
-	due := st.dueV
+	// The turn is due when both its own timer and the join allow: in v1.0
+	// the later of the two, in v0.3 at once.
+	due := max(st.dueV, t.virt(now))
 	if t.s.cfg.Generation != V10 {
 		due = t.virt(now)
 	}

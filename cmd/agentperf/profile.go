@@ -99,7 +99,17 @@ type profileRun struct {
 	ignoreEOS   bool
 	serverTok   bool
 	delayCap    time.Duration
+	idleGapCap  time.Duration
 	duration    time.Duration
+	// generationName is the AgentX generation asked for by
+	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none);
+	// generation is the one in force.
+	generationName string
+	generation     scenario.Generation
+	// liveAssistant is the live-assistant mode in force.
+	liveAssistant bool
+	// notes are lines for the run log.
+	notes []string
 	seed        int64
 	extra       []replay.ExtraInput
 	headers     map[string]string
@@ -164,6 +174,10 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	r.streaming, r.ignoreEOS, r.serverTok = p.streaming, p.ignoreEOS, p.serverTokens
 	r.duration = seconds(p.duration)
 	r.delayCap = seconds(p.delayCap)
+	r.idleGapCap = seconds(p.idleGapCap)
+	if err := r.selectGeneration(); err != nil {
+		return nil, err
+	}
 	r.seed = p.seed
 	if p.cacheBust != "" {
 		cb, err := scenario.ParseCacheBust(p.cacheBust)
@@ -177,10 +191,44 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if err := r.applyScenario(); err != nil {
 		return nil, err
 	}
+	r.liveAssistant = r.generation.LiveAssistant
+	if env.liveAssistantSet {
+		r.liveAssistant = env.liveAssistant
+	}
 	if r.duration <= 0 {
 		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
 	}
 	return r, nil
+}
+
+// selectGeneration reads the AgentX generation asked for outside
+// --scenario: --agentx-generation, else $AGENTPERF_AGENTX_GENERATION. Both
+// set and different is an error.
+func (r *profileRun) selectGeneration() error {
+	flag, env := r.p.generation, os.Getenv(envGeneration)
+	switch {
+	case flag != "" && env != "" && flag != env:
+		return usagef("--agentx-generation %s and %s=%s disagree: set the AgentX generation once", flag, envGeneration, env)
+	case flag != "":
+		r.generationName = flag
+	default:
+		r.generationName = env
+	}
+	if r.generationName != "" {
+		if _, err := scenario.LookupGeneration(r.generationName); err != nil {
+			return usagef("AgentX generation: %v", err)
+		}
+	}
+	return nil
+}
+
+// noCapIfZero maps a cap of 0 (the flag's "no cap") to the library's
+// negative "no cap".
+func noCapIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // runLog writes diagnostics to stderr and to logs/aiperf.log.
@@ -217,6 +265,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	for _, n := range r.env.notes {
 		lg.Printf("note: %s", n)
 	}
+	for _, n := range r.notes {
+		lg.Printf("note: %s", n)
+	}
+	lg.Printf("replay semantics: AgentX %s — %s", r.generation.Name, r.generation.Doc)
 	if stop, err := startProfiling(p, lg); err != nil {
 		return asUsage(err)
 	} else {
@@ -250,7 +302,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	if tok.Approximate() {
 		lg.Printf("tokenizer: %s (approximate: prompt token counts follow the trace only roughly; pass --tokenizer with the served model's tokenizer for exact counts)", tok.Name())
 	}
-	syn, err := synth.New(tok, synth.Options{Seed: r.seed, CacheDir: p.data.cacheDir(), Live: r.env.liveAssistant, Logf: lg.Printf})
+	syn, err := synth.New(tok, synth.Options{Seed: r.seed, CacheDir: p.data.cacheDir(), Live: r.liveAssistant, Logf: lg.Printf})
 	if err != nil {
 		return fmt.Errorf("prompt synthesis: %w", err)
 	}
@@ -321,7 +373,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		BenchmarkDuration:      r.duration,
 		GracePeriod:            seconds(p.graceBench),
 		WarmupGracePeriod:      seconds(p.graceWarmup),
-		InterTurnDelayCap:      r.delayCap,
+		Generation:             r.generation.Replay,
+		TurnStart:              r.generation.TurnStart,
+		InterTurnDelayCap:      noCapIfZero(r.delayCap),
+		TraceIdleGapCap:        r.idleGapCap,
 		CacheBust:              r.cacheBust,
 		Streaming:              r.streaming,
 		IgnoreEOS:              r.ignoreEOS,
@@ -329,7 +384,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		SynthesisMaxOSL:        p.data.synthesisMaxOSL(),
 		ExtraInputs:            r.extra,
 		UseServerTokenCount:    r.serverTok,
-		LiveAssistant:          r.env.liveAssistant,
+		LiveAssistant:          r.liveAssistant,
 		RequestTimeout:         seconds(p.requestTO),
 		ConnectTimeout:         seconds(p.connectTO),
 		Insecure:               p.insecure,

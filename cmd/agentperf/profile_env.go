@@ -84,6 +84,7 @@ var knownEnv = map[string]envVar{
 // envSettings are the environment variables agentperf acts on.
 type envSettings struct {
 	liveAssistant      bool
+	liveAssistantSet   bool
 	configTimeout      time.Duration
 	serverMetricsURLs  []string
 	scrapeInterval     time.Duration
@@ -121,7 +122,9 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 			errs = append(errs, fmt.Sprintf("%s=%s: %s", k, v, ev.why))
 		}
 	}
-	s.liveAssistant = truthy(getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"))
+	if v := getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"); v != "" {
+		s.liveAssistant, s.liveAssistantSet = truthy(v), true
+	}
 	parseSecs := func(name string) time.Duration {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {

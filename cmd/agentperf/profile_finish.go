@@ -16,6 +16,7 @@ import (
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // finish writes every artifact, judges the run and returns the exit status:
@@ -74,9 +75,16 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			"aborted":             res.Aborted,
 			"abort_message":       res.AbortMessage,
 			"profiling_overflows": res.ProfilingOverflows,
-			"semantics":           "agentx-legacy (aiperf AGENTIC_REPLAY v0.2/v0.3: k_i start turns, FIFO recycle, 60 s delay cap)",
+			"warmup_overflows":    res.WarmupOverflows,
+			"agentx_generation":   r.generation.Name,
+			"semantics":           r.generation.Doc,
+			"profiling_end":       res.EndReason,
 			"invalid_messages":    verdict.Messages,
+			"schedule":            scheduleMetadata(res),
 		},
+	}
+	if res.Schedule.Traces > 0 && r.generation.Replay != timing.V02 {
+		info.Extra["subagents"] = subagentMetadata(res)
 	}
 	if derived != nil {
 		info.Extra["server_derived"] = derived
@@ -112,6 +120,13 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	}
 	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled\n",
 		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+	if sa := res.Subagents; r.generation.Replay != timing.V02 && sa.Children > 0 {
+		fmt.Fprintf(io.out, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
+			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
+	}
+	if res.EndedEarly {
+		fmt.Fprintf(io.out, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
+	}
 	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
 
 	if res.Aborted != "" {
@@ -137,6 +152,43 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		return errRunFailed
 	}
 	return nil
+}
+
+// subagentMetadata is metadata.subagents: what was done with the corpus's
+// subagents.
+func subagentMetadata(res *replay.Result) map[string]any {
+	sa := res.Subagents
+	return map[string]any{
+		"branches":                 sa.Branches,
+		"child_streams":            sa.Children,
+		"child_requests_in_corpus": sa.Requests,
+		"dropped_no_anchor":        sa.Dropped,
+		"dropped_requests":         sa.DroppedRequests,
+		"branches_spawned":         sa.Spawned,
+		"children_started":         sa.Started,
+		"child_requests_sent":      sa.Sent,
+	}
+}
+
+// scheduleMetadata is metadata.schedule: the replay core's counters.
+func scheduleMetadata(res *replay.Result) map[string]any {
+	st := res.Schedule
+	return map[string]any{
+		"trees":                st.Trees,
+		"recycles":             st.Recycles,
+		"warmup_requests":      st.Sent[0],
+		"profiling_requests":   st.Sent[1],
+		"cut_by_duration":      st.Cut,
+		"wrap_filled_lanes":    st.WrapFilled,
+		"usable_traces":        st.Usable,
+		"live_fallbacks":       st.LiveFallbacks,
+		"lanes_done":           st.LanesDone,
+		"ended_early":          res.EndedEarly,
+		"system_idle_jumps":    st.SystemIdleJumps,
+		"system_idle_skipped":  st.SystemIdleSkipped.Seconds(),
+		"trace_idle_jumps":     st.TraceIdleJumps,
+		"trace_idle_skipped_s": st.TraceIdleSkipped.Seconds(),
+	}
 }
 
 // datasetMetadata is metadata.dataset: the corpus identity in the keys
@@ -192,6 +244,8 @@ func (r *profileRun) inputConfig() map[string]any {
 		"trajectory_start_min_ratio": p.startMin,
 		"trajectory_start_max_ratio": p.startMax,
 		"inter_turn_delay_cap":       r.delayCap.Seconds(),
+		"trace_idle_gap_cap_seconds": r.idleGapCap.Seconds(),
+		"agentx_generation":          r.generation.Name,
 		"cache_bust":                 string(r.cacheBust),
 		"streaming":                  r.streaming,
 		"ignore_eos":                 r.ignoreEOS,
@@ -201,7 +255,7 @@ func (r *profileRun) inputConfig() map[string]any {
 		"server_metrics":             p.serverMetrics,
 		"output_artifact_dir":        p.outputDir,
 		"unsafe_override":            p.unsafeOverride || r.env.unsafeOverride,
-		"live_assistant_responses":   r.env.liveAssistant,
+		"live_assistant_responses":   r.liveAssistant,
 		"key_supplied":               r.apiKey != "", // whether a bearer key was sent (never its value)
 	}
 	extra := map[string]any{}

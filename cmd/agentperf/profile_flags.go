@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/scenario"
 )
 
 // profileFlags holds every flag of `agentperf profile`. Flag names are
@@ -43,6 +45,8 @@ type profileFlags struct {
 	startMin        float64
 	startMax        float64
 	delayCap        float64
+	idleGapCap      float64
+	generation      string
 	statsInterval   float64
 	sliceDuration   float64
 	serverMetrics   []string
@@ -67,7 +71,6 @@ type profileFlags struct {
 // implement yet; each maps to the reason printed when it is used.
 var unsupportedFlags = map[string]string{
 	"warmup-requests-per-lane":       "belongs to the AgentX v1.0 semantics (primers + per-lane warmup requests), which agentperf does not support yet; this version replays the legacy v0.2/v0.3 semantics (warmup = turn k_i of each lane)",
-	"trace-idle-gap-cap-seconds":     "belongs to the AgentX v1.0 semantics (runtime idle caps), not supported yet",
 	"system-idle-gap-cap-seconds":    "belongs to the AgentX v1.0 semantics (runtime idle caps), not supported yet",
 	"use-dynamo-conv-aware-routing":  "Dynamo nvext.session_control is not supported yet; set AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID=true for header-based affinity instead",
 	"dynamo-session-timeout-seconds": "goes with --use-dynamo-conv-aware-routing, which is not supported yet",
@@ -129,7 +132,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the fraction of failed profiling requests exceeds this (0 = off)")
 	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
-	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "cap on recorded inter-turn delays (scenario: locked at 60)")
+	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
+	fs.Float64Var(&p.idleGapCap, "trace-idle-gap-cap-seconds", 60, "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it, 0 = no cap (scenario: locked at 60)")
+	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
 	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // applyScenario builds scenario.Settings from the flags, lets the preset
@@ -45,6 +46,9 @@ func (r *profileRun) applyScenario() error {
 	if fs.Changed("inter-turn-delay-cap-seconds") {
 		s.InterTurnDelayCap = scenario.Some(r.delayCap)
 	}
+	if fs.Changed("trace-idle-gap-cap-seconds") {
+		s.TraceIdleGapCap = scenario.Some(r.idleGapCap)
+	}
 	if fs.Changed("use-server-token-count") {
 		s.UseServerTokenCount = scenario.Some(p.serverTokens)
 	}
@@ -57,16 +61,26 @@ func (r *profileRun) applyScenario() error {
 	s.Loader, s.PublicDataset, s.HFDataset = p.data.loaderKind()
 
 	if p.scenario == "" {
-		// No preset: the flags are the settings; the legacy defaults apply.
+		// No preset: the flags are the settings; the defaults of the
+		// generation apply.
+		g, err := scenario.LookupGeneration(r.generationName)
+		if err != nil {
+			return asUsage(err)
+		}
+		r.generation = g
 		r.scenario = ""
 		if !fs.Changed("cache-bust") {
 			r.cacheBust = scenario.CacheBustNone
 		}
-		return nil
+		return r.checkGenerationFlags()
 	}
-	preset, err := scenario.Lookup(p.scenario)
+	preset, err := scenario.LookupAt(p.scenario, r.generationName)
 	if err != nil {
 		return asUsage(err)
+	}
+	r.generation = preset.Generation
+	if err := r.checkGenerationFlags(); err != nil {
+		return err
 	}
 	reasons, err := preset.Enforce(s)
 	if err != nil {
@@ -79,7 +93,12 @@ func (r *profileRun) applyScenario() error {
 	r.cacheBust = s.CacheBust.V
 	r.duration = s.BenchmarkDuration.V
 	r.seed = s.RandomSeed.V
-	r.delayCap = s.InterTurnDelayCap.V
+	if s.InterTurnDelayCap.Set {
+		r.delayCap = s.InterTurnDelayCap.V
+	}
+	if s.TraceIdleGapCap.Set {
+		r.idleGapCap = s.TraceIdleGapCap.V
+	}
 	r.serverTok = s.UseServerTokenCount.V
 	if s.TrajectoryMinRatio.Set {
 		p.startMin = s.TrajectoryMinRatio.V
@@ -96,6 +115,28 @@ func (r *profileRun) applyScenario() error {
 		r.extra = append(r.extra, replay.ExtraInput{Key: e.Key, Value: b})
 	}
 	r.filled = s.Filled
+	return nil
+}
+
+// envGeneration selects the AgentX generation when neither --scenario
+// NAME@GEN nor --agentx-generation does: an InferenceX command line then
+// runs unchanged with the semantics of its period.
+const envGeneration = "AGENTPERF_AGENTX_GENERATION"
+
+// checkGenerationFlags refuses flags whose effect the selected generation
+// does not have, and notes the ones it ignores.
+func (r *profileRun) checkGenerationFlags() error {
+	fs := r.fs
+	switch r.generation.Replay {
+	case timing.V02:
+		if fs.Changed("trace-idle-gap-cap-seconds") {
+			return usagef("--trace-idle-gap-cap-seconds: AgentX v0.2 has no trace idle-gap cap (its delays are think times capped per turn by --inter-turn-delay-cap-seconds); drop the flag or select v0.3 or later")
+		}
+	case timing.V03:
+		if fs.Changed("inter-turn-delay-cap-seconds") {
+			r.notes = append(r.notes, fmt.Sprintf("--inter-turn-delay-cap-seconds has no effect in AgentX %s: its delays come from the trace idle-gap warp (--trace-idle-gap-cap-seconds)", r.generation.Name))
+		}
+	}
 	return nil
 }
 

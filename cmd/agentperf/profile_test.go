@@ -119,7 +119,7 @@ func TestProfileSimSyntheticEndToEnd(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
 		"--model", "demo", "--concurrency", "4", "--benchmark-duration", "2",
-		"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01",
+		"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01",
 		"--slice-duration", "1", "--output-artifact-dir", dir, "--ui-type", "simple")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -200,7 +200,7 @@ func TestProfileInferenceXArgv(t *testing.T) {
 	}{
 		{
 			name: "v0.2", repo: "semianalysisai/cc-traces-weka-no-subagents-051226",
-			env: map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "1", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
+			env: map[string]string{envGeneration: "v0.2", "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "1", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
 			argv: func(out string) []string {
 				return []string{"profile", "--scenario", "inferencex-agentx-mvp",
 					"--url", srv.URL, "--endpoint", "/v1/chat/completions", "--endpoint-type", "chat", "--streaming",
@@ -216,7 +216,7 @@ func TestProfileInferenceXArgv(t *testing.T) {
 		},
 		{
 			name: "v0.3", repo: "semianalysisai/cc-traces-weka-with-subagents-052726",
-			env: map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "0", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
+			env: map[string]string{envGeneration: "v0.3", "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "0", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"},
 			argv: func(out string) []string {
 				return []string{"profile", "--scenario", "inferencex-agentx-mvp",
 					"--url", srv.URL, "--endpoint", "/v1/chat/completions", "--endpoint-type", "chat", "--streaming",
@@ -250,7 +250,7 @@ func TestProfileInferenceXArgv(t *testing.T) {
 					"--public-dataset", "semianalysis_cc_traces_weka_062126_256k"}
 			},
 			wantCode: 2,
-			wantErr:  []string{"--warmup-requests-per-lane", "--trace-idle-gap-cap-seconds", "not support"},
+			wantErr:  []string{"--warmup-requests-per-lane", "not support"},
 		},
 	}
 	for _, tc := range cases {
@@ -285,6 +285,13 @@ func TestProfileInferenceXArgv(t *testing.T) {
 			if ds["hf_dataset_name"] != tc.repo {
 				t.Fatalf("metadata.dataset = %v, want hf_dataset_name %s", ds, tc.repo)
 			}
+			// Each generation's semantics were selected, and said so.
+			if g := md["agentperf"].(map[string]any)["agentx_generation"]; g != tc.env[envGeneration] {
+				t.Fatalf("metadata.agentx_generation = %v, want %s", g, tc.env[envGeneration])
+			}
+			if !strings.Contains(stderr, "replay semantics: AgentX "+tc.env[envGeneration]) {
+				t.Errorf("the log does not name the semantics:\n%s", stderr)
+			}
 		})
 	}
 }
@@ -295,7 +302,7 @@ func TestProfileAbortsOnFailedRequestThreshold(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true&fault-500-rate=0.5", "--public-dataset", "synthetic:traces=6",
 		"--model", "demo", "--concurrency", "2", "--benchmark-duration", "60",
-		"--streaming", "--inter-turn-delay-cap-seconds", "0.001",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.001",
 		"--warmup-grace-period", "30",
 		"--failed-request-threshold", "0.1", "--output-artifact-dir", dir, "--ui-type", "none", "--no-plot")
 	if code != 1 {
@@ -321,7 +328,7 @@ func TestProfileInterruptWritesCancelledArtifacts(t *testing.T) {
 	code, out, errOut := runProfileCLI(ctx, t, "profile",
 		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
 		"--model", "demo", "--concurrency", "3", "--benchmark-duration", "600",
-		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--benchmark-grace-period", "1",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--benchmark-grace-period", "1",
 		"--output-artifact-dir", dir, "--ui-type", "none", "--no-plot")
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInterrupted, out, errOut)
@@ -340,7 +347,7 @@ func TestProfileNeverLeaksTheAPIKey(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true&fault-500-every=7", "--public-dataset", "synthetic:traces=4",
 		"--model", "demo", "--concurrency", "2", "--benchmark-duration", "1",
-		"--streaming", "--inter-turn-delay-cap-seconds", "0.01",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01",
 		"--header", "X-Extra: 1", "--output-artifact-dir", dir, "--ui-type", "simple")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -38,7 +38,7 @@ func writeReliabilityCorpus(t *testing.T, dir string, traces []dataset.Trace) st
 // fastRunArgs are the flags of a short, quiet profile run.
 func fastRunArgs(out string) []string {
 	return []string{"--model", "demo", "--concurrency", "2", "--benchmark-duration", "1",
-		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--ui-type", "none", "--no-plot",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "none", "--no-plot",
 		"--output-artifact-dir", out}
 }
 
@@ -411,7 +411,7 @@ func TestProfileSignals(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "artifacts")
 			cmd := exec.Command(bin, "profile", "--url", tc.url, "--public-dataset", "synthetic:traces=6",
 				"--model", "demo", "--concurrency", "4", "--benchmark-duration", "600",
-				"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01",
+				"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01",
 				"--benchmark-grace-period", tc.grace, "--output-artifact-dir", out, "--ui-type", "none", "--no-plot")
 			cmd.Env = cleanEnv(cacheDir)
 			var stdout, stderr bytes.Buffer
