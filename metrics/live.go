@@ -196,7 +196,13 @@ func (lv *LiveView) line(s LiveStats, p Progress, hit float64, hitOK bool, now t
 	default:
 		phase = "elapsed " + clock(s.Elapsed)
 	}
+	// Counts are the phase's own: warmup records never count as
+	// profiling ones (the summary's figures are profiling only).
+	ok, errs := s.WarmupOK, s.WarmupErrors
+	if !p.ProfilingStart.IsZero() {
+		ok, errs = s.ProfilingOK, s.ProfilingErrors
+	}
 	return fmt.Sprintf("[%s] %d ok, %d errors, %d overflows, %d in flight | %.2f req/s, %.1f tok/s | TTFT p50 %s p99 %s ms | ITL p50 %s p99 %s ms | server prefix hit %s",
-		phase, s.ProfilingOK+s.WarmupOK, s.Errors(), s.Overflows, s.InFlight, s.RequestsPerSec, s.OutputTokensPerSec,
+		phase, ok, errs, s.Overflows, s.InFlight, s.RequestsPerSec, s.OutputTokensPerSec,
 		msStr(s.TTFTP50), msStr(s.TTFTP99), msStr(s.ITLP50), msStr(s.ITLP99), lv.hitStr(hit, hitOK))
 }

@@ -29,7 +29,7 @@ type Message struct {
 	// Role is "system", "user" or "assistant".
 	Role string
 	// Content is the message text. In live mode an assistant slot holds the
-	// reply set with SetLiveReply, or the pre-canned text when none is set.
+	// reply set with SetLiveReply; a slot without one is not in the list.
 	Content string
 	// LiveReplyTo is, in live mode, the turn whose server reply fills this
 	// assistant slot; -1 otherwise.
@@ -440,10 +440,21 @@ func (c *Conversation) liveSlot(n *segment) (string, bool) {
 	return r, ok && r != ""
 }
 
+// skipped reports whether node n is left out of a message list: a live
+// slot whose reply is unknown or empty (live mode never sends pre-canned
+// assistant text).
+func (c *Conversation) skipped(n *segment) bool {
+	if !c.s.opt.Live || n.role != roleAssistant {
+		return false
+	}
+	_, ok := c.liveSlot(n)
+	return !ok
+}
+
 // SetLiveReply records the server's reply to turn j (live mode): every
 // later turn whose list still holds turn j's assistant segment sends it in
-// that slot. An empty reply is ignored (the slot keeps the pre-canned text,
-// so no message is ever empty).
+// that slot. An empty reply leaves the slot out (no message is ever
+// empty).
 func (c *Conversation) SetLiveReply(j int, content string) {
 	if c.live == nil {
 		c.live = make(map[int]string)
@@ -463,6 +474,9 @@ func (c *Conversation) Messages(k int) ([]Message, error) {
 	var buf []byte
 	for _, ni := range chain {
 		n := &c.nodes[ni]
+		if c.skipped(n) {
+			continue
+		}
 		m := Message{Role: roleNames[n.role], LiveReplyTo: -1, Tokens: n.tokens(), ToolResult: n.tool}
 		if c.s.opt.Live && n.role == roleAssistant {
 			m.LiveReplyTo = int(n.reply)
@@ -521,6 +535,9 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 	target := -1 // index of the message that carries the marker
 	for i, ni := range chain {
 		n := &c.nodes[ni]
+		if c.skipped(n) {
+			continue
+		}
 		size += 32 + n.tokens()*5
 		if marker == "" || target >= 0 {
 			continue
@@ -542,11 +559,16 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 	suffix := at == FirstUserSuffix || at == SystemSuffix
 	dst = slices.Grow(dst, size)
 	dst = append(dst, '[')
+	first := true
 	for i, ni := range chain {
 		n := &c.nodes[ni]
-		if i > 0 {
+		if c.skipped(n) {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
+		first = false
 		dst = append(dst, `{"role":"`...)
 		dst = append(dst, roleNames[n.role]...)
 		dst = append(dst, `","content":"`...)

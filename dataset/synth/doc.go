@@ -96,7 +96,8 @@
 // the segment (the whole reply is kept, since a server reply cannot be cut
 // at a recorded block boundary), and it disappears exactly when the
 // recording's prefix no longer contains that response. A slot whose reply
-// is unknown (a session warm-started at a later turn) or empty carries the
-// pre-canned text, so no message is ever empty. Token exactness then holds
+// is unknown (a session warm-started at a later turn) or empty is left out
+// of the list: live mode sends user and system messages and the server's
+// own replies, never pre-canned assistant text. Token exactness then holds
 // for the user and system messages only.
 package synth

@@ -292,8 +292,8 @@ func TestLiveSlots(t *testing.T) {
 		t.Errorf("turn 1 slots = %v; want reply 0", got)
 	}
 	got := slots(2)
-	if len(got) != 2 || got[0] != "LIVE REPLY ZERO" || got[1] == "" {
-		t.Errorf("turn 2 slots = %v; want reply 0 live and reply 1 pre-canned (empty live reply)", got)
+	if len(got) != 1 || got[0] != "LIVE REPLY ZERO" {
+		t.Errorf("turn 2 slots = %v; want reply 0 live and reply 1 left out (empty live reply: never pre-canned text)", got)
 	}
 	if got := slots(3); len(got) < 1 || got[0] != "LIVE REPLY ZERO" {
 		t.Errorf("turn 3 slots = %v; the sliced segment of reply 0 must keep the live reply", got)
@@ -301,8 +301,12 @@ func TestLiveSlots(t *testing.T) {
 	if !c.Info(3).Reset {
 		t.Error("turn 3 is a reset_context turn; the live reply survives it")
 	}
-	if got := slots(4); len(got) != 1 || got[3] == "" {
-		t.Errorf("turn 4 slots = %v; want only the new slot for reply 3 (the pull-back deleted reply 0's segment)", got)
+	if got := slots(4); len(got) != 0 {
+		t.Errorf("turn 4 slots = %v; want none (the pull-back deleted reply 0's segment; reply 3 is unknown and left out)", got)
+	}
+	c.SetLiveReply(3, "LIVE REPLY THREE")
+	if got := slots(4); len(got) != 1 || got[3] != "LIVE REPLY THREE" {
+		t.Errorf("turn 4 slots = %v; want reply 3", got)
 	}
 	b, err := c.AppendMessagesJSON(nil, 2, "")
 	if err != nil || !bytes.Contains(b, []byte(`"content":"LIVE REPLY ZERO"`)) {
