@@ -547,23 +547,30 @@ func (l *lane) stream(e *engine, s *timing.Send) *stream {
 	if st := ts.streams[s.Stream]; st != nil {
 		return st
 	}
-	tr := &c.Traces[s.Trace]
-	st := &stream{session: s.Session, corrID: uuid.NewString(), plan: s.Plan, idx: s.Stream, parent: s.Parent, models: newModelMap(tr, c.Models)}
 	if s.Stream != 0 && ts.streams[0] == nil {
-		// A tree whose root is not live (a snapshot of children only)
-		// still has an id: a correlation id no request carries.
-		ts.streams[0] = &stream{session: s.RootSession, corrID: uuid.NewString(), plan: s.Plan, parent: -1}
-		ts.link(ts.streams[0])
+		// The tree's root is not live yet (a start state of children, or a
+		// root waiting on them): its correlation id, the tree's id, is
+		// minted now so the children can carry it.
+		ts.streams[0] = l.newStream(c, s, ts, 0, -1, s.RootSession)
 	}
-	ts.streams[s.Stream] = st
+	st := l.newStream(c, s, ts, s.Stream, s.Parent, s.Session)
+	return st
+}
+
+// newStream creates the conversation state of stream si of send s's tree.
+func (l *lane) newStream(c *Config, s *timing.Send, ts *treeState, si, parent, session int) *stream {
+	tr := &c.Traces[s.Trace]
+	ps := &s.Plan.Streams[si]
+	st := &stream{session: session, corrID: uuid.NewString(), plan: s.Plan, idx: si, parent: parent, models: newModelMap(tr, c.Models)}
+	ts.streams[si] = st
 	ts.link(st)
 	st.marker = ts.marker
-	if c.Generation == timing.V03 && s.Stream > 0 && !s.Seeded && ts.marker != "" {
+	if c.Generation == timing.V03 && si > 0 && !s.Seeded && ts.marker != "" {
 		// v0.3 marked a child spawned during the run with pass 0 and lane
 		// 0: the same marker for the whole run, whichever tree spawns it.
-		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, s.Plan.Streams[s.Stream].ConvID)
+		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
 	}
-	st.conv = convBuilder{syn: c.Synth, tr: tr, st: &s.Plan.Streams[s.Stream], ownScope: c.Generation == timing.V03}
+	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, ownScope: c.Generation == timing.V03}
 	return st
 }
 

@@ -443,16 +443,32 @@ func (t *Tree) pendingBefore(limit int64) bool {
 }
 
 // countCut returns the number of the tree's turns that will never be
-// sent: the rest of every stream that is not done, including children
-// whose branch never spawned.
+// sent now that its lane has finished: the rest of every stream that is
+// under way, and every turn of children whose branch its parent would
+// still have spawned. Children of branches that cannot spawn any more (the
+// spawning turn lay before the start state, or ended its conversation)
+// were never going to run and are not counted.
 func (t *Tree) countCut() int {
 	n := 0
 	for i := range t.streams {
 		st := &t.streams[i]
-		if st.state == streamDone {
-			continue
+		ps := &t.plan.Streams[i]
+		switch st.state {
+		case streamDone:
+		case streamIdle:
+			if ps.Parent < 0 || ps.Branch < 0 {
+				continue
+			}
+			b := &t.plan.Branches[ps.Branch]
+			par := &t.streams[b.Parent]
+			if !t.branches[ps.Branch].spawned && par.state != streamDone && par.state != streamIdle && int(par.next) <= b.SpawnTurn+1 {
+				if par.state == streamInFlight || int(par.next) <= b.SpawnTurn {
+					n += len(ps.Turns)
+				}
+			}
+		default:
+			n += len(ps.Turns) - int(st.next)
 		}
-		n += len(t.plan.Streams[i].Turns) - int(st.next)
 	}
 	return n
 }

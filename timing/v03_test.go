@@ -128,6 +128,11 @@ L0 W s1.1 @63
 L0 W s0.2 @64
 L0 W s0.0 @65 new#2 pass1
 `)
+	// Cut by the deadline: the new root's turns 1 and 2, and both turns of
+	// the child turn 1 would have spawned.
+	if st := sc.Stats(); st.Cut != 4 || st.ChildSent != 2 || st.BranchesSpawned != 1 {
+		t.Errorf("Stats = %+v, want 4 turns cut, 2 child requests, 1 branch spawned", st)
+	}
 }
 
 // cut makes the driver stop a schedule after d of profiling by giving it
