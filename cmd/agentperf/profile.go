@@ -109,12 +109,12 @@ type profileRun struct {
 	// liveAssistant is the live-assistant mode in force.
 	liveAssistant bool
 	// notes are lines for the run log.
-	notes []string
-	seed        int64
-	extra       []replay.ExtraInput
-	headers     map[string]string
-	apiKey      string
-	filled      []string
+	notes   []string
+	seed    int64
+	extra   []replay.ExtraInput
+	headers map[string]string
+	apiKey  string
+	filled  []string
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
