@@ -1,76 +1,65 @@
-// Package timing is the AGENTIC_REPLAY scheduler: it decides which turn of
-// which trace each lane sends next, and when. It does no I/O, never sleeps
-// and never reads the wall clock: every method that needs the time takes it
-// as an argument, so a test drives it with a fake clock and gets exact
-// schedules. The engine (package replay) calls it from one goroutine per
-// lane; a Scheduler is safe for concurrent use.
+// Package timing is the replay core: it decides which turn of which
+// conversation each lane sends, and when. It does no I/O, never sleeps and
+// never reads the wall clock: every method that needs the time takes it as
+// an argument, so a test drives it with a fake clock and gets exact
+// schedules. The engine (package replay) drives each Lane from one
+// goroutine; what spans lanes is guarded inside the Schedule.
 //
-// The semantics are aiperf's legacy agentic replay as InferenceX ran it at
-// v0.2/v0.3 (reference/aiperf-agentic-spec.md §3.2, §1.9 "legacy",
-// §3.4–§3.6; DESIGN.md "Semantics"). Rule by rule:
+// # Plans, streams and branches
 //
-// Delays (§1.9 legacy, FromTrace). The recorded gap before turn k is its
-// think_time when present (not NaN), else the start-time difference
-// t_k − t_{k−1}; turn 0 has none. Each gap is clamped at 0 and at the
-// inter-turn delay cap (60 s in the scenario; 0 disables the cap). The gap
-// is counted from the end of the previous response (end-to-start). Only
-// parent requests are turns: subagent entries are skipped (DESIGN.md,
-// "Subagents"); the caller counts them.
+// BuildPlan turns a trace into an immutable Plan for one AgentX
+// Generation. The root stream is the trace's parent requests. From v0.3
+// on, every top-level subagent entry becomes one child stream per sibling
+// (a subagent whose inner requests overlap in time is split first-fit into
+// "<trace>::sa:<agent>:s0", ":s1", …). A subagent hangs on the parent turn
+// that precedes its entry (a SPAWN of that turn) and is joined by the first
+// later parent turn that starts at or after the subagent's end (a
+// SPAWN_JOIN); with no such turn it runs in the background and gates
+// nothing; with no preceding parent turn it is dropped and counted.
+// Subagents with the same spawn and join turns share one Branch. v0.2
+// replays the parent requests only and counts the subagent requests it
+// skips.
 //
-// Usable traces (§3.2). A trace with n ≤ 1 turns cannot be split into a
-// warmup turn and a profiling turn and is skipped everywhere (trajectory
-// selection and recycling). New fails when no trace is usable.
+// Each turn's Delay is how long after the previous turn of its stream
+// completes it is due:
+//   - v0.2: its recorded think time, else the start difference, capped per
+//     turn (60 s in the scenario);
+//   - v0.3: the start-to-start gap on the trace's warped timeline, where
+//     every gap of the merged parent and subagent starts longer than the
+//     trace idle-gap cap keeps only the cap; a child's first turn goes as
+//     soon as its spawning turn completes;
+//   - v1.0: the recorded client gap, end to start; a child's first turn
+//     waits its recorded offset from the branch start.
 //
-// Lanes and trajectories (§3.2 "Trajectory selection"). There are
-// Config.Lanes lanes. Lane i plays usable trace i in corpus order; when lanes
-// outnumber usable traces the pool is cycled (wrap-fill: lane i takes usable
-// trace i mod U). Wrap-filled lanes send byte-identical traffic unless the
-// engine adds a cache-bust marker (§4.4).
+// # Trees and time
 //
-// Start turn k_i (§3.2 "Start index"). With n the number of turns:
-// n == 2 ⇒ k_i = 0; otherwise k_min = min(int(MinRatio·n), n−2),
-// k_max = min(int(MaxRatio·n), n−2), k_min = k_max when k_min > k_max, and
-// k_i is uniform in [k_min, k_max]. The draw uses a generator seeded with
-// the first 8 bytes (big-endian) of SHA-256("<seed>:<trace_id>:<lane>")
-// (the later aiperf keying, applied to every lane), fed to math/rand/v2's
-// PCG, and mapped to the range with Lemire's unbiased multiply-and-reject.
-// The same seed, corpus and lane count therefore give the same k_i on every
-// run and platform. Byte parity with aiperf's numpy draws is NOT a goal:
-// the structure (seed string, bounds, edge rules) is aiperf's, the numbers
-// are not.
+// A lane holds one Tree at a time: the live state of a plan's streams and
+// branches. A turn is pending once its prerequisites are met (the previous
+// turn of its stream completed and its delay runs; the children of every
+// branch it joins finished). Pending turns wait in a min-heap keyed by
+// virtual time: real time plus the tree's idle-cap offset plus the
+// schedule's global offset, so an idle cap moves every pending timer of a
+// tree (or of all trees) earlier in O(1), keeping order and spacing.
 //
-// Warmup (§3.2 "WARMUP phase", Warmup). Every lane sends turn k_i at once
-// as a new session (the engine mints a correlation id and a cache-bust
-// marker and builds the full history up to k_i). The engine waits for all
-// of them (the barrier) and aborts the run on a failed warmup request.
+// # Start state, phases and recycling
 //
-// Profiling (§3.2 "PROFILING phase", StartProfiling and Next). Right after
-// the barrier every lane sends turn k_i+1 at once, in the same session. After
-// each profiling response that finished at time t, the lane's next turn j is
-// due at t + Delays[j]. A failed request (not an overflow) does not end the
-// session: the next turn follows as usual, as aiperf does.
+// New gives every lane its first tree (corpus order, wrap-filled) and its
+// start state: a start turn k_i drawn between the start ratios (v0.2 and
+// the early v0.3 runs), or a t* snapshot of the whole tree (v0.3 and
+// later) with every stream that has a turn at or after t* live from that
+// turn. The warmup sends the start state's primers; StartProfiling starts
+// the profiling clock and releases each live stream's next turn. No turn is
+// released at or after the deadline.
 //
-// Recycling (§3.2, §3.4). When a lane finishes the last turn of its trace,
-// or a response is a context overflow (§3.4: every later turn would be even
-// larger), the trace goes to the tail of a FIFO queue and the lane takes a
-// trace from the head and starts it at turn 0 at once, as a new session
-// (new Session number, NewSession set, RecyclePass incremented for that
-// trace id). The queue starts with the usable traces no lane was given, in
-// corpus order. The lane prefers a trace not being played on any other lane:
-// it scans at most Config.RecycleScan entries from the head and takes the
-// first one that is not live; when all scanned entries are live it takes
-// the head anyway. (With the queue seeded as above, a queued trace can be
-// live elsewhere only when lanes outnumber usable traces; then the only
-// candidate is usually the trace just finished, and the fallback takes it.)
+// When a lane's tree drains (in v0.3, as soon as its root is done, the
+// remaining children going on as orphans of the lane) the lane starts the
+// next tree from its recycle source: v0.2's FIFO of the traces no lane took
+// (the ended trace to the tail, the first one not live elsewhere taken),
+// v0.3's FIFO pre-filled with the corpus (live entries requeued), v1.0's
+// sequential sampler. The core numbers sessions: a tree's streams take a
+// block of session numbers in tree-creation order, so the initial trees and
+// their warmup are numbered the same on every run with the same seed.
 //
-// Recycle pass (§4.1). RecyclePass counts the sessions started for a trace
-// id over the whole run, warmup included, starting at 0; it is never reset,
-// so two sessions of one trace never get the same cache-bust marker.
-//
-// Duration (§3.5). The profiling clock starts at StartProfiling. No send is
-// ever scheduled at or after Deadline = start + Config.Duration: a lane
-// whose next send would be due then is done (Next returns false), and no
-// new session starts. Requests in flight at the deadline are the engine's
-// business (grace period, cancellation). Duration 0 means no deadline; the
-// caller stops the run by other means.
+// docs/replay.md describes every rule and the choices made where the
+// reference implementations were ambiguous.
 package timing

@@ -335,3 +335,55 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestV03Snapshot: the main-line v0.3 start state is a t* snapshot. With
+// both ratios at 0.5, t* is the middle of the tree's recorded span (15 s):
+// the parent's next turn is 2 (at 20), which joins the subagent that runs
+// across t*; the child's first turn at or after t* is its turn 1. The
+// warmup sends that child turn (the waiting root is not primed); profiling
+// sends it again as a new session at its offset (0), and the root's turn
+// 2 the moment the child finishes.
+func TestV03Snapshot(t *testing.T) {
+	t.Parallel()
+	tr := traceOf("S",
+		[]dataset.Request{req(0, 1), req(10, 1), req(20, 1), req(30, 1)},
+		sub("a", 2, 12, 5, req(12, 1), req(15, 1)))
+	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03, IdleGapCap: 60 * s})
+	sc := mustSchedule(t, Config{Generation: V03, Lanes: 1, StartMinRatio: 0.5, StartMaxRatio: 0.5, Duration: 20 * s}, []*Plan{p})
+	if ts, ok := sc.Lane(0).StartTime(); !ok || ts != 15 || sc.Lane(0).StartTurn() != -1 {
+		t.Fatalf("start t* = %v (snapshot %v), turn %d; want t* 15 from a snapshot", ts, ok, sc.Lane(0).StartTurn())
+	}
+	log, _ := drive(t, sc, t0, constServer(s))
+	checkSchedule(t, log, `
+L0 S s1.1 @0 warm new#1
+L0 S s1.1 @1 new#3
+L0 S s0.2 @2 new#2
+L0 S s0.3 @13
+L0 S s0.0 @14 new#4 pass1
+`)
+	if st := sc.Stats(); st.Cut != 5 || st.Sent != [2]int{1, 4} {
+		t.Errorf("Stats = %+v, want 5 turns cut (the new root's 3, its child's 2) and 1+4 sends", st)
+	}
+}
+
+// TestSnapshotFallback: t* lies within the span of the tree's recorded
+// starts, so some stream always has a turn at or after it and only a
+// trace without timestamps has no snapshot; its lane falls back to the
+// start turn k_i.
+func TestSnapshotFallback(t *testing.T) {
+	t.Parallel()
+	tr := traceOf("E", []dataset.Request{req(nan, 1), req(nan, 1), req(nan, 1)})
+	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03})
+	sc := mustSchedule(t, Config{Generation: V03, Lanes: 1, StartMinRatio: 0.5, StartMaxRatio: 0.5, Duration: 4 * s}, []*Plan{p})
+	if _, ok := sc.Lane(0).StartTime(); ok || sc.Lane(0).StartTurn() != 1 {
+		t.Fatalf("no timestamps: snapshot %v, start turn %d; want the k_i fallback at int(0.5·3) = 1", ok, sc.Lane(0).StartTurn())
+	}
+	log, _ := drive(t, sc, t0, constServer(s))
+	checkSchedule(t, log, `
+L0 E s0.1 @0 warm new#0
+L0 E s0.2 @1
+L0 E s0.0 @2 new#1 pass1
+L0 E s0.1 @3
+L0 E s0.2 @4
+`)
+}
