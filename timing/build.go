@@ -2,6 +2,7 @@ package timing
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -55,8 +56,102 @@ func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
 	for si := range p.Streams {
 		p.setDelays(si, warp, o.Generation)
 	}
+	if o.Generation == V10 {
+		p.addBarriers()
+	}
 	return p
 }
+
+// addBarriers records the replay barriers of every turn (v1.0). Streams of
+// one replay scope — the root alone; the sibling streams of one subagent —
+// keep their recorded happens-before order: a turn waits for, from each
+// other stream of its scope, the latest turn that had finished by its
+// recorded start (started before it and ended at or before it: a touch
+// counts, equal starts do not), leaving out any such turn that itself
+// finished before another of them started (implied by it). A turn without
+// a recorded start gets no barrier and is no one's.
+func (p *Plan) addBarriers() {
+	scopes := map[string][]int{}
+	for i := range p.Streams {
+		st := &p.Streams[i]
+		key := ""
+		if st.Parent >= 0 {
+			key = st.AgentID
+		}
+		scopes[key] = append(scopes[key], i)
+	}
+	for _, streams := range scopes {
+		if len(streams) < 2 {
+			continue
+		}
+		for _, si := range streams {
+			for k := range p.Streams[si].Turns {
+				p.Streams[si].Turns[k].Preds = p.barrierPreds(streams, si, k)
+			}
+		}
+	}
+}
+
+// barrierPreds computes the replay predecessors of turn k of stream si
+// among the streams of its scope.
+func (p *Plan) barrierPreds(scope []int, si, k int) []Pred {
+	x := &p.Streams[si].Turns[k]
+	if !finite(x.Start) {
+		return nil
+	}
+	type cand struct {
+		Pred
+		start, end float64
+	}
+	var frontier []cand
+	for _, sj := range scope {
+		if sj == si {
+			continue
+		}
+		best, ok := cand{}, false
+		for j, c := range p.Streams[sj].Turns {
+			if !finite(c.Start) {
+				continue
+			}
+			end := c.End
+			if !finite(end) || end < c.Start {
+				end = c.Start
+			}
+			if !(c.Start < x.Start && end <= x.Start) {
+				continue
+			}
+			cc := cand{Pred{int32(sj), int32(j)}, c.Start, end}
+			if !ok || cc.end > best.end || cc.end == best.end && cc.start > best.start {
+				best, ok = cc, true
+			}
+		}
+		if ok {
+			frontier = append(frontier, best)
+		}
+	}
+	var out []Pred
+	for i, c := range frontier {
+		implied := false
+		for j, f := range frontier {
+			if i != j && c.end <= f.start && c.start < f.start {
+				implied = true
+				break
+			}
+		}
+		if !implied {
+			out = append(out, c.Pred)
+		}
+	}
+	slices.SortFunc(out, func(a, b Pred) int {
+		if a.Stream != b.Stream {
+			return int(a.Stream - b.Stream)
+		}
+		return int(a.Turn - b.Turn)
+	})
+	return out
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // endOf returns the recorded end of r: T + api_time (T when api_time is
 // missing or negative).

@@ -75,6 +75,8 @@ func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []serve
 	now := start
 	var pending []completion
 	phase := Warmup
+	accel := false
+	sc.StartWarmup(now)
 	for step := 0; ; step++ {
 		if step > 1_000_000 {
 			t.Fatalf("drive: no end after %d steps", step)
@@ -99,6 +101,11 @@ func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []serve
 		if allDone && len(pending) == 0 {
 			if phase == Profiling {
 				return log, profStart
+			}
+			if !accel && sc.HasAcceleratedWarmup() {
+				accel = true
+				sc.StartAcceleratedWarmup(now)
+				continue
 			}
 			phase, profStart = Profiling, now
 			sc.StartProfiling(now)

@@ -108,7 +108,14 @@ type Turn struct {
 	// Joins lists the branches whose children must all have finished
 	// before this turn is sent.
 	Joins []int
+	// Preds are the replay barriers of the turn (v1.0): turns of other
+	// streams of its replay scope recorded as finished before it started,
+	// which must have finished before it is sent.
+	Preds []Pred
 }
+
+// Pred names one turn of one stream of the same plan.
+type Pred struct{ Stream, Turn int32 }
 
 // Branch is a SPAWN of one or more child streams by a turn of a parent
 // stream, and the SPAWN_JOIN of a later turn that waits for them.

@@ -23,7 +23,7 @@ import (
 //   - every lane ends, and the driver never sees a busy loop.
 func TestTreeScheduleProperties(t *testing.T) {
 	t.Parallel()
-	iters := 60
+	iters := 200
 	if testing.Short() {
 		iters = 10
 	}
@@ -40,6 +40,17 @@ func TestTreeScheduleProperties(t *testing.T) {
 				}
 				cfg := Config{Generation: gen, Lanes: 1 + rng.IntN(5), Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75,
 					Duration: time.Duration(20+rng.IntN(300)) * s, TurnStart: turnStart}
+				if gen == V10 {
+					cfg.SystemIdleCap = time.Duration(rng.IntN(2)) * DefaultSystemIdleCap
+					cfg.TraceIdleCap = time.Duration(rng.IntN(3)) * 7 * s
+					cfg.BurstPhaseStarts = rng.IntN(3) == 0
+					switch rng.IntN(3) {
+					case 1:
+						cfg.WarmupRequestsPerLane = 1 + rng.IntN(6)
+					case 2:
+						cfg.WarmupDuration = time.Duration(1+rng.IntN(20)) * s
+					}
+				}
 				sc, err := New(cfg, plans)
 				if err != nil {
 					continue // no usable trace
@@ -61,8 +72,12 @@ func TestTreeScheduleProperties(t *testing.T) {
 					}
 					t.Fatalf("%s: %v\n%s\n%s\n%s", name, err, starts, plansDesc, render(log))
 				}
-				if st := sc.Stats(); st.LanesDone != cfg.Lanes {
+				st := sc.Stats()
+				if st.LanesDone != cfg.Lanes {
 					t.Fatalf("%s: %d of %d lanes done", name, st.LanesDone, cfg.Lanes)
+				}
+				if cfg.WarmupRequestsPerLane > 0 && st.Sent[0] != sc.WarmupSends() {
+					t.Fatalf("%s: %d warmup sends, want the target %d (primers + lanes × %d)\n%s", name, st.Sent[0], sc.WarmupSends(), cfg.WarmupRequestsPerLane, render(log))
 				}
 			}
 		}

@@ -137,6 +137,15 @@ type Config struct {
 	// TurnStart starts every lane at a sampled start turn k_i of its root
 	// instead of a t* snapshot (the early v0.3 runs; v0.2 always does).
 	TurnStart bool
+	// WarmupRequestsPerLane is the v1.0 cache warmup's request count per
+	// lane after the primers (0 = none); WarmupDuration its time-bounded
+	// alternative (0 = none). At most one may be set.
+	WarmupRequestsPerLane int
+	WarmupDuration        time.Duration
+	// BurstPhaseStarts sends every primer at once and aligns each lane's
+	// profiling start on its own first request (v1.0; the default spreads
+	// them so every trajectory reaches t* at the same instant).
+	BurstPhaseStarts bool
 }
 
 // Stats counts what the schedule did.
@@ -190,6 +199,15 @@ type Schedule struct {
 	// deadline is the profiling deadline (real ns; 0 = none).
 	deadline atomic.Int64
 
+	// stage is where the phases are; it changes only at the barriers
+	// between them (StartAcceleratedWarmup, StartProfiling), when no lane
+	// runs. accelEnd ends a time-bounded accelerated warmup (real ns).
+	stage      stage
+	accelEnd   int64
+	primerRamp time.Duration
+	// idleMu serializes the system idle cap's checks.
+	idleMu sync.Mutex
+
 	mu       sync.Mutex
 	started  bool
 	trees    int64
@@ -219,6 +237,12 @@ func New(cfg Config, plans []*Plan) (*Schedule, error) {
 	if cfg.RecycleScan <= 0 {
 		cfg.RecycleScan = DefaultRecycleScan
 	}
+	if cfg.WarmupRequestsPerLane < 0 || cfg.WarmupDuration < 0 {
+		return nil, errors.New("timing: WarmupRequestsPerLane and WarmupDuration must not be negative")
+	}
+	if cfg.WarmupRequestsPerLane > 0 && cfg.WarmupDuration > 0 {
+		return nil, errors.New("timing: WarmupRequestsPerLane and WarmupDuration are alternatives: set one")
+	}
 	s := &Schedule{cfg: cfg, plans: plans, passes: make(map[string]int), live: make([]int, len(plans))}
 	starts, err := s.initialStarts()
 	if err != nil {
@@ -230,10 +254,14 @@ func New(cfg Config, plans []*Plan) (*Schedule, error) {
 	}
 	s.lanes = make([]*Lane, cfg.Lanes)
 	for i := range s.lanes {
-		l := &Lane{s: s, idx: i}
+		l := &Lane{s: s, idx: i, quota: -1}
+		l.wake.Store(math.MaxInt64)
 		l.tree = s.newTreeLocked(i, starts[i].plan)
 		l.start = starts[i]
 		l.tree.applyStart(&starts[i])
+		if starts[i].snapshot {
+			l.tree.origin, l.tree.hasOrigin = starts[i].tStar, true
+		}
 		s.lanes[i] = l
 	}
 	return s, nil
@@ -286,12 +314,27 @@ func (s *Schedule) StartProfiling(now time.Time) {
 	}
 	s.mu.Unlock()
 	n := now.UnixNano()
+	if s.cfg.Generation == V10 {
+		states := make([][]streamStart, len(s.lanes))
+		for i, l := range s.lanes {
+			states[i] = l.tree.handoff()
+		}
+		s.alignStarts(n, states)
+	}
+	s.stage = stageProfiling
 	for _, l := range s.lanes {
 		l.finished = false
+		l.quota = -1
 		l.mu.Lock()
-		l.tree.startPhase(Profiling, n, l.start.resession, s.allocSessions)
+		t := l.tree
+		t.accel = false
+		t.barriers = s.cfg.Generation == V10
+		t.startPhase(Profiling, n, l.start.resession, s.allocSessions)
 		l.mu.Unlock()
 		l.afterChange(n)
+	}
+	if s.inflight.Load() == 0 {
+		s.systemIdle(n)
 	}
 }
 
@@ -306,11 +349,16 @@ func (s *Schedule) Deadline() time.Time {
 }
 
 // WarmupSends returns the number of warmup requests the schedule will
-// release (the phase target): the primers of every lane.
+// release (the phase target): the primers of every lane, plus, in v1.0,
+// WarmupRequestsPerLane per lane (a time-bounded warmup has no target
+// beyond its primers).
 func (s *Schedule) WarmupSends() int {
 	n := 0
 	for _, l := range s.lanes {
 		n += l.start.primers()
+	}
+	if s.cfg.Generation == V10 {
+		n += len(s.lanes) * s.cfg.WarmupRequestsPerLane
 	}
 	return n
 }
@@ -359,6 +407,14 @@ type Lane struct {
 	// current phase; past once the profiling deadline has passed (its
 	// requests in flight may still finish).
 	finished, past bool
+	// quota is how many more requests the lane may release in the v1.0
+	// accelerated warmup (-1: no limit); spent is set once the lane may
+	// release nothing more in it (quota or time used up).
+	quota int
+	spent bool
+	// wake is the lane's earliest pending timer for the system idle cap
+	// (real ns plus the global offset at publishing; MaxInt64: none).
+	wake atomic.Int64
 	// mu guards done and the trees' stats against Stats readers.
 	mu   sync.Mutex
 	done TreeStats // stats of the lane's finished trees
@@ -386,11 +442,21 @@ func (l *Lane) Due(now time.Time, dst []Send) []Send {
 	if l.tree.phase == Profiling {
 		deadline = s.deadlineNs()
 	}
+	var admit func(*Tree, int, int) bool
+	if s.stage == stageAccelerated {
+		if s.accelEnd != 0 && n >= s.accelEnd {
+			l.afterChange(n)
+			return dst
+		}
+		if l.quota >= 0 {
+			admit = l.admit
+		}
+	}
 	before := len(dst)
 	l.mu.Lock()
-	dst = l.tree.due(dst, n, deadline, nil)
+	dst = l.tree.due(dst, n, deadline, admit)
 	for _, o := range l.orphans {
-		dst = o.due(dst, n, deadline, nil)
+		dst = o.due(dst, n, deadline, admit)
 	}
 	l.mu.Unlock()
 	if k := len(dst) - before; k > 0 {
@@ -398,6 +464,16 @@ func (l *Lane) Due(now time.Time, dst []Send) []Send {
 	}
 	l.afterChange(n)
 	return dst
+}
+
+// admit spends one request of the lane's warmup quota; false when none is
+// left (the turn stays pending, for the handoff).
+func (l *Lane) admit(*Tree, int, int) bool {
+	if l.quota == 0 {
+		return false
+	}
+	l.quota--
+	return true
 }
 
 // Complete records that the send id finished at now with out.
@@ -427,17 +503,33 @@ func (l *Lane) treeOf(id int64) *Tree {
 }
 
 // afterChange applies what follows a change of the lane's trees at now:
-// the trace idle cap, recycling, and the end of the phase.
+// the trace idle cap, recycling, and the end of the stage.
 func (l *Lane) afterChange(now int64) {
 	s := l.s
 	t := l.tree
-	if t.inflight == 0 && s.cfg.TraceIdleCap > 0 && s.cfg.Generation == V10 && t.phase == Profiling {
+	defer func() {
+		if s.cfg.SystemIdleCap > 0 && s.cfg.Generation == V10 {
+			l.publishWake()
+		}
+	}()
+	if t.inflight == 0 && s.cfg.TraceIdleCap > 0 && s.cfg.Generation == V10 && s.stage == stageProfiling {
 		l.mu.Lock()
 		t.traceIdle(now, int64(s.cfg.TraceIdleCap))
 		l.mu.Unlock()
 	}
-	if t.phase != Profiling {
+	switch s.stage {
+	case stagePrimers:
 		l.finished = l.InFlight() == 0 && t.warmupDone()
+		return
+	case stageAccelerated:
+		spent := l.quota == 0 || s.accelEnd != 0 && now >= s.accelEnd
+		l.spent = spent
+		if t.Drained() && !spent {
+			l.recycle(now)
+		}
+		// Done when the quota or the time is spent, or when nothing is
+		// pending any more (only turns held by joins or barriers).
+		l.finished = l.InFlight() == 0 && (spent || !l.anyPending())
 		return
 	}
 	if l.finished {
@@ -553,9 +645,14 @@ func (l *Lane) recycle(now int64) bool {
 		l.orphans = append(l.orphans, old)
 	}
 	l.tree = t
-	l.mu.Unlock()
 	t.phase = Profiling
+	if s.stage == stageAccelerated {
+		t.phase, t.accel = Warmup, true
+		t.origin, t.hasOrigin = p.Streams[0].Turns[0].Start, finite(p.Streams[0].Turns[0].Start)
+	}
+	t.barriers = s.cfg.Generation == V10
 	t.schedule(0, 0, now)
+	l.mu.Unlock()
 	return true
 }
 
@@ -565,13 +662,21 @@ func (l *Lane) NextWake() (time.Time, bool) {
 	if (l.finished || l.past) && l.tree.phase == Profiling {
 		return time.Time{}, false
 	}
-	var w int64
-	ok := false
-	for _, t := range l.trees() {
-		if tw, tok := t.nextWake(); tok && (!ok || tw < w) {
-			w, ok = tw, true
+	s := l.s
+	if s.stage == stageAccelerated {
+		if l.spent || l.finished {
+			return time.Time{}, false
+		}
+		if s.accelEnd != 0 {
+			// Wake at the end of a time-bounded warmup at the latest.
+			w, ok := l.earliest()
+			if !ok || w >= s.accelEnd {
+				return time.Unix(0, s.accelEnd), true
+			}
+			return time.Unix(0, w), true
 		}
 	}
+	w, ok := l.earliest()
 	if ok && w == math.MinInt64 {
 		return time.Unix(0, 0), true
 	}
@@ -583,6 +688,28 @@ func (l *Lane) NextWake() (time.Time, bool) {
 		return time.Unix(0, d), true
 	}
 	return time.Unix(0, w), ok
+}
+
+// anyPending reports whether some tree of the lane has a turn pending.
+func (l *Lane) anyPending() bool {
+	for _, t := range l.trees() {
+		if t.heap.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// earliest returns the lane's earliest pending timer (real ns).
+func (l *Lane) earliest() (int64, bool) {
+	var w int64
+	ok := false
+	for _, t := range l.trees() {
+		if tw, tok := t.nextWake(); tok && (!ok || tw < w) {
+			w, ok = tw, true
+		}
+	}
+	return w, ok
 }
 
 // PhaseDone reports whether the lane has nothing more to do in the current
@@ -611,13 +738,3 @@ func (s *Schedule) canShift() bool {
 	return s.cfg.Generation == V10 && (s.cfg.SystemIdleCap > 0 || s.cfg.TraceIdleCap > 0)
 }
 
-// systemIdle applies the system idle cap at now, when nothing is in
-// flight anywhere: if the earliest pending timer of every lane is further
-// away than the cap, every timer moves earlier so that it is due at
-// now + cap.
-func (s *Schedule) systemIdle(now int64) {
-	if s.cfg.SystemIdleCap <= 0 || s.cfg.Generation != V10 {
-		return
-	}
-	_ = now
-}

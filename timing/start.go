@@ -254,13 +254,41 @@ func (t *Tree) applyStart(ls *laneStart) {
 		if ss.prime >= 0 {
 			st.next = int32(ss.prime)
 			st.state = streamWaiting
-			t.heap.push(entry{due: atOnce, ref: ref{int32(ss.stream), int32(ss.prime)}})
 			t.primersLeft++
 		}
 	}
-	// The start state's streams keep their order; a stream already
-	// started before the start state is not a new session unless its
-	// session is renewed later.
+	// Every turn before the start state counts as done for the replay
+	// barriers (a stream's first turn at or after t*; the root's history
+	// up to k_i).
+	for i := range t.streams {
+		st := &t.plan.Streams[i]
+		switch {
+		case ls.snapshot:
+			if k := firstAtOrAfter(st, ls.tStar); k >= 0 {
+				t.streams[i].doneThrough = int32(k)
+			} else {
+				t.streams[i].doneThrough = int32(len(st.Turns))
+			}
+		case i == 0 && ls.startTurn >= 0:
+			t.streams[i].doneThrough = int32(ls.startTurn)
+		}
+	}
+}
+
+// pushPrimers makes the tree's primers pending: each due at now plus its
+// spread delay (delay returns it for a stream start; nil: at once).
+func (t *Tree) pushPrimers(now int64, delay func(ss *streamStart) time.Duration) {
+	for i := range t.parked {
+		ss := &t.parked[i]
+		if ss.prime < 0 {
+			continue
+		}
+		due := now
+		if delay != nil {
+			due += int64(delay(ss))
+		}
+		t.heap.push(entry{due: t.virt(due), ref: ref{int32(ss.stream), int32(ss.prime)}})
+	}
 }
 
 // warmupDone reports whether the tree's warmup sends are all finished.
@@ -288,7 +316,11 @@ func (t *Tree) startPhase(ph Phase, now int64, resession bool, session func(n in
 			t.finishStream(ss.stream, now)
 			continue
 		}
-		t.schedule(ss.stream, ss.next, now+int64(ss.offset))
+		off := ss.offset
+		if t.accel {
+			off = 0 // the accelerated warmup ignores recorded offsets
+		}
+		t.schedule(ss.stream, ss.next, now+int64(off))
 	}
 }
 

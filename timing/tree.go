@@ -2,6 +2,7 @@ package timing
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -34,6 +35,10 @@ type streamState struct {
 	session int
 	// seeded is set on a stream that was live in the start state.
 	seeded bool
+	// doneThrough counts the stream's leading turns that reached a
+	// terminal outcome (or lay before the start state): what the replay
+	// barriers of other streams wait for.
+	doneThrough int32
 }
 
 // branchState tracks the children of one branch.
@@ -82,6 +87,15 @@ type Tree struct {
 	// primersLeft counts primers not finished yet.
 	parked      []streamStart
 	primersLeft int
+	// barriers holds turns to the replay barriers once active; held are
+	// the turns due but waiting for a predecessor of another stream.
+	barriers bool
+	held     []entry
+	// origin is the tree's replay clock at the warmup→profiling handoff:
+	// its t* (a snapshot), or its root's first recorded start (a tree
+	// started during the warmup); hasOrigin is false for a k_i start.
+	origin    float64
+	hasOrigin bool
 
 	stats TreeStats
 }
@@ -253,6 +267,13 @@ func (t *Tree) due(dst []Send, now, deadline int64, admit func(*Tree, int, int) 
 		if at > now || deadline != 0 && at >= deadline {
 			break
 		}
+		if t.barriers && !t.predsDone(int(e.stream), int(e.turn)) {
+			// Held until its recorded predecessors in other streams have
+			// finished; not a timer any more.
+			t.heap.pop()
+			t.held = append(t.held, e)
+			continue
+		}
 		if admit != nil && !admit(t, int(e.stream), int(e.turn)) {
 			break
 		}
@@ -260,6 +281,44 @@ func (t *Tree) due(dst []Send, now, deadline int64, admit func(*Tree, int, int) 
 		dst = append(dst, t.release(int(e.stream), int(e.turn), at))
 	}
 	return dst
+}
+
+// predsDone reports whether every replay predecessor of turn k of stream
+// si has finished.
+func (t *Tree) predsDone(si, k int) bool {
+	for _, p := range t.plan.Streams[si].Turns[k].Preds {
+		if t.streams[p.Stream].doneThrough <= p.Turn {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseHeld makes the barrier-held turns whose predecessors have all
+// finished pending again, due at the later of their own time and now, in
+// (stream, turn) order.
+func (t *Tree) releaseHeld(now int64) {
+	if len(t.held) == 0 {
+		return
+	}
+	slices.SortFunc(t.held, func(a, b entry) int {
+		if a.stream != b.stream {
+			return int(a.stream - b.stream)
+		}
+		return int(a.turn - b.turn)
+	})
+	kept := t.held[:0]
+	for _, e := range t.held {
+		if !t.predsDone(int(e.stream), int(e.turn)) {
+			kept = append(kept, e)
+			continue
+		}
+		if v := t.virt(now); e.due != atOnce && e.due < v {
+			e.due = v
+		}
+		t.heap.push(e)
+	}
+	t.held = kept
 }
 
 // release marks turn k of stream si in flight at real time at and returns
@@ -307,6 +366,8 @@ func (t *Tree) complete(si, k int, out Outcome, now int64) {
 	}
 	t.inflight--
 	ps := &t.plan.Streams[si]
+	st.doneThrough = max(st.doneThrough, int32(k+1))
+	defer t.releaseHeld(now)
 	if st.primer {
 		// A primer rebuilt the conversation up to the start state; what
 		// follows is released when the next phase starts.
@@ -368,9 +429,12 @@ func (t *Tree) spawn(b int, now int64) {
 	}
 }
 
-// finishStream marks stream si done and releases what waited for it.
+// finishStream marks stream si done and releases what waited for it. The
+// turns it will never send count as finished for the replay barriers, so a
+// conversation ended by an overflow holds nothing up.
 func (t *Tree) finishStream(si int, now int64) {
 	t.streams[si].state = streamDone
+	t.streams[si].doneThrough = int32(len(t.plan.Streams[si].Turns))
 	if b := t.plan.Streams[si].Branch; b >= 0 {
 		t.childDone(b, now)
 	}
@@ -416,7 +480,7 @@ func (t *Tree) isPrimer(si, k int) bool {
 
 // Drained reports whether nothing is in flight and nothing is pending.
 func (t *Tree) Drained() bool {
-	if t.inflight > 0 || t.heap.Len() > 0 || len(t.parked) > 0 {
+	if t.inflight > 0 || t.heap.Len() > 0 || len(t.parked) > 0 || len(t.held) > 0 {
 		return false
 	}
 	for i := range t.streams {
