@@ -737,4 +737,3 @@ func (s *Schedule) GlobalOffset() int64 { return s.global.Load() }
 func (s *Schedule) canShift() bool {
 	return s.cfg.Generation == V10 && (s.cfg.SystemIdleCap > 0 || s.cfg.TraceIdleCap > 0)
 }
-

@@ -39,7 +39,7 @@ L1 B s0.2 @0 warm new#1 tok1
 L0 A s0.1 @5 warm new#0 tok1
 L0 A s0.2 @6
 `)
-	if !prof.Equal(at(6 * s)) || sc.PrimerRamp() != 10*s {
+	if !prof.Equal(at(6*s)) || sc.PrimerRamp() != 10*s {
 		t.Errorf("profiling at %s, ramp %v; want 6 and 10s", fmtT(prof), sc.PrimerRamp())
 	}
 	// Burst: both primers at once, each lane aligned on its own first turn.
@@ -174,7 +174,7 @@ L0 T s1.1 @60
 L0 T s0.2 @65
 L0 T s0.3 @85
 `)
-	if !prof.Equal(at(4*s)) {
+	if !prof.Equal(at(4 * s)) {
 		t.Errorf("profiling started at %s, want 4", fmtT(prof))
 	}
 	if st := sc.Stats(); st.Sent[0] != 4 {
