@@ -1,8 +1,10 @@
 package replay
 
 import (
-	"github.com/agentperf/agentperf/internal/jsonx"
+	"bytes"
 	"strconv"
+
+	"github.com/agentperf/agentperf/internal/jsonx"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
@@ -13,6 +15,8 @@ import (
 type bodyParams struct {
 	model     string
 	maxTokens int
+	// session is Dynamo's nvext.session_control object (nil: none).
+	session []byte
 }
 
 // appendBodyHead appends `{"model":…,"messages":` to dst.
@@ -39,11 +43,41 @@ func appendBodyTail(dst []byte, c *Config, p bodyParams) []byte {
 	if c.IgnoreEOS {
 		dst = append(dst, `,"ignore_eos":true`...)
 	}
+	merged := false
 	for _, e := range c.ExtraInputs {
 		dst = append(dst, ',')
 		dst = appendJSONString(dst, e.Key)
 		dst = append(dst, ':')
+		if e.Key == "nvext" && p.session != nil && len(e.Value) > 1 && e.Value[0] == '{' {
+			// The user's nvext object keeps its keys; session_control
+			// joins them.
+			dst = append(dst, `{"session_control":`...)
+			dst = append(dst, p.session...)
+			if rest := bytes.TrimSpace(e.Value[1:]); len(rest) > 0 && rest[0] != '}' {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, e.Value[1:]...)
+			merged = true
+			continue
+		}
 		dst = append(dst, e.Value...)
+	}
+	if p.session != nil && !merged {
+		dst = append(dst, `,"nvext":{"session_control":`...)
+		dst = append(dst, p.session...)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// appendSessionControl appends Dynamo's session_control object.
+func appendSessionControl(dst []byte, id string, timeout int, bind bool) []byte {
+	dst = append(dst, `{"session_id":`...)
+	dst = appendJSONString(dst, id)
+	dst = append(dst, `,"timeout":`...)
+	dst = strconv.AppendInt(dst, int64(timeout), 10)
+	if bind {
+		dst = append(dst, `,"action":"bind"`...)
 	}
 	return append(dst, '}')
 }

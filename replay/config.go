@@ -54,8 +54,34 @@ type Config struct {
 	// a t* snapshot (the early v0.3 runs; v0.2 always does).
 	TurnStart bool
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
-	// timeline's start-to-start gaps are shortened to it (0 = no warp).
+	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
+	// v1.0 a tree with nothing in flight for that long has its pending
+	// timers pulled in (0 = off).
 	TraceIdleGapCap time.Duration
+	// SystemIdleGapCap (v1.0): when nothing is in flight anywhere, every
+	// pending timer moves so the next request goes out at most this long
+	// after the last response (0 = off; the scenario locks 10 s).
+	SystemIdleGapCap time.Duration
+	// WarmupRequestsPerLane (v1.0) is the cache warmup after the primers:
+	// every lane replays its tree with no idle delay and one output token
+	// until it has sent this many more requests (0 = none).
+	WarmupRequestsPerLane int
+	// AgenticCacheWarmupDuration (v1.0) is the time-bounded alternative
+	// to WarmupRequestsPerLane (0 = none).
+	AgenticCacheWarmupDuration time.Duration
+	// BurstPhaseStarts (v1.0) sends every primer at once and starts each
+	// lane's profiling on its own first request, instead of spreading them
+	// on the recorded timeline.
+	BurstPhaseStarts bool
+	// DynamoSession, when set, adds Dynamo's nvext.session_control to every
+	// request body (--use-dynamo-conv-aware-routing).
+	DynamoSession *DynamoSession
+	// DAGFailFast aborts the run on the first failed subagent request
+	// (AIPERF_DAG_FAIL_FAST).
+	DAGFailFast bool
+	// AllowDatasetWrap lets v1.0 lanes outnumber the corpus's traces
+	// without a cache-bust marker (with one, wrapping is always allowed).
+	AllowDatasetWrap bool
 
 	// Concurrency is the number of lanes (session trees; a tree may have
 	// several requests in flight while its subagents run).
@@ -185,7 +211,7 @@ type Progress struct {
 
 // Observer is told about phase changes. Calls come from the Run goroutine.
 type Observer interface {
-	WarmupStarted(lanes int, at time.Time)
+	WarmupStarted(requests int, at time.Time)
 	ProfilingStarted(start, deadline time.Time)
 	ProfilingEnded(at time.Time)
 }
@@ -221,12 +247,18 @@ func (c *Config) Validate() error {
 	if c.Sink == nil {
 		errs = append(errs, errors.New("Sink is required"))
 	}
+	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
+		errs = append(errs, errors.New("WarmupRequestsPerLane and AgenticCacheWarmupDuration are alternatives: set one"))
+	}
+	if c.Generation == timing.V10 && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
+		errs = append(errs, fmt.Errorf("Concurrency %d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set AllowDatasetWrap or a CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces)))
+	}
 	return errors.Join(errs...)
 }
 
 // timingConfig is the replay core's configuration.
 func (c *Config) timingConfig() timing.Config {
-	return timing.Config{
+	t := timing.Config{
 		Generation:    c.Generation,
 		Lanes:         c.Concurrency,
 		Seed:          c.Seed,
@@ -234,7 +266,25 @@ func (c *Config) timingConfig() timing.Config {
 		StartMaxRatio: c.StartMaxRatio,
 		Duration:      c.BenchmarkDuration,
 		TurnStart:     c.TurnStart,
+
+		WarmupRequestsPerLane: c.WarmupRequestsPerLane,
+		WarmupDuration:        c.AgenticCacheWarmupDuration,
+		BurstPhaseStarts:      c.BurstPhaseStarts,
 	}
+	if c.Generation == timing.V10 {
+		t.SystemIdleCap = max(c.SystemIdleGapCap, 0)
+		t.TraceIdleCap = max(c.TraceIdleGapCap, 0)
+	}
+	return t
+}
+
+// DynamoSession configures Dynamo's conversation-aware routing: every
+// request carries nvext.session_control with the conversation's session
+// id (the conversation id and its cache-bust marker, or its correlation
+// id without a marker), the timeout, and "bind" on a session's first
+// request.
+type DynamoSession struct {
+	TimeoutSeconds int
 }
 
 func (c *Config) withDefaults() Config {

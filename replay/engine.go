@@ -22,6 +22,7 @@ const (
 	AbortFailedRequestThreshold = "failed_request_threshold"
 	AbortWarmupFailed           = "warmup_failed"
 	AbortWarmupTimeout          = "warmup_timeout"
+	AbortSubagentFailed         = "subagent_failed"
 )
 
 // Result summarises a replay. Records went to Config.Sink as they finished;
@@ -165,7 +166,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
-	if ns := e.lastITLNs.Load(); ns > 0 {
+	if ns := e.lastITLNs.Load(); ns > 0 { // an ITL observation is a response's end
 		e.res.LastITL = time.Unix(0, ns)
 	}
 	st := sched.Stats()
@@ -243,9 +244,10 @@ type lane struct {
 // stream holds a slot while its turn is in flight; a lane has as many
 // slots as it ever had requests in flight at once.
 type slot struct {
-	k    *conn
-	body []byte
-	text []byte
+	k       *conn
+	body    []byte
+	text    []byte
+	session []byte
 }
 
 // stream is one conversation instance of a lane's tree.
@@ -310,7 +312,8 @@ func (e *engine) accounting() metrics.Accounting {
 	}
 }
 
-// run drives every lane through the warmup, the barrier and profiling.
+// run drives every lane through the warmup stages, the barriers and
+// profiling.
 func (e *engine) run() {
 	c := e.c
 	now := e.now()
@@ -320,36 +323,36 @@ func (e *engine) run() {
 	if c.Observer != nil {
 		c.Observer.WarmupStarted(total, now)
 	}
+	e.logStartStates()
 	var timeout *time.Timer
 	if c.WarmupGracePeriod > 0 {
 		timeout = time.AfterFunc(c.WarmupGracePeriod, func() {
 			e.abort(AbortWarmupTimeout, fmt.Sprintf("warmup did not finish within the warmup grace period of %s; in-flight warmup requests were cancelled", c.WarmupGracePeriod))
 		})
 	}
-	var warm, all sync.WaitGroup
-	start := make(chan struct{})
-	for _, l := range e.lanes {
-		warm.Add(1)
-		all.Add(1)
-		go func(l *lane) {
-			defer all.Done()
-			e.drive(l)
-			warm.Done()
-			<-start
-			if !e.stopped() {
-				e.drive(l)
-			}
-		}(l)
+	e.sched.StartWarmup(now)
+	if r := e.sched.PrimerRamp(); r > 0 {
+		c.Logf("warmup: %d primers spread over %s so every trajectory reaches its t* at the same instant", e.primers(), r.Round(time.Millisecond))
 	}
-	warm.Wait()
+	e.stage()
+	if !e.stopped() && e.sched.HasAcceleratedWarmup() {
+		st := e.sched.Stats()
+		if c.WarmupRequestsPerLane > 0 {
+			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token until it has sent %d more requests (%d in all)",
+				st.Sent[0], c.WarmupRequestsPerLane, total)
+		} else {
+			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token for %s", st.Sent[0], c.AgenticCacheWarmupDuration)
+		}
+		e.sched.StartAcceleratedWarmup(e.now())
+		e.stage()
+	}
 	if timeout != nil {
 		timeout.Stop()
 	}
 	if e.stopped() {
-		close(start)
-		all.Wait()
 		return
 	}
+	ws := e.sched.Stats()
 	now = e.now()
 	e.sched.StartProfiling(now)
 	e.res.ProfilingStart = now
@@ -357,12 +360,14 @@ func (e *engine) run() {
 	if c.Observer != nil {
 		c.Observer.ProfilingStarted(now, e.res.Deadline)
 	}
+	if c.Generation == timing.V10 {
+		c.Logf("warmup: %d requests; profiling resumes %d lanes from their handed-off state", ws.Sent[0], len(e.lanes))
+	}
 	// After the deadline and the grace period, in-flight requests are
 	// cancelled.
 	graceTimer := time.AfterFunc(time.Until(e.res.Deadline)+c.GracePeriod, e.killAll)
 	defer graceTimer.Stop()
-	close(start)
-	all.Wait()
+	e.stage()
 	e.res.ProfilingEnd = time.Now()
 	switch {
 	case e.res.Aborted != "":
@@ -375,8 +380,61 @@ func (e *engine) run() {
 	default:
 		e.res.EndReason = "duration reached"
 	}
+	if st := e.sched.Stats(); c.Generation == timing.V10 {
+		c.Logf("profiling: system idle cap %s: %d jumps, %s skipped; trace idle cap %s: %d jumps, %s skipped",
+			capStr(c.SystemIdleGapCap), st.SystemIdleJumps, st.SystemIdleSkipped.Round(time.Millisecond),
+			capStr(c.TraceIdleGapCap), st.TraceIdleJumps, st.TraceIdleSkipped.Round(time.Millisecond))
+	}
 	if c.Observer != nil {
 		c.Observer.ProfilingEnded(e.res.ProfilingEnd)
+	}
+}
+
+func capStr(d time.Duration) string {
+	if d <= 0 {
+		return "off"
+	}
+	return d.String()
+}
+
+// stage runs every lane's current stage on a goroutine per lane and waits
+// until each is done (or issuing stopped and its requests finished).
+func (e *engine) stage() {
+	var wg sync.WaitGroup
+	for _, l := range e.lanes {
+		wg.Add(1)
+		go func(l *lane) {
+			defer wg.Done()
+			e.drive(l)
+		}(l)
+	}
+	wg.Wait()
+}
+
+// primers returns the number of start-state primers of the run.
+func (e *engine) primers() int {
+	n := e.sched.WarmupSends()
+	if e.c.Generation == timing.V10 {
+		n -= len(e.lanes) * e.c.WarmupRequestsPerLane
+	}
+	return n
+}
+
+// logStartStates logs every lane's start state: its trace, its start turn
+// k_i or its t* (as a share of the tree's recorded span), the root's next
+// turn, and how many streams are live.
+func (e *engine) logStartStates() {
+	c := e.c
+	for i := range e.lanes {
+		tl := e.sched.Lane(i)
+		tr := tl.Tree()
+		p := tr.Plan()
+		live, ready := tl.StartStreams()
+		if k := tl.StartTurn(); k >= 0 {
+			c.Logf("lane %4d: start_turn=%d/%d live=%d ready=%d trace_id=%s", i, k, len(p.Streams[0].Turns), live, ready, p.TraceID)
+			continue
+		}
+		c.Logf("lane %4d: sample_time=%.1f%% root_next=%s live=%d ready=%d trace_id=%s", i, 100*tl.StartShare(), tl.RootNext(), live, ready, p.TraceID)
 	}
 }
 

@@ -141,6 +141,14 @@ func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut 
 
 	// Build the body.
 	p := bodyParams{model: model, maxTokens: maxTok}
+	if ds := c.DynamoSession; ds != nil {
+		id := st.corrID
+		if st.marker != "" {
+			id = ps.ConvID + ":" + st.marker
+		}
+		sl.session = appendSessionControl(sl.session[:0], id, ds.TimeoutSeconds, s.NewSession)
+		p.session = sl.session
+	}
 	body := appendBodyHead(sl.body[:0], p)
 	conv, err := st.conv.get()
 	if err != nil {
@@ -240,7 +248,7 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte) execO
 			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
 		}
 		if rec.ContentChunks >= 2 {
-			storeMax(&e.lastITLNs, rec.LastChunkNs)
+			storeMax(&e.lastITLNs, rec.RequestEndNs)
 		}
 	}
 	if o.Failed {
@@ -264,6 +272,9 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte) execO
 		if abort {
 			e.abort(AbortFailedRequestThreshold, msg)
 		}
+	case c.DAGFailFast && s.Depth > 0 && (rec.Bucket == metrics.BucketProfilingError || rec.Bucket == metrics.BucketWarmupError):
+		e.abort(AbortSubagentFailed, fmt.Sprintf("subagent request failed (%s turn %d of trace %s): %s: %s; AIPERF_DAG_FAIL_FAST=true aborts the run on the first failed subagent request",
+			s.Plan.Streams[s.Stream].ConvID, s.Turn, c.Traces[s.Trace].ID, rec.Error.Type, rec.Error.Message))
 	case rec.Bucket == metrics.BucketWarmupError && s.Depth == 0:
 		tr := &c.Traces[s.Trace]
 		e.abort(AbortWarmupFailed, fmt.Sprintf("warmup request failed on lane %d (trace %s, %s turn %d): %s: %s; the server must answer warmup requests before profiling can start — check the server log",

@@ -34,10 +34,13 @@ var generations = []Generation{
 		Doc: "InferenceX v0.3 as first run (2026-05-20 to 05-26, the Kimi MI355X LMCache run): session trees, 60 s trace idle-gap warp, start turn k_i, live assistant replies"},
 	{Name: "v0.3", Replay: timing.V03,
 		Doc: "InferenceX v0.3 at its main-line merge (2026-05-27 to 06-02): session trees, 60 s trace idle-gap warp, t* snapshot start, pre-canned assistant text"},
+	{Name: "v1.0", Replay: timing.V10,
+		Doc: "InferenceX v1.0 and today (aiperf 754356e9): t* snapshots, one-token primers, per-lane cache warmup, end-to-start delays, 10 s system idle cap, replay barriers, sampler recycle"},
 }
 
-// DefaultGeneration is the generation used when none is selected.
-const DefaultGeneration = "v0.3"
+// DefaultGeneration is the generation used when none is selected: the
+// one InferenceX runs today.
+const DefaultGeneration = "v1.0"
 
 // ErrUnknownGeneration is wrapped by LookupGeneration's error.
 var ErrUnknownGeneration = errors.New("unknown AgentX generation")

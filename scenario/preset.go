@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,8 @@ type Settings struct {
 	InterTurnDelayCap Opt[time.Duration]
 	// TraceIdleGapCap is --trace-idle-gap-cap-seconds.
 	TraceIdleGapCap Opt[time.Duration]
+	// SystemIdleGapCap is --system-idle-gap-cap-seconds.
+	SystemIdleGapCap Opt[time.Duration]
 	// IgnoreTraceDelays is --ignore-trace-delays.
 	IgnoreTraceDelays bool
 	// UseServerTokenCount is --use-server-token-count.
@@ -133,6 +136,14 @@ type Preset struct {
 	DelayCap time.Duration
 	// IdleGapCap is the locked trace idle gap cap (v0.3; 0: not locked).
 	IdleGapCap time.Duration
+	// SystemIdleCap is the locked system idle cap (v1.0; 0: none).
+	SystemIdleCap time.Duration
+	// ForbidDelayCap rejects --inter-turn-delay-cap-seconds (v1.0).
+	ForbidDelayCap bool
+	// Aliases, when set, are the only corpus aliases allowed, and HFRepos
+	// the only HF repos (v1.0); a local corpus then needs
+	// --unsafe-override. Otherwise PublicPrefix and HFPrefix apply.
+	Aliases, HFRepos []string
 	// CacheBust is the locked cache-bust target.
 	CacheBust CacheBust
 	// MinRatio and MaxRatio are the default trajectory start ratios.
@@ -205,8 +216,25 @@ func AgentXMVPOf(g Generation) *Preset {
 	case timing.V03:
 		p.IdleGapCap = 60 * time.Second
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, 60 s trace idle-gap warp, ≥ 900 s"
+	case timing.V10:
+		p.SystemIdleCap = 10 * time.Second
+		p.ForbidDelayCap = true
+		p.MinRatio, p.MaxRatio = 0, 1
+		p.Aliases = V10Aliases()
+		p.HFRepos = []string{"semianalysisai/cc-traces-weka-062126"}
+		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, end-to-start delays, 10 s system idle cap, ≥ 900 s"
 	}
 	return p
+}
+
+// V10Aliases are the corpus aliases the v1.0 scenario allows: the ones
+// InferenceX's launcher can pass today.
+func V10Aliases() []string {
+	var out []string
+	for _, d := range []string{"with_subagents", "with_subagents_060226", "with_subagents_060526", "with_subagents_060826", "061326", "061526", "062126"} {
+		out = append(out, "semianalysis_cc_traces_weka_"+d, "semianalysis_cc_traces_weka_"+d+"_256k")
+	}
+	return out
 }
 
 // Presets returns every preset by name, at the default generation.
@@ -373,6 +401,17 @@ func (p *Preset) check(s *Settings) []Violation {
 			fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
 		}
 	}
+	if p.ForbidDelayCap && s.InterTurnDelayCap.Set {
+		bad("--inter-turn-delay-cap-seconds", "forbidden: %s delays are the recorded end-to-start gaps, with runtime idle caps instead (--trace-idle-gap-cap-seconds); drop the flag", p.Generation.Name)
+	}
+	if p.SystemIdleCap > 0 {
+		if s.SystemIdleGapCap.Set && s.SystemIdleGapCap.V != p.SystemIdleCap {
+			bad("--system-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.SystemIdleCap.Seconds(), s.SystemIdleGapCap.V.Seconds())
+		} else if !s.SystemIdleGapCap.Set {
+			s.SystemIdleGapCap = Some(p.SystemIdleCap)
+			fill("system_idle_gap_cap_seconds=%v", p.SystemIdleCap.Seconds())
+		}
+	}
 	if p.IdleGapCap > 0 {
 		if s.TraceIdleGapCap.Set && s.TraceIdleGapCap.V != p.IdleGapCap {
 			bad("--trace-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.IdleGapCap.Seconds(), s.TraceIdleGapCap.V.Seconds())
@@ -407,14 +446,24 @@ func (p *Preset) check(s *Settings) []Violation {
 	case LoaderSynthetic:
 		vs = append(vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("a synthetic corpus is not an AgentX workload; use a %s* alias", p.PublicPrefix)})
 	case LoaderPublic:
-		if !strings.HasPrefix(s.PublicDataset, p.PublicPrefix) {
+		switch {
+		case len(p.Aliases) > 0 && !slices.Contains(p.Aliases, s.PublicDataset):
+			bad("--public-dataset", "%q is not one of the %s corpora (%s)", s.PublicDataset, p.Generation.Name, strings.Join(p.Aliases, ", "))
+		case len(p.Aliases) == 0 && !strings.HasPrefix(s.PublicDataset, p.PublicPrefix):
 			bad("--public-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* alias", s.PublicDataset, p.PublicPrefix)
 		}
 	case LoaderHF:
-		if !strings.HasPrefix(s.HFDataset, p.HFPrefix) {
+		repo, _, _ := strings.Cut(s.HFDataset, "@")
+		switch {
+		case len(p.HFRepos) > 0 && !slices.Contains(p.HFRepos, repo):
+			bad("--hf-dataset", "%q: the %s scenario takes only %s; use a --public-dataset alias", s.HFDataset, p.Generation.Name, strings.Join(p.HFRepos, ", "))
+		case len(p.HFRepos) == 0 && !strings.HasPrefix(s.HFDataset, p.HFPrefix):
 			bad("--hf-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* repo", s.HFDataset, p.HFPrefix)
 		}
 	case LoaderLocal:
+		if len(p.Aliases) > 0 {
+			bad("--input-file", "a local corpus is not a %s submission corpus (it needs --unsafe-override; the run is then not a valid submission)", p.Generation.Name)
+		}
 		// The legacy scenario allowed aiperf's local weka_trace loader.
 	}
 	return vs

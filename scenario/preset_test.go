@@ -31,6 +31,7 @@ func inferenceX(version string) Settings {
 		s.PublicDataset = "semianalysis_cc_traces_weka_with_subagents_256k"
 	case "HEAD":
 		s.BenchmarkDuration = Some(3600 * time.Second)
+		s.TraceIdleGapCap = Some(300 * time.Second) // --trace-idle-gap-cap-seconds 300
 		s.PublicDataset = "semianalysis_cc_traces_weka_062126_256k"
 		// --extra-inputs $AIPERF_EXTRA_INPUTS, e.g. a chat-template switch.
 		s.ExtraInputs = []ExtraInput{{Key: "chat_template_kwargs", Value: map[string]any{"enable_thinking": false}}}
@@ -40,7 +41,7 @@ func inferenceX(version string) Settings {
 
 func TestPresetAcceptsInferenceXArgv(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ argv, gen string }{{"v0.2", "v0.2"}, {"v0.3", "v0.3"}, {"v0.3", "v0.3-early"}, {"v0.3-256k", "v0.3"}, {"HEAD", "v0.3"}} {
+	for _, c := range []struct{ argv, gen string }{{"v0.2", "v0.2"}, {"v0.3", "v0.3"}, {"v0.3", "v0.3-early"}, {"v0.3-256k", "v0.3"}, {"HEAD", "v1.0"}} {
 		t.Run(c.argv+"@"+c.gen, func(t *testing.T) {
 			p, err := Lookup(NameAgentXMVP + "@" + c.gen)
 			if err != nil {
@@ -52,8 +53,13 @@ func TestPresetAcceptsInferenceXArgv(t *testing.T) {
 			}
 			// The scenario's locked values are now in force: v0.2's
 			// per-turn delay cap, v0.3's trace idle-gap cap.
-			caps := s.InterTurnDelayCap == Some(60*time.Second) && !s.TraceIdleGapCap.Set
-			if c.gen != "v0.2" {
+			var caps bool
+			switch c.gen {
+			case "v0.2":
+				caps = s.InterTurnDelayCap == Some(60*time.Second) && !s.TraceIdleGapCap.Set
+			case "v1.0":
+				caps = s.SystemIdleGapCap == Some(10*time.Second) && s.TraceIdleGapCap == Some(300*time.Second) && !s.InterTurnDelayCap.Set
+			default:
 				caps = s.TraceIdleGapCap == Some(60*time.Second) && !s.InterTurnDelayCap.Set
 			}
 			if !s.IgnoreEOS.V || s.CacheBust.V != CacheBustFirstTurnPrefix || !caps ||
@@ -224,7 +230,7 @@ func TestLookup(t *testing.T) {
 	if _, err := LookupAt(NameAgentXMVP+"@v0.3", "v0.2"); err == nil || !strings.Contains(err.Error(), "set it once") {
 		t.Errorf("conflicting generations: %v, want a refusal", err)
 	}
-	if _, err := Lookup(NameAgentXMVP + "@v9"); !errors.Is(err, ErrUnknownGeneration) || !strings.Contains(err.Error(), "v0.2, v0.3-early, v0.3") {
+	if _, err := Lookup(NameAgentXMVP + "@v9"); !errors.Is(err, ErrUnknownGeneration) || !strings.Contains(err.Error(), "v0.2, v0.3-early, v0.3, v1.0") {
 		t.Errorf("unknown generation: %v, want ErrUnknownGeneration listing the generations", err)
 	}
 }
@@ -240,5 +246,46 @@ func TestV03TraceIdleGapCapLocked(t *testing.T) {
 	s.InterTurnDelayCap = Some(5 * time.Second)
 	if vs := p.Apply(&s); len(vs) != 1 || !strings.HasPrefix(vs[0], "--trace-idle-gap-cap-seconds: locked to 60") {
 		t.Fatalf("violations %q, want only the trace idle-gap cap", vs)
+	}
+}
+
+// TestV10Preset: the v1.0 scenario's locks and defaults — the 10 s system
+// idle cap filled (another value a violation), the per-turn delay cap
+// forbidden, start ratios 0/1 when unset, the trace idle cap allowed, only
+// the 14 corpus aliases (a local corpus needs --unsafe-override).
+func TestV10Preset(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup(NameAgentXMVP + "@v1.0")
+	if len(V10Aliases()) != 14 {
+		t.Fatalf("%d v1.0 aliases, want 14", len(V10Aliases()))
+	}
+	s := Settings{Concurrency: []int{8}, Loader: LoaderPublic, PublicDataset: "semianalysis_cc_traces_weka_062126"}
+	if vs := p.Apply(&s); len(vs) != 0 {
+		t.Fatalf("violations %q", vs)
+	}
+	if s.SystemIdleGapCap != Some(10*time.Second) || s.TrajectoryMinRatio != Some(0.0) || s.TrajectoryMaxRatio != Some(1.0) || s.TraceIdleGapCap.Set {
+		t.Errorf("after Apply: %+v", s)
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(*Settings)
+		flag   string
+	}{
+		{"system idle cap", func(s *Settings) { s.SystemIdleGapCap = Some(30 * time.Second) }, "--system-idle-gap-cap-seconds"},
+		{"delay cap", func(s *Settings) { s.InterTurnDelayCap = Some(60 * time.Second) }, "--inter-turn-delay-cap-seconds"},
+		{"old alias", func(s *Settings) { s.PublicDataset = "semianalysis_cc_traces_weka" }, "--public-dataset"},
+		{"other repo", func(s *Settings) { s.Loader, s.HFDataset = LoaderHF, "semianalysisai/cc-traces-weka-061526@main" }, "--hf-dataset"},
+		{"local corpus", func(s *Settings) { s.Loader = LoaderLocal }, "--input-file"},
+	} {
+		s := Settings{Concurrency: []int{8}, Loader: LoaderPublic, PublicDataset: "semianalysis_cc_traces_weka_062126_256k"}
+		c.mutate(&s)
+		vs := p.Apply(&s)
+		if len(vs) != 1 || !strings.HasPrefix(vs[0], c.flag+": ") {
+			t.Errorf("%s: violations %q, want one for %s", c.name, vs, c.flag)
+		}
+	}
+	s = Settings{Concurrency: []int{8}, Loader: LoaderHF, HFDataset: "semianalysisai/cc-traces-weka-062126@main", TraceIdleGapCap: Some(300 * time.Second)}
+	if vs := p.Apply(&s); len(vs) != 0 {
+		t.Errorf("pinned HF repo with a trace idle cap: %q", vs)
 	}
 }

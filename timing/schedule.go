@@ -430,6 +430,42 @@ func (l *Lane) Tree() *Tree { return l.tree }
 // -1 when it started from a t* snapshot.
 func (l *Lane) StartTurn() int { return l.start.startTurn }
 
+// StartStreams returns how many streams of the lane's first tree were
+// live in its start state, and how many of them were ready (not waiting
+// for children).
+func (l *Lane) StartStreams() (live, ready int) {
+	for _, ss := range l.start.streams {
+		live++
+		if !ss.waiting {
+			ready++
+		}
+	}
+	return live, ready
+}
+
+// StartShare returns where t* lies in the first tree's recorded span, as a
+// fraction (0 for a k_i start).
+func (l *Lane) StartShare() float64 {
+	lo, hi, ok := treeSpan(l.start.plan)
+	if !l.start.snapshot || !ok || hi <= lo {
+		return 0
+	}
+	return (l.start.tStar - lo) / (hi - lo)
+}
+
+// RootNext describes the first tree's root at the start state: "k/n" with
+// k the root's first turn at or after t*, or "done/n" when the root had
+// finished before it.
+func (l *Lane) RootNext() string {
+	n := len(l.start.plan.Streams[0].Turns)
+	for _, ss := range l.start.streams {
+		if ss.stream == 0 {
+			return strconv.Itoa(ss.next) + "/" + strconv.Itoa(n)
+		}
+	}
+	return "done/" + strconv.Itoa(n)
+}
+
 // StartTime returns the t* of the lane's first tree (seconds on the
 // trace's recorded timeline) and whether it started from a snapshot.
 func (l *Lane) StartTime() (float64, bool) { return l.start.tStar, l.start.snapshot }

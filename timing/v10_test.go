@@ -39,8 +39,8 @@ L1 B s0.2 @0 warm new#1 tok1
 L0 A s0.1 @5 warm new#0 tok1
 L0 A s0.2 @6
 `)
-	if !prof.Equal(at(6*s)) || sc.PrimerRamp() != 10*s {
-		t.Errorf("profiling at %s, ramp %v; want 6 and 10s", fmtT(prof), sc.PrimerRamp())
+	if !prof.Equal(at(6*s)) || sc.PrimerRamp() != 5*s {
+		t.Errorf("profiling at %s, ramp %v; want 6 and 5s (from B's primer to A's)", fmtT(prof), sc.PrimerRamp())
 	}
 	// Burst: both primers at once, each lane aligned on its own first turn.
 	sc = mustSchedule(t, func() Config { c := v10(2, 10*s); c.BurstPhaseStarts = true; return c }(), plans10(a, b))

@@ -36,11 +36,13 @@ func (s *Schedule) StartWarmup(now time.Time) {
 		return d
 	}
 	var maxLead time.Duration
+	minLead := time.Duration(math.MaxInt64)
 	if spread {
 		for _, l := range s.lanes {
 			for i := range l.tree.parked {
 				if ss := &l.tree.parked[i]; ss.prime >= 0 {
 					maxLead = max(maxLead, lead(ss))
+					minLead = min(minLead, lead(ss))
 				}
 			}
 		}
@@ -55,11 +57,13 @@ func (s *Schedule) StartWarmup(now time.Time) {
 		l.mu.Unlock()
 		l.afterChange(n)
 	}
-	s.primerRamp = maxLead
+	if minLead <= maxLead {
+		s.primerRamp = maxLead - minLead
+	}
 }
 
-// PrimerRamp returns how long the spread primers take to go out (0 when
-// they go out at once).
+// PrimerRamp returns how long the spread primers take to go out: from the
+// first to the last (0 when they go out at once).
 func (s *Schedule) PrimerRamp() time.Duration { return s.primerRamp }
 
 // HasAcceleratedWarmup reports whether the warmup has a second stage after

@@ -100,6 +100,7 @@ type profileRun struct {
 	serverTok   bool
 	delayCap    time.Duration
 	idleGapCap  time.Duration
+	sysIdleCap  time.Duration
 	duration    time.Duration
 	// generationName is the AgentX generation asked for by
 	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none);
@@ -175,6 +176,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	r.duration = seconds(p.duration)
 	r.delayCap = seconds(p.delayCap)
 	r.idleGapCap = seconds(p.idleGapCap)
+	r.sysIdleCap = seconds(p.sysIdleCap)
 	if err := r.selectGeneration(); err != nil {
 		return nil, err
 	}
@@ -220,6 +222,15 @@ func (r *profileRun) selectGeneration() error {
 		}
 	}
 	return nil
+}
+
+// warmupGrace is the bound of the whole warmup: --agentic-warmup-grace-period
+// when given, else --warmup-grace-period (both 0 = unlimited).
+func (r *profileRun) warmupGrace() time.Duration {
+	if r.fs.Changed("agentic-warmup-grace-period") {
+		return seconds(r.p.graceAgentic)
+	}
+	return seconds(r.p.graceWarmup)
 }
 
 // noCapIfZero maps a cap of 0 (the flag's "no cap") to the library's
@@ -359,44 +370,53 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	obs := &phaseObserver{scr: scr, lg: lg, pc: pc, started: processStart}
 
 	cfg := replay.Config{
-		URL:                    url,
-		Endpoint:               p.endpoint,
-		Models:                 p.models,
-		APIKey:                 r.apiKey,
-		Traces:                 traces,
-		Synth:                  syn,
-		Concurrency:            r.concurrency,
-		Seed:                   r.seed,
-		StartMinRatio:          p.startMin,
-		StartMaxRatio:          p.startMax,
-		StartRatiosSet:         true,
-		BenchmarkDuration:      r.duration,
-		GracePeriod:            seconds(p.graceBench),
-		WarmupGracePeriod:      seconds(p.graceWarmup),
-		Generation:             r.generation.Replay,
-		TurnStart:              r.generation.TurnStart,
-		InterTurnDelayCap:      noCapIfZero(r.delayCap),
-		TraceIdleGapCap:        r.idleGapCap,
-		CacheBust:              r.cacheBust,
-		Streaming:              r.streaming,
-		IgnoreEOS:              r.ignoreEOS,
-		UseLegacyMaxTokens:     p.legacyMaxTok,
-		SynthesisMaxOSL:        p.data.synthesisMaxOSL(),
-		ExtraInputs:            r.extra,
-		UseServerTokenCount:    r.serverTok,
-		LiveAssistant:          r.liveAssistant,
-		RequestTimeout:         seconds(p.requestTO),
-		ConnectTimeout:         seconds(p.connectTO),
-		Insecure:               p.insecure,
-		Headers:                r.headers,
-		SessionHeaders:         replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg},
-		FailedRequestThreshold: p.threshold,
-		Sink:                   col,
-		Overflows:              overflowSink{col},
-		BenchmarkID:            benchID,
-		Progress:               progress,
-		Observer:               obs,
-		Logf:                   lg.Printf,
+		URL:                        url,
+		Endpoint:                   p.endpoint,
+		Models:                     p.models,
+		APIKey:                     r.apiKey,
+		Traces:                     traces,
+		Synth:                      syn,
+		Concurrency:                r.concurrency,
+		Seed:                       r.seed,
+		StartMinRatio:              p.startMin,
+		StartMaxRatio:              p.startMax,
+		StartRatiosSet:             true,
+		BenchmarkDuration:          r.duration,
+		GracePeriod:                seconds(p.graceBench),
+		WarmupGracePeriod:          r.warmupGrace(),
+		Generation:                 r.generation.Replay,
+		TurnStart:                  r.generation.TurnStart,
+		InterTurnDelayCap:          noCapIfZero(r.delayCap),
+		TraceIdleGapCap:            r.idleGapCap,
+		SystemIdleGapCap:           r.sysIdleCap,
+		WarmupRequestsPerLane:      p.warmupPerLane,
+		AgenticCacheWarmupDuration: seconds(p.cacheWarmup),
+		BurstPhaseStarts:           p.burstStarts,
+		DAGFailFast:                r.env.dagFailFast,
+		AllowDatasetWrap:           p.allowWrap,
+		CacheBust:                  r.cacheBust,
+		Streaming:                  r.streaming,
+		IgnoreEOS:                  r.ignoreEOS,
+		UseLegacyMaxTokens:         p.legacyMaxTok,
+		SynthesisMaxOSL:            p.data.synthesisMaxOSL(),
+		ExtraInputs:                r.extra,
+		UseServerTokenCount:        r.serverTok,
+		LiveAssistant:              r.liveAssistant,
+		RequestTimeout:             seconds(p.requestTO),
+		ConnectTimeout:             seconds(p.connectTO),
+		Insecure:                   p.insecure,
+		Headers:                    r.headers,
+		SessionHeaders:             replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg},
+		FailedRequestThreshold:     p.threshold,
+		Sink:                       col,
+		Overflows:                  overflowSink{col},
+		BenchmarkID:                benchID,
+		Progress:                   progress,
+		Observer:                   obs,
+		Logf:                       lg.Printf,
+	}
+	if p.dynamoRouting {
+		cfg.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
 	}
 	if cl, err := scenario.ClassifierFromEnv(os.Getenv); err != nil {
 		return asUsage(err)
@@ -441,9 +461,9 @@ type phaseObserver struct {
 	started time.Time // when the command started, for the start-up figure
 }
 
-func (o *phaseObserver) WarmupStarted(lanes int, at time.Time) {
+func (o *phaseObserver) WarmupStarted(requests int, at time.Time) {
 	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
-	o.lg.Printf("warmup: %d lanes send their start turn with full history", lanes)
+	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
 }
 
 func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {

@@ -75,8 +75,7 @@ var knownEnv = map[string]envVar{
 	"AIPERF_DYNAMO_SESSION_TIMEOUT_SECONDS":               {handling: envAccepted, why: "read by InferenceX's launcher"},
 	"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": {handling: envRejected, isDefault: falsy,
 		why: "tool-shaped messages are not supported yet; tool results are sent as user messages"},
-	"AIPERF_DAG_FAIL_FAST": {handling: envRejected, isDefault: falsy,
-		why: "subagent (DAG) replay is not supported yet"},
+	"AIPERF_DAG_FAIL_FAST":                   {handling: envHonoured},
 	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":     {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
 	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW": {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
 }
@@ -93,6 +92,7 @@ type envSettings struct {
 	overflowRateLimit  float64
 	requiredPrefix     string
 	unsafeOverride     bool
+	dagFailFast        bool
 	notes              []string // accepted-but-inert variables, for the log
 }
 
@@ -165,6 +165,7 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 	}
 	s.requiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	s.unsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
+	s.dagFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
 	if len(errs) > 0 {
 		return s, usagef("environment:\n  %s", strings.Join(errs, "\n  "))
 	}

@@ -46,7 +46,15 @@ type profileFlags struct {
 	startMax        float64
 	delayCap        float64
 	idleGapCap      float64
+	sysIdleCap      float64
 	generation      string
+	warmupPerLane   int
+	cacheWarmup     float64
+	graceAgentic    float64
+	burstStarts     bool
+	allowWrap       bool
+	dynamoRouting   bool
+	dynamoTimeout   int
 	statsInterval   float64
 	sliceDuration   float64
 	serverMetrics   []string
@@ -70,34 +78,23 @@ type profileFlags struct {
 // unsupportedFlags are aiperf flags agentperf understands but does not
 // implement yet; each maps to the reason printed when it is used.
 var unsupportedFlags = map[string]string{
-	"warmup-requests-per-lane":       "belongs to the AgentX v1.0 semantics (primers + per-lane warmup requests), which agentperf does not support yet; this version replays the legacy v0.2/v0.3 semantics (warmup = turn k_i of each lane)",
-	"system-idle-gap-cap-seconds":    "belongs to the AgentX v1.0 semantics (runtime idle caps), not supported yet",
-	"use-dynamo-conv-aware-routing":  "Dynamo nvext.session_control is not supported yet; set AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID=true for header-based affinity instead",
-	"dynamo-session-timeout-seconds": "goes with --use-dynamo-conv-aware-routing, which is not supported yet",
-	"agentic-cache-warmup-duration":  "belongs to the AgentX v1.0 accelerated warmup, not supported yet",
-	"agentic-warmup-grace-period":    "belongs to the AgentX v1.0 semantics; use --warmup-grace-period",
-	"burst-phase-starts":             "belongs to the AgentX v1.0 semantics, not supported yet",
-	"allow-dataset-wrap":             "belongs to the AgentX v1.0 sampler; lanes always wrap-fill in the legacy semantics",
-	"request-rate":                   "only the agentic replay timing mode exists in agentperf",
-	"request-count":                  "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
-	"fixed-schedule":                 "only the agentic replay timing mode exists in agentperf",
-	"num-profile-runs":               "multiple profile runs are not supported yet; run agentperf several times",
-	"synthesis-max-isl":              "input truncation would change the recorded prefix structure; not supported",
-	"ignore-trace-delays":            "not supported: recorded inter-turn delays are part of the workload",
-	"prompt-corpus":                  "agentperf synthesizes prompts from its own coding-agent corpus only",
-	"apply-chat-template":            "client-side chat templates are not supported; the server applies its template",
-	"gpu-telemetry":                  "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
+	"request-rate":        "only the agentic replay timing mode exists in agentperf",
+	"request-count":       "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
+	"fixed-schedule":      "only the agentic replay timing mode exists in agentperf",
+	"num-profile-runs":    "multiple profile runs are not supported yet; run agentperf several times",
+	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
+	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
+	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
+	"apply-chat-template": "client-side chat templates are not supported; the server applies its template",
+	"gpu-telemetry":       "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
 }
 
 // boolUnsupported are the unsupported flags that take no value.
 var boolUnsupported = map[string]bool{
-	"use-dynamo-conv-aware-routing": true,
-	"burst-phase-starts":            true,
-	"allow-dataset-wrap":            true,
-	"fixed-schedule":                true,
-	"ignore-trace-delays":           true,
-	"apply-chat-template":           true,
-	"gpu-telemetry":                 true,
+	"fixed-schedule":      true,
+	"ignore-trace-delays": true,
+	"apply-chat-template": true,
+	"gpu-telemetry":       true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
@@ -133,7 +130,15 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
-	fs.Float64Var(&p.idleGapCap, "trace-idle-gap-cap-seconds", 60, "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it, 0 = no cap (scenario: locked at 60)")
+	fs.Float64Var(&p.idleGapCap, "trace-idle-gap-cap-seconds", 0, "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off")
+	fs.Float64Var(&p.sysIdleCap, "system-idle-gap-cap-seconds", 10, "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off")
+	fs.IntVar(&p.warmupPerLane, "warmup-requests-per-lane", 0, "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests")
+	fs.Float64Var(&p.cacheWarmup, "agentic-cache-warmup-duration", 0, "v1.0: the same cache warmup, bounded by seconds instead of requests (exclusive with --warmup-requests-per-lane)")
+	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
+	fs.BoolVar(&p.burstStarts, "burst-phase-starts", false, "v1.0: send every primer at once and start each lane's profiling on its own first request, instead of on the recorded timeline")
+	fs.BoolVar(&p.allowWrap, "allow-dataset-wrap", false, "v1.0: let more lanes than traces replay the same traces (always allowed with a cache-bust marker)")
+	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
+	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", 300, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
 	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"time"
 
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -49,6 +51,9 @@ func (r *profileRun) applyScenario() error {
 	if fs.Changed("trace-idle-gap-cap-seconds") {
 		s.TraceIdleGapCap = scenario.Some(r.idleGapCap)
 	}
+	if fs.Changed("system-idle-gap-cap-seconds") {
+		s.SystemIdleGapCap = scenario.Some(r.sysIdleCap)
+	}
 	if fs.Changed("use-server-token-count") {
 		s.UseServerTokenCount = scenario.Some(p.serverTokens)
 	}
@@ -72,6 +77,7 @@ func (r *profileRun) applyScenario() error {
 		if !fs.Changed("cache-bust") {
 			r.cacheBust = scenario.CacheBustNone
 		}
+		r.generationDefaults()
 		return r.checkGenerationFlags()
 	}
 	preset, err := scenario.LookupAt(p.scenario, r.generationName)
@@ -79,6 +85,7 @@ func (r *profileRun) applyScenario() error {
 		return asUsage(err)
 	}
 	r.generation = preset.Generation
+	r.generationDefaults()
 	if err := r.checkGenerationFlags(); err != nil {
 		return err
 	}
@@ -98,6 +105,9 @@ func (r *profileRun) applyScenario() error {
 	}
 	if s.TraceIdleGapCap.Set {
 		r.idleGapCap = s.TraceIdleGapCap.V
+	}
+	if s.SystemIdleGapCap.Set {
+		r.sysIdleCap = s.SystemIdleGapCap.V
 	}
 	r.serverTok = s.UseServerTokenCount.V
 	if s.TrajectoryMinRatio.Set {
@@ -123,18 +133,54 @@ func (r *profileRun) applyScenario() error {
 // runs unchanged with the semantics of its period.
 const envGeneration = "AGENTPERF_AGENTX_GENERATION"
 
+// generationDefaults fills the settings whose default depends on the
+// generation, where the flags left them unset: v0.3's trace idle-gap warp
+// of 60 s (v1.0's runtime trace idle cap is off by default). Outside a
+// scenario the start ratios keep the flags' 0.25/0.75 in every generation.
+func (r *profileRun) generationDefaults() {
+	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.Replay == timing.V03 {
+		r.idleGapCap = 60 * time.Second
+	}
+}
+
+// v10Flags are the flags whose effect only the v1.0 semantics have.
+var v10Flags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
+	"system-idle-gap-cap-seconds", "burst-phase-starts", "allow-dataset-wrap"}
+
 // checkGenerationFlags refuses flags whose effect the selected generation
 // does not have, and notes the ones it ignores.
 func (r *profileRun) checkGenerationFlags() error {
 	fs := r.fs
-	switch r.generation.Replay {
+	g := r.generation
+	if g.Replay != timing.V10 {
+		var bad []string
+		for _, f := range v10Flags {
+			if fs.Changed(f) {
+				bad = append(bad, "--"+f)
+			}
+		}
+		if len(bad) > 0 {
+			return usagef("%s: AgentX %s has no such mechanism (they belong to v1.0); drop them or select --agentx-generation v1.0", strings.Join(bad, ", "), g.Name)
+		}
+	}
+	switch g.Replay {
 	case timing.V02:
 		if fs.Changed("trace-idle-gap-cap-seconds") {
 			return usagef("--trace-idle-gap-cap-seconds: AgentX v0.2 has no trace idle-gap cap (its delays are think times capped per turn by --inter-turn-delay-cap-seconds); drop the flag or select v0.3 or later")
 		}
 	case timing.V03:
 		if fs.Changed("inter-turn-delay-cap-seconds") {
-			r.notes = append(r.notes, fmt.Sprintf("--inter-turn-delay-cap-seconds has no effect in AgentX %s: its delays come from the trace idle-gap warp (--trace-idle-gap-cap-seconds)", r.generation.Name))
+			r.notes = append(r.notes, fmt.Sprintf("--inter-turn-delay-cap-seconds has no effect in AgentX %s: its delays come from the trace idle-gap warp (--trace-idle-gap-cap-seconds)", g.Name))
+		}
+	case timing.V10:
+		if fs.Changed("inter-turn-delay-cap-seconds") && r.p.scenario == "" {
+			return usagef("--inter-turn-delay-cap-seconds: AgentX v1.0 has no per-turn delay cap (its delays are the recorded end-to-start gaps, bounded at run time by --trace-idle-gap-cap-seconds and --system-idle-gap-cap-seconds); drop the flag or select v0.2")
+		}
+		if r.p.warmupPerLane < 0 || r.p.cacheWarmup < 0 {
+			return usagef("--warmup-requests-per-lane %d / --agentic-cache-warmup-duration %g: must not be negative", r.p.warmupPerLane, r.p.cacheWarmup)
+		}
+		if r.p.warmupPerLane > 0 && r.p.cacheWarmup > 0 {
+			return usagef("--warmup-requests-per-lane and --agentic-cache-warmup-duration are alternatives (a count or a duration of cache warmup): pass one")
 		}
 	}
 	return nil
