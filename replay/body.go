@@ -99,10 +99,11 @@ func markerPlacement(cb scenario.CacheBust) synth.MarkerPlacement {
 // appendJSONString appends s as a JSON string literal (RFC 8259).
 func appendJSONString(dst []byte, s string) []byte { return jsonx.AppendString(dst, s) }
 
-// modelMap rewrites a trace's recorded models to the wire models
-// (reference/aiperf-agentic-spec.md §1.6): the model of the first parent
-// request maps to models[0], every other distinct recorded model to
-// models[1:] in order of first appearance, wrapping modulo len(models).
+// modelMap rewrites a trace's recorded models to the wire models: the
+// model of the first parent request maps to models[0], every other
+// distinct recorded model — of the parent requests in order, then of the
+// subagents' requests — to models[1:] in order of first appearance,
+// wrapping modulo len(models).
 type modelMap map[string]string
 
 func newModelMap(tr *dataset.Trace, models []string) modelMap {
@@ -112,12 +113,23 @@ func newModelMap(tr *dataset.Trace, models []string) modelMap {
 	}
 	m[tr.Requests[0].Model] = models[0]
 	next := 1
-	for _, r := range tr.Requests {
-		if _, ok := m[r.Model]; !ok {
-			m[r.Model] = models[next%len(models)]
-			next++
+	add := func(reqs []dataset.Request) {
+		for _, r := range reqs {
+			if _, ok := m[r.Model]; !ok {
+				m[r.Model] = models[next%len(models)]
+				next++
+			}
 		}
 	}
+	add(tr.Requests)
+	var walk func([]dataset.Subagent)
+	walk = func(ss []dataset.Subagent) {
+		for i := range ss {
+			add(ss[i].Requests)
+			walk(ss[i].Subagents)
+		}
+	}
+	walk(tr.Subagents)
 	return m
 }
 
