@@ -37,16 +37,20 @@ const profileExamples = `  # The embedded defaults: in-process simulator, synthe
   agentperf profile --url sim:// --public-dataset synthetic --model demo \
       --concurrency 8 --benchmark-duration 30 --streaming --use-server-token-count
 
-  # InferenceX AgentX (legacy v0.3 semantics) against a local vLLM
+  # InferenceX AgentX as its launcher runs it today (v1.0 semantics) against a local vLLM
   agentperf profile --scenario inferencex-agentx-mvp --url http://localhost:8000 \
       --endpoint /v1/chat/completions --endpoint-type chat --streaming \
       --model my-model --tokenizer org/model --tokenizer-trust-remote-code \
-      --concurrency 32 --benchmark-duration 1800 --random-seed 42 \
+      --concurrency 32 --benchmark-duration 3600 --stats-interval 30 --random-seed 42 \
       --failed-request-threshold 0.10 --trajectory-start-min-ratio 0.25 \
-      --trajectory-start-max-ratio 0.75 --use-server-token-count \
-      --max-context-length 131072 --num-dataset-entries 472 --slice-duration 1.0 \
+      --trajectory-start-max-ratio 0.75 --warmup-requests-per-lane 10 \
+      --trace-idle-gap-cap-seconds 300 --warmup-grace-period 1800 --use-server-token-count \
+      --max-context-length 131072 --num-dataset-entries 393 --slice-duration 1.0 \
       --output-artifact-dir results/aiperf_artifacts \
-      --public-dataset semianalysis_cc_traces_weka_with_subagents`
+      --public-dataset semianalysis_cc_traces_weka_062126_256k
+
+  # An older InferenceX command line, with the semantics of its time
+  AGENTPERF_AGENTX_GENERATION=v0.3 agentperf profile --scenario inferencex-agentx-mvp …`
 
 // runProfile is `agentperf profile`: flags → config → replay.Run → artifacts.
 func runProfile(ctx context.Context, args []string, io stdio) error {
