@@ -140,6 +140,14 @@ func (s *Summary) metadataObj() obj {
 		}
 		md = append(md, kv{"scenario", info.Scenario}, kv{"submission_valid", info.Validity.Valid},
 			kv{"submission_invalid_reasons", reasons})
+		if len(info.Coverage) > 0 {
+			var cov []any
+			for _, c := range info.Coverage {
+				cov = append(cov, obj{{"phase_name", c.PhaseName}, {"expected_duration_seconds", c.ExpectedDurationSeconds},
+					{"required_ratio", c.RequiredRatio}, {"ttft_ratio", c.TTFTRatio}, {"inter_token_latency_ratio", c.ITLRatio}})
+			}
+			md = append(md, kv{"metric_duration_coverage", cov})
+		}
 	}
 	if info.Dataset != nil {
 		md = append(md, kv{"dataset", info.Dataset})

@@ -32,6 +32,10 @@ type RunInfo struct {
 	Accounting              Accounting
 	Concurrency             int
 	SkippedSubagentRequests int
+	// Coverage is metadata.metric_duration_coverage: how far into the
+	// profiling phase TTFT and ITL observations reached (written with a
+	// scenario, when set).
+	Coverage []PhaseCoverage
 	// Extra holds agentperf-specific facts written under
 	// metadata.agentperf (sorted by key).
 	Extra map[string]any
@@ -71,6 +75,14 @@ type Accounting struct {
 	WarmupErrors    int
 	Overflows       int
 	Cancelled       int
+}
+
+// PhaseCoverage is one entry of metadata.metric_duration_coverage.
+type PhaseCoverage struct {
+	PhaseName               string
+	ExpectedDurationSeconds float64
+	RequiredRatio           float64
+	TTFTRatio, ITLRatio     float64
 }
 
 // ErrAccounting is wrapped by Accounting.Check errors.

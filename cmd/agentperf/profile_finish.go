@@ -56,7 +56,11 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		Completed:         a.ProfilingOK,
 	})
 
+	ttftCov := scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration)
+	itlCov := scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration)
 	info := metrics.RunInfo{
+		Coverage: []metrics.PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: r.duration.Seconds(),
+			RequiredRatio: scenario.CoverageRequired, TTFTRatio: ttftCov, ITLRatio: itlCov}},
 		BenchmarkID:             res.BenchmarkID,
 		Scenario:                r.scenario,
 		StartTime:               res.StartTime,
