@@ -207,6 +207,9 @@ func Report(dir string, w io.Writer) (*Summary, error) {
 
 // ReportWith is Report with options.
 func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
 	s, version, err := summarize(dir, opt)
 	if err != nil {
 		return nil, err

@@ -42,3 +42,14 @@ func TestSummarizeWritesNothing(t *testing.T) {
 		t.Errorf("missing folder: %v", err)
 	}
 }
+
+// TestReportDefaultLocation: Report without options (the local time zone)
+// rewrites a folder whose run has profiling timestamps.
+func TestReportDefaultLocation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	runFixture(t, dir)
+	if _, err := Report(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -131,8 +131,9 @@ func (a *aggregateJSON) concurrency() (int, bool) {
 }
 
 // resolveDir finds the artifact folder: dir itself, or its
-// aiperf_artifacts or trace_replay child, or its first child (by name)
-// holding profile_export.jsonl.
+// aiperf_artifacts or trace_replay child, or its only child holding
+// profile_export.jsonl (several such children are an error: which run is
+// meant is not guessed).
 func resolveDir(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -165,10 +166,19 @@ func resolveDir(dir string) (string, error) {
 		}
 	}
 	sort.Strings(names)
+	var found []string
 	for _, n := range names {
 		if has(filepath.Join(dir, n)) {
-			return filepath.Join(dir, n), nil
+			found = append(found, n)
 		}
+	}
+	switch len(found) {
+	case 1:
+		return filepath.Join(dir, found[0]), nil
+	case 0:
+	default:
+		return "", fmt.Errorf("%w: %s holds no %s itself but %d child folders do (%s, …): name one of them",
+			ErrNotArtifactDir, dir, metrics.FileRecords, len(found), found[0])
 	}
 	return "", fmt.Errorf("%w: %s has no %s (nor an aiperf_artifacts/ child with one): pass the folder given to --output-artifact-dir",
 		ErrNotArtifactDir, dir, metrics.FileRecords)
