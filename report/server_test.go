@@ -39,7 +39,7 @@ func TestSGLangServerMetrics(t *testing.T) {
 		"sglang:generation_tokens": {Type: "counter", Series: []*server.Series{ctr(nil, 200)}},
 		"sglang:cached_tokens": {Type: "counter", Series: []*server.Series{
 			ctr(map[string]string{"cache_source": "device"}, 400), ctr(map[string]string{"cache_source": "host"}, 100)}},
-		"sglang:token_usage":              {Type: "gauge", Series: []*server.Series{gge(nil, 75)}}, // percent: read as 0.75
+		"sglang:token_usage":               {Type: "gauge", Series: []*server.Series{gge(nil, 75)}}, // percent: read as 0.75
 		"sglang:hicache_host_used_tokens":  {Type: "gauge", Series: []*server.Series{gge(nil, 300)}},
 		"sglang:hicache_host_total_tokens": {Type: "gauge", Series: []*server.Series{gge(nil, 1000)}},
 		"sglang:realtime_tokens":           {Type: "counter", Series: []*server.Series{ctr(map[string]string{"mode": "prefill_compute"}, 500)}},
