@@ -274,21 +274,14 @@ func computeServer(ex *server.Export, framework string, req *requestFigures) ser
 	}
 	f.bwG2C = rate(f.bytesG2C, f.timeG2C)
 	f.bwC2G = rate(f.bytesC2G, f.timeC2G)
-	if !f.promptTotal.ok && req.hasTokens() {
-		f.promptTotal = some(req.sumInput())
+	// Without server counters, the totals are the records' sums.
+	if !f.promptTotal.ok && req.input.n > 0 {
+		f.promptTotal = some(req.inputSum)
 	}
-	if !f.genTotal.ok && req.hasTokens() {
-		f.genTotal = some(req.sumOutput())
+	if !f.genTotal.ok && req.outActual.n > 0 {
+		f.genTotal = some(req.outputSum)
 	}
 	return f
-}
-
-func (r *requestFigures) hasTokens() bool { return r.input.n > 0 || r.outActual.n > 0 }
-func (r *requestFigures) sumInput() float64 {
-	return r.inputSum
-}
-func (r *requestFigures) sumOutput() float64 {
-	return r.outputSum
 }
 
 func detectAdapter(ms map[string]*server.Metric, framework string) string {
