@@ -23,7 +23,8 @@
 // Where agentperf adds to aiperf's formats (consumers ignore unknown keys):
 //   - profile_export.jsonl metadata: theoretical_hit_blocks and
 //     theoretical_total_blocks (so Report can recompute
-//     theoretical_prefix_cache_hit); error.details.category.
+//     theoretical_prefix_cache_hit); recorded_output_tokens (the trace's
+//     recorded output length); error.details.category.
 //   - metrics: time_per_output_token (= inter_token_latency; listed by
 //     inferencex-contract §3.6, read first by InferenceX-app).
 //   - profile_export_aiperf.json: cancelled_request_count (cancelled

@@ -25,10 +25,12 @@ const (
 // appendRecordLine appends the profile_export.jsonl line of r (with its
 // computed values v) to b, newline included: metadata per schemas §1.2,
 // metrics per §1.3 (absent values omitted, whole-number metrics as
-// integers), error per §1.4 (absent on success). Two agentperf additions
+// integers), error per §1.4 (absent on success). Three agentperf additions
 // are written in metadata when the record carries them:
 // theoretical_hit_blocks and theoretical_total_blocks, so that Report can
-// recompute theoretical_prefix_cache_hit from the file alone.
+// recompute theoretical_prefix_cache_hit from the file alone, and
+// recorded_output_tokens (the trace's recorded `out`), from which the
+// InferenceX result's output_tokens_expected is computed.
 func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte {
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
@@ -81,6 +83,10 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 	b = strconv.AppendInt(b, int64(r.AgentDepth), 10)
 	b = appendOptString(b, "parent_correlation_id", r.ParentCorrelationID)
 	b = appendOptString(b, "root_correlation_id", r.RootCorrelationID)
+	if r.RecordedOut > 0 {
+		b = append(b, `,"recorded_output_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.RecordedOut), 10)
+	}
 	if r.TotalBlocks > 0 {
 		b = append(b, `,"theoretical_hit_blocks":`...)
 		b = strconv.AppendInt(b, int64(r.HitBlocks), 10)

@@ -210,6 +210,38 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	if opt.Location == nil {
 		opt.Location = time.Local
 	}
+	s, version, err := summarize(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	// The timeslice files are left as they are.
+	if err := s.writeAggregates(dir, exportOptions{version: version, location: opt.Location}, false); err != nil {
+		return s, err
+	}
+	if w != nil {
+		if err := s.WriteTable(w); err != nil {
+			return s, err
+		}
+	}
+	return s, s.AccountingErr
+}
+
+// Summarize computes the Summary of an artifact folder as Report does
+// (from profile_export.jsonl, context_overflow_export.jsonl and the run
+// context of profile_export_aiperf.json) without writing or printing
+// anything. An accounting mismatch is not an error here: it is in
+// Summary.AccountingErr.
+func Summarize(dir string, opt ReportOptions) (*Summary, error) {
+	s, _, err := summarize(dir, opt)
+	return s, err
+}
+
+// summarize is the read-only part of ReportWith; it also returns the
+// aiperf_version to write back.
+func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
 	path := filepath.Join(dir, FileRecords)
 	f, err := os.Open(path)
 	partial := false
@@ -221,12 +253,12 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
+		return nil, "", fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
 	p, err := readExport(f, path)
 	f.Close()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ovfPath := filepath.Join(dir, FileOverflow)
 	if partial {
@@ -234,12 +266,12 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	}
 	ovf, err := countLines(ovfPath)
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
+		return nil, "", fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
 	p.acct.Overflows = ovf
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if partial {
 		w := "recomputed from " + FileRecords + partialSuffix + ": the run did not finish, so its last records may be missing"
@@ -255,16 +287,7 @@ func ReportWith(dir string, w io.Writer, opt ReportOptions) (*Summary, error) {
 	info.Accounting.Sent = sent
 	s := aggregate(p.rows, ovf, p.errs.list(), info, slice)
 	s.AccountingErr = info.Accounting.Check()
-	// The timeslice files are left as they are.
-	if err := s.writeAggregates(dir, exportOptions{version: version, location: opt.Location}, false); err != nil {
-		return s, err
-	}
-	if w != nil {
-		if err := s.WriteTable(w); err != nil {
-			return s, err
-		}
-	}
-	return s, s.AccountingErr
+	return s, version, nil
 }
 
 // readRunInfo recovers the run context from an existing aggregate JSON. A

@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/report"
 )
 
 func init() {
-	register(command{name: "report", summary: "recompute the aggregates (and summary) of an artifact folder", run: runReport})
+	register(command{name: "report", summary: "recompute an artifact folder; InferenceX result JSON, sweep table, Pareto plot, checks", run: runReport})
 }
 
 const reportExamples = `  # Recompute profile_export_aiperf.json/.csv and metrics_plots.png from
@@ -19,52 +24,464 @@ const reportExamples = `  # Recompute profile_export_aiperf.json/.csv and metric
   agentperf report results/aiperf_artifacts
 
   # The same without re-rendering the plot
-  agentperf report --no-plot results/aiperf_artifacts`
+  agentperf report --no-plot results/aiperf_artifacts
 
-// runReport implements `agentperf report DIR`: it rereads the folder's
-// profile_export.jsonl (and context_overflow_export.jsonl), rewrites the
-// aggregate JSON and CSV keeping the run context of the existing JSON, and
-// prints the summary table; then it re-renders metrics_plots.png (unless
-// --no-plot), recording any plot problem as a warning in the JSON and on
-// stderr. Exit codes: 2 when the folder or its record
-// export is missing or malformed, 1 when the request accounting does not
-// add up (the files are still rewritten).
-func runReport(_ context.Context, args []string, io stdio) error {
-	fs := newFlagSet("report", "report [--no-plot] DIR", reportExamples, io.err)
-	noPlot := fs.Bool("no-plot", false, "do not re-render metrics_plots.png")
+  # InferenceX's result JSON (nested v3 schema), run description from the
+  # job's environment (TP, CONC, RUNNER_TYPE, FRAMEWORK, …) or from flags
+  agentperf report --format inferencex --tp 8 --hw h200 --framework vllm \
+    --server-log results/server.log -o agg.json results/aiperf_artifacts
+
+  # The flat v0.2/v0.3 schema
+  agentperf report --format inferencex --schema v2 results/aiperf_artifacts
+
+  # Sweep table of several runs (markdown; --format csv|json), TP and
+  # concurrency read from the folder names (…_tp4-…_conc16_…) or given in order
+  agentperf report runs/*/aiperf_artifacts
+  agentperf report --tp 4,4,8,8 --conc 16,32,32,48 runA runB runC runD --plot pareto.png
+
+  # Validate a run as InferenceX does (exit 1 on failure)
+  agentperf report --check results/aiperf_artifacts`
+
+// reportDifferences names the result fields where agentperf writes the
+// right value and InferenceX's Python processor does not.
+const reportDifferences = `
+Where --format inferencex differs from InferenceX's processor (docs/report-inferencex.md):
+  v2 num_requests_total         profiling records incl. failed ones (the processor wrote the successful count)
+  v2 *_intvty                   1 / the matching ITL statistic, so p90 is the slow tail (the processor took stats of 1/ITL)
+  v2 theoretical_cache_hit_rate over the measured records, from the artifacts (the processor looked the corpus up by a
+                                hard-coded dataset name and wrote null when it was stale)
+  v2 server_cpu_cache_hit_rate  vllm:external_prefix_cache_* (the processor read vllm:cpu_prefix_cache_*, never exported)
+  v2 cpu_kv_cache_usage_pct, v3 kv_cache.gpu_usage_pct and cpu_usage_pct
+                                each engine's peak averaged over engines (the v2 processor summed engines; v3 took the largest)
+  v2/v3 *_output_tokens_expected from the records' recorded_output_tokens (the processor globbed the HF cache)
+  v2/v3 kv_offload_*            also read from vllm:kv_offload_total_bytes/_time{transfer_type} (vLLM's native names)
+  v2 kv_cache_pool_tokens, warnings   added; v3 warnings also name every defaulted setting
+`
+
+// envFlags are the named flags that stand for InferenceX's variables.
+var envFlags = []struct{ flag, env, help string }{
+	{"hw", "RUNNER_TYPE", "hardware name (hw)"},
+	{"conc", "CONC", "concurrency (conc); with several folders a comma list, one per folder"},
+	{"tp", "TP", "tensor-parallel size (tp); with several folders a comma list, one per folder"},
+	{"ep", "EP_SIZE", "expert-parallel size (ep)"},
+	{"framework", "FRAMEWORK", "serving framework (framework), e.g. vllm, sglang, dynamo-vllm"},
+	{"precision", "PRECISION", "precision (precision), e.g. fp8"},
+	{"model", "MODEL", "model id (model)"},
+	{"model-prefix", "MODEL_PREFIX", "InferenceX model prefix (infmax_model_prefix)"},
+	{"image", "IMAGE", "container image (image)"},
+	{"kv-offloading", "KV_OFFLOADING", "KV offloading (v3 kv_offloading: none|dram|…)"},
+}
+
+// runReport implements `agentperf report`. With one folder and none of
+// --format, --plot and --check it recomputes the folder (aggregates, plot,
+// summary); otherwise it only reads folders: the InferenceX result JSON,
+// the sweep table, the Pareto plot and the checks. Exit codes: 2 for a
+// usage or input error, 1 when a check fails or the accounting of a
+// recomputed folder does not add up.
+func runReport(_ context.Context, args []string, sio stdio) error {
+	fs := newFlagSet("report", "report [flags] DIR...", reportExamples, sio.err)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(sio.err, reportDifferences)
+	}
+	noPlot := fs.Bool("no-plot", false, "do not re-render metrics_plots.png (one folder, recompute mode)")
+	format := fs.String("format", "", "inferencex (result JSON), markdown, csv or json (sweep table; markdown is the default with several folders)")
+	schema := fs.String("schema", "v3", "result JSON schema with --format inferencex: v3 (nested, InferenceX v1.0+) or v2 (flat, v0.2/v0.3)")
+	output := fs.StringP("output", "o", "-", "write the result JSON or table to this file (- for stdout)")
+	plotPath := fs.String("plot", "", "write the Pareto plot (throughput per GPU vs interactivity) of the folders to this PNG")
+	paretoY := fs.String("pareto-y", "total", "Pareto y axis: total (input + output tok/s per GPU, tput_per_gpu) or output")
+	check := fs.Bool("check", false, "validate each folder as InferenceX does, plus agentperf's accounting invariants; exit 1 on failure")
+	threshold := fs.Float64("failed-request-threshold", -1, "largest share of failed requests --check accepts (default $AIPERF_FAILED_REQUEST_THRESHOLD, else 0.10)")
+	prefix := fs.String("required-server-metric-prefix", "", "with --check, require server metrics with this prefix (default $AIPERF_REQUIRED_SERVER_METRIC_PREFIX)")
+	serverLogs := fs.StringArray("server-log", nil, "inference server log to read the KV pool size from (repeat for several workers)")
+	config := fs.String("config", "", "configuration name grouping runs in the table and plot; a comma list gives one per folder")
+	envKV := fs.StringArray("env", nil, "set an InferenceX variable NAME=VALUE for the result JSON (overrides the environment; repeatable)")
+	named := map[string]*string{}
+	for _, f := range envFlags {
+		named[f.flag] = fs.String(f.flag, "", f.help+"; default $"+f.env)
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	dirs := fs.Args()
+	if len(dirs) == 0 {
 		fs.Usage()
-		return usagef("report: exactly one artifact folder is required, got %d arguments", fs.NArg())
+		return usagef("report: at least one artifact folder is required")
 	}
-	dir := fs.Arg(0)
-	_, err := metrics.Report(dir, io.out)
+	set := func(name string) bool { return fs.Changed(name) }
+	switch *format {
+	case "", "inferencex", "markdown", "csv", "json":
+	default:
+		return usagef("report: --format %q: use inferencex, markdown, csv or json", *format)
+	}
+	if set("schema") && *format != "inferencex" {
+		return usagef("report: --schema applies to --format inferencex only")
+	}
+	sch, err := report.ParseSchema(*schema)
+	if err != nil {
+		return asUsage(err)
+	}
+	py := report.ParetoY(*paretoY)
+	if py != report.ParetoTotal && py != report.ParetoOutput {
+		return usagef("report: --pareto-y %q: use total or output", *paretoY)
+	}
+	if set("pareto-y") && *plotPath == "" {
+		return usagef("report: --pareto-y applies to --plot only")
+	}
+	if (set("failed-request-threshold") || set("required-server-metric-prefix")) && !*check {
+		return usagef("report: --failed-request-threshold and --required-server-metric-prefix apply to --check only")
+	}
+	inferencex := *format == "inferencex"
+	if inferencex && len(dirs) != 1 {
+		return usagef("report: --format inferencex writes the result of one run; got %d folders", len(dirs))
+	}
+	if !inferencex {
+		if len(*serverLogs) > 0 || len(*envKV) > 0 {
+			return usagef("report: --server-log and --env apply to --format inferencex only")
+		}
+		for _, f := range envFlags {
+			if set(f.flag) && f.flag != "tp" && f.flag != "conc" {
+				return usagef("report: --%s applies to --format inferencex only (the sweep table takes --tp, --conc and --config)", f.flag)
+			}
+		}
+	}
+	if set("config") && inferencex {
+		return usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
+	}
+	readOnly := *format != "" || *plotPath != "" || *check || len(dirs) > 1
+	if *noPlot && readOnly {
+		return usagef("report: --no-plot applies to recomputing one folder (without --format, --plot or --check)")
+	}
+	if !readOnly {
+		return recomputeFolder(dirs[0], *noPlot, sio)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return asUsage(fmt.Errorf("report: %w", err))
+		}
+	}
+
+	if *format == "" && len(dirs) > 1 && !*check {
+		*format = "markdown"
+	}
+	wantOutput := *format != ""
+	var out io.Writer = sio.out
+	var outFile *os.File
+	if set("output") && !wantOutput {
+		return usagef("report: -o writes the result JSON or the table; nothing is written with --plot or --check alone")
+	}
+	if wantOutput && *output != "-" {
+		f, err := os.Create(*output)
+		if err != nil {
+			return asUsage(fmt.Errorf("report: -o: %w", err))
+		}
+		outFile = f
+		out = f
+	}
+	checkOut := sio.out
+	if wantOutput && outFile == nil {
+		checkOut = sio.err
+	}
+	failed := false
+	warn := func(format string, a ...any) { fmt.Fprintf(sio.err, "agentperf: warning: "+format+"\n", a...) }
+
+	if inferencex {
+		err := writeInferenceX(dirs[0], sch, named, *envKV, *serverLogs, out, warn)
+		if err != nil {
+			closeOut(outFile)
+			return err
+		}
+	} else if wantOutput || *plotPath != "" {
+		tps, err := perDir("tp", *named["tp"], len(dirs))
+		if err != nil {
+			return err
+		}
+		concs, err := perDir("conc", *named["conc"], len(dirs))
+		if err != nil {
+			return err
+		}
+		cfgs, err := perDirString(*config, len(dirs))
+		if err != nil {
+			return err
+		}
+		rows := make([]report.Row, len(dirs))
+		for i, d := range dirs {
+			rows[i] = sweepRow(d, tps[i], concs[i], cfgs[i])
+		}
+		t := report.NewTable(rows)
+		if wantOutput {
+			switch *format {
+			case "csv":
+				err = t.WriteCSV(out)
+			case "json":
+				err = t.WriteJSON(out)
+			default:
+				err = t.WriteMarkdown(out)
+			}
+			if err != nil {
+				closeOut(outFile)
+				return fmt.Errorf("report: write table: %w", err)
+			}
+		}
+		if *plotPath != "" {
+			skipped, err := report.WritePareto(t, *plotPath, report.ParetoOptions{Y: py})
+			for _, s := range skipped {
+				warn("%s", s)
+			}
+			if errors.Is(err, report.ErrNothingToPlot) {
+				closeOut(outFile)
+				return asUsage(fmt.Errorf("report: --plot: %w", err))
+			}
+			if err != nil {
+				closeOut(outFile)
+				return fmt.Errorf("report: --plot %s: %w", *plotPath, err)
+			}
+		}
+	}
+	if *check {
+		th := *threshold
+		if !set("failed-request-threshold") {
+			th = report.DefaultFailedRequestThreshold
+			if v, ok := os.LookupEnv("AIPERF_FAILED_REQUEST_THRESHOLD"); ok && v != "" {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return usagef("report: AIPERF_FAILED_REQUEST_THRESHOLD=%q is not a number", v)
+				}
+				th = f
+			}
+		}
+		if !(th >= 0 && th <= 1) {
+			return usagef("report: the failed-request threshold %v must be in [0, 1]", th)
+		}
+		pre := *prefix
+		if !set("required-server-metric-prefix") {
+			pre = os.Getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
+		}
+		for _, d := range dirs {
+			if !checkFolder(d, report.CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, checkOut) {
+				failed = true
+			}
+		}
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			return fmt.Errorf("report: -o %s: %w", *output, err)
+		}
+	}
+	if failed {
+		return errRunFailed
+	}
+	return nil
+}
+
+func closeOut(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// recomputeFolder is `agentperf report DIR`: rewrite the aggregates and
+// the plot, print the summary and the run's seed-table row.
+func recomputeFolder(dir string, noPlot bool, sio stdio) error {
+	_, err := metrics.Report(dir, sio.out)
 	var failed error
 	switch {
 	case err == nil:
 	case errors.Is(err, metrics.ErrAccounting):
-		fmt.Fprintf(io.err, "agentperf: report %s: %v\n", dir, err)
+		fmt.Fprintf(sio.err, "agentperf: report %s: %v\n", dir, err)
 		failed = errRunFailed
 	case errors.Is(err, metrics.ErrBadExport), isNotExist(err):
 		return asUsage(err)
 	default:
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	if !*noPlot {
+	if !noPlot {
 		warnings, err := plot.RenderDir(dir)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("metrics_plots.png was not rendered: %v", err))
 		}
 		for _, w := range warnings {
-			fmt.Fprintf(io.err, "agentperf: warning: %s\n", w)
+			fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
 		}
 		if err := metrics.AddWarnings(dir, warnings...); err != nil {
 			return fmt.Errorf("report %s: record plot warnings: %w", dir, err)
 		}
 	}
+	if run, err := report.Load(dir); err == nil {
+		if run.Server != nil {
+			printDerived(sio, &run.Derived)
+		}
+		tp, conc := report.LabelsFromPath(dir)
+		if conc == 0 {
+			conc, _ = run.Concurrency()
+		}
+		row := report.NewRow(run, report.Labels{TP: tp, Conc: conc})
+		fmt.Fprintln(sio.out, "\nSweep table row (agentperf report DIR... for several runs):")
+		report.NewTable([]report.Row{row}).WriteMarkdownBrief(sio.out)
+	} else {
+		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
+	}
 	return failed
+}
+
+// sweepRow loads one folder into its table row; an unreadable folder is a
+// failed row carrying the reason.
+func sweepRow(dir string, tp, conc int, cfg string) report.Row {
+	ptp, pconc := report.LabelsFromPath(dir)
+	if tp == 0 {
+		tp = ptp
+	}
+	if tp == 0 {
+		if v, err := strconv.Atoi(os.Getenv("TP")); err == nil && v > 0 {
+			tp = v
+		}
+	}
+	if conc == 0 {
+		conc = pconc
+	}
+	run, err := report.Load(dir)
+	if err != nil {
+		return report.FailedRow(dir, report.Labels{TP: tp, Conc: conc, Config: cfg}, err)
+	}
+	if conc == 0 {
+		conc, _ = run.Concurrency()
+	}
+	return report.NewRow(run, report.Labels{TP: tp, Conc: conc, Config: cfg})
+}
+
+// perDir splits a flag value given once or once per folder into positive
+// integers (0 when unset).
+func perDir(name, v string, n int) ([]int, error) {
+	out := make([]int, n)
+	if v == "" {
+		return out, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != 1 && len(parts) != n {
+		return nil, usagef("report: --%s %q has %d values for %d folders: give one value, or one per folder", name, v, len(parts), n)
+	}
+	for i := range out {
+		p := parts[0]
+		if len(parts) == n {
+			p = parts[i]
+		}
+		x, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || x <= 0 {
+			return nil, usagef("report: --%s %q: %q is not a positive integer", name, v, p)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func perDirString(v string, n int) ([]string, error) {
+	out := make([]string, n)
+	if v == "" {
+		return out, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != 1 && len(parts) != n {
+		return nil, usagef("report: --config %q has %d values for %d folders: give one value, or one per folder", v, len(parts), n)
+	}
+	for i := range out {
+		if len(parts) == n {
+			out[i] = strings.TrimSpace(parts[i])
+		} else {
+			out[i] = strings.TrimSpace(parts[0])
+		}
+	}
+	return out, nil
+}
+
+// writeInferenceX writes the result JSON of dir.
+func writeInferenceX(dir string, sch report.Schema, named map[string]*string, envKV, logs []string, out io.Writer, warn func(string, ...any)) error {
+	vals := map[string]string{}
+	for _, kv := range envKV {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("report: --env %q: want NAME=VALUE", kv)
+		}
+		vals[k] = v
+	}
+	for _, f := range envFlags {
+		if v := *named[f.flag]; v != "" {
+			vals[f.env] = v
+		}
+	}
+	env, err := report.LoadEnv(func(n string) (string, bool) {
+		if v, ok := vals[n]; ok {
+			return v, true
+		}
+		return os.LookupEnv(n)
+	})
+	if err != nil {
+		return asUsage(fmt.Errorf("report: %w", err))
+	}
+	var parsed []*report.ServerLog
+	for _, p := range logs {
+		f, err := os.Open(p)
+		if err != nil {
+			return asUsage(fmt.Errorf("report: --server-log: %w", err))
+		}
+		lg, err := report.ParseServerLog(f)
+		f.Close()
+		if err != nil {
+			return asUsage(fmt.Errorf("report: --server-log %s: %w", p, err))
+		}
+		parsed = append(parsed, lg)
+	}
+	run, err := report.Load(dir)
+	if err != nil {
+		return loadError(dir, err)
+	}
+	res, err := run.InferenceX(report.Options{Schema: sch, Env: env, ServerLogs: parsed})
+	if err != nil {
+		return asUsage(fmt.Errorf("report: %w", err))
+	}
+	for _, w := range res.Warnings {
+		warn("%s", w)
+	}
+	if err := res.WriteJSON(out); err != nil {
+		return fmt.Errorf("report: write result: %w", err)
+	}
+	return nil
+}
+
+// loadError maps a report.Load error: bad or missing input is exit 2.
+func loadError(dir string, err error) error {
+	switch {
+	case errors.Is(err, report.ErrNotArtifactDir), errors.Is(err, report.ErrBadRecords),
+		errors.Is(err, report.ErrBadArtifact), errors.Is(err, metrics.ErrBadExport), isNotExist(err):
+		return asUsage(fmt.Errorf("report %s: %w", dir, err))
+	}
+	return fmt.Errorf("report %s: %w", dir, err)
+}
+
+// checkFolder prints the checks of one folder and reports whether they
+// all passed.
+func checkFolder(dir string, opt report.CheckOptions, w io.Writer) bool {
+	run, err := report.Load(dir)
+	if err != nil {
+		fmt.Fprintf(w, "FAIL %s: cannot be read: %v\n", dir, err)
+		return false
+	}
+	results := run.Check(opt)
+	passed := 0
+	for _, c := range results {
+		mark := "FAIL"
+		if c.OK {
+			mark = "ok  "
+			passed++
+		}
+		fmt.Fprintf(w, "%s %-24s %s\n", mark, c.Name, c.Message)
+	}
+	verdict := "passed"
+	if passed < len(results) {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "check %s: %s (%d of %d checks passed)\n", run.Dir, verdict, passed, len(results))
+	return passed == len(results)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func TestReportCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"help", []string{"report", "--help"}, exitOK, "agentperf report results/aiperf_artifacts"},
-		{"no folder", []string{"report"}, exitUsage, "exactly one artifact folder"},
+		{"no folder", []string{"report"}, exitUsage, "at least one artifact folder"},
 		{"missing folder", []string{"report", filepath.Join(bad, "nope")}, exitUsage, "profile_export.jsonl"},
 		{"malformed line", []string{"report", bad}, exitUsage, "profile_export.jsonl:2"},
 		{"accounting", []string{"report", "--no-plot", mismatch}, exitRunFailed, "2 requests are missing"},
@@ -118,5 +119,144 @@ func TestReportCommandErrors(t *testing.T) {
 				t.Fatalf("exit %d (want %d), output:\n%s%s\nwant %q", code, c.code, out.String(), errb.String(), c.want)
 			}
 		})
+	}
+}
+
+// reportFixture is the report package's two-engine artifact folder.
+const reportFixture = "../../report/testdata/two-engine"
+
+func runReportCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"report"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestReportInferenceXCommand(t *testing.T) {
+	t.Parallel()
+	code, out, errs := runReportCLI(t, "--format", "inferencex", "--tp", "8", "--hw", "mi355x", "--env", "CONC=8",
+		"--env", "KV_OFFLOADING=none", "--server-log", reportFixture+"/server.log", reportFixture)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not the result JSON: %v\n%s", err, out)
+	}
+	if doc["tp"] != 8.0 || doc["hw"] != "mi355x" || doc["conc"] != 8.0 || doc["kv_cache_pool_tokens"] != 32000.0 {
+		t.Errorf("tp %v hw %v conc %v pool %v", doc["tp"], doc["hw"], doc["conc"], doc["kv_cache_pool_tokens"])
+	}
+	pg := doc["request_metrics"].(map[string]any)["throughput"].(map[string]any)["per_gpu"].(map[string]any)
+	if pg["total_tput_tps"] != 321.0625 {
+		t.Errorf("per-GPU throughput %v, want 2568.5 tok/s over 8 GPUs", pg["total_tput_tps"])
+	}
+	// v2 to a file; the defaulted settings are warnings on stderr.
+	path := filepath.Join(t.TempDir(), "agg.json")
+	code, out, errs = runReportCLI(t, "--format", "inferencex", "--schema", "v2", "-o", path, reportFixture)
+	if code != exitOK || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &doc) != nil || doc["mean_ttft"] != 0.25 {
+		t.Fatalf("v2 file: %v %s", err, b)
+	}
+	if !strings.Contains(errs, "warning: CONC not set") || !strings.Contains(errs, "warning: TP not set") {
+		t.Errorf("stderr lacks the defaulted settings:\n%s", errs)
+	}
+	// The help names the fields where the result differs from InferenceX's processor.
+	_, out, errs = runReportCLI(t, "--help")
+	if !strings.Contains(out+errs, "v2 cpu_kv_cache_usage_pct") || !strings.Contains(out+errs, "--format inferencex differs") {
+		t.Errorf("help lacks the differences:\n%s", out+errs)
+	}
+}
+
+// reportRunDir writes a three-record run under a name that carries its TP
+// and concurrency, as InferenceX names result folders.
+func reportRunDir(t *testing.T, root string, tp, conc int) string {
+	t.Helper()
+	dir := filepath.Join(root, fmt.Sprintf("agentic_m_fp8_vllm_tp%d-pp1-ep1_conc%d_h200", tp, conc))
+	writeArtifacts(t, dir, metrics.Accounting{Sent: 3, ProfilingOK: 3})
+	return dir
+}
+
+func TestReportSweepCommand(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	a, b := reportRunDir(t, root, 8, 16), reportRunDir(t, root, 4, 32)
+	missing := filepath.Join(root, "agentic_m_tp4_conc64_h200")
+	os.MkdirAll(missing, 0o755)
+	png := filepath.Join(root, "pareto.png")
+	code, out, errs := runReportCLI(t, a, b, missing, "--plot", png)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[2], "| 4 | 32 | 3 |") || !strings.HasPrefix(lines[3], "| 8 | 16 | 3 |") {
+		t.Errorf("rows not sorted by TP then concurrency:\n%s", out)
+	}
+	if !strings.Contains(out, "Failed:\n- TP4/conc64 ("+missing+"): not an artifact folder") {
+		t.Errorf("the unreadable folder is not listed apart:\n%s", out)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 || !strings.Contains(errs, "TP4/conc64") {
+		t.Errorf("plot: %v; stderr %s", err, errs)
+	}
+	code, out, _ = runReportCLI(t, "--format", "csv", "--tp", "2,2", "--conc", "5,6", a, b)
+	if code != exitOK || !strings.HasPrefix(out, "config,tp,conc,requests,rps") || !strings.Contains(out, "\n,2,5,3,") {
+		t.Errorf("csv with --tp/--conc lists (exit %d):\n%s", code, out)
+	}
+	code, out, _ = runReportCLI(t, "--format", "json", a)
+	if code != exitOK || !strings.Contains(out, `"tp": 8`) {
+		t.Errorf("json (exit %d):\n%s", code, out)
+	}
+}
+
+func TestReportCheckCommand(t *testing.T) {
+	t.Parallel()
+	// The fixture has 1 failed request of 5 completed (20 %).
+	code, out, _ := runReportCLI(t, "--check", "--failed-request-threshold", "0.25", reportFixture)
+	if code != exitOK || !strings.Contains(out, "passed (8 of 8 checks passed)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runReportCLI(t, "--check", "--failed-request-threshold", "0.1", reportFixture)
+	if code != exitRunFailed || !strings.Contains(out, "FAIL error_rate") || !strings.Contains(out, "FAILED (7 of 8") {
+		t.Errorf("over the threshold: exit %d (want 1):\n%s", code, out)
+	}
+	mismatch := t.TempDir()
+	writeArtifacts(t, mismatch, metrics.Accounting{Sent: 5, ProfilingOK: 3})
+	code, out, _ = runReportCLI(t, "--check", mismatch)
+	if code != exitRunFailed || !strings.Contains(out, "FAIL request_accounting") {
+		t.Errorf("accounting: exit %d (want 1):\n%s", code, out)
+	}
+}
+
+func TestReportUsageErrors(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	a, b := reportRunDir(t, root, 8, 16), reportRunDir(t, root, 4, 32)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--schema", "v2", a}, "--schema applies to --format inferencex"},
+		{[]string{"--format", "inferencex", "--schema", "v4", a}, `unknown result schema "v4"`},
+		{[]string{"--format", "inferencex", a, b}, "one run; got 2 folders"},
+		{[]string{"--format", "yaml", a}, `--format "yaml"`},
+		{[]string{"--server-log", "x.log", a, b}, "--server-log and --env apply to --format inferencex"},
+		{[]string{"--hw", "h200", a, b}, "--hw applies to --format inferencex"},
+		{[]string{"--tp", "4,8,8", a, b}, "3 values for 2 folders"},
+		{[]string{"--format", "inferencex", "--server-log", filepath.Join(root, "nope.log"), a}, "nope.log"},
+		{[]string{"--format", "inferencex", "--tp", "x", a}, `TP="x" is not an integer`},
+		{[]string{"--format", "inferencex", "--env", "KV_OFFLOADING=dram", a}, "KV_OFFLOAD_BACKEND is required"},
+		{[]string{"--format", "inferencex", root}, "2 child folders do"},
+		{[]string{"--check", filepath.Join(root, "nope")}, "no such file"},
+		{[]string{"--no-plot", "--check", a}, "--no-plot applies"},
+		{[]string{"--failed-request-threshold", "0.2", a, b}, "apply to --check only"},
+		{[]string{"--check", "--failed-request-threshold", "2", a}, "must be in [0, 1]"},
+		{[]string{"--plot", filepath.Join(root, "p.png"), "--format", "json", "-o", filepath.Join(root, "no", "such", "t.json"), a}, "-o"},
+	} {
+		code, out, errs := runReportCLI(t, c.args...)
+		if code != exitUsage || !strings.Contains(out+errs, c.want) {
+			t.Errorf("%v: exit %d (want 2), output:\n%s%s\nwant %q", c.args, code, out, errs, c.want)
+		}
 	}
 }

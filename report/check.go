@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/server"
+)
+
+// DefaultFailedRequestThreshold is InferenceX's default error-rate
+// threshold (AIPERF_FAILED_REQUEST_THRESHOLD).
+const DefaultFailedRequestThreshold = 0.10
+
+// CheckOptions configure Run.Check.
+type CheckOptions struct {
+	// FailedRequestThreshold is the largest acceptable share of failed
+	// requests among completed ones, in [0, 1].
+	FailedRequestThreshold float64
+	// RequiredServerMetricPrefix, when set (e.g. "vllm:"), requires
+	// non-empty server metrics exports that mention a metric with this
+	// prefix (AIPERF_REQUIRED_SERVER_METRIC_PREFIX).
+	RequiredServerMetricPrefix string
+}
+
+// CheckResult is the outcome of one check.
+type CheckResult struct {
+	Name    string
+	OK      bool
+	Message string
+}
+
+// Check runs InferenceX's result validation (request_count present and
+// finite, completed requests > 0, error rate within the threshold, the
+// server-metrics gate when a prefix is required) and agentperf's
+// invariants (the request accounting adds up, the aggregate JSON agrees
+// with the records, every successful record has token counts and times,
+// the run was not aborted or cancelled).
+func (r *Run) Check(opt CheckOptions) []CheckResult {
+	var out []CheckResult
+	add := func(name string, ok bool, format string, a ...any) {
+		out = append(out, CheckResult{Name: name, OK: ok, Message: fmt.Sprintf(format, a...)})
+	}
+	ag := r.agg
+	s := r.Summary
+	// InferenceX's validator reads profile_export_aiperf.json.
+	var success, errs, completed float64
+	countsOK := false
+	switch {
+	case !ag.present:
+		add("request_count", false, "%s is missing", metrics.FileAggregateJSON)
+	case ag.RequestCount == nil || ag.RequestCount.Avg == nil:
+		add("request_count", false, "%s has no request_count.avg", metrics.FileAggregateJSON)
+	case math.IsNaN(*ag.RequestCount.Avg) || math.IsInf(*ag.RequestCount.Avg, 0) || *ag.RequestCount.Avg < 0:
+		add("request_count", false, "request_count.avg = %v is not a finite count", *ag.RequestCount.Avg)
+	default:
+		success = *ag.RequestCount.Avg
+		if ag.ErrorCount != nil && ag.ErrorCount.Avg != nil {
+			errs = *ag.ErrorCount.Avg
+		}
+		completed = success + errs
+		if ag.Completed != nil && ag.Completed.Avg != nil {
+			completed = *ag.Completed.Avg
+		}
+		countsOK = true
+		add("request_count", true, "%g successful profiling requests", success)
+	}
+	if countsOK {
+		add("completed_requests", completed > 0, "%g completed requests (%g successful + %g failed)", completed, success, errs)
+		if completed > 0 {
+			rate := errs / completed
+			add("error_rate", rate <= opt.FailedRequestThreshold, "%g of %g completed requests failed (%.2f %%; threshold %.2f %%)",
+				errs, completed, 100*rate, 100*opt.FailedRequestThreshold)
+		}
+		// agentperf: the file agrees with a recount of the records.
+		agree := success == float64(s.RequestCount) && errs == float64(s.ErrorRequestCount)
+		add("aggregates_match_records", agree, "%s says %g successful / %g failed; %s has %d / %d",
+			metrics.FileAggregateJSON, success, errs, metrics.FileRecords, s.RequestCount, s.ErrorRequestCount)
+	}
+	if s.AccountingErr != nil {
+		add("request_accounting", false, "%v", s.AccountingErr)
+	} else if acc := ag.Metadata.Accounting; acc != nil && acc.AddsUp != nil && !*acc.AddsUp {
+		add("request_accounting", false, "metadata.request_accounting.adds_up is false")
+	} else {
+		a := s.Info.Accounting
+		add("request_accounting", true, "sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled",
+			a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+	}
+	rs := r.recs
+	add("record_tokens", rs.MissingTokens == 0, "%d of %d successful profiling records lack input_sequence_length or output_sequence_length",
+		rs.MissingTokens, len(rs.kept))
+	add("record_times", rs.MissingTimes == 0, "%d of %d successful profiling records lack request_start_ns or request_end_ns",
+		rs.MissingTimes, len(rs.kept))
+	switch {
+	case ag.Metadata.Agentperf.Aborted != "":
+		add("run_completed", false, "the run was aborted (%s): %s", ag.Metadata.Agentperf.Aborted, ag.Metadata.Agentperf.AbortMessage)
+	case ag.WasCancelled || s.Info.Cancelled:
+		add("run_completed", false, "the run was cancelled")
+	default:
+		add("run_completed", true, "the run was neither aborted nor cancelled")
+	}
+	if p := opt.RequiredServerMetricPrefix; p != "" {
+		ok, msg := requiredPrefix(r.Dir, p)
+		add("server_metrics_prefix", ok, "%s", msg)
+	}
+	return out
+}
+
+// requiredPrefix is InferenceX's launcher gate: both server-metrics
+// exports exist and are non-empty, and the JSON mentions "<prefix.
+func requiredPrefix(dir, prefix string) (bool, string) {
+	for _, n := range []string{server.JSONFile, server.CSVFile} {
+		st, err := os.Stat(filepath.Join(dir, n))
+		if err != nil || st.Size() == 0 {
+			return false, fmt.Sprintf("%s is missing or empty (required because the server metric prefix %q is)", n, prefix)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, server.JSONFile))
+	if err != nil {
+		return false, err.Error()
+	}
+	defer f.Close()
+	if !containsStream(f, []byte(`"`+prefix)) {
+		return false, fmt.Sprintf("%s has no metric named %s…", server.JSONFile, prefix)
+	}
+	return true, fmt.Sprintf("server metrics with prefix %s present", prefix)
+}
+
+// containsStream reports whether r contains needle, reading in chunks.
+func containsStream(r io.Reader, needle []byte) bool {
+	buf := make([]byte, 0, 1<<16+len(needle))
+	chunk := make([]byte, 1<<16)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if bytes.Contains(buf, needle) {
+			return true
+		}
+		if keep := len(needle) - 1; len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// Passed reports whether every check passed.
+func Passed(results []CheckResult) bool {
+	for _, c := range results {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestErrorCategory(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		raw     string
+		errored bool
+		cat     string
+	}{
+		{``, false, ""}, {`null`, false, ""}, {`{}`, false, ""}, {`""`, false, ""}, {`false`, false, ""}, {`[]`, false, ""},
+		{`{"type":"HTTPStatusError","message":"500 server error"}`, true, "HTTPStatusError"},
+		{`{"code":503,"message":"x"}`, true, "503"},
+		{`{"type":"","error_type":"Timeout"}`, true, "Timeout"},
+		{`{"status":"aborted"}`, true, "aborted"},
+		{`{"message":"connection reset: by peer\nsecond line"}`, true, "connection reset"},
+		{`{"error":"boom"}`, true, "boom"},
+		{`{"message":""}`, true, "unknown"},
+		{`"plain text failure: detail"`, true, "plain text failure"},
+		{`{"message":"` + strings.Repeat("é", 200) + `"}`, true, strings.Repeat("é", 120)},
+	}
+	for _, c := range cases {
+		errored, cat, err := errorCategory([]byte(c.raw))
+		if err != nil || errored != c.errored || cat != c.cat {
+			t.Errorf("errorCategory(%s) = %v, %q, %v; want %v, %q", c.raw, errored, cat, err, c.errored, c.cat)
+		}
+	}
+}
+
+// TestReadRecordsCountsEveryLine: warmup and failed records are counted,
+// never lost; a record without a phase is profiling; a malformed line
+// names its line number.
+func TestReadRecordsCountsEveryLine(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5,"input_sequence_length":{"value":10,"unit":"tokens"},"output_sequence_length":3}}`,
+		``,
+		`{"metadata":{"benchmark_phase":"warmup","request_start_ns":1,"request_end_ns":2},"metrics":{}}`,
+		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
+		`{"metadata":{"benchmark_phase":"profiling","request_start_ns":3,"request_end_ns":4},"metrics":{"inter_chunk_latency":{"value":[1,2],"unit":"ms"}}}`,
+	}, "\n")
+	rs, err := readRecords(strings.NewReader(in), "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Total != 4 || rs.Warmup != 1 || rs.Profiling != 3 || rs.Errored != 1 || len(rs.kept) != 2 || rs.MissingTokens != 1 {
+		t.Errorf("total %d warmup %d profiling %d errored %d kept %d missing tokens %d; want 4 1 3 1 2 1",
+			rs.Total, rs.Warmup, rs.Profiling, rs.Errored, len(rs.kept), rs.MissingTokens)
+	}
+	if rs.kept[0].ttftMs != 5 || rs.kept[0].isl != 10 || rs.kept[0].osl != 3 {
+		t.Errorf("first record %+v", rs.kept[0])
+	}
+	_, err = readRecords(strings.NewReader(in+"\n{\"metadata\":"), "x.jsonl")
+	if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), "x.jsonl:6") {
+		t.Errorf("malformed line: %v", err)
+	}
+	_, err = readRecords(strings.NewReader(`{"metadata":{},"metrics":{"request_latency":{"value":"fast"}}}`), "y.jsonl")
+	if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), "metrics.request_latency") {
+		t.Errorf("bad metric value: %v", err)
+	}
+}
+
+// FuzzReadRecords: any input either parses or is an ErrBadRecords error;
+// when it parses, every record is in exactly the counts it belongs to.
+func FuzzReadRecords(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"benchmark_phase":"profiling","request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":{"value":5,"unit":"ms"}}}` + "\n"))
+	f.Add([]byte(`{"metadata":{"benchmark_phase":"warmup"},"metrics":{},"error":{"code":500}}` + "\n\n" + `{"metadata":{},"metrics":{"output_sequence_length":1e400}}`))
+	f.Add([]byte(`{"metadata":{"recorded_output_tokens":3.5,"theoretical_hit_blocks":9,"theoretical_total_blocks":2},"metrics":{},"error":"x:y"}`))
+	f.Add([]byte("not json\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := readRecords(strings.NewReader(string(b)), "fuzz.jsonl")
+		if err != nil {
+			if !errors.Is(err, ErrBadRecords) {
+				t.Fatalf("error does not wrap ErrBadRecords: %v", err)
+			}
+			return
+		}
+		if rs.Warmup+rs.Profiling != rs.Total || len(rs.kept) > rs.Profiling || rs.Errored > rs.Total {
+			t.Fatalf("counts: total %d warmup %d profiling %d errored %d kept %d", rs.Total, rs.Warmup, rs.Profiling, rs.Errored, len(rs.kept))
+		}
+		n := 0
+		for _, c := range rs.Categories {
+			n += c
+		}
+		if n != rs.Errored || len(rs.kept)+rs.Errored < rs.Profiling {
+			t.Fatalf("categories %d, errored %d, kept %d, profiling %d", n, rs.Errored, len(rs.kept), rs.Profiling)
+		}
+		for _, r := range rs.kept {
+			if r.total < 0 || r.hit > r.total {
+				t.Fatalf("blocks %d/%d", r.hit, r.total)
+			}
+		}
+	})
+}

@@ -1,0 +1,487 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentperf/agentperf/metrics/server"
+)
+
+// val is an optional number.
+type val struct {
+	v  float64
+	ok bool
+}
+
+func some(v float64) val { return val{v, true} }
+
+func (x val) any() any { return optNum(x.v, x.ok) }
+
+// intAny is the value rounded to an integer (token counters), or null.
+func (x val) intAny() any {
+	if !x.ok || math.IsNaN(x.v) || math.IsInf(x.v, 0) {
+		return nil
+	}
+	return int64(math.Round(x.v))
+}
+
+func rate(num, den val) val {
+	if !num.ok || !den.ok || !(den.v > 0) {
+		return val{}
+	}
+	return some(num.v / den.v)
+}
+
+// serverFigures are the server-side numbers of the result (profiling
+// window of server_metrics_export.json).
+type serverFigures struct {
+	present     bool
+	adapter     string // vllm, sglang, dynamo-vllm, unknown, none
+	metricCount int
+
+	gpuHit, cpuHit, extHit, overallHit val
+	prefixHits, prefixQueries          val
+	extHits, extQueries                val
+	cachedBySource                     map[string]float64 // SGLang cache_source totals
+
+	frontendHit, routerKVHit, routerSharedHit val
+	frontendCached, frontendInput             val
+
+	gpuUsage, cpuUsage         val // fractions 0–1, averaged over engines
+	cpuUsed, cpuTotal          val
+	bytesG2C, bytesC2G         val
+	timeG2C, timeC2G           val
+	bwG2C, bwC2G               val
+	promptTotal, genTotal      val
+	bySource                   map[string]float64 // vllm:prompt_tokens_by_source
+	srcGPU, srcExt, srcCompute val
+
+	sources []obj
+
+	// v2 only: the flat schema's hit rates (hits/queries, no by-source
+	// override).
+	v2GPUHit, v2ExtHit val
+
+	warnings []string
+}
+
+// counterSum sums a counter's window totals (histograms: their sums) over
+// the series of the first metric of names that has any, filtered by keep.
+func counterSum(ms map[string]*server.Metric, names []string, keep func(*server.Series) bool) val {
+	for _, n := range names {
+		m := ms[n]
+		if m == nil {
+			continue
+		}
+		var out val
+		for _, s := range m.Series {
+			if s == nil || s.Stats == nil || (keep != nil && !keep(s)) {
+				continue
+			}
+			switch {
+			case s.Stats.Total != nil:
+				out = some(out.v + *s.Stats.Total)
+			case s.Stats.Sum != nil:
+				out = some(out.v + *s.Stats.Sum)
+			}
+		}
+		if out.ok {
+			return out
+		}
+	}
+	return val{}
+}
+
+// sumByLabel sums a counter's totals by the value of label.
+func sumByLabel(ms map[string]*server.Metric, name, label string, keep func(*server.Series) bool) map[string]float64 {
+	m := ms[name]
+	if m == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, s := range m.Series {
+		if s == nil || s.Stats == nil || (keep != nil && !keep(s)) {
+			continue
+		}
+		v, ok := s.Labels[label]
+		if !ok {
+			continue
+		}
+		switch {
+		case s.Stats.Total != nil:
+			out[v] += *s.Stats.Total
+		case s.Stats.Sum != nil:
+			out[v] += *s.Stats.Sum
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// gaugeStat is one series' gauge statistic: the first of keys present.
+func gaugeStat(s *server.Series, keys ...string) (float64, bool) {
+	if s == nil || s.Stats == nil {
+		return 0, false
+	}
+	for _, k := range keys {
+		var p *float64
+		switch k {
+		case "max":
+			p = s.Stats.Max
+		case "avg":
+			p = s.Stats.Avg
+		}
+		if p != nil && !math.IsNaN(*p) && !math.IsInf(*p, 0) {
+			return *p, true
+		}
+	}
+	return 0, false
+}
+
+// combine is how a gauge's per-series values become one number.
+type combine int
+
+const (
+	combineMean combine = iota // percentages and rates: averaged over engines, never summed
+	combineMax                 // token counts of a shared pool: the largest
+	combineSum                 // capacities of independent engines
+)
+
+// gauge combines one statistic (first of keys) of the series of the first
+// metric of names that has any.
+func gauge(ms map[string]*server.Metric, names []string, how combine, keep func(*server.Series) bool, keys ...string) val {
+	for _, n := range names {
+		m := ms[n]
+		if m == nil {
+			continue
+		}
+		var xs []float64
+		for _, s := range m.Series {
+			if keep != nil && !keep(s) {
+				continue
+			}
+			if v, ok := gaugeStat(s, keys...); ok {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		switch how {
+		case combineMax:
+			return some(slices.Max(xs))
+		case combineSum:
+			var t float64
+			for _, x := range xs {
+				t += x
+			}
+			return some(t)
+		}
+		return some(mean(xs))
+	}
+	return val{}
+}
+
+// usage is a percentage gauge as a 0–1 fraction: each engine's peak
+// (max, else avg) normalised (a value above 1.5 is read as percent and
+// divided by 100), averaged over engines.
+func usage(ms map[string]*server.Metric, names []string, keep func(*server.Series) bool) val {
+	for _, n := range names {
+		m := ms[n]
+		if m == nil {
+			continue
+		}
+		var xs []float64
+		for _, s := range m.Series {
+			if keep != nil && !keep(s) {
+				continue
+			}
+			if v, ok := gaugeStat(s, "max", "avg"); ok {
+				xs = append(xs, normFraction(v))
+			}
+		}
+		if len(xs) > 0 {
+			return some(mean(xs))
+		}
+	}
+	return val{}
+}
+
+func normFraction(v float64) float64 {
+	if v > 1.5 {
+		return v / 100
+	}
+	return v
+}
+
+func labelIs(k, v string) func(*server.Series) bool {
+	return func(s *server.Series) bool { return s != nil && s.Labels[k] == v }
+}
+
+// Metric names read (export names: counters without _total).
+var (
+	nPrompt       = []string{"vllm:prompt_tokens"}
+	nGen          = []string{"vllm:generation_tokens"}
+	nHits         = []string{"vllm:prefix_cache_hits"}
+	nQueries      = []string{"vllm:prefix_cache_queries"}
+	nExtHits      = []string{"vllm:external_prefix_cache_hits"}
+	nExtQueries   = []string{"vllm:external_prefix_cache_queries"}
+	nKVUsage      = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+	nCPUUsage     = []string{"vllm:cpu_kv_cache_usage_perc", "vllm:cpu_cache_usage_perc"}
+	nOffloadBytes = []string{"vllm:kv_offload_total_bytes"}
+	nOffloadTime  = []string{"vllm:kv_offload_total_time"}
+)
+
+// computeServer derives the server figures from an export (nil: absent)
+// and the kept records (for the token fallbacks).
+func computeServer(ex *server.Export, framework string, req *requestFigures) serverFigures {
+	f := serverFigures{adapter: "none"}
+	var ms map[string]*server.Metric
+	if ex != nil {
+		ms = ex.Metrics
+	}
+	f.metricCount = len(ms)
+	f.present = len(ms) > 0
+	if !f.present {
+		f.warnings = append(f.warnings, "server_metrics_export.json missing or empty: server figures are null, token totals come from the records")
+	} else {
+		f.adapter = detectAdapter(ms, framework)
+		switch f.adapter {
+		case "sglang":
+			f.sglang(ms)
+		case "vllm", "dynamo-vllm":
+			f.vllm(ms, f.adapter == "dynamo-vllm")
+			if f.adapter == "dynamo-vllm" {
+				f.dynamo(ms)
+			}
+		default:
+			names := make([]string, 0, len(ms))
+			for n := range ms {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			if len(names) > 8 {
+				names = append(names[:8], "…")
+			}
+			f.warnings = append(f.warnings, fmt.Sprintf("server metrics of an unknown backend (framework %q, metrics %s): server figures are null",
+				framework, strings.Join(names, ", ")))
+		}
+	}
+	f.bwG2C = rate(f.bytesG2C, f.timeG2C)
+	f.bwC2G = rate(f.bytesC2G, f.timeC2G)
+	// Without server counters, the totals are the records' sums.
+	if !f.promptTotal.ok && req.input.n > 0 {
+		f.promptTotal = some(req.inputSum)
+	}
+	if !f.genTotal.ok && req.outActual.n > 0 {
+		f.genTotal = some(req.outputSum)
+	}
+	return f
+}
+
+func detectAdapter(ms map[string]*server.Metric, framework string) string {
+	fw := strings.ToLower(framework)
+	has := func(prefix string) bool {
+		for n := range ms {
+			if strings.HasPrefix(n, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case strings.HasPrefix(fw, "dynamo") || has("dynamo_"):
+		return "dynamo-vllm"
+	case has("sglang:"):
+		return "sglang"
+	case has("vllm:"):
+		return "vllm"
+	}
+	return "unknown"
+}
+
+func (f *serverFigures) vllm(ms map[string]*server.Metric, dynamo bool) {
+	if dynamo {
+		f.promptTotal = counterSum(ms, append([]string{"dynamo_frontend_input_sequence_tokens"}, nPrompt...), nil)
+		f.genTotal = counterSum(ms, append([]string{"dynamo_frontend_output_tokens"}, nGen...), nil)
+	} else {
+		f.promptTotal = counterSum(ms, nPrompt, nil)
+		f.genTotal = counterSum(ms, nGen, nil)
+	}
+	f.prefixHits = counterSum(ms, nHits, nil)
+	f.prefixQueries = counterSum(ms, nQueries, nil)
+	f.gpuHit = rate(f.prefixHits, f.prefixQueries)
+	f.v2GPUHit = f.gpuHit
+	f.extHits = counterSum(ms, nExtHits, nil)
+	f.extQueries = counterSum(ms, nExtQueries, nil)
+	f.extHit = rate(f.extHits, f.extQueries)
+	f.cpuHit = f.extHit
+	f.v2ExtHit = f.extHit
+	f.bySource = sumByLabel(ms, "vllm:prompt_tokens_by_source", "source", nil)
+	if f.bySource != nil {
+		var total float64
+		for _, v := range f.bySource {
+			total += v
+		}
+		local, hasLocal := f.bySource["local_cache_hit"]
+		ext, hasExt := f.bySource["external_kv_transfer"]
+		comp, hasComp := f.bySource["local_compute"]
+		if total > 0 {
+			if hasLocal {
+				f.gpuHit = some(local / total)
+			}
+			if hasExt {
+				f.extHit = some(ext / total)
+				f.cpuHit = f.extHit
+			}
+			f.overallHit = some((local + ext) / total)
+		}
+		f.srcGPU = val{local, hasLocal}
+		f.srcExt = val{ext, hasExt}
+		f.srcCompute = val{comp, hasComp}
+	} else if f.gpuHit.ok {
+		f.overallHit = f.gpuHit
+	}
+	f.gpuUsage = usage(ms, nKVUsage, nil)
+	f.cpuUsage = usage(ms, nCPUUsage, nil)
+	f.bytesG2C = counterSum(ms, []string{"vllm:kv_offload_bytes_gpu_to_cpu"}, nil)
+	if !f.bytesG2C.ok {
+		f.bytesG2C = counterSum(ms, nOffloadBytes, labelIs("transfer_type", "GPU_to_CPU"))
+	}
+	f.bytesC2G = counterSum(ms, []string{"vllm:kv_offload_bytes_cpu_to_gpu"}, nil)
+	if !f.bytesC2G.ok {
+		f.bytesC2G = counterSum(ms, nOffloadBytes, labelIs("transfer_type", "CPU_to_GPU"))
+	}
+	f.timeG2C = counterSum(ms, []string{"vllm:kv_offload_time_gpu_to_cpu"}, nil)
+	if !f.timeG2C.ok {
+		f.timeG2C = counterSum(ms, nOffloadTime, labelIs("transfer_type", "GPU_to_CPU"))
+	}
+	f.timeC2G = counterSum(ms, []string{"vllm:kv_offload_time_cpu_to_gpu"}, nil)
+	if !f.timeC2G.ok {
+		f.timeC2G = counterSum(ms, nOffloadTime, labelIs("transfer_type", "CPU_to_GPU"))
+	}
+	f.sources = vllmSources(ms)
+}
+
+func (f *serverFigures) sglang(ms map[string]*server.Metric) {
+	f.promptTotal = counterSum(ms, []string{"sglang:prompt_tokens"}, nil)
+	f.genTotal = counterSum(ms, []string{"sglang:generation_tokens"}, nil)
+	f.cachedBySource = sumByLabel(ms, "sglang:cached_tokens", "cache_source", nil)
+	dev, hasDev := f.cachedBySource["device"]
+	host, hasHost := f.cachedBySource["host"]
+	f.gpuHit = rate(val{dev, hasDev}, f.promptTotal)
+	f.v2GPUHit = f.gpuHit
+	f.cpuHit = rate(val{host, hasHost}, f.promptTotal)
+	f.extHit = f.cpuHit
+	f.v2ExtHit = f.cpuHit
+	if f.cachedBySource != nil {
+		var all float64
+		for _, v := range f.cachedBySource {
+			all += v
+		}
+		f.overallHit = rate(some(all), f.promptTotal)
+	}
+	if !f.overallHit.ok {
+		if g := gauge(ms, []string{"sglang:cache_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+			f.overallHit = some(normFraction(g.v))
+		}
+	}
+	f.gpuUsage = usage(ms, []string{"sglang:token_usage"}, nil)
+	f.cpuUsed = gauge(ms, []string{"sglang:hicache_host_used_tokens"}, combineMax, nil, "max", "avg")
+	f.cpuTotal = gauge(ms, []string{"sglang:hicache_host_total_tokens"}, combineMax, nil, "max", "avg")
+	f.cpuUsage = rate(f.cpuUsed, f.cpuTotal)
+	f.srcGPU = val{dev, hasDev}
+	f.srcExt = val{host, hasHost}
+	f.srcCompute = counterSum(ms, []string{"sglang:realtime_tokens"}, labelIs("mode", "prefill_compute"))
+	f.bySource = f.cachedBySource
+}
+
+func (f *serverFigures) dynamo(ms map[string]*server.Metric) {
+	if !f.gpuUsage.ok {
+		f.gpuUsage = usage(ms, []string{"dynamo_component_gpu_cache_usage_percent"}, nil)
+	}
+	f.frontendCached = counterSum(ms, []string{"dynamo_frontend_cached_tokens"}, nil)
+	f.frontendInput = counterSum(ms, []string{"dynamo_frontend_input_sequence_tokens"}, nil)
+	f.frontendHit = rate(f.frontendCached, f.frontendInput)
+	if g := gauge(ms, []string{"dynamo_component_router_kv_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+		f.routerKVHit = some(normFraction(g.v))
+	}
+	if g := gauge(ms, []string{"dynamo_component_router_shared_cache_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+		f.routerSharedHit = some(normFraction(g.v))
+	}
+	if !f.overallHit.ok {
+		if f.frontendHit.ok && f.frontendHit.v != 0 {
+			f.overallHit = f.frontendHit
+		} else if f.routerSharedHit.ok {
+			f.overallHit = f.routerSharedHit
+		}
+	}
+}
+
+// sourceID identifies the engine a series comes from: role (from the
+// dynamo_component or component label), endpoint and the worker_id,
+// dp_rank and engine labels.
+func sourceID(s *server.Series) string {
+	comp := s.Labels["dynamo_component"]
+	if comp == "" {
+		comp = s.Labels["component"]
+	}
+	role := "combined"
+	switch comp {
+	case "prefill":
+		role = "prefill"
+	case "backend", "decode":
+		role = "decode"
+	case "frontend", "router":
+		role = "router"
+	}
+	parts := []string{role}
+	if s.EndpointURL != "" {
+		parts = append(parts, s.EndpointURL)
+	}
+	for _, k := range []string{"worker_id", "dp_rank", "engine"} {
+		if v, ok := s.Labels[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// vllmSources lists the per-engine figures, by source id.
+func vllmSources(ms map[string]*server.Metric) []obj {
+	ids := map[string]bool{}
+	for _, n := range []string{"vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_hits",
+		"vllm:prefix_cache_queries", "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_by_source"} {
+		if m := ms[n]; m != nil {
+			for _, s := range m.Series {
+				if s != nil {
+					ids[sourceID(s)] = true
+				}
+			}
+		}
+	}
+	sorted := make([]string, 0, len(ids))
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	out := make([]obj, 0, len(sorted))
+	for _, id := range sorted {
+		keep := func(s *server.Series) bool { return s != nil && sourceID(s) == id }
+		role, _, _ := strings.Cut(id, "|")
+		out = append(out, obj{
+			{"id", id},
+			{"role", role},
+			{"prompt_tokens", counterSum(ms, nPrompt, keep).any()},
+			{"generation_tokens", counterSum(ms, nGen, keep).any()},
+			{"prefix_cache_hit_rate", rate(counterSum(ms, nHits, keep), counterSum(ms, nQueries, keep)).any()},
+			{"gpu_kv_cache_usage_pct", usage(ms, nKVUsage, keep).any()},
+		})
+	}
+	return out
+}
