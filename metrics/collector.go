@@ -100,6 +100,8 @@ type Collector struct {
 	ttft, itl  *hdrhistogram.WindowedHistogram
 	winCount   [liveBuckets]int64
 	winTokens  [liveBuckets]float64
+	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
+	winBlocks  [liveBuckets]int64
 	winIdx     int
 	nextRotate time.Time
 	rotations  int
@@ -203,6 +205,8 @@ func (c *Collector) Add(r *Record) {
 		if Has(v.OSL) {
 			c.winTokens[c.winIdx] += v.OSL
 		}
+		c.winHit[c.winIdx] += rw.hit
+		c.winBlocks[c.winIdx] += rw.total
 	}
 	c.maybeFlush(now)
 	c.mu.Unlock()
@@ -317,6 +321,7 @@ func (c *Collector) rotate(now time.Time) {
 		c.winIdx = (c.winIdx + 1) % liveBuckets
 		c.winCount[c.winIdx] = 0
 		c.winTokens[c.winIdx] = 0
+		c.winHit[c.winIdx], c.winBlocks[c.winIdx] = 0, 0
 		c.rotations++
 	}
 }
@@ -338,6 +343,12 @@ type LiveStats struct {
 	TTFTP50, TTFTP99   float64 // ms
 	ITLP50, ITLP99     float64 // ms
 	WindowSamples      int
+	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
+	// would reach on the window's successful records (Σ hit blocks / Σ
+	// blocks); NaN when they carry no block counts.
+	TheoreticalHitRate float64
+	// Window is the span the rates cover (shorter early in a run).
+	Window time.Duration
 }
 
 // Errors returns all failed records (both phases).
@@ -359,17 +370,24 @@ func (c *Collector) Snapshot() LiveStats {
 		Cancelled: c.acct.Cancelled, Overflows: c.acct.Overflows,
 		InFlight: int(c.inFlight.Load()),
 	}
-	var n int64
+	var n, hit, blocks int64
 	var tok float64
 	for i := range liveBuckets {
 		n += c.winCount[i]
 		tok += c.winTokens[i]
+		hit += c.winHit[i]
+		blocks += c.winBlocks[i]
+	}
+	s.TheoreticalHitRate = math.NaN()
+	if blocks > 0 {
+		s.TheoreticalHitRate = float64(hit) / float64(blocks)
 	}
 	// The window spans the full older buckets plus the current partial
 	// one, but never more than the time since start.
 	bd := c.bucketDur()
 	span := time.Duration(min(c.rotations, liveBuckets-1))*bd + bd - c.nextRotate.Sub(now)
 	span = min(span, now.Sub(c.started))
+	s.Window = max(span, 0)
 	if span > 0 {
 		s.RequestsPerSec = float64(n) / span.Seconds()
 		s.OutputTokensPerSec = tok / span.Seconds()
