@@ -93,6 +93,8 @@ type Collector struct {
 	rows     []row
 	errs     errorTally
 	acct     Accounting // counted from records; Sent left 0
+	warmOvf  int        // overflows and cancellations of warmup records (live view)
+	warmCanc int
 	finished bool
 
 	// live view state
@@ -183,6 +185,9 @@ func (c *Collector) Add(r *Record) {
 	switch b {
 	case BucketCancelled:
 		c.acct.Cancelled++
+		if rw.warmup {
+			c.warmCanc++
+		}
 	case BucketWarmupError:
 		c.acct.WarmupErrors++
 	case BucketWarmupOK:
@@ -233,6 +238,9 @@ func (c *Collector) AddOverflow(r *Record) {
 	} else {
 		c.write(c.ovfW, line, FileOverflow)
 		c.acct.Overflows++
+		if r.Phase == PhaseWarmup {
+			c.warmOvf++
+		}
 		c.maybeFlush(now)
 		c.mu.Unlock()
 	}
@@ -337,7 +345,10 @@ type LiveStats struct {
 	WarmupErrors       int
 	Cancelled          int
 	Overflows          int
-	InFlight           int
+	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
+	// Overflows that belong to warmup records.
+	WarmupCancelled, WarmupOverflows int
+	InFlight                         int
 	RequestsPerSec     float64
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
@@ -368,6 +379,7 @@ func (c *Collector) Snapshot() LiveStats {
 		ProfilingOK: c.acct.ProfilingOK, ProfilingErrors: c.acct.ProfilingErrors,
 		WarmupOK: c.acct.WarmupOK, WarmupErrors: c.acct.WarmupErrors,
 		Cancelled: c.acct.Cancelled, Overflows: c.acct.Overflows,
+		WarmupCancelled: c.warmCanc, WarmupOverflows: c.warmOvf,
 		InFlight: int(c.inFlight.Load()),
 	}
 	var n, hit, blocks int64

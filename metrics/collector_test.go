@@ -197,6 +197,15 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 	if s.ProfilingOK != 20 || s.InFlight != 7 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
 		t.Errorf("counts %+v", s)
 	}
+	wo := okRecord(10, 0, 0, 0, 0, 1, 0, 0)
+	wo.Phase = PhaseWarmup
+	c.AddOverflow(wo)
+	wc := okRecord(11, 0, 0, 0, 0, 1, 0, 0)
+	wc.Phase, wc.Cancelled = PhaseWarmup, true
+	c.Add(wc)
+	if s = c.Snapshot(); s.Overflows != 2 || s.WarmupOverflows != 1 || s.Cancelled != 1 || s.WarmupCancelled != 1 {
+		t.Errorf("warmup overflows/cancellations %+v, want 1 of 2 overflows and 1 of 1 cancellation", s)
+	}
 	if !near(s.RequestsPerSec, 4) || !near(s.OutputTokensPerSec, 44) {
 		t.Errorf("rates %v req/s %v tok/s, want 4 and 44", s.RequestsPerSec, s.OutputTokensPerSec)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/ui"
 )
 
 func init() {
@@ -146,10 +147,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if p.exportLevel != "records" && p.exportLevel != "summary" {
 		return nil, usagef("--export-level %q: records or summary (raw is not supported yet)", p.exportLevel)
 	}
-	switch p.uiType {
-	case "auto", "simple", "none", "dashboard":
-	default:
-		return nil, usagef("--ui-type %q: auto, simple or none", p.uiType)
+	if _, err := ui.ParseType(p.uiType); err != nil {
+		return nil, asUsage(err)
 	}
 	if err := scenario.ValidateThreshold(p.threshold); err != nil {
 		return nil, asUsage(err)
@@ -251,6 +250,13 @@ type runLog struct {
 	mu   sync.Mutex
 	w    io.Writer
 	file *os.File
+}
+
+// setOutput redirects the terminal side of the log (the file is kept).
+func (l *runLog) setOutput(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
 }
 
 func (l *runLog) Printf(format string, args ...any) {
@@ -438,9 +444,14 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period, then every artifact is written", seconds(p.graceBench))
 	})
 	defer stopNote()
-	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval), pc)
+	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
+		interrupted: func() bool { return ctx.Err() != nil }})
+	lg.setOutput(lv.Log())
 	res, err := replay.Run(ctx, cfg)
-	lv.stop()
+	if err := lv.Stop(); err != nil {
+		lg.Printf("warning: live view: %v", err)
+	}
+	lg.setOutput(io.err)
 	stopScr()
 	scrWG.Wait()
 	if err != nil {
@@ -479,6 +490,7 @@ func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {
 }
 
 func (o *phaseObserver) ProfilingEnded(at time.Time) {
+	o.pc.ended.Store(at.UnixNano())
 	if o.scr != nil {
 		o.scr.MarkProfilingEnd(at)
 	}
