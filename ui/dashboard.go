@@ -219,9 +219,14 @@ func (m *model) View() string {
 	} else {
 		add(m.st.label.Render("latency  ") + m.st.dim.Render(" TTFT/ITL n/a (not streaming)"))
 	}
-	add(m.st.label.Render("server   ") + " " + m.serverLine(s))
-	if s.Diagnosis != "" {
-		add(m.st.warn.Render("⚠ " + s.Diagnosis))
+	add(m.st.label.Render("server   ") + " " + m.serverLine(s, w >= 100))
+	if d := s.Diagnosis; d != "" {
+		// The figures in parentheses are on the server line too: they go
+		// first when the window is narrow.
+		if i := strings.Index(d, " ("); i > 0 && lipgloss.Width(d)+2 > w {
+			d = d[:i]
+		}
+		add(m.st.warn.Render("⚠ " + d))
 	} else {
 		add(m.st.dim.Render("no bottleneck identified"))
 	}
@@ -254,25 +259,31 @@ func (m *model) View() string {
 		}
 		add(l)
 	}
-	add(m.st.dim.Render("Ctrl-C: stop (in-flight requests finish, every artifact is written); again: exit at once"))
+	add(m.st.dim.Render("Ctrl-C stops: in-flight requests finish, artifacts are written. Twice: exit now."))
 	return strings.Join(lines, "\n")
 }
 
 // serverLine is the server's figures, compact.
-func (m *model) serverLine(s *Snapshot) string {
+// serverLine is the server's figures; short abbreviates the labels for a
+// narrow window.
+func (m *model) serverLine(s *Snapshot, long bool) string {
 	sv := &s.Server
 	if !sv.Valid {
 		return m.st.dim.Render(serverText(s))
 	}
+	run, wait, theo, pre := "running", "waiting", " / %s theoretical", "preemptions"
+	if !long {
+		run, wait, theo, pre = "run", "wait", " (theor. %s)", "preempt"
+	}
 	th := ""
 	if !math.IsNaN(s.Client.TheoreticalHitRate) {
-		th = " / " + pct(s.Client.TheoreticalHitRate) + " theoretical"
+		th = fmt.Sprintf(theo, pct(s.Client.TheoreticalHitRate))
 	}
-	pre := ""
+	p := ""
 	if !math.IsNaN(sv.PreemptionsTotal) {
-		pre = "  preemptions " + count(sv.PreemptionsTotal)
+		p = fmt.Sprintf("  %s %s", pre, count(sv.PreemptionsTotal))
 	}
-	return fmt.Sprintf("running %s  waiting %s  KV %s  hit %s%s%s", count(sv.Running), count(sv.Waiting), pct(sv.KVUsage), pct(sv.HitRate), th, pre)
+	return fmt.Sprintf("%s %s  %s %s  KV %s  hit %s%s%s", run, count(sv.Running), wait, count(sv.Waiting), pct(sv.KVUsage), pct(sv.HitRate), th, p)
 }
 
 func (m *model) bar(frac float64, width int) string {
@@ -294,7 +305,10 @@ func (m *model) chart(title string, ps []Point, w, h int, top float64, unit func
 	if top <= 0 {
 		top = niceTop(vals)
 	}
-	head := fmt.Sprintf("%s  now %s  max %s", title, unit(last(ps)), unit(top))
+	head := fmt.Sprintf("%s  now %s", title, unit(last(ps)))
+	if scale := "  max " + unit(top); lipgloss.Width(head+scale) <= inW {
+		head += scale
+	}
 	rows := chartRows(vals, plotH, top)
 	// Mark where profiling started with a coloured column.
 	if ps0 := m.tr.History.ProfilingStart; !ps0.IsZero() && len(ps) > 0 {
