@@ -338,22 +338,22 @@ func (c *Collector) rotate(now time.Time) {
 // the sliding window (CollectorOptions.LiveWindow) of successful records;
 // counts cover the whole run. Percentiles are NaN without samples.
 type LiveStats struct {
-	Elapsed            time.Duration
-	ProfilingOK        int
-	ProfilingErrors    int
-	WarmupOK           int
-	WarmupErrors       int
-	Cancelled          int
-	Overflows          int
+	Elapsed         time.Duration
+	ProfilingOK     int
+	ProfilingErrors int
+	WarmupOK        int
+	WarmupErrors    int
+	Cancelled       int
+	Overflows       int
 	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
 	// Overflows that belong to warmup records.
 	WarmupCancelled, WarmupOverflows int
 	InFlight                         int
-	RequestsPerSec     float64
-	OutputTokensPerSec float64
-	TTFTP50, TTFTP99   float64 // ms
-	ITLP50, ITLP99     float64 // ms
-	WindowSamples      int
+	RequestsPerSec                   float64
+	OutputTokensPerSec               float64
+	TTFTP50, TTFTP99                 float64 // ms
+	ITLP50, ITLP99                   float64 // ms
+	WindowSamples                    int
 	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
 	// would reach on the window's successful records (Σ hit blocks / Σ
 	// blocks); NaN when they carry no block counts.

@@ -86,8 +86,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestStartFallsBack(t *testing.T) {
 	t.Parallel()
@@ -171,4 +175,3 @@ func TestSimpleViewRedrawsOnATerminal(t *testing.T) {
 		t.Errorf("redraws (want 3 × %q, the log line above the block):\n%q", up, text)
 	}
 }
-

@@ -99,8 +99,6 @@ func nanUnless(v float64, ok bool) float64 {
 	return v
 }
 
-
-
 // startLiveView starts the --ui-type view on stderr and returns it; log
 // lines should go to its Log writer while it runs.
 func startLiveView(p *profileFlags, out io.Writer, src ui.Source) ui.View {
