@@ -91,6 +91,9 @@ func phaseText(s *Snapshot) string {
 
 // etaText is the warmup's estimated time left.
 func etaText(s *Snapshot) string {
+	if s.WarmupTotal > 0 && s.WarmupDone >= s.WarmupTotal {
+		return "done"
+	}
 	if s.WarmupETA < 0 {
 		return "ETA unknown until the first warmup request finishes"
 	}

@@ -259,6 +259,20 @@ func (l *runLog) setOutput(w io.Writer) {
 	l.mu.Unlock()
 }
 
+// FileOnly writes a line to logs/aiperf.log only, for a message the
+// terminal gets in another form (each error is shown once).
+func (l *runLog) FileOnly(format string, args ...any) {
+	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(line, "\n") {
+		line += "\n"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		l.file.WriteString(line)
+	}
+}
+
 func (l *runLog) Printf(format string, args ...any) {
 	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
 	if !strings.HasSuffix(line, "\n") {
