@@ -247,9 +247,50 @@ func noCapIfZero(d time.Duration) time.Duration {
 
 // runLog writes diagnostics to stderr and to logs/aiperf.log.
 type runLog struct {
-	mu   sync.Mutex
-	w    io.Writer
-	file *os.File
+	mu      sync.Mutex
+	w       io.Writer
+	file    *os.File
+	pending []string // lines logged before the file was opened
+}
+
+// openFile creates dir/logs/aiperf.log (and dir) and writes the lines
+// logged so far into it.
+func (l *runLog) openFile(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return fmt.Errorf("create --output-artifact-dir %s: %w", dir, err)
+	}
+	f, err := os.Create(filepath.Join(dir, "logs", "aiperf.log"))
+	if err != nil {
+		return fmt.Errorf("create log file in %s: %w (is the directory writable?)", dir, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.file = f
+	for _, line := range l.pending {
+		f.WriteString(line)
+	}
+	l.pending = nil
+	return nil
+}
+
+// close closes the log file.
+func (l *runLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+}
+
+// toFile writes line to the file, or keeps it until the file is open.
+// l.mu held.
+func (l *runLog) toFile(line string) {
+	if l.file != nil {
+		l.file.WriteString(line)
+		return
+	}
+	l.pending = append(l.pending, line)
 }
 
 // setOutput redirects the terminal side of the log (the file is kept).
@@ -268,9 +309,7 @@ func (l *runLog) FileOnly(format string, args ...any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.file != nil {
-		l.file.WriteString(line)
-	}
+	l.toFile(line)
 }
 
 func (l *runLog) Printf(format string, args ...any) {
@@ -281,22 +320,16 @@ func (l *runLog) Printf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)
-	if l.file != nil {
-		l.file.WriteString(line)
-	}
+	l.toFile(line)
 }
 
 func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	p := r.p
-	if err := os.MkdirAll(filepath.Join(p.outputDir, "logs"), 0o755); err != nil {
-		return asUsage(fmt.Errorf("create --output-artifact-dir %s: %w", p.outputDir, err))
-	}
-	lf, err := os.Create(filepath.Join(p.outputDir, "logs", "aiperf.log"))
-	if err != nil {
-		return asUsage(fmt.Errorf("create log file in %s: %w (is the directory writable?)", p.outputDir, err))
-	}
-	defer lf.Close()
-	lg := &runLog{w: io.err, file: lf}
+	// The artifact folder is created once the inputs are known to be good
+	// (corpus, tokenizer, server URL): a run refused at validation leaves
+	// nothing behind. Log lines until then are kept and written first.
+	lg := &runLog{w: io.err}
+	defer lg.close()
 	for _, n := range r.env.notes {
 		lg.Printf("note: %s", n)
 	}
@@ -370,9 +403,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
 	}
 
+	if err := lg.openFile(p.outputDir); err != nil {
+		return asUsage(err)
+	}
+
 	// Exporters, scraper, live view.
 	benchID := uuid.NewString()
-	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: "agentperf " + version})
+	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion()})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}
@@ -386,7 +423,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 			slice = time.Second
 		}
 		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
-			AIPerfVersion: "agentperf " + version, BenchmarkID: benchID, InputConfig: r.inputConfig()})
+			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig()})
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}

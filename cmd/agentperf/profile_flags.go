@@ -121,7 +121,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: a tokenizer.json/.tiktoken file or folder, an HF model id in the hub cache, or 'builtin' (default: builtin, approximate)")
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "revision of an HF tokenizer in the hub cache")
-	fs.StringVar(&p.concurrency, "concurrency", "", "number of lanes (one integer)")
+	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
 	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
@@ -154,6 +154,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	p.data = addDatasetFlags(fs)
+	setHelpGroups(fs, profileHelpGroups, "Other")
 
 	p.unsupported = map[string]string{}
 	names := make([]string, 0, len(unsupportedFlags))
@@ -171,6 +172,34 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	}
 	return p
 }
+
+// profileHelpGroups groups the flags in `profile --help`; flags not listed
+// (added later, or by a shared helper) are shown under "Other flags".
+var profileHelpGroups = []flagGroup{
+	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
+		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
+		"extra-inputs", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
+	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
+		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "cache-bust"}},
+	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
+		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
+		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
+	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Scenario", []string{"scenario", "unsafe-override"}},
+}
+
+// intText is a flag value kept as text, so that a value such as "8,16"
+// gets a precise error later, but shown as an int in the help.
+type intText struct{ s *string }
+
+func (v intText) String() string {
+	if v.s == nil {
+		return ""
+	}
+	return *v.s
+}
+func (v intText) Set(s string) error { *v.s = s; return nil }
+func (v intText) Type() string       { return "int" }
 
 // anyValue accepts any value (or none) so unsupported flags parse and can be
 // rejected with their reason.

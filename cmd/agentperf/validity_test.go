@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,5 +50,43 @@ func TestNoScenarioNoValidity(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("metadata.warnings lacks the overflow warning: %v", ws)
+	}
+}
+
+// TestRefusedRunLeavesNothing: a run refused at input validation (exit 2)
+// creates no artifact folder and leaves no lock file in the dataset cache.
+func TestRefusedRunLeavesNothing(t *testing.T) {
+	base := []string{"profile", "--model", "demo", "--concurrency", "2", "--benchmark-duration", "5", "--ui-type", "none"}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"bad": 1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"malformed corpus", []string{"--url", "sim://", "--input-file", bad}},
+		{"bad simulator setting", []string{"--url", "sim://?bogus=1", "--public-dataset", "synthetic:traces=4"}},
+		{"missing tokenizer", []string{"--url", "sim://", "--public-dataset", "synthetic:traces=4", "--tokenizer", filepath.Join(t.TempDir(), "none.json")}},
+		{"bad URL", []string{"--url", "ftp://x", "--public-dataset", "synthetic:traces=4"}},
+		{"unsupported flag", []string{"--url", "sim://", "--public-dataset", "synthetic:traces=4", "--request-rate", "3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			cache := t.TempDir()
+			t.Setenv("AIPERF_DATASET_MMAP_CACHE_DIR", cache)
+			out := filepath.Join(t.TempDir(), "art")
+			code, _, errOut := runProfileCLI(context.Background(), t, append(append(append([]string(nil), base...), c.args...), "--output-artifact-dir", out)...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", code, errOut)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the refused run left %s behind (stat: %v)", out, err)
+			}
+			locks, _ := filepath.Glob(filepath.Join(cache, "*.lock"))
+			if len(locks) > 0 {
+				t.Errorf("stray lock files: %v", locks)
+			}
+		})
 	}
 }
