@@ -39,8 +39,30 @@ func RenderDir(dir string) ([]string, error) {
 			ex = nil
 		}
 	}
-	w2, err := Render(Input{Requests: reqs, Server: ex}, filepath.Join(dir, FileName))
+	w2, err := Render(Input{Requests: reqs, Server: ex, ProfilingStartNs: ProfilingStartNs(dir)}, filepath.Join(dir, FileName))
 	return append(warnings, w2...), err
+}
+
+// ProfilingStartNs reads when profiling started from the aggregate JSON of
+// an artifact folder (metadata.agentperf.profiling_start_ns); 0 when it is
+// not there (an aiperf folder: the plot then takes the first profiling
+// request's start).
+func ProfilingStartNs(dir string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		return 0
+	}
+	var agg struct {
+		Metadata struct {
+			Agentperf struct {
+				ProfilingStartNs int64 `json:"profiling_start_ns"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &agg) != nil {
+		return 0
+	}
+	return agg.Metadata.Agentperf.ProfilingStartNs
 }
 
 // jsonValue is a metric as {value, unit} or a bare number.
