@@ -126,6 +126,17 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
 		}
 	}
+	// report.html last, so that it shows every warning above.
+	if hw, err := writeHTMLReport(p.outputDir); err != nil {
+		problems = append(problems, err.Error())
+	} else if len(hw) > 0 {
+		for _, w := range hw {
+			lg.Printf("warning: %s", w)
+		}
+		if err := metrics.AddWarnings(p.outputDir, hw...); err != nil {
+			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
+		}
+	}
 
 	if sum != nil {
 		sum.WriteTable(io.out)

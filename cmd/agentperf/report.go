@@ -11,11 +11,11 @@ import (
 )
 
 func init() {
-	register(command{name: "report", summary: "recompute the aggregates (and summary) of an artifact folder", run: runReport})
+	register(command{name: "report", summary: "recompute the aggregates, the plot and report.html of an artifact folder", run: runReport})
 }
 
-const reportExamples = `  # Recompute profile_export_aiperf.json/.csv and metrics_plots.png from
-  # profile_export.jsonl (and server_metrics_export.json) and print the summary
+const reportExamples = `  # Recompute profile_export_aiperf.json/.csv, metrics_plots.png and report.html
+  # from profile_export.jsonl (and server_metrics_export.json) and print the summary
   agentperf report results/aiperf_artifacts
 
   # The same without re-rendering the plot
@@ -30,8 +30,9 @@ const reportExamples = `  # Recompute profile_export_aiperf.json/.csv and metric
 // export is missing or malformed, 1 when the request accounting does not
 // add up (the files are still rewritten).
 func runReport(_ context.Context, args []string, io stdio) error {
-	fs := newFlagSet("report", "report [--no-plot] DIR", reportExamples, io.err)
+	fs := newFlagSet("report", "report [--no-plot] [--no-html] DIR", reportExamples, io.err)
 	noPlot := fs.Bool("no-plot", false, "do not re-render metrics_plots.png")
+	noHTML := fs.Bool("no-html", false, "do not rewrite report.html (the interactive report)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -62,6 +63,18 @@ func runReport(_ context.Context, args []string, io stdio) error {
 		}
 		if err := metrics.AddWarnings(dir, warnings...); err != nil {
 			return fmt.Errorf("report %s: record plot warnings: %w", dir, err)
+		}
+	}
+	if !*noHTML {
+		warnings, err := writeHTMLReport(dir)
+		for _, w := range warnings {
+			fmt.Fprintf(io.err, "agentperf: warning: %s\n", w)
+		}
+		if err != nil {
+			return fmt.Errorf("report %s: %w", dir, err)
+		}
+		if err := metrics.AddWarnings(dir, warnings...); err != nil {
+			return fmt.Errorf("report %s: record report.html warnings: %w", dir, err)
 		}
 	}
 	return failed
