@@ -8,8 +8,8 @@
 // hover to read values, click a legend entry to toggle a series. The
 // warmup is shaded and the start of profiling marked on every chart.
 //
-// The charting library is vendored: vendor/package.json and its lock file
-// pin the npm package, vendor/update.sh reinstalls it and copies the
+// The charting library is vendored: npm/package.json and its lock file
+// pin the npm package, npm/update.sh reinstalls it and copies the
 // minified files into assets/, which are embedded with go:embed. The
 // page's Content-Security-Policy allows no network access at all.
 package htmlreport

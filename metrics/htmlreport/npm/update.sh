@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Refreshes the charting library embedded in report.html from npm.
 #
-#   cd metrics/htmlreport/vendor
+#   cd metrics/htmlreport/npm
 #   npm install uplot@<version> --save-exact   # to change the version
 #   ./update.sh                                # reinstall from the lock file and copy the files
 #
