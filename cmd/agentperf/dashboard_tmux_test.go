@@ -153,3 +153,41 @@ func TestDashboardCtrlCInTmux(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardDegradesInTmux: on a dumb terminal the default view is the
+// simple one (log lines, no cursor movement); in a window smaller than
+// 80×24 it is the simple block, redrawn in place.
+func TestDashboardDegradesInTmux(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, term string
+		w, h       int
+		want       []string
+	}{
+		{"dumb terminal", "dumb", 200, 60, []string{"[profiling ", " ok, ", "requests: sent"}},
+		{"small window", "xterm-256color", 70, 20, []string{"warmup    [", "profiling [", "requests  (profiling)", "requests: sent"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := newTmux(t)
+			dir := t.TempDir()
+			cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=%s %s profile "+
+				"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
+				"--concurrency 4 --benchmark-duration 3 --benchmark-grace-period 1 --streaming --use-server-token-count --no-plot "+
+				"--stats-interval 1 --output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
+				dir, envAsMain, filepath.Join(dir, "cache"), c.term, exe)
+			x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(c.w), "-y", fmt.Sprint(c.h), cmd)
+			final := x.waitFor("the end of the run", 90*time.Second, true, func(s string) bool { return strings.Contains(s, "AGENTPERF-EXIT=") })
+			for _, w := range c.want {
+				if !strings.Contains(final, w) {
+					t.Errorf("the screen lacks %q:\n%s", w, final)
+				}
+			}
+			if strings.Contains(final, "╭") || strings.Contains(final, "Ctrl-C stops") {
+				t.Errorf("the full-screen dashboard ran:\n%s", final)
+			}
+		})
+	}
+}
