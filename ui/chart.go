@@ -44,8 +44,8 @@ func columns(ps []Point, n int) []float64 {
 }
 
 // chartRows draws vals as a bar chart of h rows (top row first) scaled to
-// 0..top, in eighths of a cell. A NaN column is blank; a column above top is
-// drawn full.
+// 0..top, in eighths of a cell. A NaN column is blank, a zero is "_"; a
+// column above top is drawn full.
 func chartRows(vals []float64, h int, top float64) []string {
 	rows := make([][]rune, h)
 	for r := range rows {
@@ -55,7 +55,11 @@ func chartRows(vals []float64, h int, top float64) []string {
 		top = 1
 	}
 	for c, v := range vals {
-		if math.IsNaN(v) || v <= 0 {
+		if v == 0 {
+			rows[h-1][c] = '_' // zero, told apart from "no value"
+			continue
+		}
+		if math.IsNaN(v) || v < 0 {
 			continue
 		}
 		eighths := int(math.Round(math.Min(v/top, 1) * float64(h*8)))

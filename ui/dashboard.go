@@ -166,6 +166,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.logs = m.logs[len(m.logs)-100:]
 		}
 	case stopMsg:
+		m.tr.finish()
 		m.snap = m.tr.Update()
 		m.view.mu.Lock()
 		m.view.final = Block(&m.snap, m.opt.BarWidth)

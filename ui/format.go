@@ -72,8 +72,15 @@ func phaseText(s *Snapshot) string {
 	switch {
 	case !s.ProfilingStart.IsZero():
 		name := "profiling"
-		if s.Phase == PhaseDraining || s.Phase == PhaseDone {
-			name = string(s.Phase)
+		switch {
+		case s.Phase == PhaseDone && s.Interrupted:
+			name = "interrupted; profiling"
+		case s.Phase == PhaseDone:
+			name = "done; profiling"
+		case s.Phase == PhaseDraining && s.Interrupted:
+			name = "stopping (interrupted); profiling"
+		case s.Phase == PhaseDraining:
+			name = "grace period; profiling"
 		}
 		if s.ProfilingDuration > 0 {
 			return fmt.Sprintf("%s %s / %s, %s left", name, clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), clock(s.ProfilingLeft))
@@ -81,8 +88,11 @@ func phaseText(s *Snapshot) string {
 		return fmt.Sprintf("%s %s", name, clock(s.ProfilingElapsed))
 	case s.WarmupTotal > 0:
 		name := "warmup"
-		if s.Phase == PhaseDraining || s.Phase == PhaseDone {
-			name = string(s.Phase) + " in warmup"
+		switch {
+		case s.Phase == PhaseDone:
+			name = "ended in warmup"
+		case s.Phase == PhaseDraining:
+			name = "stopping in warmup"
 		}
 		return fmt.Sprintf("%s %d/%d, %s", name, s.WarmupDone, s.WarmupTotal, etaText(s))
 	}
@@ -167,8 +177,11 @@ func Block(s *Snapshot, width int) []string {
 			out = append(out, fmt.Sprintf("profiling %s elapsed", clock(s.ProfilingElapsed)))
 		}
 	}
-	if s.Phase == PhaseDraining {
-		out = append(out, "stopping  no new requests; in-flight requests finish, then the artifacts are written")
+	switch {
+	case s.Phase == PhaseDraining && s.Interrupted:
+		out = append(out, "stopping  interrupted: no new requests; in-flight requests finish, then every artifact is written")
+	case s.Phase == PhaseDraining:
+		out = append(out, "stopping  profiling is over: in-flight requests get the grace period, then every artifact is written")
 	}
 	out = append(out,
 		fmt.Sprintf("requests  %s %s", phaseLabel(s), countsText(s)),

@@ -217,8 +217,12 @@ type Tracker struct {
 	now func() time.Time
 
 	first, warmupStart, warmupEnd time.Time
+	final                         bool // the run is over: the next snapshot is the last
 	History                       History
 }
+
+// finish marks the run as over: the next snapshot's phase is PhaseDone.
+func (t *Tracker) finish() { t.final = true }
 
 // NewTracker returns a tracker over src; now is the clock (nil:
 // time.Now).
@@ -264,6 +268,9 @@ func (t *Tracker) Update() Snapshot {
 			}
 		}
 	}
+	if t.final {
+		s.Phase = PhaseDone
+	}
 	s.Diagnosis = Diagnose(&s)
 	t.History.add(&s)
 	return s
@@ -271,8 +278,10 @@ func (t *Tracker) Update() Snapshot {
 
 // Thresholds of Diagnose.
 const (
-	// KV usage at or above which the cache counts as full.
-	kvFull = 0.95
+	// KV usage at or above which the cache counts as full (vLLM keeps
+	// some blocks free for the running requests, so a thrashing cache
+	// shows 90–99 %).
+	kvFull = 0.90
 	// A hit rate below this fraction of the theoretical one is "far
 	// below".
 	hitFarBelow = 0.5
@@ -288,7 +297,7 @@ const (
 
 // Diagnose returns a one-line diagnosis of what limits the run, or "" when
 // the picture is not clear. The first matching rule wins:
-//   - GPU KV usage ≥ 95 % and the server's hit rate below half the
+//   - GPU KV usage ≥ 90 % and the server's hit rate below half the
 //     theoretical one (which is at least 20 %): prefix cache thrashing;
 //   - waiting ≥ 2 × running (and ≥ 4): the server is saturated;
 //   - more than 1 % of the finished requests overflow the context window.

@@ -78,6 +78,7 @@ func TestDiagnose(t *testing.T) {
 		{"full but hitting", srv(0.99, 0.80, 64, 0), 0.938, Outcomes{OK: 10}, ""},
 		{"little reuse in the workload", srv(0.99, 0.01, 64, 0), 0.05, Outcomes{OK: 10}, ""},
 		{"kv not full", srv(0.60, 0.0, 64, 0), 0.938, Outcomes{OK: 10}, ""},
+		{"kv at 93 % is full", srv(0.93, 0.0, 4, 7), 0.986, Outcomes{OK: 10}, "prefix cache thrashing"},
 		{"saturated", srv(0.5, 0.9, 4, 60), 0.938, Outcomes{OK: 10}, "server saturated: 60 requests waiting, 4 running"},
 		{"a short queue is no saturation", srv(0.5, 0.9, 1, 3), 0.938, Outcomes{OK: 10}, ""},
 		{"thrashing wins over saturation", srv(0.99, 0.0, 4, 60), 0.9, Outcomes{OK: 10}, "prefix cache thrashing"},
@@ -131,7 +132,7 @@ func TestSeriesStaysEvenlySpaced(t *testing.T) {
 func TestChartRows(t *testing.T) {
 	t.Parallel()
 	rows := chartRows([]float64{0, 50, 100, math.NaN(), 200, 1}, 2, 100)
-	want := []string{"  █ █ ", " ██ █▁"}
+	want := []string{"  █ █ ", "_██ █▁"}
 	if strings.Join(rows, "|") != strings.Join(want, "|") {
 		t.Errorf("chart rows %q, want %q", rows, want)
 	}

@@ -187,11 +187,13 @@ func (v *simpleView) loop() {
 	for {
 		select {
 		case <-v.stop:
+			v.tr.finish()
 			v.render()
 			return
 		case _, ok := <-tick:
 			if !ok {
 				<-v.stop
+				v.tr.finish()
 				v.render()
 				return
 			}

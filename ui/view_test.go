@@ -147,7 +147,10 @@ func TestSimpleViewLines(t *testing.T) {
 	if len(lines) != 4 || lines[1] != "14:05:00 profiling: started" {
 		t.Fatalf("want 3 status lines around the log line, got:\n%s", out.String())
 	}
-	for _, l := range []string{lines[0], lines[2], lines[3]} {
+	if !strings.HasPrefix(lines[3], "[done; profiling") {
+		t.Errorf("the last line (at Stop) does not say the run is done: %q", lines[3])
+	}
+	for _, l := range []string{lines[0], lines[2], strings.Replace(lines[3], "[done; ", "[", 1)} {
 		if !strings.HasPrefix(l, "[profiling") || !strings.Contains(l, "1234 ok, 2 errors, 7 overflows, 0 cancelled, 64 in flight") ||
 			!strings.Contains(l, "prefix cache thrashing") || strings.Contains(l, "\x1b") {
 			t.Errorf("status line %q", l)

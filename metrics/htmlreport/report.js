@@ -123,6 +123,14 @@
     ctx.restore();
   }
 
+  // compact formats an axis tick: 1.5k, 300k, 2M.
+  function compact(v) {
+    var a = Math.abs(v);
+    if (a >= 1e6) return +(v / 1e6).toFixed(2) + "M";
+    if (a >= 1e4) return +(v / 1e3).toFixed(1) + "k";
+    return +v.toFixed(2) + "";
+  }
+
   function width(div) { return Math.max(300, div.clientWidth - 8); }
 
   // Every chart shows the same time range, from 0 to the last point.
@@ -157,7 +165,7 @@
       height: 260,
       series: [{ label: "time (s)", value: function (u, v) { return v == null ? "–" : v.toFixed(1) + " s"; } }]
         .concat(withData.map(seriesOpts)),
-      axes: [{ label: "time (s)" }, { label: p.ylabel, size: 60 }],
+      axes: [{ label: "time (s)" }, { label: p.ylabel, size: 64, values: function (u, ticks) { return ticks.map(compact); } }],
       scales: { x: { time: false }, y: p.percent ? { range: [0, 100] } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
       cursor: { sync: { key: syncKey }, drag: { x: true, y: false } },
       legend: { live: true },
