@@ -77,7 +77,7 @@ func TestDashboardInTmux(t *testing.T) {
 			dir := t.TempDir()
 			cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=xterm-256color %s profile "+
 				"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-				"--concurrency 6 --benchmark-duration 6 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot "+
+				"--concurrency 6 --benchmark-duration 6 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
 				"--output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
 				dir, envAsMain, filepath.Join(dir, "cache"), exe)
 			x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(size[0]), "-y", fmt.Sprint(size[1]), cmd)
@@ -132,7 +132,7 @@ func TestDashboardCtrlCInTmux(t *testing.T) {
 	dir := t.TempDir()
 	cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=xterm-256color %s profile "+
 		"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-		"--concurrency 4 --benchmark-duration 600 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot "+
+		"--concurrency 4 --benchmark-duration 600 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
 		"--output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
 		dir, envAsMain, filepath.Join(dir, "cache"), exe)
 	x.run("new-session", "-d", "-s", "ap", "-x", "100", "-y", "30", cmd)
@@ -175,7 +175,7 @@ func TestDashboardDegradesInTmux(t *testing.T) {
 			dir := t.TempDir()
 			cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=%s %s profile "+
 				"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-				"--concurrency 4 --benchmark-duration 3 --benchmark-grace-period 1 --streaming --use-server-token-count --no-plot "+
+				"--concurrency 4 --benchmark-duration 3 --benchmark-grace-period 1 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
 				"--stats-interval 1 --output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
 				dir, envAsMain, filepath.Join(dir, "cache"), c.term, exe)
 			x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(c.w), "-y", fmt.Sprint(c.h), cmd)

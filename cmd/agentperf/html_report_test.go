@@ -45,7 +45,7 @@ func TestProfileWritesHTMLReport(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=4",
 		"--model", "demo", "--concurrency", "2", "--benchmark-duration", "0.5",
-		"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01", "--no-plot",
+		"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01", "--no-plot",
 		"--output-artifact-dir", dir, "--ui-type", "none")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

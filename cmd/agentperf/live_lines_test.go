@@ -20,7 +20,7 @@ func TestLiveLinesMatchSummary(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true&fault-500-every=7&max-model-len=60000", "--public-dataset", "synthetic:traces=10",
 		"--model", "demo", "--concurrency", "6", "--benchmark-duration", "1.5",
-		"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01", "--no-plot",
+		"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01", "--no-plot",
 		"--output-artifact-dir", dir, "--ui-type", "simple", "--stats-interval", "0.25")
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)

@@ -180,12 +180,12 @@ var profileHelpGroups = []flagGroup{
 		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
 		"extra-inputs", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
 	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
-		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "cache-bust"}},
+		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds", "cache-bust"}},
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
-	{"Scenario", []string{"scenario", "unsafe-override"}},
+	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"

@@ -18,7 +18,7 @@ func TestNoScenarioNoValidity(t *testing.T) {
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true&max-model-len=60000", "--public-dataset", "synthetic:traces=10",
 		"--model", "demo", "--concurrency", "6", "--benchmark-duration", "1",
-		"--streaming", "--use-server-token-count", "--inter-turn-delay-cap-seconds", "0.01", "--no-plot",
+		"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01", "--no-plot",
 		"--output-artifact-dir", dir, "--ui-type", "none")
 	if code != 0 {
 		t.Fatalf("exit %d without --scenario, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
