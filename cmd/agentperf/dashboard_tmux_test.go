@@ -61,26 +61,34 @@ func (x *tmux) waitFor(what string, timeout time.Duration, all bool, ok func(str
 	}
 }
 
+// startProfile starts `agentperf profile` (the test binary as main) in a
+// new tmux session of w×h cells with TERM=term, against a fast in-process
+// simulator; extra are more flags. The session prints AGENTPERF-EXIT=code
+// when the command ends.
+func (x *tmux) startProfile(dir, term string, w, h int, extra string) {
+	x.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=%s %s profile "+
+		"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
+		"--streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 --output-artifact-dir art %s; "+
+		"echo AGENTPERF-EXIT=$?; sleep 60", dir, envAsMain, filepath.Join(dir, "cache"), term, exe, extra)
+	x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd)
+}
+
 // TestDashboardInTmux runs `agentperf profile` with the default live view
 // in a real terminal at 80×24 and 200×50 and checks what a user sees: the
 // full-screen dashboard while it runs (every part present, nothing wider
 // than the window), and after it, the log lines, the final state and the
 // summary on the normal screen.
 func TestDashboardInTmux(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			x := newTmux(t)
 			dir := t.TempDir()
-			cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=xterm-256color %s profile "+
-				"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-				"--concurrency 6 --benchmark-duration 6 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
-				"--output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
-				dir, envAsMain, filepath.Join(dir, "cache"), exe)
-			x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(size[0]), "-y", fmt.Sprint(size[1]), cmd)
+			x.startProfile(dir, "xterm-256color", size[0], size[1], "--concurrency 6 --benchmark-duration 6 --benchmark-grace-period 2")
 
 			screen := x.waitFor("the dashboard in profiling", 60*time.Second, false, func(s string) bool {
 				return strings.Contains(s, "left  (elapsed") && strings.Contains(s, "prefix-cache hit rate (%)") && !strings.Contains(s, "ok 0 ")
@@ -124,18 +132,9 @@ func TestDashboardInTmux(t *testing.T) {
 // finish, every artifact is written, the exit code is 130, and the
 // terminal is back on the normal screen.
 func TestDashboardCtrlCInTmux(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	x := newTmux(t)
 	dir := t.TempDir()
-	cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=xterm-256color %s profile "+
-		"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-		"--concurrency 4 --benchmark-duration 600 --benchmark-grace-period 2 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
-		"--output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
-		dir, envAsMain, filepath.Join(dir, "cache"), exe)
-	x.run("new-session", "-d", "-s", "ap", "-x", "100", "-y", "30", cmd)
+	x.startProfile(dir, "xterm-256color", 100, 30, "--concurrency 4 --benchmark-duration 600 --benchmark-grace-period 2")
 	x.waitFor("the dashboard in profiling", 60*time.Second, false, func(s string) bool {
 		return strings.Contains(s, "left  (elapsed") && !strings.Contains(s, "ok 0 ")
 	})
@@ -158,10 +157,6 @@ func TestDashboardCtrlCInTmux(t *testing.T) {
 // simple one (log lines, no cursor movement); in a window smaller than
 // 80×24 it is the simple block, redrawn in place.
 func TestDashboardDegradesInTmux(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name, term string
 		w, h       int
@@ -173,12 +168,7 @@ func TestDashboardDegradesInTmux(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			x := newTmux(t)
 			dir := t.TempDir()
-			cmd := fmt.Sprintf("cd %s && %s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s TERM=%s %s profile "+
-				"--url 'sim://?prefill-tokens-per-sec=3000000&decode-base-ms=2' --public-dataset synthetic:traces=12 --model demo "+
-				"--concurrency 4 --benchmark-duration 3 --benchmark-grace-period 1 --streaming --use-server-token-count --no-plot --trace-idle-gap-cap-seconds 0.5 "+
-				"--stats-interval 1 --output-artifact-dir art; echo AGENTPERF-EXIT=$?; sleep 60",
-				dir, envAsMain, filepath.Join(dir, "cache"), c.term, exe)
-			x.run("new-session", "-d", "-s", "ap", "-x", fmt.Sprint(c.w), "-y", fmt.Sprint(c.h), cmd)
+			x.startProfile(dir, c.term, c.w, c.h, "--concurrency 4 --benchmark-duration 3 --benchmark-grace-period 1 --stats-interval 1")
 			final := x.waitFor("the end of the run", 90*time.Second, true, func(s string) bool { return strings.Contains(s, "AGENTPERF-EXIT=") })
 			for _, w := range c.want {
 				if !strings.Contains(final, w) {

@@ -303,20 +303,23 @@ func (l *runLog) setOutput(w io.Writer) {
 // FileOnly writes a line to logs/aiperf.log only, for a message the
 // terminal gets in another form (each error is shown once).
 func (l *runLog) FileOnly(format string, args ...any) {
-	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
-	if !strings.HasSuffix(line, "\n") {
-		line += "\n"
-	}
+	line := logLine(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.toFile(line)
 }
 
-func (l *runLog) Printf(format string, args ...any) {
+// logLine is one timestamped log line.
+func logLine(format string, args ...any) string {
 	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
 	if !strings.HasSuffix(line, "\n") {
 		line += "\n"
 	}
+	return line
+}
+
+func (l *runLog) Printf(format string, args ...any) {
+	line := logLine(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)

@@ -151,29 +151,20 @@ func Read(dir string) (*Data, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("report.html: summary left out: %v", err))
 	}
 
-	reqs, w, err := plot.ReadRequests(filepath.Join(dir, plot.RecordsFile))
-	for _, s := range w {
-		warnings = append(warnings, "report.html: "+strings.TrimPrefix(s, "plot: "))
-	}
-	if err == nil {
-		found++
-	} else {
-		warnings = append(warnings, fmt.Sprintf("report.html: per-request panels empty: %v", err))
-	}
-	var ex *server.Export
-	sp := filepath.Join(dir, server.JSONFile)
-	if _, statErr := os.Stat(sp); statErr == nil {
-		found++
-		if ex, err = server.ReadExport(sp); err != nil {
-			warnings = append(warnings, fmt.Sprintf("report.html: server panels empty: %v", err))
-			ex = nil
+	for _, f := range []string{plot.RecordsFile, server.JSONFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			found++
 		}
 	}
 	if found == 0 {
 		return nil, warnings, fmt.Errorf("report.html: %s holds none of %s, %s, %s (is it an artifact folder?): %w",
 			dir, metrics.FileAggregateJSON, plot.RecordsFile, server.JSONFile, fs.ErrNotExist)
 	}
-	d.Figure = figureData(plot.Figure(plot.Input{Requests: reqs, Server: ex, ProfilingStartNs: plot.ProfilingStartNs(dir)}))
+	in, w := plot.ReadDir(dir)
+	for _, s := range w {
+		warnings = append(warnings, "report.html: "+strings.TrimPrefix(s, "plot: "))
+	}
+	d.Figure = figureData(plot.Figure(in))
 	d.Warnings = append(d.Warnings, warnings...)
 	return d, warnings, nil
 }

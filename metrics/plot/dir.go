@@ -24,6 +24,16 @@ const (
 // partly unreadable file is a warning (the figure is still drawn, with
 // empty panels); err is set only when the figure could not be written.
 func RenderDir(dir string) ([]string, error) {
+	in, warnings := ReadDir(dir)
+	w2, err := Render(in, filepath.Join(dir, FileName))
+	return append(warnings, w2...), err
+}
+
+// ReadDir reads the figure's input from an artifact folder: the requests
+// of profile_export.jsonl, the server metrics export and the profiling
+// start (ProfilingStartNs). A missing or unreadable file leaves its part
+// empty and is named in a warning.
+func ReadDir(dir string) (Input, []string) {
 	var warnings []string
 	reqs, w, err := ReadRequests(filepath.Join(dir, RecordsFile))
 	warnings = append(warnings, w...)
@@ -39,8 +49,7 @@ func RenderDir(dir string) ([]string, error) {
 			ex = nil
 		}
 	}
-	w2, err := Render(Input{Requests: reqs, Server: ex, ProfilingStartNs: ProfilingStartNs(dir)}, filepath.Join(dir, FileName))
-	return append(warnings, w2...), err
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: ProfilingStartNs(dir)}, warnings
 }
 
 // ProfilingStartNs reads when profiling started from the aggregate JSON of

@@ -43,25 +43,7 @@ func (s *Scraper) Live() LiveFigures {
 		from = math.MinInt64
 	}
 	inc := func(names []string) (float64, bool) {
-		for _, n := range names {
-			f := st.families[n]
-			if f == nil || f.typ != typeCounter {
-				continue
-			}
-			var sum float64
-			var any bool
-			for _, sd := range f.series {
-				e := st.eps[sd.ep]
-				if v, ok := increase(sd.vals, nil, sd.first, e.idxLE(from), len(e.times)-1); ok {
-					sum += v
-					any = true
-				}
-			}
-			if any {
-				return sum, true
-			}
-		}
-		return 0, false
+		return st.counterIncrease(names, func(e *endpointData) int { return e.idxLE(from) })
 	}
 	h, okH := inc(namesHits)
 	q, okQ := inc(namesQueries)
@@ -126,37 +108,20 @@ func (s *Scraper) Recent(window time.Duration) RecentFigures {
 	defer s.mu.Unlock()
 	st := s.st
 	var rf RecentFigures
+	// The window's reference scrape, per endpoint; the span covered is
+	// the longest of them.
+	recent := func(e *endpointData) int {
+		last := len(e.times) - 1
+		ref := max(0, e.idxLE(e.times[last]-window.Nanoseconds()))
+		rf.Window = max(rf.Window, time.Duration(e.times[last]-e.times[ref]))
+		return ref
+	}
+	fromFirst := func(*endpointData) int { return 0 }
 	inc := func(names []string, fromStart bool) (float64, bool) {
-		for _, n := range names {
-			f := st.families[n]
-			if f == nil || f.typ != typeCounter {
-				continue
-			}
-			var sum float64
-			var found bool
-			for _, sd := range f.series {
-				e := st.eps[sd.ep]
-				if len(e.times) == 0 {
-					continue
-				}
-				last := len(e.times) - 1
-				ref := 0
-				if !fromStart {
-					ref = max(0, e.idxLE(e.times[last]-window.Nanoseconds()))
-					if span := time.Duration(e.times[last] - e.times[ref]); span > rf.Window {
-						rf.Window = span
-					}
-				}
-				if v, ok := increase(sd.vals, nil, sd.first, ref, last); ok {
-					sum += v
-					found = true
-				}
-			}
-			if found {
-				return sum, true
-			}
+		if fromStart {
+			return st.counterIncrease(names, fromFirst)
 		}
-		return 0, false
+		return st.counterIncrease(names, recent)
 	}
 	h, okH := inc(namesHits, false)
 	q, okQ := inc(namesQueries, false)
@@ -164,4 +129,33 @@ func (s *Scraper) Recent(window time.Duration) RecentFigures {
 	rf.Preemptions, rf.PreemptionsValid = inc(namesPreemptions, false)
 	rf.PreemptionsTotal, _ = inc(namesPreemptions, true)
 	return rf
+}
+
+// counterIncrease sums the increase of the first of names that is a
+// counter, over all its series, from scrape index ref(e) of each series'
+// endpoint to that endpoint's latest scrape; ok is false when no series
+// has a sample. The caller holds the Scraper's mutex.
+func (st *store) counterIncrease(names []string, ref func(e *endpointData) int) (float64, bool) {
+	for _, n := range names {
+		f := st.families[n]
+		if f == nil || f.typ != typeCounter {
+			continue
+		}
+		var sum float64
+		var found bool
+		for _, sd := range f.series {
+			e := st.eps[sd.ep]
+			if len(e.times) == 0 {
+				continue
+			}
+			if v, ok := increase(sd.vals, nil, sd.first, ref(e), len(e.times)-1); ok {
+				sum += v
+				found = true
+			}
+		}
+		if found {
+			return sum, true
+		}
+	}
+	return 0, false
 }
