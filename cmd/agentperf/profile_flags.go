@@ -178,9 +178,11 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 var profileHelpGroups = []flagGroup{
 	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
 		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
-		"extra-inputs", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
+		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
 	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
-		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds", "cache-bust"}},
+		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
+		"system-idle-gap-cap-seconds", "warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
+		"burst-phase-starts", "allow-dataset-wrap", "cache-bust"}},
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
