@@ -135,6 +135,7 @@ type Summary struct {
 	ErrorRequestCount     int // failed profiling requests (not cancelled)
 	CompletedRequestCount int // RequestCount + ErrorRequestCount
 	CancelledRequestCount int // cancelled profiling requests
+	WarmupCancelledCount  int // cancelled warmup requests (summary table only)
 	ContextOverflowCount  int // context-overflow records (all phases)
 	WarmupRequestCount    int
 	WarmupErrorCount      int
@@ -247,6 +248,8 @@ func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice
 				s.WarmupRequestCount++
 			case r.failed:
 				s.WarmupErrorCount++
+			case r.cancelled:
+				s.WarmupCancelledCount++
 			}
 			continue
 		}

@@ -93,6 +93,8 @@ type Collector struct {
 	rows     []row
 	errs     errorTally
 	acct     Accounting // counted from records; Sent left 0
+	warmOvf  int        // overflows and cancellations of warmup records (live view)
+	warmCanc int
 	finished bool
 
 	// live view state
@@ -100,6 +102,8 @@ type Collector struct {
 	ttft, itl  *hdrhistogram.WindowedHistogram
 	winCount   [liveBuckets]int64
 	winTokens  [liveBuckets]float64
+	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
+	winBlocks  [liveBuckets]int64
 	winIdx     int
 	nextRotate time.Time
 	rotations  int
@@ -181,6 +185,9 @@ func (c *Collector) Add(r *Record) {
 	switch b {
 	case BucketCancelled:
 		c.acct.Cancelled++
+		if rw.warmup {
+			c.warmCanc++
+		}
 	case BucketWarmupError:
 		c.acct.WarmupErrors++
 	case BucketWarmupOK:
@@ -203,6 +210,8 @@ func (c *Collector) Add(r *Record) {
 		if Has(v.OSL) {
 			c.winTokens[c.winIdx] += v.OSL
 		}
+		c.winHit[c.winIdx] += rw.hit
+		c.winBlocks[c.winIdx] += rw.total
 	}
 	c.maybeFlush(now)
 	c.mu.Unlock()
@@ -229,6 +238,9 @@ func (c *Collector) AddOverflow(r *Record) {
 	} else {
 		c.write(c.ovfW, line, FileOverflow)
 		c.acct.Overflows++
+		if r.Phase == PhaseWarmup {
+			c.warmOvf++
+		}
 		c.maybeFlush(now)
 		c.mu.Unlock()
 	}
@@ -317,6 +329,7 @@ func (c *Collector) rotate(now time.Time) {
 		c.winIdx = (c.winIdx + 1) % liveBuckets
 		c.winCount[c.winIdx] = 0
 		c.winTokens[c.winIdx] = 0
+		c.winHit[c.winIdx], c.winBlocks[c.winIdx] = 0, 0
 		c.rotations++
 	}
 }
@@ -325,19 +338,28 @@ func (c *Collector) rotate(now time.Time) {
 // the sliding window (CollectorOptions.LiveWindow) of successful records;
 // counts cover the whole run. Percentiles are NaN without samples.
 type LiveStats struct {
-	Elapsed            time.Duration
-	ProfilingOK        int
-	ProfilingErrors    int
-	WarmupOK           int
-	WarmupErrors       int
-	Cancelled          int
-	Overflows          int
-	InFlight           int
-	RequestsPerSec     float64
-	OutputTokensPerSec float64
-	TTFTP50, TTFTP99   float64 // ms
-	ITLP50, ITLP99     float64 // ms
-	WindowSamples      int
+	Elapsed         time.Duration
+	ProfilingOK     int
+	ProfilingErrors int
+	WarmupOK        int
+	WarmupErrors    int
+	Cancelled       int
+	Overflows       int
+	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
+	// Overflows that belong to warmup records.
+	WarmupCancelled, WarmupOverflows int
+	InFlight                         int
+	RequestsPerSec                   float64
+	OutputTokensPerSec               float64
+	TTFTP50, TTFTP99                 float64 // ms
+	ITLP50, ITLP99                   float64 // ms
+	WindowSamples                    int
+	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
+	// would reach on the window's successful records (Σ hit blocks / Σ
+	// blocks); NaN when they carry no block counts.
+	TheoreticalHitRate float64
+	// Window is the span the rates cover (shorter early in a run).
+	Window time.Duration
 }
 
 // Errors returns all failed records (both phases).
@@ -357,19 +379,27 @@ func (c *Collector) Snapshot() LiveStats {
 		ProfilingOK: c.acct.ProfilingOK, ProfilingErrors: c.acct.ProfilingErrors,
 		WarmupOK: c.acct.WarmupOK, WarmupErrors: c.acct.WarmupErrors,
 		Cancelled: c.acct.Cancelled, Overflows: c.acct.Overflows,
+		WarmupCancelled: c.warmCanc, WarmupOverflows: c.warmOvf,
 		InFlight: int(c.inFlight.Load()),
 	}
-	var n int64
+	var n, hit, blocks int64
 	var tok float64
 	for i := range liveBuckets {
 		n += c.winCount[i]
 		tok += c.winTokens[i]
+		hit += c.winHit[i]
+		blocks += c.winBlocks[i]
+	}
+	s.TheoreticalHitRate = math.NaN()
+	if blocks > 0 {
+		s.TheoreticalHitRate = float64(hit) / float64(blocks)
 	}
 	// The window spans the full older buckets plus the current partial
 	// one, but never more than the time since start.
 	bd := c.bucketDur()
 	span := time.Duration(min(c.rotations, liveBuckets-1))*bd + bd - c.nextRotate.Sub(now)
 	span = min(span, now.Sub(c.started))
+	s.Window = max(span, 0)
 	if span > 0 {
 		s.RequestsPerSec = float64(n) / span.Seconds()
 		s.OutputTokensPerSec = tok / span.Seconds()

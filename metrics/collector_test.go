@@ -197,16 +197,37 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 	if s.ProfilingOK != 20 || s.InFlight != 7 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
 		t.Errorf("counts %+v", s)
 	}
+	wo := okRecord(10, 0, 0, 0, 0, 1, 0, 0)
+	wo.Phase = PhaseWarmup
+	c.AddOverflow(wo)
+	wc := okRecord(11, 0, 0, 0, 0, 1, 0, 0)
+	wc.Phase, wc.Cancelled = PhaseWarmup, true
+	c.Add(wc)
+	if s = c.Snapshot(); s.Overflows != 2 || s.WarmupOverflows != 1 || s.Cancelled != 1 || s.WarmupCancelled != 1 {
+		t.Errorf("warmup overflows/cancellations %+v, want 1 of 2 overflows and 1 of 1 cancellation", s)
+	}
 	if !near(s.RequestsPerSec, 4) || !near(s.OutputTokensPerSec, 44) {
 		t.Errorf("rates %v req/s %v tok/s, want 4 and 44", s.RequestsPerSec, s.OutputTokensPerSec)
 	}
 	if math.Abs(s.TTFTP50-100) > 0.1 || math.Abs(s.ITLP99-10) > 0.01 {
 		t.Errorf("percentiles ttft p50 %v itl p99 %v", s.TTFTP50, s.ITLP99)
 	}
+	if !math.IsNaN(s.TheoreticalHitRate) || s.Window != 5*time.Second {
+		t.Errorf("records without blocks: theoretical hit rate %v (want NaN), window %v (want 5 s)", s.TheoreticalHitRate, s.Window)
+	}
+	// Records with block counts: 3 of 4 blocks reusable, then 1 of 4.
+	r := okRecord(30, 0, 100, 10, 1000, 11, 0, 0)
+	r.HitBlocks, r.TotalBlocks = 3, 4
+	c.Add(r)
+	r.HitBlocks = 1
+	c.Add(r)
+	if s = c.Snapshot(); !near(s.TheoreticalHitRate, 0.5) {
+		t.Errorf("theoretical hit rate %v, want 4/8", s.TheoreticalHitRate)
+	}
 	// 20 s later the window is empty again, the totals are not.
 	clk.Advance(20 * time.Second)
 	s = c.Snapshot()
-	if s.WindowSamples != 0 || s.RequestsPerSec != 0 || !math.IsNaN(s.ITLP50) || s.ProfilingOK != 20 {
+	if s.WindowSamples != 0 || s.RequestsPerSec != 0 || !math.IsNaN(s.ITLP50) || s.ProfilingOK != 22 || !math.IsNaN(s.TheoreticalHitRate) {
 		t.Errorf("after the window: %+v", s)
 	}
 }

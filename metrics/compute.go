@@ -122,6 +122,15 @@ func Compute(r *Record) Values {
 	if Has(v.ISL) && Has(v.TTFT) && v.TTFT > 0 {
 		v.PrefillTPSPerUser = v.ISL / (v.TTFT / 1000)
 	}
+	if r.NonStreaming {
+		// The whole response arrives at once: its first token and the gaps
+		// between tokens cannot be observed, so nothing derived from them
+		// is reported (aiperf marks these metrics streaming-only).
+		v.TTFT, v.TTST, v.TTFO = nan, nan, nan
+		v.DecodeDuration, v.FullDecodeDuration = nan, nan
+		v.ITL, v.FullResponseITL, v.OutputTPSPerUser, v.FullResponseTPSPerUser = nan, nan, nan, nan
+		v.PrefillTPSPerUser = nan
+	}
 	return v
 }
 

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -126,5 +127,41 @@ func TestValuesArrayMatchesTable(t *testing.T) {
 		if got := Metrics[i].Get(&v); arr[i] != got {
 			t.Errorf("array()[%d] = %v, Metrics[%d] (%s) reads %v", i, arr[i], i, Metrics[i].Tag, got)
 		}
+	}
+}
+
+// TestNonStreamingHasNoTTFTOrITL: a response read whole has a latency and
+// token counts but no TTFT, ITL or anything derived from them, in the
+// record values and in the aggregates and summary table.
+func TestNonStreamingHasNoTTFTOrITL(t *testing.T) {
+	t.Parallel()
+	r := okRecord(0, 0, 100, 10, 1000, 11, 0, 0)
+	r.FirstChunkNs, r.SecondChunkNs, r.FirstOutputNs, r.LastChunkNs = r.RequestEndNs, 0, r.RequestEndNs, r.RequestEndNs
+	r.ContentChunks, r.NonStreaming = 1, true
+	v := Compute(r)
+	for name, x := range map[string]float64{"TTFT": v.TTFT, "TTST": v.TTST, "TTFO": v.TTFO, "ITL": v.ITL, "FullResponseITL": v.FullResponseITL,
+		"OutputTPSPerUser": v.OutputTPSPerUser, "PrefillTPSPerUser": v.PrefillTPSPerUser, "DecodeDuration": v.DecodeDuration} {
+		if Has(x) {
+			t.Errorf("%s = %v for a non-streaming response, want absent", name, x)
+		}
+	}
+	if !Has(v.RequestLatency) || v.OSL != 11 || v.ISL != 1000 {
+		t.Errorf("latency %v, OSL %v, ISL %v: want them measured", v.RequestLatency, v.OSL, v.ISL)
+	}
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: fixedClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(r)
+	s, err := c.Finish(RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := s.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if tab := b.String(); strings.Contains(tab, "Time to First Token") || strings.Contains(tab, "Inter Token Latency") || !strings.Contains(tab, "Request Latency") {
+		t.Errorf("summary of a non-streaming run:\n%s", tab)
 	}
 }

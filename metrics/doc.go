@@ -4,8 +4,9 @@
 // every record to profile_export.jsonl while it keeps compact per-record
 // values for exact percentiles, the aggregate exports
 // (profile_export_aiperf.json/.csv, timeslices) in aiperf's shapes
-// (reference/aiperf-artifact-schemas.md §1–§4), the live progress view, and
-// Report, which recomputes the aggregates from an artifact folder.
+// (reference/aiperf-artifact-schemas.md §1–§4), the live statistics of a
+// run (Collector.Snapshot; the terminal views are package ui), and Report,
+// which recomputes the aggregates from an artifact folder.
 //
 // Invariants:
 //   - Every request sent is in exactly one place: profile_export.jsonl

@@ -42,6 +42,9 @@ type Record struct {
 	LastChunkNs    int64 // last chunk with non-empty content or reasoning
 	RequestEndNs   int64 // response fully consumed, or time of the error
 	ContentChunks  int   // number of chunks with non-empty content or reasoning
+	// NonStreaming marks a response read whole (no SSE): its TTFT, ITL and
+	// the metrics derived from them are not measurable and are left out.
+	NonStreaming bool
 
 	// Token counts. Usage is nil when the server sent none.
 	Usage       *Usage

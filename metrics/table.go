@@ -50,8 +50,8 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		b.WriteString(" — run cancelled")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "Profiling: %d ok, %d errors, %d cancelled; context overflows: %d; warmup: %d ok, %d errors\n",
-		s.RequestCount, s.ErrorRequestCount, s.CancelledRequestCount, s.ContextOverflowCount, s.WarmupRequestCount, s.WarmupErrorCount)
+	fmt.Fprintf(&b, "Profiling: %d ok, %d errors, %d cancelled; warmup: %d ok, %d errors, %d cancelled; context overflows: %d\n",
+		s.RequestCount, s.ErrorRequestCount, s.CancelledRequestCount, s.WarmupRequestCount, s.WarmupErrorCount, s.WarmupCancelledCount, s.ContextOverflowCount)
 	if a := info.Accounting; a.Sent > 0 {
 		fmt.Fprintf(&b, "Requests sent: %d\n", a.Sent)
 	}

@@ -197,6 +197,7 @@ func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut 
 	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
 	rec.RequestEndNs = x.endNs
 	rec.ContentChunks = x.chunks
+	rec.NonStreaming = !c.Streaming
 	rec.Usage = x.usage
 	rec.Error = x.err
 	if rec.Error == nil && c.LiveAssistant {

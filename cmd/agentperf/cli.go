@@ -72,9 +72,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if args[0] == "--version" || args[0] == "-v" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "agentperf: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "agentperf: unknown command %q%s\n\n", args[0], suggestCommand(args[0]))
 		printTopUsage(stderr)
 		return exitUsage
 	}
@@ -116,8 +119,10 @@ func printTopUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'agentperf <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "\nRun 'agentperf <command> --help' for the flags and examples of a command; 'agentperf --version' for the version.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 run failed or not valid, 2 usage or input error, 130 interrupted.")
+	fmt.Fprintln(w, "\nExamples:\n  agentperf profile --url sim:// --public-dataset synthetic --model demo --concurrency 4 --benchmark-duration 20 --streaming")
+	fmt.Fprintln(w, "  agentperf profile --help")
 }
 
 // newFlagSet returns a flag set for a subcommand whose usage text prints
@@ -127,8 +132,8 @@ func newFlagSet(name, synopsis, examples string, w io.Writer) *pflag.FlagSet {
 	fs.SetOutput(w)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(w, "Usage:\n  agentperf %s\n\nFlags:\n", synopsis)
-		fmt.Fprint(w, fs.FlagUsages())
+		fmt.Fprintf(w, "Usage:\n  agentperf %s\n\n", synopsis)
+		writeFlagUsages(w, fs, helpWidth)
 		if examples != "" {
 			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
 		}
@@ -142,7 +147,24 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return asUsage(err)
+		return asUsage(suggestFlag(fs, err))
 	}
 	return nil
+}
+
+// helpWidth is the width the flag descriptions are wrapped to.
+const helpWidth = 110
+
+// suggestCommand returns " (did you mean X?)" for a near miss.
+func suggestCommand(typed string) string {
+	best, bestD := "", 3
+	for n := range commands {
+		if d := editDistance(typed, n); d < bestD || (d == bestD && n < best) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }

@@ -16,6 +16,15 @@ func init() {
 	register(command{name: "dataset", summary: "inspect, cache, generate and render trace corpora", run: runDataset})
 }
 
+const datasetExamples = `
+Run 'agentperf dataset <command> --help' for its flags and examples.
+
+Examples:
+  agentperf dataset info --public-dataset synthetic
+  agentperf dataset synth --seed 1 --traces 40 -o synth.jsonl
+  agentperf dataset info --input-file synth.jsonl --json
+`
+
 func runDataset(ctx context.Context, args []string, io stdio) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(io.out, "Usage:\n  agentperf dataset <command> [flags]\n\nCommands:")
@@ -27,6 +36,7 @@ func runDataset(ctx context.Context, args []string, io stdio) error {
 		for _, n := range names {
 			fmt.Fprintf(io.out, "  %-8s %s\n", n, datasetCommands[n].summary)
 		}
+		fmt.Fprint(io.out, datasetExamples)
 		if len(args) == 0 {
 			return usagef("dataset: a command is required")
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/ui"
 )
 
 func init() {
@@ -146,10 +147,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if p.exportLevel != "records" && p.exportLevel != "summary" {
 		return nil, usagef("--export-level %q: records or summary (raw is not supported yet)", p.exportLevel)
 	}
-	switch p.uiType {
-	case "auto", "simple", "none", "dashboard":
-	default:
-		return nil, usagef("--ui-type %q: auto, simple or none", p.uiType)
+	if _, err := ui.ParseType(p.uiType); err != nil {
+		return nil, asUsage(err)
 	}
 	if err := scenario.ValidateThreshold(p.threshold); err != nil {
 		return nil, asUsage(err)
@@ -248,35 +247,92 @@ func noCapIfZero(d time.Duration) time.Duration {
 
 // runLog writes diagnostics to stderr and to logs/aiperf.log.
 type runLog struct {
-	mu   sync.Mutex
-	w    io.Writer
-	file *os.File
+	mu      sync.Mutex
+	w       io.Writer
+	file    *os.File
+	pending []string // lines logged before the file was opened
 }
 
-func (l *runLog) Printf(format string, args ...any) {
+// openFile creates dir/logs/aiperf.log (and dir) and writes the lines
+// logged so far into it.
+func (l *runLog) openFile(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return fmt.Errorf("create --output-artifact-dir %s: %w", dir, err)
+	}
+	f, err := os.Create(filepath.Join(dir, "logs", "aiperf.log"))
+	if err != nil {
+		return fmt.Errorf("create log file in %s: %w (is the directory writable?)", dir, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.file = f
+	for _, line := range l.pending {
+		f.WriteString(line)
+	}
+	l.pending = nil
+	return nil
+}
+
+// close closes the log file.
+func (l *runLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+}
+
+// toFile writes line to the file, or keeps it until the file is open.
+// l.mu held.
+func (l *runLog) toFile(line string) {
+	if l.file != nil {
+		l.file.WriteString(line)
+		return
+	}
+	l.pending = append(l.pending, line)
+}
+
+// setOutput redirects the terminal side of the log (the file is kept).
+func (l *runLog) setOutput(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
+}
+
+// FileOnly writes a line to logs/aiperf.log only, for a message the
+// terminal gets in another form (each error is shown once).
+func (l *runLog) FileOnly(format string, args ...any) {
+	line := logLine(format, args...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.toFile(line)
+}
+
+// logLine is one timestamped log line.
+func logLine(format string, args ...any) string {
 	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
 	if !strings.HasSuffix(line, "\n") {
 		line += "\n"
 	}
+	return line
+}
+
+func (l *runLog) Printf(format string, args ...any) {
+	line := logLine(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)
-	if l.file != nil {
-		l.file.WriteString(line)
-	}
+	l.toFile(line)
 }
 
 func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	p := r.p
-	if err := os.MkdirAll(filepath.Join(p.outputDir, "logs"), 0o755); err != nil {
-		return asUsage(fmt.Errorf("create --output-artifact-dir %s: %w", p.outputDir, err))
-	}
-	lf, err := os.Create(filepath.Join(p.outputDir, "logs", "aiperf.log"))
-	if err != nil {
-		return asUsage(fmt.Errorf("create log file in %s: %w (is the directory writable?)", p.outputDir, err))
-	}
-	defer lf.Close()
-	lg := &runLog{w: io.err, file: lf}
+	// The artifact folder is created once the inputs are known to be good
+	// (corpus, tokenizer, server URL): a run refused at validation leaves
+	// nothing behind. Log lines until then are kept and written first.
+	lg := &runLog{w: io.err}
+	defer lg.close()
 	for _, n := range r.env.notes {
 		lg.Printf("note: %s", n)
 	}
@@ -350,9 +406,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
 	}
 
+	if err := lg.openFile(p.outputDir); err != nil {
+		return asUsage(err)
+	}
+
 	// Exporters, scraper, live view.
 	benchID := uuid.NewString()
-	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: "agentperf " + version})
+	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion()})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}
@@ -366,7 +426,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 			slice = time.Second
 		}
 		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
-			AIPerfVersion: "agentperf " + version, BenchmarkID: benchID, InputConfig: r.inputConfig()})
+			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig()})
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}
@@ -438,9 +498,14 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period, then every artifact is written", seconds(p.graceBench))
 	})
 	defer stopNote()
-	lv := startLiveView(p, io, col, progress, scr, seconds(p.statsInterval), pc)
+	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
+		interrupted: func() bool { return ctx.Err() != nil }})
+	lg.setOutput(lv.Log())
 	res, err := replay.Run(ctx, cfg)
-	lv.stop()
+	if err := lv.Stop(); err != nil {
+		lg.Printf("warning: live view: %v", err)
+	}
+	lg.setOutput(io.err)
 	stopScr()
 	scrWG.Wait()
 	if err != nil {
@@ -479,6 +544,7 @@ func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {
 }
 
 func (o *phaseObserver) ProfilingEnded(at time.Time) {
+	o.pc.ended.Store(at.UnixNano())
 	if o.scr != nil {
 		o.scr.MarkProfilingEnd(at)
 	}

@@ -93,6 +93,17 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	if derived != nil {
 		info.Extra["server_derived"] = derived
 	}
+	// Submission validity is a scenario's notion: without --scenario the
+	// verdict's findings are warnings (an overflow rate above the limit),
+	// or a failure when nothing was measured.
+	if r.scenario == "" {
+		delete(info.Extra, "invalid_messages")
+		for i, reason := range verdict.Reasons {
+			if reason == scenario.ReasonOverflowRateExceeded {
+				warnings = append(warnings, reason+": "+verdict.Messages[i]+"; "+r.overflowAdvice())
+			}
+		}
+	}
 	info.Validity.Valid = verdict.Valid
 	info.Validity.Reasons = verdict.Reasons
 	sum, err := col.Finish(info)
@@ -115,6 +126,17 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
 		}
 	}
+	// report.html last, so that it shows every warning above.
+	if hw, err := writeHTMLReport(p.outputDir); err != nil {
+		problems = append(problems, err.Error())
+	} else if len(hw) > 0 {
+		for _, w := range hw {
+			lg.Printf("warning: %s", w)
+		}
+		if err := metrics.AddWarnings(p.outputDir, hw...); err != nil {
+			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
+		}
+	}
 
 	if sum != nil {
 		sum.WriteTable(io.out)
@@ -122,8 +144,13 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	if derived != nil {
 		printDerived(io, derived)
 	}
-	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled\n",
-		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+	cancelled := fmt.Sprintf("%d cancelled", a.Cancelled)
+	if sum != nil && sum.CancelledRequestCount+sum.WarmupCancelledCount == a.Cancelled {
+		// The same split as the summary's first line.
+		cancelled = fmt.Sprintf("%d cancelled (profiling %d, warmup %d)", a.Cancelled, sum.CancelledRequestCount, sum.WarmupCancelledCount)
+	}
+	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %s\n",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, cancelled)
 	if sa := res.Subagents; r.generation.Replay != timing.V02 && sa.Children > 0 {
 		fmt.Fprintf(io.out, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
@@ -136,18 +163,10 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	if res.Aborted != "" {
 		problems = append(problems, "run aborted ("+res.Aborted+"): "+res.AbortMessage)
 	}
-	if !verdict.Valid {
-		for i, reason := range verdict.Reasons {
-			msg := reason
-			if i < len(verdict.Messages) {
-				msg = reason + ": " + verdict.Messages[i]
-			}
-			problems = append(problems, "not a valid submission: "+msg)
-		}
-	}
+	problems = append(problems, r.validityProblems(verdict)...)
 	for _, pr := range problems {
 		fmt.Fprintf(io.err, "agentperf: %s\n", pr)
-		lg.Printf("error: %s", pr)
+		lg.FileOnly("error: %s", pr)
 	}
 	if res.Cancelled && res.Aborted == "" {
 		return fmt.Errorf("run interrupted; artifacts written to %s: %w", p.outputDir, context.Canceled)
@@ -290,4 +309,36 @@ func judgeLimit(limit float64) float64 {
 		return -1
 	}
 	return limit
+}
+
+// validityProblems turns the verdict into the problems that make the exit
+// code 1. Under --scenario every reason is one ("not a valid submission");
+// without a scenario only a run that completed no request is.
+func (r *profileRun) validityProblems(v scenario.Verdict) []string {
+	var out []string
+	for i, reason := range v.Reasons {
+		msg := reason
+		if i < len(v.Messages) {
+			msg = reason + ": " + v.Messages[i]
+		}
+		if reason == scenario.ReasonOverflowRateExceeded {
+			msg += "; " + r.overflowAdvice()
+		}
+		switch {
+		case r.scenario != "":
+			out = append(out, "not a valid submission: "+msg)
+		case reason == scenario.ReasonZeroCompleted:
+			out = append(out, "the run failed: "+msg)
+		}
+	}
+	return out
+}
+
+// overflowAdvice says how to stop context overflows from agentperf's side.
+func (r *profileRun) overflowAdvice() string {
+	a := "or pass --max-context-length N (the server's context window in tokens) so that only the traces that fit are replayed"
+	if strings.HasPrefix(r.p.url, "sim:") {
+		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
+	}
+	return a
 }

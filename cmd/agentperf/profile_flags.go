@@ -121,7 +121,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: a tokenizer.json/.tiktoken file or folder, an HF model id in the hub cache, or 'builtin' (default: builtin, approximate)")
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "revision of an HF tokenizer in the hub cache")
-	fs.StringVar(&p.concurrency, "concurrency", "", "number of lanes (one integer)")
+	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
 	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
@@ -140,7 +140,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
 	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", 300, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
-	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines")
+	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines when the output is not a terminal")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
@@ -148,12 +148,13 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
-	fs.StringVar(&p.uiType, "ui-type", "auto", "live view: auto (bar on a terminal, log lines otherwise), simple (log lines), none")
+	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
 	fs.StringVar(&p.exportLevel, "export-level", "records", "records (per-request export) or summary")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
 	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	p.data = addDatasetFlags(fs)
+	setHelpGroups(fs, profileHelpGroups, "Other")
 
 	p.unsupported = map[string]string{}
 	names := make([]string, 0, len(unsupportedFlags))
@@ -171,6 +172,36 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	}
 	return p
 }
+
+// profileHelpGroups groups the flags in `profile --help`; flags not listed
+// (added later, or by a shared helper) are shown under "Other flags".
+var profileHelpGroups = []flagGroup{
+	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
+		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
+		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
+	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
+		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
+		"system-idle-gap-cap-seconds", "warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
+		"burst-phase-starts", "allow-dataset-wrap", "cache-bust"}},
+	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
+		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
+		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
+	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override"}},
+}
+
+// intText is a flag value kept as text, so that a value such as "8,16"
+// gets a precise error later, but shown as an int in the help.
+type intText struct{ s *string }
+
+func (v intText) String() string {
+	if v.s == nil {
+		return ""
+	}
+	return *v.s
+}
+func (v intText) Set(s string) error { *v.s = s; return nil }
+func (v intText) Type() string       { return "int" }
 
 // anyValue accepts any value (or none) so unsupported flags parse and can be
 // rejected with their reason.

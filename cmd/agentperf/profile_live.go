@@ -1,83 +1,109 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"sync"
+	"io"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/ui"
 )
 
-// liveView runs the metrics live view for the duration of a replay.
-type liveView struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func (l *liveView) stop() {
-	if l == nil {
-		return
-	}
-	l.cancel()
-	l.wg.Wait()
-}
-
-// phaseClock remembers when profiling started, for the progress bar.
+// phaseClock remembers the phase changes the engine reports, for the live
+// view.
 type phaseClock struct {
-	start    atomic.Int64 // unix ns
+	start    atomic.Int64 // profiling start, unix ns
+	ended    atomic.Int64 // profiling end, unix ns
 	duration time.Duration
 }
 
-func startLiveView(p *profileFlags, io stdio, col *metrics.Collector, prog *replay.Progress, scr *server.Scraper, interval time.Duration, pc *phaseClock) *liveView {
-	if p.uiType == "none" {
-		return nil
+// serverWindow is the span of the live server figures (hit rate,
+// preemptions); the client-side window is the collector's LiveWindow.
+const serverWindow = 10 * time.Second
+
+// liveSource feeds the live view from what the engine exposes today: the
+// replay.Progress counters, the phase changes (phaseClock), the
+// collector's records and live window, and the scraper. It is the only
+// place that knows where each figure comes from.
+type liveSource struct {
+	prog        *replay.Progress
+	col         *metrics.Collector
+	scr         *server.Scraper // nil without server metrics
+	pc          *phaseClock
+	streaming   bool
+	interrupted func() bool
+}
+
+var _ ui.Source = (*liveSource)(nil)
+
+// Sample implements ui.Source. Outcome counts come from the records the
+// collector received (every request ends in exactly one record), split by
+// the phase on the record; warmup progress is the warmup records' count
+// of every outcome against the engine's number of warmup requests.
+func (l *liveSource) Sample() ui.Sample {
+	l.col.SetInFlight(int(l.prog.InFlight.Load()))
+	st := l.col.Snapshot()
+	s := ui.Sample{
+		Phase:             ui.PhaseStarting,
+		WarmupTotal:       int(l.prog.WarmupTotal.Load()),
+		ProfilingDuration: l.pc.duration,
+		InFlight:          st.InFlight,
+		Streaming:         l.streaming,
+		Warmup: ui.Outcomes{OK: st.WarmupOK, Errors: st.WarmupErrors,
+			Overflows: st.WarmupOverflows, Cancelled: st.WarmupCancelled},
+		Profiling: ui.Outcomes{OK: st.ProfilingOK, Errors: st.ProfilingErrors,
+			Overflows: st.Overflows - st.WarmupOverflows, Cancelled: st.Cancelled - st.WarmupCancelled},
+		Client: ui.ClientWindow{Window: st.Window, RequestsPerSec: st.RequestsPerSec, OutputTokensPerSec: st.OutputTokensPerSec,
+			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99,
+			TheoreticalHitRate: st.TheoreticalHitRate},
 	}
-	opt := metrics.LiveViewOptions{
-		Out:      io.err,
-		Interval: interval,
-		Progress: func() metrics.Progress {
-			mp := metrics.Progress{
-				Phase:             metrics.PhaseWarmup,
-				WarmupDone:        int(prog.WarmupDone.Load()),
-				WarmupTotal:       int(prog.WarmupTotal.Load()),
-				ProfilingDuration: pc.duration,
-			}
-			if ns := pc.start.Load(); ns != 0 {
-				mp.Phase = metrics.PhaseProfiling
-				mp.ProfilingStart = time.Unix(0, ns)
-			}
-			return mp
-		},
+	s.WarmupDone = s.Warmup.Done()
+	switch {
+	case l.pc.ended.Load() != 0:
+		s.Phase = ui.PhaseDraining
+	case l.pc.start.Load() != 0:
+		s.Phase = ui.PhaseProfiling
+	case s.WarmupTotal > 0:
+		s.Phase = ui.PhaseWarmup
 	}
-	if p.uiType == "simple" {
-		f := false
-		opt.Terminal = &f
+	if l.interrupted != nil && l.interrupted() {
+		s.Phase, s.Interrupted = ui.PhaseDraining, true
 	}
-	if scr != nil {
-		opt.ServerHitRate = func() (float64, bool) {
-			lf := scr.Live()
-			return lf.GPUPrefixHitRate, lf.GPUPrefixHitRateValid
+	if ns := l.pc.start.Load(); ns != 0 {
+		s.ProfilingStart = time.Unix(0, ns)
+	}
+	if l.scr != nil {
+		lf := l.scr.Live()
+		rf := l.scr.Recent(serverWindow)
+		s.Server = ui.ServerFigures{
+			Valid:   lf.KVUsageValid || lf.QueueValid || rf.GPUPrefixHitRateValid,
+			Running: nanUnless(lf.Running, lf.QueueValid), Waiting: nanUnless(lf.Waiting, lf.QueueValid),
+			KVUsage: nanUnless(lf.KVUsage, lf.KVUsageValid),
+			HitRate: nanUnless(rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid), HitWindow: rf.Window,
+			Preemptions:      nanUnless(rf.Preemptions, rf.PreemptionsValid),
+			PreemptionsTotal: nanUnless(rf.PreemptionsTotal, rf.PreemptionsValid),
+			Scrapes:          lf.Scrapes, ScrapeFailures: lf.ScrapeFailures,
 		}
 	}
-	stats := func() metrics.LiveStats {
-		col.SetInFlight(int(prog.InFlight.Load()))
-		return col.Snapshot()
+	return s
+}
+
+func nanUnless(v float64, ok bool) float64 {
+	if !ok {
+		return math.NaN()
 	}
-	lv := metrics.NewLiveView(stats, opt)
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &liveView{cancel: cancel}
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		if err := lv.Run(ctx); err != nil {
-			fmt.Fprintf(io.err, "agentperf: live view: %v\n", err)
-		}
-	}()
-	return l
+	return v
+}
+
+// startLiveView starts the --ui-type view on stderr and returns it; log
+// lines should go to its Log writer while it runs.
+func startLiveView(p *profileFlags, out io.Writer, src ui.Source) ui.View {
+	typ, _ := ui.ParseType(p.uiType) // validated in resolve
+	return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: out, Interval: seconds(p.statsInterval)})
 }
 
 // printDerived prints the server-side figures under the summary table.

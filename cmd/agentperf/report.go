@@ -16,11 +16,11 @@ import (
 )
 
 func init() {
-	register(command{name: "report", summary: "recompute an artifact folder; InferenceX result JSON, sweep table, Pareto plot, checks", run: runReport})
+	register(command{name: "report", summary: "recompute an artifact folder (aggregates, plot, report.html); InferenceX result JSON, sweep table, Pareto plot, checks", run: runReport})
 }
 
-const reportExamples = `  # Recompute profile_export_aiperf.json/.csv and metrics_plots.png from
-  # profile_export.jsonl (and server_metrics_export.json) and print the summary
+const reportExamples = `  # Recompute profile_export_aiperf.json/.csv, metrics_plots.png and report.html
+  # from profile_export.jsonl (and server_metrics_export.json) and print the summary
   agentperf report results/aiperf_artifacts
 
   # The same without re-rendering the plot
@@ -86,6 +86,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 		fmt.Fprint(sio.err, reportDifferences)
 	}
 	noPlot := fs.Bool("no-plot", false, "do not re-render metrics_plots.png (one folder, recompute mode)")
+	noHTML := fs.Bool("no-html", false, "do not rewrite report.html, the interactive report (one folder, recompute mode)")
 	format := fs.String("format", "", "inferencex (result JSON), markdown, csv or json (sweep table; markdown is the default with several folders)")
 	schema := fs.String("schema", "v3", "result JSON schema with --format inferencex: v3 (nested, InferenceX v1.0+) or v2 (flat, v0.2/v0.3)")
 	output := fs.StringP("output", "o", "-", "write the result JSON or table to this file (- for stdout)")
@@ -150,11 +151,11 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 		return usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
 	}
 	readOnly := *format != "" || *plotPath != "" || *check || len(dirs) > 1
-	if *noPlot && readOnly {
-		return usagef("report: --no-plot applies to recomputing one folder (without --format, --plot or --check)")
+	if (*noPlot || *noHTML) && readOnly {
+		return usagef("report: --no-plot and --no-html apply to recomputing one folder (without --format, --plot or --check)")
 	}
 	if !readOnly {
-		return recomputeFolder(dirs[0], *noPlot, sio)
+		return recomputeFolder(dirs[0], *noPlot, *noHTML, sio)
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
@@ -283,7 +284,7 @@ func closeOut(f *os.File) {
 
 // recomputeFolder is `agentperf report DIR`: rewrite the aggregates and
 // the plot, print the summary and the run's seed-table row.
-func recomputeFolder(dir string, noPlot bool, sio stdio) error {
+func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
 	_, err := metrics.Report(dir, sio.out)
 	var failed error
 	switch {
@@ -306,6 +307,18 @@ func recomputeFolder(dir string, noPlot bool, sio stdio) error {
 		}
 		if err := metrics.AddWarnings(dir, warnings...); err != nil {
 			return fmt.Errorf("report %s: record plot warnings: %w", dir, err)
+		}
+	}
+	if !noHTML {
+		warnings, err := writeHTMLReport(dir)
+		for _, w := range warnings {
+			fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
+		}
+		if err != nil {
+			return fmt.Errorf("report %s: %w", dir, err)
+		}
+		if err := metrics.AddWarnings(dir, warnings...); err != nil {
+			return fmt.Errorf("report %s: record report.html warnings: %w", dir, err)
 		}
 	}
 	if run, err := report.Load(dir); err == nil {

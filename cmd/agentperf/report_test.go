@@ -249,7 +249,7 @@ func TestReportUsageErrors(t *testing.T) {
 		{[]string{"--format", "inferencex", "--env", "KV_OFFLOADING=dram", a}, "KV_OFFLOAD_BACKEND is required"},
 		{[]string{"--format", "inferencex", root}, "2 child folders do"},
 		{[]string{"--check", filepath.Join(root, "nope")}, "no such file"},
-		{[]string{"--no-plot", "--check", a}, "--no-plot applies"},
+		{[]string{"--no-plot", "--check", a}, "--no-plot and --no-html apply"},
 		{[]string{"--failed-request-threshold", "0.2", a, b}, "apply to --check only"},
 		{[]string{"--check", "--failed-request-threshold", "2", a}, "must be in [0, 1]"},
 		{[]string{"--plot", filepath.Join(root, "p.png"), "--format", "json", "-o", filepath.Join(root, "no", "such", "t.json"), a}, "-o"},

@@ -7,15 +7,39 @@ import (
 	"runtime/debug"
 )
 
-// version is set with -ldflags "-X main.version=v1.2.3" at release time.
-var version = "dev"
+// version is set at release time with
+//
+//	go build -ldflags "-X main.version=v1.2.3" ./cmd/agentperf
+//
+// Without it, a binary built by `go install …/cmd/agentperf@v1.2.3` takes
+// its version from the module build info; a local build is "dev".
+var version = ""
 
 func init() {
-	register(command{name: "version", summary: "print the version", run: runVersion})
+	register(command{name: "version", summary: "print the version (also: agentperf --version)", run: runVersion})
 }
 
+// buildVersion returns the version of this binary: the ldflags value, else
+// the main module's version from the build info, else "dev".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// productVersion is the version written into the artifacts
+// (aiperf_version): "agentperf v1.2.3".
+func productVersion() string { return "agentperf " + buildVersion() }
+
+const versionExamples = `  agentperf version
+  agentperf --version`
+
 func runVersion(_ context.Context, args []string, io stdio) error {
-	fs := newFlagSet("version", "version", "  agentperf version", io.err)
+	fs := newFlagSet("version", "version", versionExamples, io.err)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -27,6 +51,6 @@ func runVersion(_ context.Context, args []string, io stdio) error {
 			}
 		}
 	}
-	fmt.Fprintf(io.out, "agentperf %s%s %s %s/%s\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(io.out, "agentperf %s%s %s %s/%s\n", buildVersion(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

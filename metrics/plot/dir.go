@@ -24,6 +24,16 @@ const (
 // partly unreadable file is a warning (the figure is still drawn, with
 // empty panels); err is set only when the figure could not be written.
 func RenderDir(dir string) ([]string, error) {
+	in, warnings := ReadDir(dir)
+	w2, err := Render(in, filepath.Join(dir, FileName))
+	return append(warnings, w2...), err
+}
+
+// ReadDir reads the figure's input from an artifact folder: the requests
+// of profile_export.jsonl, the server metrics export and the profiling
+// start (ProfilingStartNs). A missing or unreadable file leaves its part
+// empty and is named in a warning.
+func ReadDir(dir string) (Input, []string) {
 	var warnings []string
 	reqs, w, err := ReadRequests(filepath.Join(dir, RecordsFile))
 	warnings = append(warnings, w...)
@@ -39,8 +49,29 @@ func RenderDir(dir string) ([]string, error) {
 			ex = nil
 		}
 	}
-	w2, err := Render(Input{Requests: reqs, Server: ex}, filepath.Join(dir, FileName))
-	return append(warnings, w2...), err
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: ProfilingStartNs(dir)}, warnings
+}
+
+// ProfilingStartNs reads when profiling started from the aggregate JSON of
+// an artifact folder (metadata.agentperf.profiling_start_ns); 0 when it is
+// not there (an aiperf folder: the plot then takes the first profiling
+// request's start).
+func ProfilingStartNs(dir string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		return 0
+	}
+	var agg struct {
+		Metadata struct {
+			Agentperf struct {
+				ProfilingStartNs int64 `json:"profiling_start_ns"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &agg) != nil {
+		return 0
+	}
+	return agg.Metadata.Agentperf.ProfilingStartNs
 }
 
 // jsonValue is a metric as {value, unit} or a bare number.

@@ -10,4 +10,18 @@
 // "no data", so the figure always has the same shape. Render reports
 // anything it could not draw as a warning; callers must surface warnings
 // and errors (contract §4 item 1), never swallow them.
+//
+// Reading the figure:
+//   - a dashed vertical line marks where profiling starts (the aggregate
+//     JSON's profiling_start_ns, else the first profiling request);
+//   - percentage axes (KV usage, hit rate) end at 100;
+//   - each panel's legend is drawn in a strip under it, never over the data;
+//   - per-request rolling means are computed and drawn per phase, so no
+//     line joins the end of warmup to the start of profiling;
+//   - a partial timeslice (shorter than 95 % of the usual slice length, as
+//     the last one of a run often is) has its rate weighted by its length,
+//     so a burst counted over 0.03 s is not drawn as a spike; such slices
+//     are ringed;
+//   - the decode series of the throughput panel is scaled up by a round
+//     factor named in its legend when it is under a fifth of the total.
 package plot

@@ -246,3 +246,62 @@ func zeroOf(in *Input) int64 {
 	}
 	return z
 }
+
+// nominal is the usual slice length of t: the median of its slice lengths.
+func (t *timeline) nominal() int64 {
+	if t.empty() {
+		return 0
+	}
+	ds := make([]int64, 0, len(t.starts))
+	for _, k := range t.starts {
+		ds = append(ds, t.ends[k]-k)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+// partialShare is the length, as a share of the nominal one, below which a
+// slice counts as partial (the last slice of a run is usually cut short).
+const partialShare = 0.95
+
+// ratePoints projects a per-second timeline like points, but a partial
+// slice's rate is weighted by its length (rate × length / nominal length):
+// a rate measured over 0.03 s is no spike next to 1 s slices. The partial
+// slices are also returned apart, to be marked.
+func (t *timeline) ratePoints(zero int64, scale float64) (pts, partial []point) {
+	if t.empty() {
+		return nil, nil
+	}
+	nom := t.nominal()
+	for _, k := range t.starts {
+		d := t.ends[k] - k
+		mid := k + d/2
+		v := t.vals[k] * scale
+		p := point{float64(mid-zero) / 1e9, v}
+		if nom > 0 && float64(d) < partialShare*float64(nom) {
+			p.y = v * float64(d) / float64(nom)
+			partial = append(partial, p)
+		}
+		pts = append(pts, p)
+	}
+	return pts, partial
+}
+
+// sumRatePoints is ratePoints of the slice-by-slice sum of ts.
+func sumRatePoints(zero int64, scale float64, ts ...*timeline) (pts, partial []point) {
+	return sumOf(ts...).ratePoints(zero, scale)
+}
+
+// segments splits points (sorted by x) into runs of the same phase, so that
+// a line is never drawn across the gap between warmup and profiling.
+func segments(ps []point, phase []string) [][]point {
+	var out [][]point
+	start := 0
+	for i := 1; i <= len(ps); i++ {
+		if i == len(ps) || phase[i] != phase[start] {
+			out = append(out, ps[start:i])
+			start = i
+		}
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 package server
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // LiveFigures are the latest server figures for a progress view.
 type LiveFigures struct {
@@ -40,25 +43,7 @@ func (s *Scraper) Live() LiveFigures {
 		from = math.MinInt64
 	}
 	inc := func(names []string) (float64, bool) {
-		for _, n := range names {
-			f := st.families[n]
-			if f == nil || f.typ != typeCounter {
-				continue
-			}
-			var sum float64
-			var any bool
-			for _, sd := range f.series {
-				e := st.eps[sd.ep]
-				if v, ok := increase(sd.vals, nil, sd.first, e.idxLE(from), len(e.times)-1); ok {
-					sum += v
-					any = true
-				}
-			}
-			if any {
-				return sum, true
-			}
-		}
-		return 0, false
+		return st.counterIncrease(names, func(e *endpointData) int { return e.idxLE(from) })
 	}
 	h, okH := inc(namesHits)
 	q, okQ := inc(namesQueries)
@@ -93,4 +78,84 @@ func (s *Scraper) Live() LiveFigures {
 	w, nw := latest(namesWaiting)
 	lf.Running, lf.Waiting, lf.QueueValid = r, w, nr > 0 || nw > 0
 	return lf
+}
+
+// namesPreemptions are the counters of preempted (vLLM) or retracted
+// (SGLang) requests.
+var namesPreemptions = []string{"vllm:num_preemptions", "sglang:num_retracted_reqs"}
+
+// RecentFigures are server figures over the recent past, for a live view
+// that must show what the server does now rather than since the start.
+type RecentFigures struct {
+	// Window is the span the figures cover: from the last scrape at or
+	// before now − window to the latest scrape (shorter early in a run).
+	Window time.Duration
+	// GPUPrefixHitRate is Σ Δprefix_cache_hits / Σ Δprefix_cache_queries
+	// over the window; Valid is false when queries did not increase.
+	GPUPrefixHitRate      float64
+	GPUPrefixHitRateValid bool
+	// Preemptions is the increase of the preemption counter over the
+	// window, PreemptionsTotal since the first scrape; Valid is false
+	// when the server exports no such counter.
+	Preemptions, PreemptionsTotal float64
+	PreemptionsValid              bool
+}
+
+// Recent returns the figures over the last window of scrapes (the window
+// is measured on each endpoint's own scrape times).
+func (s *Scraper) Recent(window time.Duration) RecentFigures {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	var rf RecentFigures
+	// The window's reference scrape, per endpoint; the span covered is
+	// the longest of them.
+	recent := func(e *endpointData) int {
+		last := len(e.times) - 1
+		ref := max(0, e.idxLE(e.times[last]-window.Nanoseconds()))
+		rf.Window = max(rf.Window, time.Duration(e.times[last]-e.times[ref]))
+		return ref
+	}
+	fromFirst := func(*endpointData) int { return 0 }
+	inc := func(names []string, fromStart bool) (float64, bool) {
+		if fromStart {
+			return st.counterIncrease(names, fromFirst)
+		}
+		return st.counterIncrease(names, recent)
+	}
+	h, okH := inc(namesHits, false)
+	q, okQ := inc(namesQueries, false)
+	rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid = ratio(h, q, okH, okQ)
+	rf.Preemptions, rf.PreemptionsValid = inc(namesPreemptions, false)
+	rf.PreemptionsTotal, _ = inc(namesPreemptions, true)
+	return rf
+}
+
+// counterIncrease sums the increase of the first of names that is a
+// counter, over all its series, from scrape index ref(e) of each series'
+// endpoint to that endpoint's latest scrape; ok is false when no series
+// has a sample. The caller holds the Scraper's mutex.
+func (st *store) counterIncrease(names []string, ref func(e *endpointData) int) (float64, bool) {
+	for _, n := range names {
+		f := st.families[n]
+		if f == nil || f.typ != typeCounter {
+			continue
+		}
+		var sum float64
+		var found bool
+		for _, sd := range f.series {
+			e := st.eps[sd.ep]
+			if len(e.times) == 0 {
+				continue
+			}
+			if v, ok := increase(sd.vals, nil, sd.first, ref(e), len(e.times)-1); ok {
+				sum += v
+				found = true
+			}
+		}
+		if found {
+			return sum, true
+		}
+	}
+	return 0, false
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/ui"
+)
+
+// boundaryObserver takes a live sample when profiling starts, i.e. right
+// after the warmup barrier, when every warmup request has finished.
+type boundaryObserver struct {
+	phaseObserver
+	src     *liveSource
+	prog    *replay.Progress
+	mu      sync.Mutex
+	sample  ui.Sample
+	engineN int64
+}
+
+func (o *boundaryObserver) ProfilingStarted(start, deadline time.Time) {
+	o.phaseObserver.ProfilingStarted(start, deadline)
+	o.mu.Lock()
+	o.sample = o.src.Sample()
+	o.engineN = o.prog.WarmupDone.Load()
+	o.mu.Unlock()
+}
+
+// TestWarmupProgressCountsOverflows: when some warmup requests overflow
+// the server's context window, the warmup progress still reaches N/N at
+// the end of warmup (every outcome counts), as the live view shows it, and
+// the engine's own warmup counter agrees.
+func TestWarmupProgressCountsOverflows(t *testing.T) {
+	t.Parallel()
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 3, Traces: 8, MinTurns: 6, MaxTurns: 16, TimeScale: 0.001})
+	// A context window at the median request size: some lanes' warmup
+	// turns fit, some overflow.
+	var ins []int
+	for _, tr := range traces {
+		for _, r := range tr.Requests {
+			ins = append(ins, r.In+r.Out)
+		}
+	}
+	slices.Sort(ins)
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.ZeroLatency, cfg.MaxModelLen = "demo", true, ins[len(ins)/2]
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	col, err := metrics.NewCollector(filepath.Join(dir, "art"), metrics.CollectorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := &replay.Progress{}
+	pc := &phaseClock{duration: 300 * time.Millisecond}
+	src := &liveSource{prog: prog, col: col, pc: pc, streaming: true}
+	obs := &boundaryObserver{phaseObserver: phaseObserver{lg: &runLog{w: &strings.Builder{}}, pc: pc}, src: src, prog: prog}
+	res, err := replay.Run(context.Background(), replay.Config{
+		URL: srv.URL, Models: []string{"demo"}, Traces: traces, Synth: syn, Concurrency: 8, Seed: 7,
+		BenchmarkDuration: 300 * time.Millisecond, Streaming: true, UseServerTokenCount: true,
+		Sink: col, Overflows: overflowSink{col}, Progress: prog, Observer: obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := col.Finish(metrics.RunInfo{Accounting: res.Accounting}); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	s, engineN := obs.sample, obs.engineN
+	obs.mu.Unlock()
+	if s.Warmup.Overflows == 0 || s.Warmup.OK == 0 {
+		t.Fatalf("fixture: want some warmup requests to overflow and some to succeed, got %+v (max-model-len %d)", s.Warmup, cfg.MaxModelLen)
+	}
+	if s.WarmupTotal != 8 || s.WarmupDone != s.WarmupTotal {
+		t.Errorf("live warmup progress at the end of warmup: %d/%d (outcomes %+v), want 8/8", s.WarmupDone, s.WarmupTotal, s.Warmup)
+	}
+	if engineN != int64(s.WarmupTotal) {
+		t.Errorf("replay.Progress.WarmupDone is %d/%d at the end of warmup: the engine must count every outcome, overflows included", engineN, s.WarmupTotal)
+	}
+}

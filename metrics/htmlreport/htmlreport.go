@@ -1,0 +1,364 @@
+package htmlreport
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/server"
+)
+
+// FileName is the report's name in an artifact folder.
+const FileName = "report.html"
+
+var (
+	//go:embed template.html
+	pageTemplate string
+	//go:embed report.js
+	appJS string
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/uPlot.VERSION
+	uplotVersion string
+)
+
+// Data is everything the page shows; it is embedded as JSON.
+type Data struct {
+	Title    string      `json:"title"`
+	Subtitle string      `json:"subtitle"`
+	Facts    [][2]string `json:"facts"`
+	Validity *Validity   `json:"validity"`
+	Warnings []string    `json:"warnings"`
+	Metrics  []Metric    `json:"metrics"`
+	Scalars  []Scalar    `json:"scalars"`
+	Figure   figureJSON  `json:"figure"`
+}
+
+// Validity is the scenario verdict (nil without a scenario).
+type Validity struct {
+	Scenario string   `json:"scenario"`
+	Valid    bool     `json:"valid"`
+	Reasons  []string `json:"reasons"`
+}
+
+// Metric is one per-request metric's statistics.
+type Metric struct {
+	Tag   string              `json:"tag"`
+	Name  string              `json:"name"`
+	Unit  string              `json:"unit"`
+	Stats map[string]*float64 `json:"stats"`
+}
+
+// Scalar is one run-level figure (throughput, counts, hit rates).
+type Scalar struct {
+	Tag   string  `json:"tag"`
+	Name  string  `json:"name"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+}
+
+// figureJSON is plot.FigureData with NaN as null.
+type figureJSON struct {
+	HasProfilingStart bool        `json:"has_profiling_start"`
+	ProfilingStart    float64     `json:"profiling_start"`
+	Panels            []panelJSON `json:"panels"`
+}
+
+type panelJSON struct {
+	Title   string       `json:"title"`
+	YLabel  string       `json:"ylabel"`
+	Percent bool         `json:"percent"`
+	Note    string       `json:"note,omitempty"`
+	Series  []seriesJSON `json:"series"`
+}
+
+type seriesJSON struct {
+	Name  string     `json:"name"`
+	Style string     `json:"style"`
+	Color string     `json:"color"`
+	X     nullFloats `json:"x"`
+	Y     nullFloats `json:"y"`
+}
+
+// nullFloats encodes NaN and ±Inf as null (JSON has no NaN).
+type nullFloats []float64
+
+func (f nullFloats) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 8*len(f)+2)
+	b = append(b, '[')
+	for i, v := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = appendFloat(b, v)
+	}
+	return append(b, ']'), nil
+}
+
+// appendFloat writes v with 6 significant digits (enough for a chart).
+func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'g', 6, 64) }
+
+func figureData(fd plot.FigureData) figureJSON {
+	out := figureJSON{HasProfilingStart: fd.HasProfilingStart, ProfilingStart: fd.ProfilingStart}
+	for _, p := range fd.Panels {
+		pj := panelJSON{Title: p.Title, YLabel: p.YLabel, Percent: p.Percent, Note: p.Note, Series: []seriesJSON{}}
+		for _, s := range p.Series {
+			pj.Series = append(pj.Series, seriesJSON{Name: s.Name, Style: s.Style, Color: s.Color, X: s.X, Y: s.Y})
+		}
+		out.Panels = append(out.Panels, pj)
+	}
+	return out
+}
+
+// statNames are the statistics shown per metric.
+var statNames = []string{"avg", "p50", "p90", "p99", "min", "max", "count"}
+
+// Read builds the report's data from an artifact folder: the aggregate
+// JSON (summary), profile_export.jsonl (per-request panels) and
+// server_metrics_export.json (server panels). A missing or unreadable file
+// is a warning (its part of the page says "no data"); err is set only when
+// the folder has none of them.
+func Read(dir string) (*Data, []string, error) {
+	var warnings []string
+	d := &Data{Title: "agentperf report", Facts: [][2]string{}, Warnings: []string{}, Metrics: []Metric{}, Scalars: []Scalar{}}
+	found := 0
+
+	aggPath := filepath.Join(dir, metrics.FileAggregateJSON)
+	if b, err := os.ReadFile(aggPath); err == nil {
+		found++
+		if err := d.fillSummary(b); err != nil {
+			warnings = append(warnings, fmt.Sprintf("report.html: summary left out: %s: %v", aggPath, err))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		warnings = append(warnings, fmt.Sprintf("report.html: summary left out: %v", err))
+	}
+
+	for _, f := range []string{plot.RecordsFile, server.JSONFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			found++
+		}
+	}
+	if found == 0 {
+		return nil, warnings, fmt.Errorf("report.html: %s holds none of %s, %s, %s (is it an artifact folder?): %w",
+			dir, metrics.FileAggregateJSON, plot.RecordsFile, server.JSONFile, fs.ErrNotExist)
+	}
+	in, w := plot.ReadDir(dir)
+	for _, s := range w {
+		warnings = append(warnings, "report.html: "+strings.TrimPrefix(s, "plot: "))
+	}
+	d.Figure = figureData(plot.Figure(in))
+	d.Warnings = append(d.Warnings, warnings...)
+	return d, warnings, nil
+}
+
+// fillSummary reads the aggregate JSON, keeping its key order.
+func (d *Data) fillSummary(b []byte) error {
+	keys, vals, err := orderedObject(b)
+	if err != nil {
+		return err
+	}
+	headers := map[string]metrics.Metric{}
+	for _, m := range metrics.Metrics {
+		headers[m.Tag] = m
+	}
+	var agg struct {
+		AIPerfVersion string         `json:"aiperf_version"`
+		BenchmarkID   string         `json:"benchmark_id"`
+		StartTime     string         `json:"start_time"`
+		EndTime       string         `json:"end_time"`
+		WasCancelled  bool           `json:"was_cancelled"`
+		InputConfig   map[string]any `json:"input_config"`
+		Metadata      struct {
+			Scenario        string         `json:"scenario"`
+			SubmissionValid *bool          `json:"submission_valid"`
+			Reasons         []string       `json:"submission_invalid_reasons"`
+			Warnings        []string       `json:"warnings"`
+			Accounting      map[string]any `json:"request_accounting"`
+			Agentperf       struct {
+				ServerDerived map[string]any `json:"server_derived"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &agg); err != nil {
+		return err
+	}
+	if agg.BenchmarkID != "" {
+		d.Title = "agentperf report — benchmark " + agg.BenchmarkID
+	}
+	d.Subtitle = strings.TrimSpace(fmt.Sprintf("%s → %s  %s", agg.StartTime, agg.EndTime, agg.AIPerfVersion))
+	fact := func(label string, v any) {
+		if v == nil || v == "" {
+			return
+		}
+		d.Facts = append(d.Facts, [2]string{label, fmt.Sprint(v)})
+	}
+	ic := agg.InputConfig
+	for _, k := range []struct{ label, key string }{
+		{"model", "model_names"}, {"URL", "url"}, {"endpoint", "endpoint"}, {"concurrency", "concurrency"},
+		{"benchmark duration (s)", "benchmark_duration"}, {"streaming", "streaming"}, {"random seed", "random_seed"},
+		{"tokenizer", "tokenizer"}, {"scenario", "scenario"},
+	} {
+		if ic != nil {
+			if v, ok := ic[k.key]; ok {
+				if l, isList := v.([]any); isList {
+					parts := make([]string, len(l))
+					for i := range l {
+						parts[i] = fmt.Sprint(l[i])
+					}
+					v = strings.Join(parts, ", ")
+				}
+				fact(k.label, v)
+			}
+		}
+	}
+	if a := agg.Metadata.Accounting; a != nil {
+		fact("requests sent", a["sent"])
+		fact("profiling ok / failed", fmt.Sprintf("%v / %v", a["profiling_ok"], a["profiling_errors"]))
+		fact("warmup ok / failed", fmt.Sprintf("%v / %v", a["warmup_ok"], a["warmup_errors"]))
+		fact("context overflows", a["context_overflows"])
+		fact("cancelled", a["cancelled"])
+	}
+	if agg.WasCancelled {
+		fact("run", "cancelled")
+	}
+	sd := agg.Metadata.Agentperf.ServerDerived
+	for _, k := range []struct{ label, key string }{
+		{"server GPU prefix-cache hit rate", "prefix_cache_hit_rate_gpu_local"},
+		{"server overall prefix-cache hit rate", "prefix_cache_hit_rate_overall"},
+		{"server GPU KV usage, mean while active", "gpu_kv_usage_mean_active"},
+		{"server GPU KV usage, peak", "gpu_kv_usage_peak"},
+	} {
+		if v, ok := sd[k.key].(float64); ok {
+			fact(k.label, fmt.Sprintf("%.1f %%", 100*v))
+		}
+	}
+	if agg.Metadata.Scenario != "" && agg.Metadata.SubmissionValid != nil {
+		d.Validity = &Validity{Scenario: agg.Metadata.Scenario, Valid: *agg.Metadata.SubmissionValid, Reasons: agg.Metadata.Reasons}
+	}
+	d.Warnings = append(d.Warnings, agg.Metadata.Warnings...)
+
+	for i, k := range keys {
+		var blk map[string]json.RawMessage
+		if json.Unmarshal(vals[i], &blk) != nil || blk["unit"] == nil {
+			continue
+		}
+		var unit string
+		_ = json.Unmarshal(blk["unit"], &unit)
+		name := prettyName(k)
+		if h, ok := headers[k]; ok {
+			name = h.Header
+		}
+		if _, hasP50 := blk["p50"]; hasP50 {
+			m := Metric{Tag: k, Name: name, Unit: unit, Stats: map[string]*float64{}}
+			for _, s := range statNames {
+				var f float64
+				if raw, ok := blk[s]; ok && json.Unmarshal(raw, &f) == nil {
+					m.Stats[s] = &f
+				}
+			}
+			d.Metrics = append(d.Metrics, m)
+			continue
+		}
+		if k == "min_request_timestamp" || k == "max_response_timestamp" {
+			continue // Unix ns: the subtitle has the run's times
+		}
+		var f float64
+		if raw, ok := blk["avg"]; ok && json.Unmarshal(raw, &f) == nil {
+			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: unit, Value: f})
+		}
+	}
+	return nil
+}
+
+// prettyName turns a snake_case tag into words.
+func prettyName(tag string) string {
+	s := strings.ReplaceAll(tag, "_", " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// orderedObject splits a JSON object into its keys and raw values, in
+// order.
+func orderedObject(b []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	if tok != json.Delim('{') {
+		return nil, nil, errors.New("not a JSON object")
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, _ := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k)
+		vals = append(vals, raw)
+	}
+	return keys, vals, nil
+}
+
+// Write renders the page for d to w.
+func Write(w io.Writer, d *Data) error {
+	data, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
+	if err != nil {
+		return fmt.Errorf("report.html: encode data: %w", err)
+	}
+	page := pageTemplate
+	for _, r := range []struct{ marker, with string }{
+		{"/*__UPLOT_CSS__*/", uplotCSS},
+		{"/*__UPLOT_JS__*/", uplotJS},
+		{"/*__APP_JS__*/", appJS},
+		{"/*__DATA__*/", string(data)}, // last: nothing is replaced inside the data
+	} {
+		i := strings.Index(page, r.marker)
+		if i < 0 {
+			return fmt.Errorf("report.html: template lacks %s", r.marker)
+		}
+		page = page[:i] + r.with + page[i+len(r.marker):]
+	}
+	_, err = io.WriteString(w, page)
+	return err
+}
+
+// WriteDir writes report.html into an artifact folder from its files (see
+// Read), atomically. Warnings name what the page could not show.
+func WriteDir(dir string) ([]string, error) {
+	d, warnings, err := Read(dir)
+	if err != nil {
+		return warnings, err
+	}
+	err = atomicfile.Write(filepath.Join(dir, FileName), func(w io.Writer) error { return Write(w, d) })
+	return warnings, err
+}
+
+// LibraryVersion is the version of the embedded charting library (uPlot).
+func LibraryVersion() string { return strings.TrimSpace(uplotVersion) }

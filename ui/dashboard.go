@@ -1,0 +1,352 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// dashboardView runs the full-screen dashboard (bubbletea, alternate
+// screen). It takes no keyboard input: the terminal stays in cooked mode,
+// so Ctrl-C is a SIGINT handled by the process as without a dashboard
+// (the first drains the run, the second exits).
+type dashboardView struct {
+	opt  Options
+	prog *tea.Program
+
+	mu     sync.Mutex
+	logs   [][]byte // every log line, printed again after the alternate screen
+	final  []string // the last block, printed after the alternate screen
+	err    error
+	done   chan struct{}
+	once   sync.Once
+	kindOf string
+}
+
+// Messages of the dashboard's program.
+type (
+	tickMsg struct{}
+	logMsg  string
+	stopMsg struct{}
+)
+
+func startDashboard(tr *Tracker, opt Options) *dashboardView {
+	v := &dashboardView{opt: opt, done: make(chan struct{}), kindOf: "dashboard"}
+	r := lipgloss.NewRenderer(opt.Out, termenv.WithColorCache(true))
+	m := &model{tr: tr, opt: opt, st: newStyles(r), view: v}
+	if w, h, err := opt.Size(); err == nil {
+		m.w, m.h = w, h
+	}
+	m.snap = tr.Update()
+	v.prog = tea.NewProgram(m, tea.WithOutput(opt.Out), tea.WithInput(nil), tea.WithAltScreen(),
+		tea.WithoutSignalHandler(), tea.WithoutCatchPanics(), tea.WithFPS(10))
+	go func() {
+		defer close(v.done)
+		if _, err := v.prog.Run(); err != nil {
+			v.mu.Lock()
+			v.err = fmt.Errorf("dashboard: %w", err)
+			v.mu.Unlock()
+		}
+	}()
+	if opt.Tick != nil {
+		go func() {
+			for range opt.Tick {
+				v.prog.Send(tickMsg{})
+			}
+		}()
+	}
+	return v
+}
+
+func (v *dashboardView) Kind() string { return v.kindOf }
+
+// Log returns a writer whose lines appear in the dashboard's log pane.
+func (v *dashboardView) Log() io.Writer {
+	return logFunc(func(p []byte) {
+		v.mu.Lock()
+		v.logs = append(v.logs, p)
+		v.mu.Unlock()
+		select {
+		case <-v.done:
+			v.opt.Out.Write(p)
+		default:
+			v.prog.Send(logMsg(strings.TrimRight(string(p), "\n")))
+		}
+	})
+}
+
+// Stop takes a last sample, leaves the alternate screen and prints the log
+// lines and the final state to the normal screen, so the scrollback keeps
+// them.
+func (v *dashboardView) Stop() error {
+	v.once.Do(func() {
+		v.prog.Send(stopMsg{})
+		<-v.done
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		var b strings.Builder
+		for _, l := range v.logs {
+			b.Write(l)
+		}
+		for _, l := range v.final {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+		if _, err := io.WriteString(v.opt.Out, b.String()); err != nil && v.err == nil {
+			v.err = err
+		}
+	})
+	<-v.done
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.err
+}
+
+// styles are the dashboard's colours.
+type styles struct {
+	title, label, dim, warn, good, box, barFill, barTodo, mark lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	return styles{
+		title:   r.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		label:   r.NewStyle().Bold(true),
+		dim:     r.NewStyle().Foreground(lipgloss.Color("8")),
+		warn:    r.NewStyle().Bold(true).Foreground(lipgloss.Color("11")),
+		good:    r.NewStyle().Foreground(lipgloss.Color("10")),
+		box:     r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("8")),
+		barFill: r.NewStyle().Foreground(lipgloss.Color("12")),
+		barTodo: r.NewStyle().Foreground(lipgloss.Color("8")),
+		mark:    r.NewStyle().Foreground(lipgloss.Color("14")),
+	}
+}
+
+// model is the dashboard's bubbletea model.
+type model struct {
+	tr   *Tracker
+	opt  Options
+	st   styles
+	view *dashboardView
+	snap Snapshot
+	logs []string
+	w, h int
+}
+
+func (m *model) Init() tea.Cmd {
+	if m.opt.Tick != nil {
+		return nil
+	}
+	return m.tick()
+}
+
+func (m *model) tick() tea.Cmd {
+	return tea.Tick(m.opt.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+	case tickMsg:
+		m.snap = m.tr.Update()
+		if m.opt.Tick != nil {
+			return m, nil
+		}
+		return m, m.tick()
+	case logMsg:
+		m.logs = append(m.logs, string(msg))
+		if len(m.logs) > 100 {
+			m.logs = m.logs[len(m.logs)-100:]
+		}
+	case stopMsg:
+		m.tr.finish()
+		m.snap = m.tr.Update()
+		m.view.mu.Lock()
+		m.view.final = Block(&m.snap, m.opt.BarWidth)
+		m.view.mu.Unlock()
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+// View draws the dashboard; a window smaller than MinWidth×MinHeight gets
+// the simple view's block instead.
+func (m *model) View() string {
+	s := &m.snap
+	if m.w < MinWidth || m.h < MinHeight {
+		return strings.Join(Block(s, min(m.opt.BarWidth, max(10, m.w-30))), "\n")
+	}
+	w := m.w
+	var lines []string
+	add := func(l string) { lines = append(lines, lipgloss.NewStyle().MaxWidth(w).Render(l)) }
+
+	add(m.st.title.Render("agentperf") + "  " + m.st.label.Render(phaseText(s)) + m.st.dim.Render(fmt.Sprintf("  (elapsed %s)", clock(s.Elapsed))))
+	// The bars leave room for the longest tail ("12/64  ETA unknown …").
+	barW := min(60, max(10, w-10-5-62))
+	if s.WarmupTotal > 0 {
+		frac := float64(s.WarmupDone) / float64(s.WarmupTotal)
+		tail := etaText(s)
+		if !s.ProfilingStart.IsZero() {
+			tail = "took " + clock(s.WarmupTook)
+		}
+		add(fmt.Sprintf("%s %s %d/%d  %s", m.st.label.Render("warmup   "), m.bar(frac, barW), s.WarmupDone, s.WarmupTotal, tail))
+	} else {
+		add(m.st.label.Render("warmup   ") + m.st.dim.Render(" not started"))
+	}
+	if !s.ProfilingStart.IsZero() && s.ProfilingDuration > 0 {
+		frac := float64(s.ProfilingElapsed) / float64(s.ProfilingDuration)
+		add(fmt.Sprintf("%s %s %s / %s  %s left", m.st.label.Render("profiling"), m.bar(frac, barW),
+			clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), clock(s.ProfilingLeft)))
+	} else if !s.ProfilingStart.IsZero() {
+		add(fmt.Sprintf("%s %s elapsed", m.st.label.Render("profiling"), clock(s.ProfilingElapsed)))
+	} else {
+		add(m.st.label.Render("profiling") + m.st.dim.Render(fmt.Sprintf(" starts after warmup; %s", clock(s.ProfilingDuration))))
+	}
+	c := s.Counts()
+	add(fmt.Sprintf("%s ok %d  errors %d  overflows %d  cancelled %d  in flight %d %s", m.st.label.Render("requests "),
+		c.OK, c.Errors, c.Overflows, c.Cancelled, s.InFlight, m.st.dim.Render(phaseLabel(s))))
+	add(fmt.Sprintf("%s %s req/s  %s output tok/s %s", m.st.label.Render("rate     "), rate(s.Client.RequestsPerSec),
+		rate(s.Client.OutputTokensPerSec), m.st.dim.Render(fmt.Sprintf("(last %s)", s.Client.Window.Round(time.Second)))))
+	if s.Streaming {
+		cl := &s.Client
+		add(fmt.Sprintf("%s TTFT p50 %s  p99 %s   ITL p50 %s  p99 %s", m.st.label.Render("latency  "), ms(cl.TTFTP50), ms(cl.TTFTP99), ms(cl.ITLP50), ms(cl.ITLP99)))
+	} else {
+		add(m.st.label.Render("latency  ") + m.st.dim.Render(" TTFT/ITL n/a (not streaming)"))
+	}
+	add(m.st.label.Render("server   ") + " " + m.serverLine(s, w >= 100))
+	if d := s.Diagnosis; d != "" {
+		// The figures in parentheses are on the server line too: they go
+		// first when the window is narrow.
+		if i := strings.Index(d, " ("); i > 0 && lipgloss.Width(d)+2 > w {
+			d = d[:i]
+		}
+		add(m.st.warn.Render("⚠ " + d))
+	} else {
+		add(m.st.dim.Render("no bottleneck identified"))
+	}
+
+	// Charts take what is left after the header, the log pane and the
+	// footer.
+	logN := min(6, max(2, (m.h-24)/4+2))
+	chartH := m.h - len(lines) - logN - 1 - 1 // log title, footer
+	boxH := chartH / 2
+	colW := w / 2
+	hs := &m.tr.History
+	ttftTitle := "TTFT p50 (ms)"
+	if !s.Streaming {
+		ttftTitle = "TTFT (not streaming)"
+	}
+	row1 := lipgloss.JoinHorizontal(lipgloss.Top,
+		m.chart(ttftTitle, hs.TTFTP50.Points, colW, boxH, 0, ms),
+		m.chart("output tok/s", hs.Throughput.Points, w-colW, boxH, 0, rate))
+	row2 := lipgloss.JoinHorizontal(lipgloss.Top,
+		m.chart("GPU KV usage (%)", hs.KVUsage.Points, colW, chartH-boxH, 100, pctPlain),
+		m.chart("prefix-cache hit rate (%)", hs.HitRate.Points, w-colW, chartH-boxH, 100, pctPlain))
+	lines = append(lines, row1, row2)
+
+	lines = append(lines, m.st.dim.Render(strings.Repeat("─", 2)+" log "+strings.Repeat("─", max(0, w-7))))
+	tail := m.logs[max(0, len(m.logs)-logN):]
+	for i := range logN {
+		l := ""
+		if i < len(tail) {
+			l = tail[i]
+		}
+		add(l)
+	}
+	add(m.st.dim.Render("Ctrl-C stops: in-flight requests finish, artifacts are written. Twice: exit now."))
+	return strings.Join(lines, "\n")
+}
+
+// serverLine is the server's figures, compact.
+// serverLine is the server's figures; short abbreviates the labels for a
+// narrow window.
+func (m *model) serverLine(s *Snapshot, long bool) string {
+	sv := &s.Server
+	if !sv.Valid {
+		return m.st.dim.Render(serverText(s))
+	}
+	run, wait, theo, pre := "running", "waiting", " / %s theoretical", "preemptions"
+	if !long {
+		run, wait, theo, pre = "run", "wait", " (theor. %s)", "preempt"
+	}
+	th := ""
+	if !math.IsNaN(s.Client.TheoreticalHitRate) {
+		th = fmt.Sprintf(theo, pct(s.Client.TheoreticalHitRate))
+	}
+	p := ""
+	if !math.IsNaN(sv.PreemptionsTotal) {
+		p = fmt.Sprintf("  %s %s", pre, count(sv.PreemptionsTotal))
+	}
+	return fmt.Sprintf("%s %s  %s %s  KV %s  hit %s%s%s", run, count(sv.Running), wait, count(sv.Waiting), pct(sv.KVUsage), pct(sv.HitRate), th, p)
+}
+
+func (m *model) bar(frac float64, width int) string {
+	if math.IsNaN(frac) {
+		frac = 0
+	}
+	frac = math.Max(0, math.Min(1, frac))
+	full := int(math.Round(frac * float64(width)))
+	return m.st.barFill.Render(strings.Repeat("█", full)) + m.st.barTodo.Render(strings.Repeat("░", width-full)) +
+		fmt.Sprintf(" %3.0f%%", 100*frac)
+}
+
+// chart draws one boxed chart of outer size w×h; top > 0 fixes the scale
+// (percentages end at 100).
+func (m *model) chart(title string, ps []Point, w, h int, top float64, unit func(float64) string) string {
+	inW, inH := max(1, w-2), max(1, h-2)
+	plotH := max(1, inH-1)
+	vals := columns(ps, inW)
+	if top <= 0 {
+		top = niceTop(vals)
+	}
+	head := fmt.Sprintf("%s  now %s", title, unit(last(ps)))
+	if scale := "  max " + unit(top); lipgloss.Width(head+scale) <= inW {
+		head += scale
+	}
+	rows := chartRows(vals, plotH, top)
+	// Mark where profiling started with a coloured column.
+	if ps0 := m.tr.History.ProfilingStart; !ps0.IsZero() && len(ps) > 0 {
+		col := -1
+		n := len(ps)
+		for i, p := range ps {
+			if !p.At.Before(ps0) {
+				col = i
+				break
+			}
+		}
+		if col >= 0 {
+			if n <= inW {
+				col += inW - n
+			} else {
+				col = col * inW / n
+			}
+			for r := range rows {
+				rr := []rune(rows[r])
+				if col < len(rr) {
+					ch := string(rr[col])
+					if ch == " " {
+						ch = "│"
+					}
+					rows[r] = string(rr[:col]) + m.st.mark.Render(ch) + string(rr[col+1:])
+				}
+			}
+		}
+	}
+	body := lipgloss.NewStyle().MaxWidth(inW).Render(head) + "\n" + strings.Join(rows, "\n")
+	return m.st.box.Width(inW).Height(inH).MaxHeight(h).Render(body)
+}
+
+// pctPlain formats a 0..100 value.
+func pctPlain(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}

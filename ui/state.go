@@ -1,0 +1,329 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Phase is where a run stands.
+type Phase string
+
+// The phases of a run, in order.
+const (
+	PhaseStarting  Phase = "starting"  // before the first request
+	PhaseWarmup    Phase = "warmup"    // warmup requests in flight
+	PhaseProfiling Phase = "profiling" // the measured window
+	PhaseDraining  Phase = "draining"  // no new requests; in-flight ones finish
+	PhaseDone      Phase = "done"
+)
+
+// Outcomes counts finished requests of one phase. Every request ends in
+// exactly one bucket.
+type Outcomes struct {
+	OK, Errors, Overflows, Cancelled int
+}
+
+// Done is the number of finished requests.
+func (o Outcomes) Done() int { return o.OK + o.Errors + o.Overflows + o.Cancelled }
+
+// Sample is what a Source reports at one instant: raw counters and
+// figures, nothing derived. Unknown float values are NaN.
+type Sample struct {
+	// Phase is where the engine is. Interrupted is set once the user
+	// asked the run to stop (the engine drains).
+	Phase       Phase
+	Interrupted bool
+	// WarmupDone counts every finished warmup request, whatever its
+	// outcome (ok, error, context overflow, cancelled); WarmupTotal is the
+	// number of warmup requests (0 before warmup starts).
+	WarmupDone, WarmupTotal int
+	// ProfilingStart is zero until profiling starts; ProfilingDuration is
+	// its planned length (0 when the run is not time-bound).
+	ProfilingStart    time.Time
+	ProfilingDuration time.Duration
+	// Warmup and Profiling count the finished requests of each phase;
+	// InFlight the requests sent and not finished (subagents included).
+	Warmup, Profiling Outcomes
+	InFlight          int
+	// Streaming is false when the responses are not streamed: TTFT and ITL
+	// cannot be measured then.
+	Streaming bool
+	Client    ClientWindow
+	Server    ServerFigures
+}
+
+// ClientWindow holds the client-side figures over a recent window of
+// successful requests.
+type ClientWindow struct {
+	Window             time.Duration
+	RequestsPerSec     float64
+	OutputTokensPerSec float64
+	TTFTP50, TTFTP99   float64 // ms
+	ITLP50, ITLP99     float64 // ms
+	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
+	// would reach on the window's requests (0..1).
+	TheoreticalHitRate float64
+}
+
+// ServerFigures are the server's side, from its /metrics. Valid is false
+// when nothing is scraped (no scraper, or no successful scrape yet).
+type ServerFigures struct {
+	Valid bool
+	// Running and Waiting are request counts summed over engines (NaN:
+	// not exported).
+	Running, Waiting float64
+	// KVUsage is the GPU KV-cache usage (0..1) averaged over engines.
+	KVUsage float64
+	// HitRate is the GPU prefix-cache hit rate over HitWindow (0..1).
+	HitRate   float64
+	HitWindow time.Duration
+	// Preemptions over the window and in all (NaN: not exported).
+	Preemptions, PreemptionsTotal float64
+	// ScrapeFailures counts failed fetches of /metrics so far.
+	Scrapes, ScrapeFailures int
+}
+
+// Source supplies samples. It is the only thing the views read, so an
+// engine feeds every view by implementing it.
+type Source interface {
+	Sample() Sample
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func() Sample
+
+// Sample calls f.
+func (f SourceFunc) Sample() Sample { return f() }
+
+// Snapshot is the live state every view shows: a Sample and what is
+// derived from it and from the samples before.
+type Snapshot struct {
+	Sample
+	// At is when the sample was taken; Elapsed is the time since the
+	// first sample.
+	At      time.Time
+	Elapsed time.Duration
+	// WarmupRate is finished warmup requests per second since warmup
+	// started; WarmupETA the time left at that rate (-1: unknown).
+	WarmupRate float64
+	WarmupETA  time.Duration
+	// WarmupTook is how long warmup lasted, once it is over.
+	WarmupTook time.Duration
+	// ProfilingElapsed and ProfilingLeft measure the profiling window
+	// (ProfilingLeft -1 when the run is not time-bound).
+	ProfilingElapsed, ProfilingLeft time.Duration
+	// Diagnosis is one line naming what limits the server, when the
+	// picture is clear; empty otherwise.
+	Diagnosis string
+}
+
+// Counts are the outcomes of the current phase's requests: warmup's
+// during warmup, profiling's after.
+func (s *Snapshot) Counts() Outcomes {
+	if s.Phase == PhaseStarting || s.Phase == PhaseWarmup {
+		return s.Warmup
+	}
+	return s.Profiling
+}
+
+// Point is one value of a chart series.
+type Point struct {
+	At time.Time
+	V  float64 // NaN: no value at that time
+}
+
+// Series is a chart series over the whole run in at most Cap points: when
+// it is full, neighbouring points are merged (their mean), and each later
+// point is the mean of as many samples, so the points stay evenly spaced.
+type Series struct {
+	Points []Point
+	stride int     // samples per point
+	acc    float64 // pending samples of the next point
+	accN   int     // samples pending
+	accK   int     // non-NaN samples pending
+}
+
+func (s *Series) add(at time.Time, v float64, capacity int) {
+	if s.stride == 0 {
+		s.stride = 1
+	}
+	s.accN++
+	if !math.IsNaN(v) {
+		s.acc += v
+		s.accK++
+	}
+	if s.accN < s.stride {
+		return
+	}
+	m := math.NaN()
+	if s.accK > 0 {
+		m = s.acc / float64(s.accK)
+	}
+	s.Points = append(s.Points, Point{at, m})
+	s.acc, s.accN, s.accK = 0, 0, 0
+	if capacity > 1 && len(s.Points) >= capacity {
+		half := s.Points[:0]
+		for i := 0; i+1 < len(s.Points); i += 2 {
+			a, b := s.Points[i].V, s.Points[i+1].V
+			switch {
+			case math.IsNaN(a):
+				a = b
+			case !math.IsNaN(b):
+				a = (a + b) / 2
+			}
+			half = append(half, Point{s.Points[i+1].At, a})
+		}
+		s.Points = half
+		s.stride *= 2
+	}
+}
+
+// History keeps the dashboard's chart series, one sample per update.
+type History struct {
+	TTFTP50, Throughput, KVUsage, HitRate Series
+	// Cap bounds the points of each series (default 512).
+	Cap int
+	// ProfilingStart is when profiling started (zero before), for a mark
+	// on the charts.
+	ProfilingStart time.Time
+}
+
+func (h *History) add(s *Snapshot) {
+	if h.Cap == 0 {
+		h.Cap = 512
+	}
+	nan := math.NaN()
+	ttft := s.Client.TTFTP50
+	if !s.Streaming {
+		ttft = nan
+	}
+	h.TTFTP50.add(s.At, ttft, h.Cap)
+	h.Throughput.add(s.At, s.Client.OutputTokensPerSec, h.Cap)
+	kv, hit := nan, nan
+	if s.Server.Valid {
+		kv, hit = 100*s.Server.KVUsage, 100*s.Server.HitRate
+	}
+	h.KVUsage.add(s.At, kv, h.Cap)
+	h.HitRate.add(s.At, hit, h.Cap)
+	h.ProfilingStart = s.ProfilingStart
+}
+
+// Tracker turns samples into snapshots: it remembers when warmup started
+// and ended (for the ETA and the warmup length) and keeps the chart
+// history. It is used from one goroutine.
+type Tracker struct {
+	src Source
+	now func() time.Time
+
+	first, warmupStart, warmupEnd time.Time
+	final                         bool // the run is over: the next snapshot is the last
+	History                       History
+}
+
+// finish marks the run as over: the next snapshot's phase is PhaseDone.
+func (t *Tracker) finish() { t.final = true }
+
+// NewTracker returns a tracker over src; now is the clock (nil:
+// time.Now).
+func NewTracker(src Source, now func() time.Time) *Tracker {
+	if now == nil {
+		now = time.Now
+	}
+	return &Tracker{src: src, now: now}
+}
+
+// Update takes a sample and returns the snapshot.
+func (t *Tracker) Update() Snapshot {
+	now := t.now()
+	s := Snapshot{Sample: t.src.Sample(), At: now, WarmupETA: -1, ProfilingLeft: -1}
+	if t.first.IsZero() {
+		t.first = now
+	}
+	s.Elapsed = now.Sub(t.first)
+	if s.WarmupTotal > 0 && t.warmupStart.IsZero() {
+		t.warmupStart = now
+	}
+	if !s.ProfilingStart.IsZero() && t.warmupEnd.IsZero() {
+		t.warmupEnd = s.ProfilingStart
+	}
+	if !t.warmupStart.IsZero() {
+		end := now
+		if !t.warmupEnd.IsZero() {
+			end = t.warmupEnd
+			s.WarmupTook = max(0, t.warmupEnd.Sub(t.warmupStart))
+		}
+		if el := end.Sub(t.warmupStart); el > 0 && s.WarmupDone > 0 {
+			s.WarmupRate = float64(s.WarmupDone) / el.Seconds()
+			left := max(0, s.WarmupTotal-s.WarmupDone)
+			s.WarmupETA = time.Duration(float64(left) / s.WarmupRate * float64(time.Second)).Round(time.Second)
+		}
+	}
+	if !s.ProfilingStart.IsZero() {
+		s.ProfilingElapsed = max(0, now.Sub(s.ProfilingStart))
+		if s.ProfilingDuration > 0 {
+			s.ProfilingLeft = max(0, s.ProfilingDuration-s.ProfilingElapsed)
+			if s.ProfilingLeft == 0 && s.Phase == PhaseProfiling {
+				s.Phase = PhaseDraining // the grace period: in-flight requests finish
+			}
+		}
+	}
+	if t.final {
+		s.Phase = PhaseDone
+	}
+	s.Diagnosis = Diagnose(&s)
+	t.History.add(&s)
+	return s
+}
+
+// Thresholds of Diagnose.
+const (
+	// KV usage at or above which the cache counts as full (vLLM keeps
+	// some blocks free for the running requests, so a thrashing cache
+	// shows 90–99 %).
+	kvFull = 0.90
+	// A hit rate below this fraction of the theoretical one is "far
+	// below".
+	hitFarBelow = 0.5
+	// The theoretical rate must be at least this for thrashing to be
+	// told apart from a workload that reuses little.
+	minTheoretical = 0.2
+	// Waiting requests per running one that mean saturation.
+	waitingPerRunning = 2
+	minWaiting        = 4
+	// Context overflows above this share of finished requests are named.
+	overflowShare = 0.01
+)
+
+// Diagnose returns a one-line diagnosis of what limits the run, or "" when
+// the picture is not clear. The first matching rule wins:
+//   - GPU KV usage ≥ 90 % and the server's hit rate below half the
+//     theoretical one (which is at least 20 %): prefix cache thrashing;
+//   - waiting ≥ 2 × running (and ≥ 4): the server is saturated;
+//   - more than 1 % of the finished requests overflow the context window.
+func Diagnose(s *Snapshot) string {
+	sv := &s.Server
+	th := s.Client.TheoreticalHitRate
+	if sv.Valid && !math.IsNaN(sv.KVUsage) && sv.KVUsage >= kvFull && !math.IsNaN(sv.HitRate) &&
+		!math.IsNaN(th) && th >= minTheoretical && sv.HitRate < hitFarBelow*th {
+		return fmt.Sprintf("prefix cache thrashing: working set exceeds KV capacity (KV %s full, hits %s vs %s theoretical)",
+			pct(sv.KVUsage), pct(sv.HitRate), pct(th))
+	}
+	if sv.Valid && !math.IsNaN(sv.Waiting) && !math.IsNaN(sv.Running) && sv.Waiting >= minWaiting &&
+		sv.Waiting >= waitingPerRunning*math.Max(sv.Running, 1) {
+		return fmt.Sprintf("server saturated: %.0f requests waiting, %.0f running", sv.Waiting, sv.Running)
+	}
+	all := s.Warmup.Done() + s.Profiling.Done()
+	if ovf := s.Warmup.Overflows + s.Profiling.Overflows; all > 0 && float64(ovf) > overflowShare*float64(all) {
+		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (see --max-context-length)", ovf, all)
+	}
+	return ""
+}
+
+// pct formats a 0..1 fraction as a percentage.
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*v)
+}

@@ -1,0 +1,146 @@
+package ui
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 8, 12, 14, 0, 0, 0, time.UTC)
+
+// fakeClock is a settable clock.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.t }
+func (c *fakeClock) Advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// nanWindow is a client window with nothing measured yet.
+func nanWindow() ClientWindow {
+	n := math.NaN()
+	return ClientWindow{TTFTP50: n, TTFTP99: n, ITLP50: n, ITLP99: n, TheoreticalHitRate: n}
+}
+
+func TestTrackerWarmupETAAndProfilingLeft(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	s := Sample{Phase: PhaseWarmup, WarmupTotal: 8, Streaming: true, Client: nanWindow(), ProfilingDuration: 5 * time.Minute}
+	tr := NewTracker(SourceFunc(func() Sample { return s }), clk.Now)
+	if snap := tr.Update(); snap.WarmupETA != -1 || !strings.Contains(phaseText(&snap), "ETA unknown") {
+		t.Errorf("ETA before any warmup request finished = %v (%q), want unknown", snap.WarmupETA, phaseText(&snap))
+	}
+	// 10 s later 2 of 8 are done, one of them an overflow and one an
+	// error: every outcome counts, 0.2/s, 6 left → 30 s.
+	clk.Advance(10 * time.Second)
+	s.Warmup = Outcomes{Overflows: 1, Errors: 1}
+	s.WarmupDone = s.Warmup.Done()
+	snap := tr.Update()
+	if snap.WarmupETA != 30*time.Second || math.Abs(snap.WarmupRate-0.2) > 1e-9 {
+		t.Errorf("ETA %v at %v/s, want 30 s at 0.2/s", snap.WarmupETA, snap.WarmupRate)
+	}
+	if got := Line(&snap); !strings.Contains(got, "[warmup 2/8, ETA 00:30]") || !strings.Contains(got, "0 ok, 1 errors, 1 overflows") {
+		t.Errorf("warmup line %q", got)
+	}
+	// Profiling starts at 40 s; 90 s later 3:30 are left and the counts
+	// shown are the profiling ones only.
+	clk.Advance(30 * time.Second)
+	s.Phase, s.ProfilingStart, s.WarmupDone = PhaseProfiling, clk.Now(), 8
+	s.Warmup = Outcomes{OK: 6, Overflows: 1, Errors: 1}
+	clk.Advance(90 * time.Second)
+	s.Profiling = Outcomes{OK: 120, Errors: 2}
+	snap = tr.Update()
+	if snap.WarmupTook != 40*time.Second || snap.ProfilingLeft != 210*time.Second {
+		t.Errorf("warmup took %v (want 40 s), profiling left %v (want 3:30)", snap.WarmupTook, snap.ProfilingLeft)
+	}
+	if got := Line(&snap); !strings.Contains(got, "[profiling 01:30 / 05:00, 03:30 left] 120 ok, 2 errors, 0 overflows") {
+		t.Errorf("profiling line %q", got)
+	}
+	// After the duration the engine waits for in-flight requests: draining.
+	clk.Advance(4 * time.Minute)
+	if snap = tr.Update(); snap.Phase != PhaseDraining || snap.ProfilingLeft != 0 {
+		t.Errorf("after the duration: phase %s, left %v", snap.Phase, snap.ProfilingLeft)
+	}
+}
+
+func TestDiagnose(t *testing.T) {
+	t.Parallel()
+	srv := func(kv, hit, running, waiting float64) ServerFigures {
+		return ServerFigures{Valid: true, KVUsage: kv, HitRate: hit, Running: running, Waiting: waiting, Preemptions: math.NaN(), PreemptionsTotal: math.NaN()}
+	}
+	for _, c := range []struct {
+		name string
+		sv   ServerFigures
+		th   float64
+		prof Outcomes
+		want string
+	}{
+		{"thrashing", srv(0.995, 0.0, 64, 0), 0.938, Outcomes{OK: 10}, "prefix cache thrashing: working set exceeds KV capacity"},
+		{"full but hitting", srv(0.99, 0.80, 64, 0), 0.938, Outcomes{OK: 10}, ""},
+		{"little reuse in the workload", srv(0.99, 0.01, 64, 0), 0.05, Outcomes{OK: 10}, ""},
+		{"kv not full", srv(0.60, 0.0, 64, 0), 0.938, Outcomes{OK: 10}, ""},
+		{"kv at 93 % is full", srv(0.93, 0.0, 4, 7), 0.986, Outcomes{OK: 10}, "prefix cache thrashing"},
+		{"saturated", srv(0.5, 0.9, 4, 60), 0.938, Outcomes{OK: 10}, "server saturated: 60 requests waiting, 4 running"},
+		{"a short queue is no saturation", srv(0.5, 0.9, 1, 3), 0.938, Outcomes{OK: 10}, ""},
+		{"thrashing wins over saturation", srv(0.99, 0.0, 4, 60), 0.9, Outcomes{OK: 10}, "prefix cache thrashing"},
+		{"overflows", ServerFigures{}, math.NaN(), Outcomes{OK: 90, Overflows: 10}, "context overflows: 10 of 100 requests exceed the server's context window (see --max-context-length)"},
+		{"no server data", ServerFigures{}, 0.9, Outcomes{OK: 10}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Snapshot{Sample: Sample{Server: c.sv, Profiling: c.prof, Client: ClientWindow{TheoreticalHitRate: c.th}}}
+			got := Diagnose(&s)
+			if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+				t.Errorf("Diagnose = %q, want prefix %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestNonStreamingShowsNoLatency(t *testing.T) {
+	t.Parallel()
+	s := Snapshot{Sample: Sample{Phase: PhaseProfiling, Client: ClientWindow{TTFTP50: 12, TTFTP99: 30, ITLP50: 1, ITLP99: 2}}}
+	for _, text := range []string{Line(&s), strings.Join(Block(&s, 10), "\n")} {
+		if !strings.Contains(text, "TTFT/ITL n/a (not streaming)") || strings.Contains(text, "TTFT p50") {
+			t.Errorf("non-streaming view shows latencies:\n%s", text)
+		}
+	}
+}
+
+// TestSeriesStaysEvenlySpaced: a series over a long run keeps at most Cap
+// points, each the mean of the same number of samples.
+func TestSeriesStaysEvenlySpaced(t *testing.T) {
+	t.Parallel()
+	var s Series
+	for i := range 1000 {
+		s.add(t0.Add(time.Duration(i)*time.Second), float64(i), 64)
+	}
+	if n := len(s.Points); n > 64 || n < 32 {
+		t.Fatalf("%d points, want 32..64", n)
+	}
+	step := s.Points[1].At.Sub(s.Points[0].At)
+	for i := 1; i < len(s.Points); i++ {
+		if d := s.Points[i].At.Sub(s.Points[i-1].At); d != step {
+			t.Fatalf("point %d is %v after the previous, want %v", i, d, step)
+		}
+	}
+	// Values are means of consecutive samples, so they increase by the
+	// stride.
+	if d := s.Points[1].V - s.Points[0].V; d != step.Seconds() {
+		t.Errorf("consecutive means differ by %v, want %v", d, step.Seconds())
+	}
+}
+
+func TestChartRows(t *testing.T) {
+	t.Parallel()
+	rows := chartRows([]float64{0, 50, 100, math.NaN(), 200, 1}, 2, 100)
+	want := []string{"  █ █ ", "_██ █▁"}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("chart rows %q, want %q", rows, want)
+	}
+	if got := niceTop([]float64{3, 340, math.NaN()}); got != 500 {
+		t.Errorf("niceTop = %v, want 500", got)
+	}
+	cols := columns([]Point{{V: 1}, {V: 3}, {V: 5}, {V: math.NaN()}}, 2)
+	if cols[0] != 2 || cols[1] != 5 {
+		t.Errorf("columns = %v, want [2 5]", cols)
+	}
+}

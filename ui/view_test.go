@@ -1,0 +1,180 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// busySample is a profiling run against a thrashing server.
+func busySample() Sample {
+	return Sample{Phase: PhaseProfiling, WarmupDone: 64, WarmupTotal: 64, ProfilingStart: t0.Add(5 * time.Minute),
+		ProfilingDuration: 30 * time.Minute, Streaming: true, InFlight: 64,
+		Warmup:    Outcomes{OK: 60, Overflows: 4},
+		Profiling: Outcomes{OK: 1234, Errors: 2, Overflows: 7},
+		Client: ClientWindow{Window: 10 * time.Second, RequestsPerSec: 3.2, OutputTokensPerSec: 4567, TTFTP50: 812, TTFTP99: 3120,
+			ITLP50: 8, ITLP99: 21.25, TheoreticalHitRate: 0.938},
+		Server: ServerFigures{Valid: true, Running: 64, Waiting: 60, KVUsage: 0.995, HitRate: 0.01, HitWindow: 10 * time.Second,
+			Preemptions: 0, PreemptionsTotal: 3}}
+}
+
+// TestDashboardFitsTheWindow renders the dashboard at the sizes a user has
+// (80×24, 200×50) after a few minutes of history, and checks that it fills
+// the window exactly, never wraps, and shows every part.
+func TestDashboardFitsTheWindow(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {120, 30}, {200, 50}} {
+		clk := &fakeClock{t: t0}
+		tr := NewTracker(SourceFunc(func() Sample {
+			s := busySample()
+			s.Client.TTFTP50 = 500 + 300*math.Sin(float64(clk.t.Unix()%60))
+			return s
+		}), clk.Now)
+		for range 400 {
+			tr.Update()
+			clk.Advance(time.Second)
+		}
+		r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+		m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: size[0], h: size[1]}
+		m.snap = tr.Update()
+		m.logs = []string{"14:00:01 warmup: 64 lanes send their start turn", "14:05:00 profiling: started"}
+		out := m.View()
+		lines := strings.Split(out, "\n")
+		if len(lines) != size[1] {
+			t.Errorf("%dx%d: %d lines, want %d:\n%s", size[0], size[1], len(lines), size[1], out)
+		}
+		for i, l := range lines {
+			if w := lipgloss.Width(l); w > size[0] {
+				t.Errorf("%dx%d: line %d is %d cells wide: %q", size[0], size[1], i+1, w, l)
+			}
+		}
+		for _, want := range []string{"profiling 01:40 / 30:00, 28:20 left", "warmup", "64/64", "took 05:00", "ok 1234", "errors 2", "overflows 7", "in flight 64",
+			"TTFT p50 ", "p99 3120 ms", "ITL p50 8.0 ms", "wait", " 60", "KV 99.5 %", "hit 1.0 %", "93.8 %",
+			"prefix cache thrashing", "TTFT p50 (ms)", "output tok/s", "GPU KV usage (%)", "prefix-cache hit rate (%)",
+			"profiling: started", "Ctrl-C", "█"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%dx%d: dashboard lacks %q:\n%s", size[0], size[1], want, out)
+			}
+		}
+	}
+}
+
+// TestDashboardNarrowWindowGetsTheBlock: a window below 80×24 shows the
+// simple view's block, which fits.
+func TestDashboardNarrowWindowGetsTheBlock(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker(SourceFunc(busySample), (&fakeClock{t: t0.Add(10 * time.Minute)}).Now)
+	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+	m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: 60, h: 20}
+	m.snap = tr.Update()
+	out := m.View()
+	if !strings.Contains(out, "profiling [") || strings.Contains(out, "╭") {
+		t.Errorf("narrow window did not get the block:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestStartFallsBack(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	for _, c := range []struct {
+		name string
+		typ  Type
+		term *bool
+		env  string
+		size [2]int
+		want string
+	}{
+		{"not a terminal", TypeDashboard, nil, "xterm", [2]int{200, 50}, "simple (not a terminal)"},
+		{"dumb terminal", TypeDashboard, nil, "dumb", [2]int{200, 50}, "simple (not a terminal)"}, // a buffer is never a TTY
+		{"forced off", TypeDashboard, &no, "xterm", [2]int{200, 50}, "simple (not a terminal)"},
+		{"small window", TypeDashboard, &yes, "xterm", [2]int{70, 20}, "simple (window 70×20 is smaller than 80×24)"},
+		{"simple asked", TypeSimple, &yes, "xterm", [2]int{200, 50}, "simple"},
+		{"none", TypeNone, &yes, "xterm", [2]int{200, 50}, "none"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tick := make(chan time.Time)
+			close(tick)
+			tr := NewTracker(SourceFunc(busySample), nil)
+			v := Start(c.typ, tr, Options{Out: &syncBuffer{}, Terminal: c.term, Getenv: func(string) string { return c.env },
+				Size: func() (int, int, error) { return c.size[0], c.size[1], nil }, Tick: tick})
+			if v.Kind() != c.want {
+				t.Errorf("Kind = %q, want %q", v.Kind(), c.want)
+			}
+			if err := v.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestSimpleViewLines: off a terminal, one line per tick and a last one
+// at Stop; log lines pass through in order.
+func TestSimpleViewLines(t *testing.T) {
+	t.Parallel()
+	out := &syncBuffer{}
+	no := false
+	tick := make(chan time.Time)
+	clk := &fakeClock{t: t0.Add(10 * time.Minute)}
+	v := Start(TypeSimple, NewTracker(SourceFunc(busySample), clk.Now), Options{Out: out, Terminal: &no, Tick: tick})
+	tick <- time.Time{}
+	v.Log().Write([]byte("14:05:00 profiling: started\n"))
+	tick <- time.Time{}
+	close(tick)
+	if err := v.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || lines[1] != "14:05:00 profiling: started" {
+		t.Fatalf("want 3 status lines around the log line, got:\n%s", out.String())
+	}
+	if !strings.HasPrefix(lines[3], "[done; profiling") {
+		t.Errorf("the last line (at Stop) does not say the run is done: %q", lines[3])
+	}
+	for _, l := range []string{lines[0], lines[2], strings.Replace(lines[3], "[done; ", "[", 1)} {
+		if !strings.HasPrefix(l, "[profiling") || !strings.Contains(l, "1234 ok, 2 errors, 7 overflows, 0 cancelled, 64 in flight") ||
+			!strings.Contains(l, "prefix cache thrashing") || strings.Contains(l, "\x1b") {
+			t.Errorf("status line %q", l)
+		}
+	}
+}
+
+// TestSimpleViewRedrawsOnATerminal: the block is redrawn in place and a
+// log line goes above it.
+func TestSimpleViewRedrawsOnATerminal(t *testing.T) {
+	t.Parallel()
+	out := &syncBuffer{}
+	yes := true
+	tick := make(chan time.Time)
+	clk := &fakeClock{t: t0.Add(10 * time.Minute)}
+	v := Start(TypeSimple, NewTracker(SourceFunc(busySample), clk.Now), Options{Out: out, Terminal: &yes, Tick: tick, BarWidth: 10})
+	tick <- time.Time{}
+	v.Log().Write([]byte("a log line\n"))
+	close(tick)
+	v.Stop()
+	text := out.String()
+	n := strings.Count(text[:max(0, strings.Index(text, "\x1b"))], "\n") // the first block's lines
+	up := fmt.Sprintf("\x1b[%dA\x1b[J", n)
+	if !strings.HasPrefix(text, "warmup    [") || strings.Count(text, up) != 3 || !strings.Contains(text, up+"a log line\nwarmup") {
+		t.Errorf("redraws (want 3 × %q, the log line above the block):\n%q", up, text)
+	}
+}
