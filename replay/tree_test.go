@@ -261,8 +261,11 @@ func TestTreesEndToEnd(t *testing.T) {
 // TestTreesRealCorpus replays the shared sample's traces that have
 // subagents (and a few others) as session trees.
 func TestTreesRealCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
+	if testing.Short() || raceEnabled {
+		// Whole trees of the real traces (a hundred turns of up to 200k
+		// tokens) take too long under the race detector; .ci/run runs this
+		// test without it.
+		t.Skip("skipped under -race and -short")
 	}
 	all, _, err := dataset.ReadPath(testshared.Path(t, filepath.Join("traces", "kvct-200.jsonl.zst")), dataset.ReadOptions{})
 	if err != nil {
