@@ -89,6 +89,13 @@ type Config struct {
 	Seed int64
 	// Faults configures fault injection; zero injects nothing.
 	Faults FaultConfig
+	// LazyMetrics makes /metrics expose a histogram series only once it has
+	// an observation and a series with a per-value label (source,
+	// finished_reason) only once it is non-zero, as servers built on
+	// prometheus_client do (llm-d-inference-sim shows no histogram until its
+	// first request): series then appear mid-run. Off by default (vLLM
+	// exposes every series from the start).
+	LazyMetrics bool
 	// RecordFirstByte makes the server remember, per X-Request-ID, when it
 	// wrote the first content byte (see Server.FirstByte). Off by default
 	// because the table grows with every request.
@@ -315,6 +322,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines, each with its own cache, queue and metric series")
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
+	fs.BoolVar(&c.LazyMetrics, "lazy-metrics", c.LazyMetrics, "expose histograms and labelled series on /metrics only once used (series appear mid-run, as on prometheus_client servers)")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
 	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, a tokenizer.json[.zst] or tiktoken file, a folder, or a model id in the local HF cache")
 	f := &c.Faults

@@ -35,6 +35,9 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		} else {
 			derived = d
 		}
+		if d != nil && d.CollectionError != "" {
+			warnings = append(warnings, "server metrics: collection stopped by an "+d.CollectionError)
+		}
 		if pre := r.env.requiredPrefix; pre != "" {
 			b, err := os.ReadFile(filepath.Join(p.outputDir, "server_metrics_export.json"))
 			if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
