@@ -246,25 +246,21 @@ func TestServerFaults(t *testing.T) {
 }
 
 // TestFailedRequestThresholdFiresExactly runs one lane (deterministic
-// order) against a sim failing every second request: the warmup is request
-// 1, so profiling records 1, 3, 5, … fail. The check is armed at
-// max(concurrency, 10) = 10 records and fires on the first record after
-// which failed/total is strictly greater than the limit.
+// order) against a sim failing every N-th request. The threshold
+// (scenario.Threshold) fires once the failures among the requests sent so
+// far show a rate above the limit with 99.9 % confidence: at once for a
+// rate far above it, never for one below it, and the message names the
+// counts it judged.
 func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 	cases := []struct {
 		name      string
 		limit     float64
 		every     int
 		wantAbort bool
-		wantAt    int // profiling records (not cancelled) when it fired
 	}{
-		// 1/1 = 100 % after the first record, but the check is not armed
-		// before 10 records; at 10, 5/10 = 50 % > 40 %.
-		{name: "armed at the floor", limit: 0.4, every: 2, wantAbort: true, wantAt: 10},
-		// At 10, 5/10 = 50 % is not strictly greater than 50 %; at 11,
-		// 6/11 is.
-		{name: "strictly greater", limit: 0.5, every: 2, wantAbort: true, wantAt: 11},
-		// Failing every 10th request never exceeds 20 % once armed.
+		// Half the requests fail against a 10 % limit: 14 of the first 28.
+		{name: "far above the limit", limit: 0.1, every: 2, wantAbort: true},
+		// Every 10th fails (10 %) against 20 %: never.
 		{name: "below the limit", limit: 0.2, every: 10, wantAbort: false},
 	}
 	for _, tc := range cases {
@@ -303,11 +299,14 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 			if res.Aborted != AbortFailedRequestThreshold {
 				t.Fatalf("Aborted = %q (%s), want %q", res.Aborted, res.AbortMessage, AbortFailedRequestThreshold)
 			}
-			if prof != tc.wantAt {
-				t.Fatalf("the threshold fired after %d profiling records (%d failed), want %d", prof, failed, tc.wantAt)
+			// One lane: every request sent has finished when one ends, so the
+			// judged prefix is exactly the records so far.
+			want := fmt.Sprintf("%d of the first %d profiling requests sent failed", failed, prof)
+			if !strings.Contains(res.AbortMessage, want) || !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
+				t.Fatalf("abort message %q, want %q and the flag", res.AbortMessage, want)
 			}
-			if !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
-				t.Fatalf("abort message does not name the flag: %s", res.AbortMessage)
+			if prof > 40 {
+				t.Fatalf("the threshold fired only after %d profiling records (%d failed)", prof, failed)
 			}
 		})
 	}
@@ -392,11 +391,12 @@ func TestTransportErrorClassification(t *testing.T) {
 	}
 }
 
-// TestFailedRequestThresholdArmingFloor: the server goes down for good right
-// after the warmup (one request per lane), so every profiling request fails
-// and the check fires on the record that arms it: max(concurrency, 10).
-func TestFailedRequestThresholdArmingFloor(t *testing.T) {
-	for _, tc := range []struct{ lanes, floor int }{{3, 10}, {12, 12}} {
+// TestFailedRequestThresholdDeadServer: the server goes down for good
+// right after the warmup (one request per lane), so every profiling
+// request fails. The threshold stops the run within a few requests per
+// limit, whatever the number of lanes, and says what it judged.
+func TestFailedRequestThresholdDeadServer(t *testing.T) {
+	for _, tc := range []struct{ lanes int }{{3}, {12}} {
 		t.Run(strconv.Itoa(tc.lanes)+" lanes", func(t *testing.T) {
 			srv := startFaultSim(t, "zero-latency=true&fault-down-for=1h&fault-down-after-requests="+strconv.Itoa(tc.lanes))
 			sink, ovf := &memSink{}, &memSink{}
@@ -413,9 +413,13 @@ func TestFailedRequestThresholdArmingFloor(t *testing.T) {
 			if res.Aborted != AbortFailedRequestThreshold {
 				t.Fatalf("Aborted = %q (%s)", res.Aborted, res.AbortMessage)
 			}
-			want := fmt.Sprintf("%d of %d profiling requests failed", tc.floor, tc.floor)
-			if !strings.Contains(res.AbortMessage, want) || !strings.Contains(res.AbortMessage, fmt.Sprintf("checked once %d records were in", tc.floor)) {
-				t.Fatalf("abort message %q, want it to fire at %d records", res.AbortMessage, tc.floor)
+			// At a 50 % limit, 19 failures in a row are needed; the lanes in
+			// flight add at most one request each.
+			if e := res.Accounting.ProfilingErrors; e < 19 || e > 19+2*tc.lanes {
+				t.Fatalf("aborted after %d profiling errors, want 19 to %d: %s", e, 19+2*tc.lanes, res.AbortMessage)
+			}
+			if !strings.Contains(res.AbortMessage, "of the first") || !strings.Contains(res.AbortMessage, "50.00%") {
+				t.Fatalf("abort message %q", res.AbortMessage)
 			}
 			if res.Accounting.WarmupOK != tc.lanes || res.Accounting.ProfilingOK != 0 {
 				t.Fatalf("accounting %+v", res.Accounting)

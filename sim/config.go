@@ -136,6 +136,10 @@ type FaultConfig struct {
 	// DownFor is the length of the down window. Default 5s when
 	// DownAfterRequests is set.
 	DownFor time.Duration
+	// After exempts the first After completion requests from the
+	// per-request rules below (e.g. a client's warmup); Every still counts
+	// requests from 1. Zero exempts none.
+	After int
 
 	HTTP500            FaultRule // HTTP 500 with an error body
 	HTTP503            FaultRule // HTTP 503 with an error body and Retry-After
@@ -290,6 +294,9 @@ func (c *Config) Validate() error {
 			bad("fault-"+r.name+"-every", "must not be negative, got %d", r.rule.Every)
 		}
 	}
+	if c.Faults.After < 0 {
+		bad("fault-after-requests", "must not be negative, got %d", c.Faults.After)
+	}
 	if c.Faults.DownAfterRequests < 0 {
 		bad("fault-down-after-requests", "must not be negative, got %d", c.Faults.DownAfterRequests)
 	}
@@ -328,6 +335,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	f := &c.Faults
 	fs.IntVar(&f.DownAfterRequests, "fault-down-after-requests", f.DownAfterRequests, "reset every request and connection for --fault-down-for once this many completion requests arrived (0 = never)")
 	fs.DurationVar(&f.DownFor, "fault-down-for", f.DownFor, "length of the down window (default 5s)")
+	fs.IntVar(&f.After, "fault-after-requests", f.After, "exempt the first N completion requests (e.g. a warmup) from the per-request faults below")
 	for _, r := range f.faultRules() {
 		fs.Float64Var(&r.rule.Rate, "fault-"+r.name+"-rate", r.rule.Rate, "probability (0..1) of the "+r.name+" fault per request")
 		fs.IntVar(&r.rule.Every, "fault-"+r.name+"-every", r.rule.Every, "inject the "+r.name+" fault into every N-th request (0 = never)")

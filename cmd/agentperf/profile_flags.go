@@ -126,7 +126,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Int64Var(&p.seed, "random-seed", 0, "seed for start turns and prompt text (scenario: filled in and logged when absent)")
-	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the fraction of failed profiling requests exceeds this (0 = off)")
+	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)")
 	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
