@@ -92,8 +92,8 @@ func subagentOffsets(tr *dataset.Trace) map[string]int {
 
 func pathKey(p []int) string { return fmt.Sprint(p) }
 
-// execute sends one turn and emits its record.
-func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
+// executeRequest sends one turn and emits its record (see execute).
+func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
 	c := e.c
 	tr := &c.Traces[s.Trace]
 	ps := &s.Plan.Streams[s.Stream]

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
 )
 
 // agentperfBinary builds the command once per test process and returns
@@ -162,5 +166,79 @@ func TestProfileThresholdIgnoresFastFailures(t *testing.T) {
 	}
 	if failures < 3 {
 		t.Errorf("only %v failures over all runs; the test proves nothing", failures)
+	}
+}
+
+// TestProfileCacheTruncatedMidRun: the mapped dataset cache file is
+// truncated by another process while a run reads it (the report's
+// `truncate -s 1000000` 5 s in). The run used to die of SIGBUS ("fatal
+// error: fault", exit 2, only .partial files). Now it stops issuing
+// requests, writes every artifact from what was recorded, names the file
+// and exits 1.
+func TestProfileCacheTruncatedMidRun(t *testing.T) {
+	bin := agentperfBinary(t)
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	corpus := writeReliabilityCorpus(t, dir, dataset.Synthesize(dataset.SynthOptions{Seed: 9, Traces: 24, MinTurns: 20, MaxTurns: 40, TimeScale: 0.001}))
+	if code, _, stderr := runBinary(t, bin, cacheDir, "dataset", "cache", "build", "--input-file", corpus); code != 0 {
+		t.Fatalf("cache build: exit %d\n%s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(cacheDir, "*.dscache"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v, want one", files)
+	}
+	cacheFile := files[0]
+	out := filepath.Join(dir, "artifacts")
+	cmd := exec.Command(bin, "profile", "--url", "sim://?zero-latency=true", "--input-file", corpus,
+		"--model", "demo", "--concurrency", "4", "--benchmark-duration", "120", "--streaming",
+		"--inter-turn-delay-cap-seconds", "0.001", "--ui-type", "none", "--no-plot", "--output-artifact-dir", out)
+	cmd.Env = cleanEnv(cacheDir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var werr error
+	done := make(chan struct{})
+	go func() { werr = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	if !waitForLog(filepath.Join(out, "logs", "aiperf.log"), "profiling: started", done, 60*time.Second) {
+		t.Fatalf("profiling never started (%v)\nstderr:\n%s", werr, stderr.String())
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Truncate(cacheFile, 4096); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("still running 90 s after the cache was truncated\nstderr:\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != exitRunFailed {
+		t.Fatalf("exit %v, want %d\nstderr:\n%s", werr, exitRunFailed, stderr.String())
+	}
+	for _, w := range []string{"run aborted (dataset_cache_changed)", cacheFile, "changed while this run was reading it"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr does not mention %q:\n%s", w, stderr.String())
+		}
+	}
+	agg := checkArtifacts(t, out)
+	md := agg["metadata"].(map[string]any)
+	ap, _ := md["agentperf"].(map[string]any)
+	if agg["was_cancelled"] != true || ap["aborted"] != "dataset_cache_changed" {
+		t.Fatalf("was_cancelled %v, metadata.agentperf.aborted %v", agg["was_cancelled"], ap["aborted"])
+	}
+	if num(md, "request_accounting", "profiling_ok") < 1 {
+		t.Fatalf("no profiling record before the truncation: %v", md["request_accounting"])
+	}
+	if _, err := os.Stat(filepath.Join(out, "server_metrics_export.json")); err != nil {
+		t.Errorf("server metrics export missing: %v", err)
 	}
 }

@@ -303,7 +303,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		return err
 	}
 	defer corpus.Close()
-	traces := corpus.Traces()
+	traces, err := corpus.ReadTraces()
+	if err != nil {
+		return fmt.Errorf("read the corpus: %w", err)
+	}
 
 	// Tokenizer and synthesizer.
 	tokSpec := p.tokenizer
