@@ -3,25 +3,36 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/sim"
 )
 
 // agentperfBinary builds the command once per test process and returns
 // its path; it skips the test when go is not on PATH or with -short.
+// AGENTPERF_TEST_BINARY names a binary to run instead (to reproduce a
+// defect on an older build).
 func agentperfBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
+	}
+	if b := os.Getenv("AGENTPERF_TEST_BINARY"); b != "" {
+		return b
 	}
 	binOnce.Do(func() {
 		goBin, err := exec.LookPath("go")
@@ -240,5 +251,157 @@ func TestProfileCacheTruncatedMidRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "server_metrics_export.json")); err != nil {
 		t.Errorf("server metrics export missing: %v", err)
+	}
+}
+
+// headerLog records the headers of every request a test server gets, by
+// path.
+type headerLog struct {
+	mu   sync.Mutex
+	seen map[string][]http.Header
+}
+
+func (l *headerLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		if l.seen == nil {
+			l.seen = map[string][]http.Header{}
+		}
+		l.seen[r.URL.Path] = append(l.seen[r.URL.Path], r.Header.Clone())
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *headerLog) get(path string) []http.Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen[path]
+}
+
+// checkAll fails t unless every request to path sent header name with
+// value want ("" = the header must be absent), and there was at least one.
+func (l *headerLog) checkAll(t *testing.T, server, path, name, want string) {
+	t.Helper()
+	hs := l.get(path)
+	if len(hs) == 0 {
+		t.Errorf("%s: no request to %s", server, path)
+	}
+	for _, h := range hs {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s %s: %s = %q, want %q", server, path, name, got, want)
+			return
+		}
+	}
+}
+
+// TestProfileURLCredentialsAndMetricsHeaders runs the real binary against
+// two servers: the inference server (the simulator) reached with
+// user:password in --url and an -H header, and a second metrics endpoint
+// on another host name (localhost instead of 127.0.0.1) that fails every
+// third scrape with HTTP 500. Before, the password was dropped silently
+// under --api-key and no scrape sent any header. Now:
+//   - inference requests carry Basic auth and the -H header;
+//   - /metrics on the inference host gets them too, plus
+//     --server-metrics-header;
+//   - the other host gets only --server-metrics-header;
+//   - its HTTP 500s are counted in failed_fetches and shown in the summary;
+//   - no secret is printed or written anywhere;
+//   - user:password together with --api-key is refused (exit 2) with a
+//     reason that does not print the password.
+func TestProfileURLCredentialsAndMetricsHeaders(t *testing.T) {
+	bin := agentperfBinary(t)
+	const (
+		pass    = "urlpw-0123456789-SECRET"
+		mtoken  = "mtok-0123456789-SECRET"
+		team    = "blue-team"
+		apiKey  = "sk-0123456789-APIKEYSECRET"
+		nothing = ""
+	)
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.ZeroLatency = "demo", true
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var inf, other headerLog
+	srvA := httptest.NewServer(inf.wrap(s.Handler()))
+	t.Cleanup(srvA.Close)
+	var scrapes atomic.Int64
+	srvB := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if scrapes.Add(1)%3 == 0 {
+			http.Error(w, "metrics backend hiccup", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, "# TYPE dynamo_frontend_requests counter\ndynamo_frontend_requests_total 7\n")
+	})))
+	t.Cleanup(srvB.Close)
+	hostA := strings.TrimPrefix(srvA.URL, "http://")
+	_, portB, _ := strings.Cut(strings.TrimPrefix(srvB.URL, "http://"), ":")
+	otherURL := "http://localhost:" + portB + "/metrics"
+
+	out := t.TempDir()
+	args := []string{"profile", "--url", "http://alice:" + pass + "@" + hostA, "--header", "X-Team: " + team,
+		"--server-metrics", otherURL, "--server-metrics-header", "X-Metrics-Token: " + mtoken,
+		"--public-dataset", "synthetic:traces=3", "--model", "demo", "--concurrency", "2", "--benchmark-duration", "2",
+		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--ui-type", "simple", "--no-plot", "--output-artifact-dir", out}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(cleanEnv(t.TempDir()), "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=0.05")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"+pass))
+	inf.checkAll(t, "inference server", "/v1/chat/completions", "Authorization", basic)
+	inf.checkAll(t, "inference server", "/v1/chat/completions", "X-Team", team)
+	inf.checkAll(t, "inference server", "/metrics", "Authorization", basic)
+	inf.checkAll(t, "inference server", "/metrics", "X-Team", team)
+	inf.checkAll(t, "inference server", "/metrics", "X-Metrics-Token", mtoken)
+	other.checkAll(t, "other host", "/metrics", "X-Metrics-Token", mtoken)
+	other.checkAll(t, "other host", "/metrics", "Authorization", nothing)
+	other.checkAll(t, "other host", "/metrics", "X-Team", nothing)
+
+	// The other host's HTTP 500s: counted and shown.
+	ex := readServerExport(t, out)
+	fails, _ := ex["summary"].(map[string]any)["endpoint_failures"].(map[string]any)
+	if f, _ := fails[otherURL].(map[string]any); num(f, "failed_fetches") < 1 || !strings.Contains(fmt.Sprint(f["last_error"]), "HTTP 500") {
+		t.Errorf("endpoint_failures[%s] = %v, want the HTTP 500s counted", otherURL, fails[otherURL])
+	}
+	if !strings.Contains(stdout.String(), "scrapes failed") || !strings.Contains(stdout.String(), "HTTP 500") {
+		t.Errorf("the summary does not show the failed scrapes:\n%s", stdout.String())
+	}
+	// No secret anywhere; the URL is redacted in the artifacts.
+	secrets := []string{pass, mtoken, base64.StdEncoding.EncodeToString([]byte("alice:" + pass))}
+	for _, sec := range secrets {
+		if strings.Contains(stdout.String(), sec) || strings.Contains(stderr.String(), sec) {
+			t.Errorf("secret %s… printed", sec[:6])
+		}
+	}
+	filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		for _, sec := range secrets {
+			if bytes.Contains(b, []byte(sec)) {
+				t.Errorf("%s contains secret %s…", p, sec[:6])
+			}
+		}
+		return nil
+	})
+	ic, _ := readAggregate(t, out)["input_config"].(map[string]any)
+	if u, _ := ic["url"].(string); !strings.Contains(u, "alice:") || strings.Contains(u, pass) {
+		t.Errorf("input_config.url = %q, want it redacted", u)
+	}
+	if names := toStrings(ic["server_metrics_header_names"]); len(names) != 1 || names[0] != "X-Metrics-Token" {
+		t.Errorf("input_config.server_metrics_header_names = %v", ic["server_metrics_header_names"])
+	}
+
+	// With an API key as well: refused, naming both, without the password.
+	code, _, errOut := runBinary(t, bin, t.TempDir(), append(args[:len(args):len(args)], "--api-key", apiKey)...)
+	if code != exitUsage || !strings.Contains(errOut, "pass one of them") || !strings.Contains(errOut, "--api-key") || strings.Contains(errOut, pass) || strings.Contains(errOut, apiKey) {
+		t.Errorf("--url with user:password and --api-key: exit %d\n%s", code, errOut)
 	}
 }

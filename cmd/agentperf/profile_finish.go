@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -259,7 +260,7 @@ func (r *profileRun) inputConfig() map[string]any {
 		"use_server_token_count":     r.serverTok,
 		"use_legacy_max_tokens":      p.legacyMaxTok,
 		"slice_duration":             p.sliceDuration,
-		"server_metrics":             p.serverMetrics,
+		"server_metrics":             redactURLs(p.serverMetrics),
 		"output_artifact_dir":        p.outputDir,
 		"unsafe_override":            p.unsafeOverride || r.env.unsafeOverride,
 		"live_assistant_responses":   r.liveAssistant,
@@ -281,6 +282,14 @@ func (r *profileRun) inputConfig() map[string]any {
 			names = append(names, k)
 		}
 		cfg["header_names"] = names // values may hold credentials
+	}
+	if len(r.metricsHeaders) > 0 {
+		names := make([]string, 0, len(r.metricsHeaders))
+		for k := range r.metricsHeaders {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		cfg["server_metrics_header_names"] = names
 	}
 	return cfg
 }

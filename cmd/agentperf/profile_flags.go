@@ -26,6 +26,7 @@ type profileFlags struct {
 	apiKey          string
 	insecure        bool
 	headers         []string
+	metricsHeaders  []string
 	requestTO       float64
 	connectTO       float64
 	legacyMaxTok    bool
@@ -143,6 +144,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
+	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
 	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "accepted: agentperf collects no GPU telemetry")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")

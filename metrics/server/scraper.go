@@ -28,8 +28,9 @@ type Scraper struct {
 	client   *http.Client
 	clock    func() time.Time
 	logf     func(string, ...any)
-	fetchMus []sync.Mutex // one per endpoint: serialises fetch+parse
-	parsers  []*parser    // one per endpoint, used under fetchMus[i]
+	fetchMus []sync.Mutex  // one per endpoint: serialises fetch+parse
+	parsers  []*parser     // one per endpoint, used under fetchMus[i]
+	headers  []http.Header // one per endpoint: sent with every fetch
 
 	mu          sync.Mutex
 	st          *store
@@ -107,15 +108,16 @@ func New(cfg Config) *Scraper {
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
-	s.st = newStore(cfg.URLs)
-	s.fetchMus = make([]sync.Mutex, len(cfg.URLs))
-	for range cfg.URLs {
+	s.prepareEndpoints()
+	s.st = newStore(s.cfg.URLs)
+	s.fetchMus = make([]sync.Mutex, len(s.cfg.URLs))
+	for range s.cfg.URLs {
 		s.parsers = append(s.parsers, newParser())
 	}
 	return s
 }
 
-// URLs returns the configured scrape URLs.
+// URLs returns the configured scrape URLs (without user:password).
 func (s *Scraper) URLs() []string { return append([]string(nil), s.cfg.URLs...) }
 
 // Scrape fetches every endpoint once, concurrently, and returns when all
@@ -207,7 +209,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int) {
 	s.fetchMus[i].Lock()
 	defer s.fetchMus[i].Unlock()
 	t0 := s.clock()
-	body, err := s.fetch(ctx, url)
+	body, err := s.fetch(ctx, url, s.headers[i])
 	lat := s.clock().Sub(t0)
 	var fams []parsedFamily
 	if err == nil {
@@ -257,12 +259,15 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int) {
 	}
 }
 
-func (s *Scraper) fetch(ctx context.Context, url string) ([]byte, error) {
+func (s *Scraper) fetch(ctx context.Context, url string, hdr http.Header) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build request for %s: %w", url, err)
+	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	resp, err := s.client.Do(req)
