@@ -99,15 +99,19 @@ func TestServerFaults(t *testing.T) {
 		wantCat, wantType string
 		wantCode          int
 		wantMsg           []string // substrings of Error.Message
+		// wantServerType is the server's own error type (error_type),
+		// kept beside the reason phrase in Type.
+		wantServerType string
 	}{
 		{name: "500", query: "fault-500-every=5", fault: sim.FaultHTTP500,
-			wantCat: metrics.CategoryHTTP, wantType: "Internal Server Error", wantCode: 500, wantMsg: []string{"simulated 500"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Internal Server Error", wantCode: 500, wantMsg: []string{"simulated 500"}, wantServerType: "InternalServerError"},
 		{name: "503", query: "fault-503-every=5", fault: sim.FaultHTTP503,
-			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}, wantServerType: "ServiceUnavailableError"},
 		{name: "429", query: "fault-429-every=5", fault: sim.FaultHTTP429,
-			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}, wantServerType: "RateLimitError"},
+		// Our own words, not fasthttp's hint about "connection: close".
 		{name: "reset before headers", query: "fault-reset-before-headers-every=5", fault: sim.FaultResetBeforeHeaders,
-			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers"}},
+			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers", "without a response", "check the server log"}},
 		{name: "reset mid-stream", query: "fault-reset-mid-stream-every=5", fault: sim.FaultResetMidStream,
 			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset mid-stream after", "content chunks"}},
 		{name: "stall past the request timeout", query: "fault-stall-every=5&fault-stall-for=1h", fault: sim.FaultStall,
@@ -119,7 +123,7 @@ func TestServerFaults(t *testing.T) {
 		{name: "malformed SSE", query: "fault-malformed-sse-every=5", fault: sim.FaultMalformedSSE,
 			wantCat: metrics.CategoryMalformed, wantType: "MalformedResponse", wantMsg: []string{"invalid JSON in SSE data"}},
 		{name: "stream error event", query: "fault-stream-error-every=5", fault: sim.FaultStreamError,
-			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}},
+			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}, wantServerType: "InternalServerError"},
 		// A response without usage is a valid record that lacks the
 		// server's token counts, not an error.
 		{name: "missing usage is not an error", query: "fault-missing-usage-every=5", fault: sim.FaultMissingUsage},
@@ -171,8 +175,11 @@ func TestServerFaults(t *testing.T) {
 					t.Fatalf("a warmup request failed: %+v", r.Error)
 				}
 				e := r.Error
-				if tc.wantType == "" || e.Category != tc.wantCat || e.Type != tc.wantType || e.Code != tc.wantCode {
-					t.Fatalf("error record %+v, want category %q type %q code %d", *e, tc.wantCat, tc.wantType, tc.wantCode)
+				if tc.wantType == "" || e.Category != tc.wantCat || e.Type != tc.wantType || e.Code != tc.wantCode || e.ServerType != tc.wantServerType {
+					t.Fatalf("error record %+v, want category %q type %q code %d server type %q", *e, tc.wantCat, tc.wantType, tc.wantCode, tc.wantServerType)
+				}
+				if strings.Contains(strings.ToLower(e.Message), "connection: close") {
+					t.Fatalf("error message %q passes on fasthttp's misleading hint", e.Message)
 				}
 				if e.Message == "" {
 					t.Fatalf("error record without a message: %+v", *e)

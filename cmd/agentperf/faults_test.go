@@ -405,3 +405,25 @@ func TestProfileURLCredentialsAndMetricsHeaders(t *testing.T) {
 		t.Errorf("--url with user:password and --api-key: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestLoadedCountIncludesSkippedTraces: a 20-line corpus with one invalid
+// trace used to report "loaded 19 of 19 traces"; the count is of every
+// trace in the source, the skipped one included.
+func TestLoadedCountIncludesSkippedTraces(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	corpus := writeMalformedCorpus(t, dir, dataset.Synthesize(dataset.SynthOptions{Seed: 5, Traces: 19, MinTurns: 3, MaxTurns: 4, TimeScale: 0.001}))
+	out := filepath.Join(dir, "artifacts")
+	args := append([]string{"profile", "--url", "sim://?zero-latency=true", "--input-file", corpus, "--skip-invalid-traces"}, fastRunArgs(out)...)
+	code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "dataset: loaded 19 of 20 traces (") || !strings.Contains(stderr, "1 invalid skipped") {
+		t.Errorf("profile does not say 19 of 20 with 1 skipped:\n%s", stderr)
+	}
+	code, stdout, stderr = runProfileCLI(context.Background(), t, "dataset", "info", "--input-file", corpus, "--skip-invalid-traces")
+	if code != exitOK || !strings.Contains(stdout, "19 of 20 traces (1 skipped)") {
+		t.Errorf("dataset info: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
