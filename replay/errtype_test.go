@@ -13,8 +13,8 @@ func TestServerErrorType(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ body, want string }{
 		{`{"object":"error","message":"bad","type":"BadRequestError","param":null,"code":400}`, "BadRequestError"}, // vLLM, SGLang
-		{`{"error":{"message":"slow down","type":"RateLimitError","param":null,"code":429}}`, "RateLimitError"},  // OpenAI, newer vLLM
-		{`{"error":"Input validation error","error_type":"validation"}`, "validation"},                          // TGI
+		{`{"error":{"message":"slow down","type":"RateLimitError","param":null,"code":429}}`, "RateLimitError"},    // OpenAI, newer vLLM
+		{`{"error":"Input validation error","error_type":"validation"}`, "validation"},                             // TGI
 		{`{"error":{"message":"x","error_type":"overloaded"}}`, "overloaded"},
 		{`{"object":"error","type":"error"}`, ""}, // "error" names nothing
 		{`{"error":"upstream overloaded"}`, ""},
