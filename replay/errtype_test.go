@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -52,4 +53,26 @@ func TestMalformedBodyHasNoCode(t *testing.T) {
 			t.Fatalf("record error %+v, want a malformed_response without a code", r.Error)
 		}
 	}
+}
+
+// FuzzServerErrorType: any error body gives a short type or none, and a
+// type is only ever taken from a JSON string.
+func FuzzServerErrorType(f *testing.F) {
+	for _, s := range []string{
+		`{"object":"error","message":"bad","type":"BadRequestError","param":null,"code":400}`,
+		`{"error":{"message":"slow down","type":"RateLimitError","code":429}}`,
+		`{"error":"x","error_type":"validation"}`,
+		`{"error":{"type":1}}`, `[]`, `{"type":"error"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got := serverErrorType(body)
+		if len(got) > maxServerType {
+			t.Fatalf("type of %d bytes", len(got))
+		}
+		if got != "" && !strings.Contains(string(body), `"`) {
+			t.Fatalf("type %q from a body without strings", got)
+		}
+	})
 }
