@@ -277,6 +277,9 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 			cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, ovf)
 			cfg.Concurrency = 1
 			cfg.BenchmarkDuration = time.Second
+			if !tc.wantAbort {
+				cfg.BenchmarkDuration = 3 * time.Second // enough records also under -race on a loaded machine
+			}
 			cfg.InterTurnDelayCap = time.Millisecond
 			cfg.FailedRequestThreshold = tc.limit
 			res, err := Run(context.Background(), cfg)
