@@ -143,7 +143,7 @@ type Usage struct {
 // code of an error event inside a stream; it is 0 (written as absent) for
 // every failure the server did not report with a code of its own:
 // transport errors, timeouts, malformed bodies (SSE or not), incomplete
-// streams, missing usage, cancellations.
+// streams, cancellations.
 type Error struct {
 	Code     int    // HTTP status or stream error code; 0 when the server gave none
 	Type     string // HTTP reason phrase ("Too Many Requests") or error class ("ConnectionReset")
