@@ -151,7 +151,7 @@ func TestProfileThresholdIgnoresFastFailures(t *testing.T) {
 			"--url", "sim://?fault-500-rate=0.02&fault-after-requests=16&seed=1"+seed+"&prefill-tokens-per-sec=200000&decode-base-ms=4",
 			"--public-dataset", "synthetic:traces=16,max-context=30000,seed="+seed, "--model", "demo", "--concurrency", "16",
 			"--benchmark-duration", "10", "--benchmark-grace-period", "1", "--streaming", "--use-server-token-count",
-			"--inter-turn-delay-cap-seconds", "0.05", "--failed-request-threshold", "0.05",
+			"--trace-idle-gap-cap-seconds", "0.05", "--failed-request-threshold", "0.05",
 			"--ui-type", "none", "--no-plot", "--output-artifact-dir", r.out)
 		r.cmd.Env = cleanEnv(t.TempDir())
 		r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stdout
@@ -201,7 +201,7 @@ func TestProfileCacheTruncatedMidRun(t *testing.T) {
 	out := filepath.Join(dir, "artifacts")
 	cmd := exec.Command(bin, "profile", "--url", "sim://?zero-latency=true", "--input-file", corpus,
 		"--model", "demo", "--concurrency", "4", "--benchmark-duration", "120", "--streaming",
-		"--inter-turn-delay-cap-seconds", "0.001", "--ui-type", "none", "--no-plot", "--output-artifact-dir", out)
+		"--trace-idle-gap-cap-seconds", "0.001", "--ui-type", "none", "--no-plot", "--output-artifact-dir", out)
 	cmd.Env = cleanEnv(cacheDir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -345,7 +345,7 @@ func TestProfileURLCredentialsAndMetricsHeaders(t *testing.T) {
 	args := []string{"profile", "--url", "http://alice:" + pass + "@" + hostA, "--header", "X-Team: " + team,
 		"--server-metrics", otherURL, "--server-metrics-header", "X-Metrics-Token: " + mtoken,
 		"--public-dataset", "synthetic:traces=3", "--model", "demo", "--concurrency", "2", "--benchmark-duration", "2",
-		"--streaming", "--inter-turn-delay-cap-seconds", "0.01", "--ui-type", "simple", "--no-plot", "--output-artifact-dir", out}
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "simple", "--no-plot", "--output-artifact-dir", out}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(t.TempDir()), "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=0.05")
 	var stdout, stderr bytes.Buffer
