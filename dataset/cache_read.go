@@ -91,12 +91,22 @@ func openCache(path string, mode verifyMode) (*Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open dataset cache %s: mmap: %w", path, err)
 	}
-	c, err := decodeCache(m, full)
+	// The file may shrink under the mapping from here on (another process
+	// truncating it): reads fault, and Guard turns that into an error.
+	unregister := registerMapping(m, path)
+	var c *Corpus
+	err = Guard(func() error {
+		var derr error
+		c, derr = decodeCache(m, full)
+		return derr
+	})
 	if err != nil {
+		unregister()
 		m.Unmap()
 		return nil, fmt.Errorf("open dataset cache %s: %w", path, err)
 	}
 	c.mapping = m
+	c.unregister = unregister
 	c.path = path
 	if full {
 		// Best effort: a missing marker only costs the next open a check.

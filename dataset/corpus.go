@@ -14,7 +14,9 @@ import (
 // its strings and slices are fresh or shared read-only, and its HashIDs are
 // views into the read-only mapping, not copies. Those views stay valid until
 // Close; writing through them faults, and using them after Close is a bug
-// (the memory is unmapped). Slices of a returned Trace (Models, InputTypes,
+// (the memory is unmapped). If another process truncates the file while it
+// is mapped, reading the views faults (SIGBUS): read them inside Guard,
+// which turns that into an error. Slices of a returned Trace (Models, InputTypes,
 // HashIDs, ...) may be shared with other traces and must be treated as
 // read-only. Copy what must outlive the Corpus.
 //
@@ -28,6 +30,7 @@ type Corpus struct {
 	// a byte slice).
 	cached     bool
 	mapping    mmap.MMap
+	unregister func() // forgets the mapping for Guard
 	strs       []string
 	lists      [][]string
 	tt, st, rt table
@@ -89,6 +92,9 @@ func (c *Corpus) Close() error {
 	if c.mapping != nil {
 		m := c.mapping
 		c.mapping = nil
+		if c.unregister != nil {
+			c.unregister()
+		}
 		if err := m.Unmap(); err != nil {
 			return fmt.Errorf("close dataset cache %s: %w", c.path, err)
 		}
@@ -119,6 +125,16 @@ func (c *Corpus) Trace(i int) Trace {
 	t.Requests = c.requests(c.tt.u32(tcReqStart, i), c.tt.u32(tcReqCount, i))
 	t.Subagents = c.subagents(c.tt.u32(tcSubStart, i), c.tt.u32(tcSubCount, i))
 	return t
+}
+
+// ReadTraces is Traces run inside Guard: a fault on the mapped cache file
+// (truncated while this reads it) is returned as a *FaultError (matching
+// ErrCacheChanged) instead of crashing the process. The hash ids of the
+// traces still view the mapping: read them inside Guard too.
+func (c *Corpus) ReadTraces() ([]Trace, error) {
+	var out []Trace
+	err := Guard(func() error { out = c.Traces(); return nil })
+	return out, err
 }
 
 // Traces returns every trace: for a cached corpus a fresh slice of

@@ -37,11 +37,12 @@ func (r *row) responseNs() int64 {
 // ErrorCount is one entry of error_summary: a distinct (code, type,
 // message) and how many profiling records failed with it.
 type ErrorCount struct {
-	Code     int
-	Type     string
-	Message  string
-	Category string
-	Count    int
+	Code       int
+	Type       string
+	Message    string
+	Category   string
+	ServerType string // the server's own error type (error_type), when it gave one
+	Count      int
 }
 
 // errKey identifies a distinct error.
@@ -58,22 +59,27 @@ const maxDistinctErrors = 1000
 type errorTally struct {
 	counts map[errKey]int
 	cats   map[errKey]string
+	stypes map[errKey]string
 	other  int
 }
 
-func (t *errorTally) add(code int, typ, msg, cat string) {
+func (t *errorTally) add(e *Error) {
 	if t.counts == nil {
 		t.counts = map[errKey]int{}
 		t.cats = map[errKey]string{}
+		t.stypes = map[errKey]string{}
 	}
-	k := errKey{code, typ, msg}
+	k := errKey{e.Code, e.Type, e.Message}
 	if _, ok := t.counts[k]; !ok && len(t.counts) >= maxDistinctErrors {
 		t.other++
 		return
 	}
 	t.counts[k]++
-	if cat != "" {
-		t.cats[k] = cat
+	if e.Category != "" {
+		t.cats[k] = e.Category
+	}
+	if e.ServerType != "" {
+		t.stypes[k] = e.ServerType
 	}
 }
 
@@ -81,7 +87,7 @@ func (t *errorTally) add(code int, typ, msg, cat string) {
 func (t *errorTally) list() []ErrorCount {
 	out := make([]ErrorCount, 0, len(t.counts)+1)
 	for k, n := range t.counts {
-		out = append(out, ErrorCount{Code: k.code, Type: k.typ, Message: k.msg, Category: t.cats[k], Count: n})
+		out = append(out, ErrorCount{Code: k.code, Type: k.typ, Message: k.msg, Category: t.cats[k], ServerType: t.stypes[k], Count: n})
 	}
 	if t.other > 0 {
 		out = append(out, ErrorCount{Message: "other errors (too many distinct messages)", Count: t.other})

@@ -194,7 +194,7 @@ func (c *Collector) Add(r *Record) {
 		c.acct.WarmupOK++
 	case BucketProfilingError:
 		c.acct.ProfilingErrors++
-		c.errs.add(r.Error.Code, r.Error.Type, r.Error.Message, r.Error.Category)
+		c.errs.add(r.Error)
 	default:
 		c.acct.ProfilingOK++
 	}

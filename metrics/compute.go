@@ -39,6 +39,30 @@ var nan = math.NaN()
 var emptyValues = Values{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
 	nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan}
 
+// Sources of error_isl, written as error.details.error_isl_source.
+const (
+	// ErrorISLFromUsage: usage.prompt_tokens the server reported before it
+	// failed (the unit of ISL under --use-server-token-count).
+	ErrorISLFromUsage = "server_usage"
+	// ErrorISLFromTrace: the trace's recorded input length (`in`), which the
+	// synthesised prompt matches exactly in the synthesis tokenizer's count,
+	// before the chat template and the cache-bust marker; not the server's
+	// count, so it can differ from the ISL of the records beside it.
+	ErrorISLFromTrace = "trace"
+)
+
+// ErrorISLSource says where the error_isl of a failed, cancelled or
+// overflowed record comes from ("" when it has none; see Compute).
+func ErrorISLSource(r *Record) string {
+	switch {
+	case r.Usage != nil && r.Usage.PromptTokens > 0:
+		return ErrorISLFromUsage
+	case r.RecordedIn > 0:
+		return ErrorISLFromTrace
+	}
+	return ""
+}
+
 // Has reports whether v is present (not NaN).
 func Has(v float64) bool { return v == v }
 
@@ -54,10 +78,10 @@ func nsToMs(d int64) float64 { return float64(d) / 1e6 }
 func Compute(r *Record) Values {
 	v := emptyValues
 	if r.Error != nil || r.Cancelled || r.ContextOverflow {
-		switch {
-		case r.Usage != nil && r.Usage.PromptTokens > 0:
+		switch ErrorISLSource(r) {
+		case ErrorISLFromUsage:
 			v.ErrorISL = float64(r.Usage.PromptTokens)
-		case r.RecordedIn > 0:
+		case ErrorISLFromTrace:
 			v.ErrorISL = float64(r.RecordedIn)
 		}
 		return v

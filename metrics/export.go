@@ -99,6 +99,9 @@ func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
 		if e.Type != "" {
 			d = append(d, kv{"type", e.Type})
 		}
+		if e.ServerType != "" {
+			d = append(d, kv{"error_type", e.ServerType})
+		}
 		if e.Category != "" {
 			d = append(d, kv{"details", obj{{"category", e.Category}}})
 		}

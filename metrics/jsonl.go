@@ -127,11 +127,27 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 			b = appendString(b, e.Type)
 			b = append(b, ',')
 		}
+		if e.ServerType != "" {
+			b = append(b, `"error_type":`...)
+			b = appendString(b, e.ServerType)
+			b = append(b, ',')
+		}
 		b = append(b, `"message":`...)
 		b = appendString(b, e.Message)
-		if e.Category != "" {
-			b = append(b, `,"details":{"category":`...)
-			b = appendString(b, e.Category)
+		src := ErrorISLSource(r)
+		if e.Category != "" || src != "" {
+			b = append(b, `,"details":{`...)
+			if e.Category != "" {
+				b = append(b, `"category":`...)
+				b = appendString(b, e.Category)
+			}
+			if src != "" {
+				if e.Category != "" {
+					b = append(b, ',')
+				}
+				b = append(b, `"error_isl_source":`...)
+				b = appendString(b, src)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, '}')

@@ -141,11 +141,21 @@ type Usage struct {
 
 // Error describes a failed request: an HTTP status >= 400, a transport
 // failure, an error event in the stream, or a cancellation.
+//
+// Code is the HTTP status of an error response (≥ 400), or the numeric
+// code of an error event inside a stream; it is 0 (written as absent) for
+// every failure the server did not report with a code of its own:
+// transport errors, timeouts, malformed bodies (SSE or not), incomplete
+// streams, cancellations.
 type Error struct {
-	Code     int    // HTTP status, or 0 for transport errors
-	Type     string // HTTP reason phrase or error class
+	Code     int    // HTTP status or stream error code; 0 when the server gave none
+	Type     string // HTTP reason phrase ("Too Many Requests") or error class ("ConnectionReset")
 	Message  string // body text or error text (secrets redacted)
 	Category string // one of the Category* constants
+	// ServerType is the server's own error type from its error body or
+	// stream error event ("RateLimitError", "BadRequestError"); "" when it
+	// gave none. Written as error_type.
+	ServerType string
 }
 
 // Error categories used in error records and summaries.

@@ -34,10 +34,11 @@ type exportLine struct {
 	} `json:"metadata"`
 	Metrics map[string]json.RawMessage `json:"metrics"`
 	Error   *struct {
-		Code    json.RawMessage `json:"code"`
-		Type    string          `json:"type"`
-		Message string          `json:"message"`
-		Details struct {
+		Code      json.RawMessage `json:"code"`
+		Type      string          `json:"type"`
+		ErrorType string          `json:"error_type"`
+		Message   string          `json:"message"`
+		Details   struct {
 			Category string `json:"category"`
 		} `json:"details"`
 	} `json:"error"`
@@ -103,7 +104,7 @@ func readExport(r io.Reader, name string) (*parsedExport, error) {
 			p.acct.WarmupOK++
 		case rw.failed:
 			p.acct.ProfilingErrors++
-			p.errs.add(e.Code, e.Type, e.Message, e.Category)
+			p.errs.add(&e)
 		default:
 			p.acct.ProfilingOK++
 		}
@@ -143,7 +144,7 @@ func parseLine(b []byte) (row, Error, error) {
 	}
 	var e Error
 	if l.Error != nil {
-		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category}
+		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category, ServerType: l.Error.ErrorType}
 		if c := bytes.TrimSpace(l.Error.Code); len(c) > 0 && c[0] != 'n' {
 			n, err := strconv.Atoi(string(c))
 			if err != nil {

@@ -171,7 +171,7 @@ func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now
 		if rerr != nil && len(b) == 0 {
 			msg = rerr.Error()
 		}
-		x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP}
+		x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
 		return x
 	}
 	ct := string(resp.Header.ContentType())
@@ -189,7 +189,9 @@ func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now
 	content, reasoning, usage, perr := parseFullResponse(b, text)
 	if perr != nil {
 		x.errBody = b
-		x.err = &metrics.Error{Code: status, Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
+		// No code: the status was a success; the body is what failed (the
+		// same rule as a malformed SSE event).
+		x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
 		return x
 	}
 	if content || reasoning {
@@ -240,7 +242,7 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 		if ev.ErrorMessage != nil {
 			if x.err == nil {
 				x.errBody = append([]byte(nil), ev.ErrorMessage...)
-				x.err = &metrics.Error{Type: "StreamError", Message: errorMessage(ev.ErrorMessage), Category: metrics.CategoryStreamError}
+				x.err = &metrics.Error{Type: "StreamError", Message: errorMessage(ev.ErrorMessage), Category: metrics.CategoryStreamError, ServerType: serverErrorType(ev.ErrorMessage)}
 				if code := streamErrorCode(ev.ErrorMessage); code != 0 {
 					x.err.Code = code
 				}
@@ -295,6 +297,11 @@ func (k *conn) transportError(err error, where string) *metrics.Error {
 	var ne net.Error
 	if (errors.As(err, &ne) && ne.Timeout()) || brokenBy(os.ErrDeadlineExceeded.Error()) {
 		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
+	}
+	if errors.Is(err, fasthttp.ErrConnectionClosed) {
+		// fasthttp's text suggests a missing "Connection: close" header,
+		// which is not the cause of a reset or a crash.
+		text = "the server closed or reset the connection after the request was sent, without a response (a crashing or restarting server, or a proxy dropping the request, does this: check the server log)"
 	}
 	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %s", what, where, text), Category: cat}
 }

@@ -30,7 +30,9 @@ const (
 // Config describes one replay. The zero value of every optional field means
 // the documented default; Validate reports what is missing or inconsistent.
 type Config struct {
-	// URL is the server's base URL, e.g. "http://localhost:8000".
+	// URL is the server's base URL, e.g. "http://localhost:8000". User
+	// info (http://user:password@host) is sent as Basic auth (see
+	// URLCredentials).
 	URL string
 	// Endpoint is appended to URL (default DefaultEndpoint).
 	Endpoint string
@@ -224,6 +226,9 @@ func (c *Config) Validate() error {
 	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("URL %q must be http(s)://host[:port]", c.URL))
 	}
+	if err := c.validateCredentials(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Models) == 0 {
 		errs = append(errs, errors.New("at least one model is required"))
 	}
@@ -289,6 +294,7 @@ type DynamoSession struct {
 
 func (c *Config) withDefaults() Config {
 	d := *c
+	d.moveURLCredentials()
 	if d.Endpoint == "" {
 		d.Endpoint = DefaultEndpoint
 	}

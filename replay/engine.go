@@ -120,7 +120,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	e.sched = sched
 	e.hits = make([]hitsOnce, len(cfg.Traces))
-	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold, cfg.Concurrency)
+	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold)
 	switch {
 	case e.res.SkippedSubagentRequests > 0:
 		cfg.Logf("%s replays parent requests only: skipping %d subagent requests", cfg.Generation, e.res.SkippedSubagentRequests)
@@ -204,7 +204,7 @@ type engine struct {
 	hits      []hitsOnce
 	threshold *scenario.Threshold
 
-	mu  sync.Mutex // guards res, threshold
+	mu  sync.Mutex // guards res
 	res Result
 
 	stopOnce, killOnce sync.Once

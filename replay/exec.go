@@ -92,8 +92,8 @@ func subagentOffsets(tr *dataset.Trace) map[string]int {
 
 func pathKey(p []int) string { return fmt.Sprint(p) }
 
-// execute sends one turn and emits its record.
-func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
+// executeRequest sends one turn and emits its record (see execute).
+func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
 	c := e.c
 	tr := &c.Traces[s.Trace]
 	ps := &s.Plan.Streams[s.Stream]
@@ -161,6 +161,7 @@ func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut 
 	rec.PromptBytes = len(body)
 
 	e.sent.Add(1)
+	seq := e.thresholdSent(phase)
 	c.Progress.Sent.Add(1)
 	c.Progress.InFlight.Add(1)
 	defer c.Progress.InFlight.Add(-1)
@@ -170,7 +171,7 @@ func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut 
 		// recorded like any other so nothing is lost silently.
 		rec.RequestEndNs = rec.RequestStartNs
 		rec.Error = &metrics.Error{Type: "PromptSynthesisError", Message: err.Error(), Category: metrics.CategoryMalformed}
-		return e.emit(rec, s, nil)
+		return e.emit(rec, s, nil, seq)
 	}
 	var text *[]byte
 	if c.LiveAssistant {
@@ -203,13 +204,14 @@ func (e *engine) execute(l *lane, s *timing.Send, st *stream, sl *slot) execOut 
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))
 	}
-	return e.emit(rec, s, x.errBody)
+	return e.emit(rec, s, x.errBody, seq)
 }
 
 // emit classifies a finished record once (its Bucket), routes it to
 // exactly one place, and updates the accounting, the progress counters and
-// the threshold from that bucket.
-func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte) execOut {
+// the threshold from that bucket (seq is the request's threshold sequence
+// number, 0 for warmup requests).
+func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte, seq int) execOut {
 	c := e.c
 	if rec.Error != nil {
 		switch {
@@ -265,14 +267,8 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte) execO
 	} else {
 		c.Sink.Add(rec)
 	}
+	e.thresholdDone(seq, rec.Bucket)
 	switch {
-	case rec.Bucket == metrics.BucketProfilingOK || rec.Bucket == metrics.BucketProfilingError:
-		e.mu.Lock()
-		abort, msg := e.threshold.Observe(o.Failed)
-		e.mu.Unlock()
-		if abort {
-			e.abort(AbortFailedRequestThreshold, msg)
-		}
 	case c.DAGFailFast && s.Depth > 0 && (rec.Bucket == metrics.BucketProfilingError || rec.Bucket == metrics.BucketWarmupError):
 		e.abort(AbortSubagentFailed, fmt.Sprintf("subagent request failed (%s turn %d of trace %s): %s: %s; AIPERF_DAG_FAIL_FAST=true aborts the run on the first failed subagent request",
 			s.Plan.Streams[s.Stream].ConvID, s.Turn, c.Traces[s.Trace].ID, rec.Error.Type, rec.Error.Message))

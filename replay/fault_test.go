@@ -99,15 +99,19 @@ func TestServerFaults(t *testing.T) {
 		wantCat, wantType string
 		wantCode          int
 		wantMsg           []string // substrings of Error.Message
+		// wantServerType is the server's own error type (error_type),
+		// kept beside the reason phrase in Type.
+		wantServerType string
 	}{
 		{name: "500", query: "fault-500-every=5", fault: sim.FaultHTTP500,
-			wantCat: metrics.CategoryHTTP, wantType: "Internal Server Error", wantCode: 500, wantMsg: []string{"simulated 500"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Internal Server Error", wantCode: 500, wantMsg: []string{"simulated 500"}, wantServerType: "InternalServerError"},
 		{name: "503", query: "fault-503-every=5", fault: sim.FaultHTTP503,
-			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}, wantServerType: "ServiceUnavailableError"},
 		{name: "429", query: "fault-429-every=5", fault: sim.FaultHTTP429,
-			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}},
+			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}, wantServerType: "RateLimitError"},
+		// Our own words, not fasthttp's hint about "connection: close".
 		{name: "reset before headers", query: "fault-reset-before-headers-every=5", fault: sim.FaultResetBeforeHeaders,
-			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers"}},
+			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers", "without a response", "check the server log"}},
 		{name: "reset mid-stream", query: "fault-reset-mid-stream-every=5", fault: sim.FaultResetMidStream,
 			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset mid-stream after", "content chunks"}},
 		{name: "stall past the request timeout", query: "fault-stall-every=5&fault-stall-for=1h", fault: sim.FaultStall,
@@ -119,7 +123,7 @@ func TestServerFaults(t *testing.T) {
 		{name: "malformed SSE", query: "fault-malformed-sse-every=5", fault: sim.FaultMalformedSSE,
 			wantCat: metrics.CategoryMalformed, wantType: "MalformedResponse", wantMsg: []string{"invalid JSON in SSE data"}},
 		{name: "stream error event", query: "fault-stream-error-every=5", fault: sim.FaultStreamError,
-			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}},
+			wantCat: metrics.CategoryStreamError, wantType: "StreamError", wantCode: 500, wantMsg: []string{"simulated engine error"}, wantServerType: "InternalServerError"},
 		// A response without usage is a valid record that lacks the
 		// server's token counts, not an error.
 		{name: "missing usage is not an error", query: "fault-missing-usage-every=5", fault: sim.FaultMissingUsage},
@@ -171,8 +175,11 @@ func TestServerFaults(t *testing.T) {
 					t.Fatalf("a warmup request failed: %+v", r.Error)
 				}
 				e := r.Error
-				if tc.wantType == "" || e.Category != tc.wantCat || e.Type != tc.wantType || e.Code != tc.wantCode {
-					t.Fatalf("error record %+v, want category %q type %q code %d", *e, tc.wantCat, tc.wantType, tc.wantCode)
+				if tc.wantType == "" || e.Category != tc.wantCat || e.Type != tc.wantType || e.Code != tc.wantCode || e.ServerType != tc.wantServerType {
+					t.Fatalf("error record %+v, want category %q type %q code %d server type %q", *e, tc.wantCat, tc.wantType, tc.wantCode, tc.wantServerType)
+				}
+				if strings.Contains(strings.ToLower(e.Message), "connection: close") {
+					t.Fatalf("error message %q passes on fasthttp's misleading hint", e.Message)
 				}
 				if e.Message == "" {
 					t.Fatalf("error record without a message: %+v", *e)
@@ -246,25 +253,21 @@ func TestServerFaults(t *testing.T) {
 }
 
 // TestFailedRequestThresholdFiresExactly runs one lane (deterministic
-// order) against a sim failing every second request: the warmup is request
-// 1, so profiling records 1, 3, 5, … fail. The check is armed at
-// max(concurrency, 10) = 10 records and fires on the first record after
-// which failed/total is strictly greater than the limit.
+// order) against a sim failing every N-th request. The threshold
+// (scenario.Threshold) fires once the failures among the requests sent so
+// far show a rate above the limit with 99.9 % confidence: at once for a
+// rate far above it, never for one below it, and the message names the
+// counts it judged.
 func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 	cases := []struct {
 		name      string
 		limit     float64
 		every     int
 		wantAbort bool
-		wantAt    int // profiling records (not cancelled) when it fired
 	}{
-		// 1/1 = 100 % after the first record, but the check is not armed
-		// before 10 records; at 10, 5/10 = 50 % > 40 %.
-		{name: "armed at the floor", limit: 0.4, every: 2, wantAbort: true, wantAt: 10},
-		// At 10, 5/10 = 50 % is not strictly greater than 50 %; at 11,
-		// 6/11 is.
-		{name: "strictly greater", limit: 0.5, every: 2, wantAbort: true, wantAt: 11},
-		// Failing every 10th request never exceeds 20 % once armed.
+		// Half the requests fail against a 10 % limit: 14 of the first 28.
+		{name: "far above the limit", limit: 0.1, every: 2, wantAbort: true},
+		// Every 10th fails (10 %) against 20 %: never.
 		{name: "below the limit", limit: 0.2, every: 10, wantAbort: false},
 	}
 	for _, tc := range cases {
@@ -274,6 +277,9 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 			cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, ovf)
 			cfg.Concurrency = 1
 			cfg.BenchmarkDuration = time.Second
+			if !tc.wantAbort {
+				cfg.BenchmarkDuration = 3 * time.Second // enough records also under -race on a loaded machine
+			}
 			cfg.InterTurnDelayCap = time.Millisecond
 			cfg.FailedRequestThreshold = tc.limit
 			res, err := Run(context.Background(), cfg)
@@ -303,11 +309,14 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 			if res.Aborted != AbortFailedRequestThreshold {
 				t.Fatalf("Aborted = %q (%s), want %q", res.Aborted, res.AbortMessage, AbortFailedRequestThreshold)
 			}
-			if prof != tc.wantAt {
-				t.Fatalf("the threshold fired after %d profiling records (%d failed), want %d", prof, failed, tc.wantAt)
+			// One lane: every request sent has finished when one ends, so the
+			// judged prefix is exactly the records so far.
+			want := fmt.Sprintf("%d of the first %d profiling requests sent failed", failed, prof)
+			if !strings.Contains(res.AbortMessage, want) || !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
+				t.Fatalf("abort message %q, want %q and the flag", res.AbortMessage, want)
 			}
-			if !strings.Contains(res.AbortMessage, "--failed-request-threshold") {
-				t.Fatalf("abort message does not name the flag: %s", res.AbortMessage)
+			if prof > 40 {
+				t.Fatalf("the threshold fired only after %d profiling records (%d failed)", prof, failed)
 			}
 		})
 	}
@@ -392,11 +401,12 @@ func TestTransportErrorClassification(t *testing.T) {
 	}
 }
 
-// TestFailedRequestThresholdArmingFloor: the server goes down for good right
-// after the warmup (one request per lane), so every profiling request fails
-// and the check fires on the record that arms it: max(concurrency, 10).
-func TestFailedRequestThresholdArmingFloor(t *testing.T) {
-	for _, tc := range []struct{ lanes, floor int }{{3, 10}, {12, 12}} {
+// TestFailedRequestThresholdDeadServer: the server goes down for good
+// right after the warmup (one request per lane), so every profiling
+// request fails. The threshold stops the run within a few requests per
+// limit, whatever the number of lanes, and says what it judged.
+func TestFailedRequestThresholdDeadServer(t *testing.T) {
+	for _, tc := range []struct{ lanes int }{{3}, {12}} {
 		t.Run(strconv.Itoa(tc.lanes)+" lanes", func(t *testing.T) {
 			srv := startFaultSim(t, "zero-latency=true&fault-down-for=1h&fault-down-after-requests="+strconv.Itoa(tc.lanes))
 			sink, ovf := &memSink{}, &memSink{}
@@ -413,9 +423,13 @@ func TestFailedRequestThresholdArmingFloor(t *testing.T) {
 			if res.Aborted != AbortFailedRequestThreshold {
 				t.Fatalf("Aborted = %q (%s)", res.Aborted, res.AbortMessage)
 			}
-			want := fmt.Sprintf("%d of %d profiling requests failed", tc.floor, tc.floor)
-			if !strings.Contains(res.AbortMessage, want) || !strings.Contains(res.AbortMessage, fmt.Sprintf("checked once %d records were in", tc.floor)) {
-				t.Fatalf("abort message %q, want it to fire at %d records", res.AbortMessage, tc.floor)
+			// At a 50 % limit, 19 failures in a row are needed; the lanes in
+			// flight add at most one request each.
+			if e := res.Accounting.ProfilingErrors; e < 19 || e > 19+2*tc.lanes {
+				t.Fatalf("aborted after %d profiling errors, want 19 to %d: %s", e, 19+2*tc.lanes, res.AbortMessage)
+			}
+			if !strings.Contains(res.AbortMessage, "of the first") || !strings.Contains(res.AbortMessage, "50.00%") {
+				t.Fatalf("abort message %q", res.AbortMessage)
 			}
 			if res.Accounting.WarmupOK != tc.lanes || res.Accounting.ProfilingOK != 0 {
 				t.Fatalf("accounting %+v", res.Accounting)

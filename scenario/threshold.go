@@ -2,12 +2,15 @@ package scenario
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"sync"
 )
 
-// ThresholdArmFloor is the smallest number of records before
-// --failed-request-threshold can fire, whatever the concurrency (§5).
-const ThresholdArmFloor = 10
+// ThresholdAlpha bounds the probability that --failed-request-threshold
+// aborts a run whose server fails at most at the limit: over the whole run,
+// however long, that chance is at most 0.1 % (docs/failed-request-threshold.md).
+const ThresholdAlpha = 1e-3
 
 // ValidateThreshold checks a --failed-request-threshold value: a fraction
 // in (0, 1], or 0 for "disabled".
@@ -18,64 +21,216 @@ func ValidateThreshold(frac float64) error {
 	return fmt.Errorf("--failed-request-threshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (omit the flag to disable the check)", frac)
 }
 
-// Threshold is the --failed-request-threshold check (§5). Feed it every
-// PROFILING record as it is produced: successes and failures. Do not feed
-// warmup records (they have their own abort rule) nor context-overflow
-// records (excluded from both counts, as InferenceX documents). It is armed
-// once total ≥ max(concurrency, 10); from then on, the first record after
-// which failed/total is strictly greater than the fraction aborts the run,
-// exactly once. A nil *Threshold or a fraction of 0 never fires. Safe for
-// concurrent use.
+// ThresholdOutcome is how a profiling request ended, as the threshold
+// counts it.
+type ThresholdOutcome int
+
+const (
+	// ThresholdOK is a successful request.
+	ThresholdOK ThresholdOutcome = iota
+	// ThresholdFailed is a failed request (HTTP error, transport error,
+	// malformed or incomplete response, …).
+	ThresholdFailed
+	// ThresholdOverflow is a context overflow: left out of both counts.
+	ThresholdOverflow
+	// ThresholdCancelled is a request the run itself cancelled (it was
+	// stopping): it counts as not failed.
+	ThresholdCancelled
+)
+
+// Threshold is the --failed-request-threshold check: it aborts a run once
+// the failure rate of its profiling requests is, with confidence
+// 1 − ThresholdAlpha, above the limit. Feed it PROFILING requests only:
+// Sent when a request is sent, Done when it ends (warmup requests have
+// their own rule).
+//
+// The rate is judged in the order requests were sent, not the order they
+// finished, so fast failures cannot bias it: for every prefix of the
+// requests sent (the first n), the failures known so far among them are
+// counted against all n, where a request that has not finished yet counts
+// as not failed (and a context overflow that has finished is left out).
+// That count can only grow to the prefix's final count, and the first n
+// requests sent are a sample of the server's behaviour whatever their
+// durations, so an error that returns in milliseconds while successes
+// stream for seconds weighs exactly as it would in the end. A prefix
+// aborts when its failure fraction p̂ is above the limit f and
+// n·KL(p̂ ‖ f) > ln(n(n+1)/ThresholdAlpha) (a Chernoff bound, with a union
+// over all prefixes and all moments). See docs/failed-request-threshold.md
+// for the reasoning and how this differs from aiperf.
+//
+// A nil *Threshold, a fraction of 0 and a fraction of 1 never fire. Safe
+// for concurrent use; it fires at most once.
 type Threshold struct {
-	mu            sync.Mutex
-	frac          float64
-	floor         int
-	total, failed int
-	fired         bool
+	mu   sync.Mutex
+	frac float64
+	sent int // sequence numbers handed out: 1..sent
+
+	// failSeqs and overSeqs are the sorted sequence numbers of the failed
+	// and the overflowed requests that have finished.
+	failSeqs, overSeqs []int
+	// lo is the longest prefix in which every request has finished;
+	// doneAbove[i] says whether request lo+1+i has.
+	lo        int
+	doneAbove []bool
+
+	finished, failed, overflows, cancelled int
+	fired                                  bool
 }
 
-// NewThreshold returns the check for fraction frac (0 = disabled) at the
-// given concurrency (values below 1 count as 1, so the floor is 10).
-func NewThreshold(frac float64, concurrency int) *Threshold {
-	return &Threshold{frac: frac, floor: max(concurrency, 1, ThresholdArmFloor)}
+// NewThreshold returns the check for fraction frac (0 = disabled).
+func NewThreshold(frac float64) *Threshold {
+	return &Threshold{frac: frac}
 }
 
-// Floor returns the number of records at which the check is armed.
-func (t *Threshold) Floor() int { return t.floor }
+func (t *Threshold) active() bool { return t != nil && t.frac > 0 && t.frac < 1 }
 
-// Observe counts one profiling record. It returns abort=true, with the
-// user-facing message, the first time the failure rate exceeds the limit
-// once armed; every later call returns false.
-func (t *Threshold) Observe(failed bool) (abort bool, msg string) {
+// Sent registers a profiling request as sent and returns its sequence
+// number, to pass to Done when it ends. Call it in the order requests go
+// out (right before writing each one).
+func (t *Threshold) Sent() int {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent++
+	return t.sent
+}
+
+// Done records how request seq ended. It returns abort=true, with the
+// user-facing message, the first time the failure rate is confidently
+// above the limit; every later call returns false. A seq of 0, one never
+// handed out by Sent, or one already done is ignored.
+func (t *Threshold) Done(seq int, o ThresholdOutcome) (abort bool, msg string) {
 	if t == nil {
 		return false, ""
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.total++
-	if failed {
+	if seq <= t.lo || seq > t.sent || (seq-t.lo-1 < len(t.doneAbove) && t.doneAbove[seq-t.lo-1]) {
+		return false, ""
+	}
+	t.markDone(seq)
+	t.finished++
+	switch o {
+	case ThresholdFailed:
 		t.failed++
+		t.failSeqs = insertSorted(t.failSeqs, seq)
+	case ThresholdOverflow:
+		t.overflows++
+		t.overSeqs = insertSorted(t.overSeqs, seq)
+	case ThresholdCancelled:
+		t.cancelled++
 	}
-	if t.fired || t.frac <= 0 || t.total < t.floor {
-		return false, ""
+	if t.fired || !t.active() || (o != ThresholdFailed && o != ThresholdOverflow) {
+		return false, "" // a success or a cancellation never raises a prefix's rate
 	}
-	rate := float64(t.failed) / float64(t.total)
-	if !(rate > t.frac) {
-		return false, ""
+	// Only prefixes n ≥ seq changed, and among those the bound is largest
+	// where a failure ends the prefix: between two failures the count stays
+	// and n grows. So the candidates are the finished failures at or after
+	// seq (usually only the one that just finished).
+	for i := sort.SearchInts(t.failSeqs, seq); i < len(t.failSeqs); i++ {
+		n := t.failSeqs[i]
+		f := i + 1
+		judged := n - sort.SearchInts(t.overSeqs, n+1)
+		if exceeds(f, judged, n, t.frac) {
+			t.fired = true
+			return true, t.message(n, f, judged)
+		}
 	}
-	t.fired = true
-	return true, fmt.Sprintf("Run aborted (failed_request_threshold): %d of %d profiling requests failed (%.2f%%), above the limit of %.2f%% (--failed-request-threshold %v, checked once %d records were in). Check the inference server logs for the cause of the failures.",
-		t.failed, t.total, 100*rate, 100*t.frac, t.frac, t.floor)
+	return false, ""
 }
 
-// Counts returns the records seen and the failed ones among them.
+// exceeds reports whether f failures among judged requests (the first n
+// sent, less the overflows among them) put the rate above frac with
+// confidence 1 − ThresholdAlpha over all prefixes.
+func exceeds(f, judged, n int, frac float64) bool {
+	if judged <= 0 {
+		return false
+	}
+	p := float64(f) / float64(judged)
+	if !(p > frac) {
+		return false
+	}
+	return float64(judged)*bernoulliKL(p, frac) > math.Log(float64(n)*float64(n+1)/ThresholdAlpha)
+}
+
+// bernoulliKL is the Kullback-Leibler divergence of Bernoulli(q) from
+// Bernoulli(p), in nats (p in [0, 1], q in (0, 1)).
+func bernoulliKL(p, q float64) float64 {
+	kl := 0.0
+	if p > 0 {
+		kl += p * math.Log(p/q)
+	}
+	if p < 1 {
+		kl += (1 - p) * math.Log((1-p)/(1-q))
+	}
+	return kl
+}
+
+func (t *Threshold) message(n, f, judged int) string {
+	unfinished := n - t.finishedUpTo(n)
+	var pending string
+	if unfinished > 0 {
+		pending = fmt.Sprintf("; %d of them had not finished and count as successes", unfinished)
+	}
+	var over string
+	if judged < n {
+		over = fmt.Sprintf(" (%d context overflows among them are left out)", n-judged)
+	}
+	return fmt.Sprintf("Run aborted (failed_request_threshold): %d of the first %d profiling requests sent failed (%.2f%%)%s%s, so the failure rate is above the limit of %.2f%% (--failed-request-threshold %v) with %.1f%% confidence; %d of the %d profiling requests that finished so far failed. Check the inference server logs for the cause of the failures.",
+		f, judged, 100*float64(f)/float64(judged), over, pending, 100*t.frac, t.frac, 100*(1-ThresholdAlpha), t.failed, t.finished-t.overflows-t.cancelled)
+}
+
+// markDone records that seq finished and advances lo over the finished
+// prefix.
+func (t *Threshold) markDone(seq int) {
+	i := seq - t.lo - 1
+	for len(t.doneAbove) <= i {
+		t.doneAbove = append(t.doneAbove, false)
+	}
+	t.doneAbove[i] = true
+	k := 0
+	for k < len(t.doneAbove) && t.doneAbove[k] {
+		k++
+	}
+	if k > 0 {
+		t.lo += k
+		t.doneAbove = t.doneAbove[k:]
+	}
+}
+
+// finishedUpTo counts the finished requests among the first n sent.
+func (t *Threshold) finishedUpTo(n int) int {
+	if n <= t.lo {
+		return n
+	}
+	c := t.lo
+	for i := 0; i < n-t.lo && i < len(t.doneAbove); i++ {
+		if t.doneAbove[i] {
+			c++
+		}
+	}
+	return c
+}
+
+func insertSorted(s []int, v int) []int {
+	i := sort.SearchInts(s, v)
+	s = append(s, 0)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+// Counts returns the profiling requests that finished, not counting
+// context overflows and cancellations, and the failed ones among them.
 func (t *Threshold) Counts() (total, failed int) {
 	if t == nil {
 		return 0, 0
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.total, t.failed
+	return t.finished - t.overflows - t.cancelled, t.failed
 }
 
 // Fired reports whether the threshold has aborted the run.

@@ -1,18 +1,23 @@
 package scenario
 
 import (
+	"container/heap"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// firesAt feeds outcomes ('F' failed, '.' ok) and returns the 1-based
-// record at which the threshold fired (0 = never) and its message.
-func firesAt(th *Threshold, outcomes string) (int, string) {
+// inOrder sends and finishes requests one at a time ('F' failed, '.' ok,
+// 'O' context overflow, 'C' cancelled) and returns the 1-based request at
+// which the threshold fired (0 = never) and its message.
+func inOrder(th *Threshold, outcomes string) (int, string) {
 	at, msg := 0, ""
 	for i, c := range outcomes {
-		if abort, m := th.Observe(c == 'F'); abort {
+		seq := th.Sent()
+		o := map[rune]ThresholdOutcome{'F': ThresholdFailed, '.': ThresholdOK, 'O': ThresholdOverflow, 'C': ThresholdCancelled}[c]
+		if abort, m := th.Done(seq, o); abort {
 			if at != 0 {
 				return -1, "fired twice"
 			}
@@ -22,66 +27,291 @@ func firesAt(th *Threshold, outcomes string) (int, string) {
 	return at, msg
 }
 
-func TestThreshold(t *testing.T) {
+func TestThresholdInOrder(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name        string
-		frac        float64
-		concurrency int
-		outcomes    string
-		want        int
+		name     string
+		frac     float64
+		outcomes string
+		// fires: whether it must fire; within: it fires at or before this
+		// request (0: no bound checked).
+		fires  bool
+		within int
 	}{
-		// Armed at max(concurrency, 10): nine failures in a row cannot fire.
-		{"floor 10 holds", 0.1, 4, "FFFFFFFFF", 0},
-		{"fires on the 10th record", 0.1, 4, "FFFFFFFFF.", 10},
-		{"concurrency 0 counts as 1", 0.1, 0, "FFFFFFFFFF", 10},
-		// Concurrency above 10 raises the floor.
-		{"floor = concurrency", 0.1, 20, "FFFFFFFFFFFFFFFFFFF", 0},
-		{"fires at concurrency", 0.1, 20, "FFFFFFFFFFFFFFFFFFF.", 20},
-		// Exactly at the limit is allowed (strictly greater aborts).
-		{"at the limit", 0.1, 1, "F.........", 0},
-		{"at the limit twice", 0.1, 1, "F..................F", 0},
-		{"just above", 0.1, 1, "F.........F", 11},
-		{"1 of 20 at 5% ok", 0.05, 10, strings.Repeat(".", 19) + "F", 0},
-		{"5 of 100 ok, 6 of 101 fires", 0.05, 10, strings.Repeat(".", 95) + "FFFFFF", 101},
-		{"below when armed, fires after", 0.25, 1, "FF........FFF", 11},
-		{"disabled", 0, 1, "FFFFFFFFFFFFFFFFFFFF", 0},
-		{"limit 1 never exceeded", 1, 1, "FFFFFFFFFFFFFFFFFFFF", 0},
+		// A dead server is stopped within a handful of requests at the
+		// limits InferenceX uses, sooner than aiperf's floor of 10.
+		{"dead server at 5%", 0.05, strings.Repeat("F", 20), true, 5},
+		{"dead server at 10%", 0.10, strings.Repeat("F", 20), true, 6},
+		{"dead server at 50%", 0.50, strings.Repeat("F", 40), true, 20},
+		// A single early failure, or a few, is noise, not evidence.
+		{"first request fails", 0.05, "F" + strings.Repeat(".", 200), false, 0},
+		{"two of the first three", 0.10, "FF." + strings.Repeat(".", 200), false, 0},
+		// Exactly at the limit, for a long time: never.
+		{"10% for 5000 requests", 0.10, strings.Repeat("F.........", 500), false, 0},
+		{"5% for 5000 requests", 0.05, strings.Repeat("F...................", 250), false, 0},
+		// Clearly above the limit: fires, and not too late.
+		{"30% at 10%", 0.10, strings.Repeat("F.F..F....", 100), true, 150},
+		{"20% at 5%", 0.05, strings.Repeat("F....", 200), true, 250},
+		// Overflows are out of both counts: failures among the few judged
+		// requests fire although more than 30 requests were sent (30
+		// failures among them would not: 7 of 37 is 19 %).
+		{"overflows left out", 0.10, strings.Repeat("O", 30) + strings.Repeat("F", 10), true, 40},
+		{"overflows are not failures", 0.05, strings.Repeat("O", 500), false, 0},
+		// Cancelled requests count as not failed.
+		{"cancellations are not failures", 0.05, strings.Repeat("C", 100) + "FF", false, 0},
+		{"disabled", 0, strings.Repeat("F", 50), false, 0},
+		{"limit 1 never exceeded", 1, strings.Repeat("F", 50), false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			th := NewThreshold(c.frac, c.concurrency)
-			got, msg := firesAt(th, c.outcomes)
-			if got != c.want {
-				t.Fatalf("fired at record %d (%s), want %d", got, msg, c.want)
+			th := NewThreshold(c.frac)
+			got, msg := inOrder(th, c.outcomes)
+			if got < 0 {
+				t.Fatal(msg)
+			}
+			if (got > 0) != c.fires || (c.within > 0 && got > c.within) {
+				t.Fatalf("fired at request %d (%s), want fires=%v within %d", got, msg, c.fires, c.within)
 			}
 			if got > 0 {
-				total, failed := th.Counts()
-				for _, w := range []string{"failed_request_threshold", "of", "%", "server logs"} {
+				for _, w := range []string{"failed_request_threshold", "of the first", "--failed-request-threshold", "99.9% confidence", "server logs"} {
 					if !strings.Contains(msg, w) {
 						t.Errorf("message %q lacks %q", msg, w)
 					}
 				}
-				if total != len(c.outcomes) || !th.Fired() || failed != strings.Count(c.outcomes, "F") {
-					t.Errorf("Counts = %d/%d fired %v", failed, total, th.Fired())
+				if !th.Fired() {
+					t.Error("Fired() = false after firing")
 				}
 			}
 		})
 	}
 }
 
-func TestThresholdMessage(t *testing.T) {
+func TestThresholdMessageNamesTheCounts(t *testing.T) {
 	t.Parallel()
-	th := NewThreshold(0.10, 8)
-	_, msg := firesAt(th, "F.........F")
-	want := "Run aborted (failed_request_threshold): 2 of 11 profiling requests failed (18.18%), above the limit of 10.00% (--failed-request-threshold 0.1, checked once 10 records were in). Check the inference server logs for the cause of the failures."
+	th := NewThreshold(0.10)
+	seqs := make([]int, 12)
+	for i := range seqs {
+		seqs[i] = th.Sent()
+	}
+	// Requests 1 and 2 are still streaming; 3, 4, … fail fast.
+	var msg string
+	for _, s := range seqs[2:] {
+		if abort, m := th.Done(s, ThresholdFailed); abort {
+			msg = m
+			break
+		}
+	}
+	want := "Run aborted (failed_request_threshold): 7 of the first 9 profiling requests sent failed (77.78%); 2 of them had not finished and count as successes, so the failure rate is above the limit of 10.00% (--failed-request-threshold 0.1) with 99.9% confidence; 7 of the 7 profiling requests that finished so far failed. Check the inference server logs for the cause of the failures."
 	if msg != want {
 		t.Errorf("message\n%s\nwant\n%s", msg, want)
 	}
 }
 
+// TestThresholdFastFailureIsJudgedInSendOrder is the case of the report:
+// 16 lanes, the request sent 44th fails in milliseconds while the 43
+// before it still stream. aiperf's rule saw 1 failure among the first
+// records to finish; here it is 1 of 44.
+func TestThresholdFastFailureIsJudgedInSendOrder(t *testing.T) {
+	t.Parallel()
+	th := NewThreshold(0.05)
+	var seqs []int
+	for range 44 {
+		seqs = append(seqs, th.Sent())
+	}
+	if abort, msg := th.Done(seqs[43], ThresholdFailed); abort {
+		t.Fatalf("fired on one fast failure: %s", msg)
+	}
+	for _, s := range seqs[:43] {
+		if abort, msg := th.Done(s, ThresholdOK); abort {
+			t.Fatalf("fired on a success: %s", msg)
+		}
+	}
+	if total, failed := th.Counts(); total != 44 || failed != 1 {
+		t.Fatalf("Counts = %d/%d, want 1 of 44", failed, total)
+	}
+	// Misuse is ignored: unknown, repeated and zero sequence numbers.
+	for _, s := range []int{0, 45, seqs[3]} {
+		if abort, _ := th.Done(s, ThresholdFailed); abort {
+			t.Fatalf("Done(%d) fired", s)
+		}
+	}
+	if total, failed := th.Counts(); total != 44 || failed != 1 {
+		t.Fatalf("ignored calls were counted: %d/%d", failed, total)
+	}
+}
+
+// laneSim is a fake-clock run: lanes send back to back (a think time
+// apart); a success streams for seconds, a failure returns in
+// milliseconds, as against a real server. Time is virtual: nothing sleeps.
+type laneSim struct {
+	lanes, requests int
+	failRate        float64
+}
+
+type simEvent struct {
+	at     float64 // seconds
+	lane   int
+	seq    int
+	failed bool
+}
+
+type eventHeap []simEvent
+
+func (h eventHeap) Len() int           { return len(h) }
+func (h eventHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h eventHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)        { *h = append(*h, x.(simEvent)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// judge is the rule under test, in the engine's calls.
+type judge interface {
+	Sent() int
+	Done(seq int, failed bool) bool
+}
+
+type sendOrderJudge struct{ *Threshold }
+
+func (j sendOrderJudge) Done(seq int, failed bool) bool {
+	o := ThresholdOK
+	if failed {
+		o = ThresholdFailed
+	}
+	abort, _ := j.Threshold.Done(seq, o)
+	return abort
+}
+
+// completionOrderJudge is the rule this package had, and aiperf has:
+// armed after max(concurrency, 10) finished records, it aborts on the
+// first record after which failed/finished exceeds the limit.
+type completionOrderJudge struct {
+	frac                 float64
+	floor, total, failed int
+}
+
+func (j *completionOrderJudge) Sent() int { return 0 }
+func (j *completionOrderJudge) Done(_ int, failed bool) bool {
+	j.total++
+	if failed {
+		j.failed++
+	}
+	return j.total >= j.floor && float64(j.failed)/float64(j.total) > j.frac
+}
+
+// run plays one seeded trial and returns the number of requests sent when
+// the judge aborted (0 = it never did).
+func (s laneSim) run(seed uint64, j judge) int {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	var h eventHeap
+	sent := 0
+	send := func(lane int, now float64) {
+		if sent == s.requests {
+			return
+		}
+		sent++
+		failed := rng.Float64() < s.failRate
+		d := 2 + 18*rng.Float64() // a streamed success: 2–20 s
+		if failed {
+			d = 0.002 + 0.008*rng.Float64() // an error: 2–10 ms
+		}
+		heap.Push(&h, simEvent{at: now + d, lane: lane, seq: j.Sent(), failed: failed})
+	}
+	for l := range s.lanes {
+		send(l, 0)
+	}
+	for h.Len() > 0 {
+		ev := heap.Pop(&h).(simEvent)
+		if j.Done(ev.seq, ev.failed) {
+			return sent
+		}
+		send(ev.lane, ev.at+rng.Float64()) // think time 0–1 s
+	}
+	return 0
+}
+
+// TestThresholdFakeClockHealthyServerNeverAborts: a server failing 2 % of
+// requests, judged at a 5 % limit, in 4,000 seeded runs of 16 lanes (and
+// 1,000 of 512 lanes) with 600 profiling requests each: the threshold
+// never fires. The same 16-lane trials under the completion-order rule
+// (aiperf's, and this package's before) abort about half of them (as in
+// the report: 5 of 7 runs), which shows the trials reproduce the
+// fast-failure bias the rule must withstand.
+func TestThresholdFakeClockHealthyServerNeverAborts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		lanes, trials int
+	}{{16, 4000}, {512, 1000}} {
+		s := laneSim{lanes: c.lanes, requests: 600, failRate: 0.02}
+		var aborted, oldAborted int
+		for seed := range uint64(c.trials) {
+			if s.run(seed, sendOrderJudge{NewThreshold(0.05)}) > 0 {
+				aborted++
+			}
+			if s.run(seed, &completionOrderJudge{frac: 0.05, floor: max(c.lanes, 10)}) > 0 {
+				oldAborted++
+			}
+		}
+		t.Logf("%d lanes, 2%% failures, limit 5%%: aborted %d of %d runs (completion-order rule: %d)", c.lanes, aborted, c.trials, oldAborted)
+		if aborted != 0 {
+			t.Errorf("%d lanes: %d of %d healthy runs aborted", c.lanes, aborted, c.trials)
+		}
+		if c.lanes == 16 && oldAborted < c.trials/5 {
+			t.Errorf("%d lanes: the completion-order rule aborted only %d of %d runs; the trials do not reproduce the fast-failure bias", c.lanes, oldAborted, c.trials)
+		}
+	}
+}
+
+// TestThresholdFakeClockFailingServerAborts: a server failing 20 % of
+// requests is stopped at a 5 % limit in every one of 2,000 seeded runs,
+// within 500 requests sent (median 113, worst 361), and a dead one within 32
+// (16 lanes are in flight at once; 4 failures in a row suffice).
+func TestThresholdFakeClockFailingServerAborts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		rate  float64
+		bound int
+	}{{0.20, 500}, {1, 32}} {
+		s := laneSim{lanes: 16, requests: 5000, failRate: c.rate}
+		worst := 0
+		for seed := range uint64(2000) {
+			n := s.run(seed, sendOrderJudge{NewThreshold(0.05)})
+			if n == 0 {
+				t.Fatalf("failure rate %v: seed %d never aborted", c.rate, seed)
+			}
+			worst = max(worst, n)
+		}
+		t.Logf("failure rate %v, limit 5%%: the latest abort came after %d requests sent", c.rate, worst)
+		if worst > c.bound {
+			t.Errorf("failure rate %v: an abort came only after %d requests, want at most %d", c.rate, worst, c.bound)
+		}
+	}
+}
+
+// TestThresholdAtTheLimitRarelyAborts: the guarantee itself. A server
+// failing exactly at the limit is aborted with probability at most
+// ThresholdAlpha per run, however long: in 2,000 seeded runs of 2,000
+// requests at 10 % against a 10 % limit, at most 2 may abort.
+func TestThresholdAtTheLimitRarelyAborts(t *testing.T) {
+	t.Parallel()
+	s := laneSim{lanes: 16, requests: 2000, failRate: 0.10}
+	aborted := 0
+	for seed := range uint64(2000) {
+		if s.run(seed, sendOrderJudge{NewThreshold(0.10)}) > 0 {
+			aborted++
+		}
+	}
+	t.Logf("at the limit: %d of 2000 runs aborted", aborted)
+	if aborted > 2 {
+		t.Errorf("%d of 2000 runs at the limit aborted; the bound allows about %v", aborted, 2000*ThresholdAlpha)
+	}
+}
+
 func TestThresholdFiresOnceConcurrently(t *testing.T) {
 	t.Parallel()
-	th := NewThreshold(0.05, 64)
+	th := NewThreshold(0.05)
 	var fired atomic.Int32
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -89,7 +319,12 @@ func TestThresholdFiresOnceConcurrently(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 200 {
-				if abort, _ := th.Observe((g+i)%3 == 0); abort {
+				seq := th.Sent()
+				o := ThresholdOK
+				if (g+i)%3 == 0 {
+					o = ThresholdFailed
+				}
+				if abort, _ := th.Done(seq, o); abort {
 					fired.Add(1)
 				}
 			}
@@ -100,7 +335,7 @@ func TestThresholdFiresOnceConcurrently(t *testing.T) {
 		t.Fatalf("fired %d times, want exactly once", fired.Load())
 	}
 	var nilT *Threshold
-	if abort, _ := nilT.Observe(true); abort || nilT.Fired() {
+	if abort, _ := nilT.Done(nilT.Sent(), ThresholdFailed); abort || nilT.Fired() {
 		t.Error("nil threshold fired")
 	}
 }

@@ -89,6 +89,13 @@ type Config struct {
 	Seed int64
 	// Faults configures fault injection; zero injects nothing.
 	Faults FaultConfig
+	// LazyMetrics makes /metrics expose a histogram series only once it has
+	// an observation and a series with a per-value label (source,
+	// finished_reason) only once it is non-zero, as servers built on
+	// prometheus_client do (llm-d-inference-sim shows no histogram until its
+	// first request): series then appear mid-run. Off by default (vLLM
+	// exposes every series from the start).
+	LazyMetrics bool
 	// RecordFirstByte makes the server remember, per X-Request-ID, when it
 	// wrote the first content byte (see Server.FirstByte). Off by default
 	// because the table grows with every request.
@@ -129,6 +136,10 @@ type FaultConfig struct {
 	// DownFor is the length of the down window. Default 5s when
 	// DownAfterRequests is set.
 	DownFor time.Duration
+	// After exempts the first After completion requests from the
+	// per-request rules below (e.g. a client's warmup); Every still counts
+	// requests from 1. Zero exempts none.
+	After int
 
 	HTTP500            FaultRule // HTTP 500 with an error body
 	HTTP503            FaultRule // HTTP 503 with an error body and Retry-After
@@ -283,6 +294,9 @@ func (c *Config) Validate() error {
 			bad("fault-"+r.name+"-every", "must not be negative, got %d", r.rule.Every)
 		}
 	}
+	if c.Faults.After < 0 {
+		bad("fault-after-requests", "must not be negative, got %d", c.Faults.After)
+	}
 	if c.Faults.DownAfterRequests < 0 {
 		bad("fault-down-after-requests", "must not be negative, got %d", c.Faults.DownAfterRequests)
 	}
@@ -315,11 +329,13 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines, each with its own cache, queue and metric series")
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
+	fs.BoolVar(&c.LazyMetrics, "lazy-metrics", c.LazyMetrics, "expose histograms and labelled series on /metrics only once used (series appear mid-run, as on prometheus_client servers)")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
 	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, a tokenizer.json[.zst] or tiktoken file, a folder, or a model id in the local HF cache")
 	f := &c.Faults
 	fs.IntVar(&f.DownAfterRequests, "fault-down-after-requests", f.DownAfterRequests, "reset every request and connection for --fault-down-for once this many completion requests arrived (0 = never)")
 	fs.DurationVar(&f.DownFor, "fault-down-for", f.DownFor, "length of the down window (default 5s)")
+	fs.IntVar(&f.After, "fault-after-requests", f.After, "exempt the first N completion requests (e.g. a warmup) from the per-request faults below")
 	for _, r := range f.faultRules() {
 		fs.Float64Var(&r.rule.Rate, "fault-"+r.name+"-rate", r.rule.Rate, "probability (0..1) of the "+r.name+" fault per request")
 		fs.IntVar(&r.rule.Every, "fault-"+r.name+"-every", r.rule.Every, "inject the "+r.name+" fault into every N-th request (0 = never)")

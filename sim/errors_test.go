@@ -374,3 +374,34 @@ func TestFaultDeterminism(t *testing.T) {
 		t.Errorf("different seeds chose identical faults")
 	}
 }
+
+// TestFaultAfterRequests: the first After requests get no per-request
+// fault (a client's warmup passes), later ones follow the rules as
+// without it, Every still counting from request 1.
+func TestFaultAfterRequests(t *testing.T) {
+	t.Parallel()
+	cfg := Config{ZeroLatency: true}
+	cfg.Faults.HTTP500 = FaultRule{Rate: 1}
+	cfg.Faults.Stall = FaultRule{Every: 5}
+	cfg.Faults.After = 16
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := int64(1); n <= 40; n++ {
+		got := s.pickFault(n)
+		switch {
+		case n <= 16 && got != -1:
+			t.Fatalf("request %d (inside the first 16) got fault %d", n, got)
+		case n > 16 && got == -1:
+			t.Fatalf("request %d got no fault", n)
+		}
+	}
+	if _, err := ParseURL("sim://?fault-after-requests=-1", DefaultConfig()); err != nil {
+		t.Fatal(err) // parsing accepts it; New rejects it
+	}
+	bad, _ := ParseURL("sim://?fault-after-requests=-1", DefaultConfig())
+	if _, err := New(bad); err == nil || !strings.Contains(err.Error(), "fault-after-requests") {
+		t.Fatalf("a negative fault-after-requests: %v", err)
+	}
+}

@@ -23,6 +23,9 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // rates use a hash of (seed, n, rule) so the choice does not depend on
 // arrival order between concurrent requests.
 func (s *Server) pickFault(n int64) int {
+	if n <= int64(s.cfg.Faults.After) {
+		return -1
+	}
 	for i, r := range s.rules {
 		if !r.enabled() {
 			continue

@@ -84,8 +84,12 @@ type engineSnapshot struct {
 }
 
 // writeMetrics writes the Prometheus text exposition (format 0.0.4) of the
-// engines' snapshots, one series per engine labelled engine="i".
-func writeMetrics(w io.Writer, model string, blockSize int, offload bool, snaps []engineSnapshot) error {
+// engines' snapshots, one series per engine labelled engine="i". With lazy
+// (Config.LazyMetrics), a series with a per-value label (source,
+// finished_reason) is left out until its value is non-zero and a histogram
+// series until it has an observation, as servers built on prometheus_client
+// expose labelled children only once they are used.
+func writeMetrics(w io.Writer, model string, blockSize int, offload, lazy bool, snaps []engineSnapshot) error {
 	bw := bufio.NewWriterSize(w, 16<<10)
 	labels := make([]string, len(snaps))
 	for i := range snaps {
@@ -129,23 +133,33 @@ func writeMetrics(w io.Writer, model string, blockSize int, offload bool, snaps 
 	simple("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", func(s *engineSnapshot) float64 { return float64(s.m.promptTokens) })
 	simple("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", func(s *engineSnapshot) float64 { return float64(s.m.generationTokens) })
 
+	// labelled is sample for a series with a per-value label: with lazy it
+	// exists only once used.
+	labelled := func(name, lbl string, v float64) {
+		if !lazy || v != 0 {
+			sample(name, lbl, v)
+		}
+	}
 	family("vllm:prompt_tokens_by_source_total", "counter", "Number of prompt tokens by source.")
 	for i := range snaps {
 		s := &snaps[i]
-		sample("vllm:prompt_tokens_by_source_total", labels[i]+`,source="local_compute"`, float64(s.m.srcLocalCompute))
-		sample("vllm:prompt_tokens_by_source_total", labels[i]+`,source="local_cache_hit"`, float64(s.m.srcLocalHit))
-		sample("vllm:prompt_tokens_by_source_total", labels[i]+`,source="external_kv_transfer"`, float64(s.m.srcExternal))
+		labelled("vllm:prompt_tokens_by_source_total", labels[i]+`,source="local_compute"`, float64(s.m.srcLocalCompute))
+		labelled("vllm:prompt_tokens_by_source_total", labels[i]+`,source="local_cache_hit"`, float64(s.m.srcLocalHit))
+		labelled("vllm:prompt_tokens_by_source_total", labels[i]+`,source="external_kv_transfer"`, float64(s.m.srcExternal))
 	}
 	family("vllm:request_success_total", "counter", "Count of successfully processed requests.")
 	for i := range snaps {
 		for r, name := range finishReasons {
-			sample("vllm:request_success_total", labels[i]+`,finished_reason="`+name+`"`, float64(snaps[i].m.success[r]))
+			labelled("vllm:request_success_total", labels[i]+`,finished_reason="`+name+`"`, float64(snaps[i].m.success[r]))
 		}
 	}
 	hist := func(name, help string, get func(*engineSnapshot) *histogram) {
 		family(name, "histogram", help)
 		for i := range snaps {
 			h := get(&snaps[i])
+			if lazy && h.count == 0 {
+				continue
+			}
 			var cum uint64
 			for b, ub := range h.bounds {
 				cum += h.counts[b]

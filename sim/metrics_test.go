@@ -194,3 +194,44 @@ func TestMetricsOffloadBytes(t *testing.T) {
 		t.Errorf("cpu_kv_cache_usage_perc = %v", u)
 	}
 }
+
+// TestLazyMetricsAppearWhenUsed: with LazyMetrics a fresh server exposes
+// no histogram series and no series with a per-value label; after one
+// request with ignore_eos (finished_reason "length") those exist, and the
+// unused label values still do not.
+func TestLazyMetricsAppearWhenUsed(t *testing.T) {
+	t.Parallel()
+	cfg := fastTimed()
+	cfg.LazyMetrics = true
+	s := startSim(t, cfg)
+	series := func(fams map[string]*dto.MetricFamily, name string) int {
+		if f := fams[name]; f != nil {
+			return len(f.GetMetric())
+		}
+		return 0
+	}
+	fresh := scrape(t, s)
+	for _, name := range []string{"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds", "vllm:request_success_total", "vllm:prompt_tokens_by_source_total"} {
+		if n := series(fresh, name); n != 0 {
+			t.Errorf("fresh lazy server exposes %d series of %s", n, name)
+		}
+	}
+	if series(fresh, "vllm:num_requests_running") != 1 || series(fresh, "vllm:prompt_tokens_total") != 1 {
+		t.Errorf("unlabelled gauges and counters must exist from the start")
+	}
+	mustDo(t, s, "/v1/chat/completions", chatReq{Model: "agentperf-sim", Messages: []msg{{"user", "hello there"}}, MaxCompletionTokens: 4, IgnoreEOS: true}, nil)
+	used := scrape(t, s)
+	if series(used, "vllm:time_to_first_token_seconds") != 1 || series(used, "vllm:e2e_request_latency_seconds") != 1 {
+		t.Errorf("histograms missing after a request")
+	}
+	got := map[string]bool{}
+	for _, m := range used["vllm:request_success_total"].GetMetric() {
+		got[label(m, "finished_reason")] = true
+	}
+	if !got["length"] || got["stop"] || got["abort"] {
+		t.Errorf("finished_reason series %v, want only length", got)
+	}
+	if series(used, "vllm:prompt_tokens_by_source_total") == 0 || series(used, "vllm:prompt_tokens_by_source_total") == 3 {
+		t.Errorf("prompt_tokens_by_source: %d series, want only the used sources", series(used, "vllm:prompt_tokens_by_source_total"))
+	}
+}

@@ -349,7 +349,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		snaps[i] = e.snapshot()
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, snaps)
+	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {

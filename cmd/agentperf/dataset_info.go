@@ -149,9 +149,16 @@ func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
 	}
 	sel := rep.Selection
 	if sel.Loaded > 0 {
-		fmt.Fprintf(&b, "loaded          %d of %d traces", sel.Total, sel.Loaded)
+		fmt.Fprintf(&b, "loaded          %d of %d traces", sel.Total, sel.Loaded+rep.Read.Skipped)
+		var why []string
 		if sel.DroppedOverContext > 0 {
-			fmt.Fprintf(&b, " (%d over --max-context-length)", sel.DroppedOverContext)
+			why = append(why, fmt.Sprintf("%d over --max-context-length", sel.DroppedOverContext))
+		}
+		if rep.Read.Skipped > 0 {
+			why = append(why, fmt.Sprintf("%d skipped", rep.Read.Skipped))
+		}
+		if len(why) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(why, ", "))
 		}
 		b.WriteByte('\n')
 	}

@@ -213,7 +213,8 @@ func printLoaded(io stdio, c *dataset.Corpus, opt dataset.Options, took time.Dur
 	if id.HFRepo != "" {
 		from = fmt.Sprintf("%s@%s (commit %s)", id.HFRepo, id.HFRevision, id.HFCommit)
 	}
-	fmt.Fprintf(io.err, "dataset: loaded %d of %d traces (%s) from %s\n", c.Len(), ls.Select.Loaded, strings.Join(notes, "; "), from)
+	// Of every trace in the source, the skipped invalid ones included.
+	fmt.Fprintf(io.err, "dataset: loaded %d of %d traces (%s) from %s\n", c.Len(), ls.Select.Loaded+ls.Read.Skipped, strings.Join(notes, "; "), from)
 	for i, e := range ls.Read.Errors {
 		if i == 5 {
 			fmt.Fprintf(io.err, "dataset:   ... and %d more skipped\n", ls.Read.Skipped-i)

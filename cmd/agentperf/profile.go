@@ -121,6 +121,9 @@ type profileRun struct {
 	headers map[string]string
 	apiKey  string
 	filled  []string
+
+	// metricsHeaders are the --server-metrics-header headers.
+	metricsHeaders map[string]string
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
@@ -135,7 +138,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if !strings.HasPrefix(p.url, "sim:") {
 		// Checked before anything is loaded or written.
 		if u, err := neturl.Parse(p.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", p.url)
+			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", redactURL(p.url))
 		}
 	}
 	if len(p.models) == 0 {
@@ -163,17 +166,18 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 		}
 		r.extra = append(r.extra, e...)
 	}
-	r.headers = map[string]string{}
-	for _, h := range p.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, usagef("--header %q: expected 'Name: value'", h)
-		}
-		r.headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	if r.headers, err = parseHeaders("--header", p.headers); err != nil {
+		return nil, err
+	}
+	if r.metricsHeaders, err = parseHeaders("--server-metrics-header", p.metricsHeaders); err != nil {
+		return nil, err
 	}
 	r.apiKey = p.apiKey
 	if r.apiKey == "" {
 		r.apiKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if err := r.checkURLCredentials(); err != nil {
+		return nil, err
 	}
 	r.streaming, r.ignoreEOS, r.serverTok = p.streaming, p.ignoreEOS, p.serverTokens
 	r.duration = seconds(p.duration)
@@ -359,7 +363,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		return err
 	}
 	defer corpus.Close()
-	traces := corpus.Traces()
+	traces, err := corpus.ReadTraces()
+	if err != nil {
+		return fmt.Errorf("read the corpus: %w", err)
+	}
 
 	// Tokenizer and synthesizer.
 	tokSpec := p.tokenizer
@@ -426,7 +433,8 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 			slice = time.Second
 		}
 		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
-			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig()})
+			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig(),
+			Headers: httpHeader(r.metricsHeaders), InferenceURL: url, InferenceHeaders: r.inferenceHeaders()})
 		scr.Baseline(ctx)
 	}
 	progress := &replay.Progress{}

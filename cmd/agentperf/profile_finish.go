@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -34,6 +35,9 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
 		} else {
 			derived = d
+		}
+		if d != nil && d.CollectionError != "" {
+			warnings = append(warnings, "server metrics: collection stopped by an "+d.CollectionError)
 		}
 		if pre := r.env.requiredPrefix; pre != "" {
 			b, err := os.ReadFile(filepath.Join(p.outputDir, "server_metrics_export.json"))
@@ -275,7 +279,7 @@ func (r *profileRun) inputConfig() map[string]any {
 		"use_server_token_count":     r.serverTok,
 		"use_legacy_max_tokens":      p.legacyMaxTok,
 		"slice_duration":             p.sliceDuration,
-		"server_metrics":             p.serverMetrics,
+		"server_metrics":             redactURLs(p.serverMetrics),
 		"output_artifact_dir":        p.outputDir,
 		"unsafe_override":            p.unsafeOverride || r.env.unsafeOverride,
 		"live_assistant_responses":   r.liveAssistant,
@@ -297,6 +301,14 @@ func (r *profileRun) inputConfig() map[string]any {
 			names = append(names, k)
 		}
 		cfg["header_names"] = names // values may hold credentials
+	}
+	if len(r.metricsHeaders) > 0 {
+		names := make([]string, 0, len(r.metricsHeaders))
+		for k := range r.metricsHeaders {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		cfg["server_metrics_header_names"] = names
 	}
 	return cfg
 }

@@ -26,6 +26,7 @@ type profileFlags struct {
 	apiKey          string
 	insecure        bool
 	headers         []string
+	metricsHeaders  []string
 	requestTO       float64
 	connectTO       float64
 	legacyMaxTok    bool
@@ -126,7 +127,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Int64Var(&p.seed, "random-seed", 0, "seed for start turns and prompt text (scenario: filled in and logged when absent)")
-	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the fraction of failed profiling requests exceeds this (0 = off)")
+	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)")
 	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
 	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
@@ -143,6 +144,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines when the output is not a terminal")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
+	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
 	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "accepted: agentperf collects no GPU telemetry")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")

@@ -120,4 +120,11 @@ func printDerived(io stdio, d *server.Derived) {
 		pct(d.OverallHitRate, d.OverallHitRateValid),
 		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
 		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.ScrapeFailures > 0 {
+		fmt.Fprintf(io.out, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
+			d.ScrapeFailures, d.Scrapes, server.JSONFile, d.LastScrapeError)
+	}
+	if d.CollectionError != "" {
+		fmt.Fprintf(io.out, "server metrics: collection stopped by an %s\n", d.CollectionError)
+	}
 }

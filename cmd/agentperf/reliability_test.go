@@ -298,10 +298,15 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 		name string
 		url  string
 		code int
+		// bearerless: no --api-key and no -H Authorization (a password in
+		// the URL is the Authorization header then).
+		bearerless bool
 	}{
-		{"run with faults", "sim://?zero-latency=true&fault-500-every=5&fault-reset-mid-stream-every=7", exitOK},
-		{"failed warmup", "http://127.0.0.1:1", exitRunFailed},
-		{"password in the url", "http://user:" + urlPass + "@127.0.0.1:1", exitRunFailed},
+		{"run with faults", "sim://?zero-latency=true&fault-500-every=5&fault-reset-mid-stream-every=7", exitOK, false},
+		{"failed warmup", "http://127.0.0.1:1", exitRunFailed, false},
+		{"password in the url", "http://user:" + urlPass + "@127.0.0.1:1", exitRunFailed, true},
+		// Two sources of Authorization: refused before anything runs.
+		{"password in the url and a key", "http://user:" + urlPass + "@127.0.0.1:1", exitUsage, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,9 +314,11 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 			t.Setenv("HF_TOKEN", hfToken)
 			t.Setenv("HUGGING_FACE_HUB_TOKEN", hubToken)
 			dir := t.TempDir()
-			args := append([]string{"profile", "--url", tc.url, "--public-dataset", "synthetic:traces=4",
-				"--header", "Authorization: Bearer " + bearer, "--header", "X-Api-Token: " + bearer,
-				"--api-key", apiKeyArg}, fastRunArgs(dir)...)
+			args := []string{"profile", "--url", tc.url, "--public-dataset", "synthetic:traces=4", "--header", "X-Api-Token: " + bearer}
+			if !tc.bearerless {
+				args = append(args, "--header", "Authorization: Bearer "+bearer, "--api-key", apiKeyArg)
+			}
+			args = append(args, fastRunArgs(dir)...)
 			args = append(args, "--ui-type", "simple") // live lines on stderr, too
 			code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
 			if code != tc.code {
@@ -321,6 +328,12 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 				if strings.Contains(stdout, s) || strings.Contains(stderr, s) {
 					t.Errorf("secret %s… was printed", s[:8])
 				}
+			}
+			if tc.code == exitUsage {
+				if !strings.Contains(stderr, "pass one of them") {
+					t.Errorf("the refusal does not say why:\n%s", stderr)
+				}
+				return
 			}
 			files := 0
 			filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
@@ -344,10 +357,10 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 			}
 			agg := readAggregate(t, dir)
 			ic, _ := agg["input_config"].(map[string]any)
-			if ic == nil || ic["key_supplied"] != true {
-				t.Fatalf("input_config does not record that a key was set: %v", agg["input_config"])
+			if ic == nil || ic["key_supplied"] != !tc.bearerless {
+				t.Fatalf("input_config does not record whether a key was set: %v", agg["input_config"])
 			}
-			if names := strings.Join(toStrings(ic["header_names"]), ","); !strings.Contains(names, "Authorization") {
+			if names := strings.Join(toStrings(ic["header_names"]), ","); !strings.Contains(names, "X-Api-Token") {
 				t.Fatalf("input_config.header_names = %v, want the header names (without values)", ic["header_names"])
 			}
 		})

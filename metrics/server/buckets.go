@@ -33,25 +33,33 @@ func newBucketAcc(birth int, late bool) *bucketAcc {
 	return b
 }
 
-// observe records the cumulative count v at scrape index k; reset is true
-// when the histogram's count dropped at k.
+// observe records the cumulative count v at scrape index k (k ≥ birth,
+// increasing from call to call); reset is true when the histogram's count
+// dropped at k. A bucket may be born at any scrape (a histogram or one of
+// its bounds that first appears mid-run) and may be missing from any
+// number of scrapes; a drop of the bucket's own value is a reset too.
 func (b *bucketAcc) observe(k int, v float64, reset bool) {
-	if math.IsNaN(v) {
+	if math.IsNaN(v) || k < b.birth || k <= b.lastK {
 		return
 	}
+	prev := b.acc
 	switch {
 	case b.lastK < 0:
 		if b.late {
 			b.acc = v // created during the collection: started at zero
 		}
-	case reset:
+	case reset || v < b.last:
 		b.acc += v
-	case v > b.last:
+	default:
 		b.acc += v - b.last
 	}
-	// Scrapes between the last sample and this one carry the old value.
-	for j := max(b.lastK+1, k-bucketRing+1); j < k; j++ {
-		b.ring[j%bucketRing], b.ringK[j%bucketRing] = b.ring[b.lastK%bucketRing], j
+	// Scrapes between the last sample and this one carry the old value;
+	// before the first sample there is nothing to carry (accAt answers 0
+	// before birth).
+	if b.lastK >= 0 {
+		for j := max(b.lastK+1, k-bucketRing+1); j < k; j++ {
+			b.ring[j%bucketRing], b.ringK[j%bucketRing] = prev, j
+		}
 	}
 	b.ring[k%bucketRing], b.ringK[k%bucketRing] = b.acc, k
 	b.last, b.lastK = v, k

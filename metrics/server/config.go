@@ -46,6 +46,17 @@ type Config struct {
 	Client *http.Client
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Headers are sent with every scrape (--server-metrics-header), e.g.
+	// an Authorization header for a metrics endpoint behind auth.
+	Headers http.Header
+	// InferenceURL is the inference server's URL (--url) and
+	// InferenceHeaders the headers its requests carry, credentials
+	// included. Scrapes of URLs on its host also send InferenceHeaders
+	// (see SendsInferenceHeaders); Headers win on equal names. A URL in
+	// URLs with user:password of its own sends them as Basic auth; the
+	// scraper shows and exports every URL without them.
+	InferenceURL     string
+	InferenceHeaders http.Header
 	// Logf receives warnings (failed scrapes, unparsable pages); nil
 	// discards them. Failures are also counted in Derived.ScrapeFailures.
 	Logf func(format string, args ...any)

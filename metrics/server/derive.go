@@ -78,6 +78,13 @@ type Derived struct {
 	// endpoints (set by Scraper.Export; zero from Derive alone).
 	ScrapeFailures, Scrapes                  int
 	EndpointsConfigured, EndpointsSuccessful int
+	// LastScrapeError is the text of the most recent failed fetch of any
+	// endpoint ("" when none failed; set by Scraper.Export).
+	LastScrapeError string
+	// CollectionError is set (by Scraper.Export) when an internal error
+	// stopped the collection: the run went on without server metrics from
+	// then on, and the export holds none (see Scraper.Err).
+	CollectionError string
 }
 
 // Map returns the figures under their explicit names for run metadata;

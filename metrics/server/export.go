@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -36,6 +37,9 @@ type Summary struct {
 	// EndpointFailures (agentperf extension) lists every endpoint with at
 	// least one failed fetch, including those that never answered.
 	EndpointFailures map[string]*EndpointFailure `json:"endpoint_failures,omitempty"`
+	// CollectionError (agentperf extension) is set when an internal error
+	// stopped the collection mid-run; the export then holds no metrics.
+	CollectionError string `json:"collection_error,omitempty"`
 }
 
 // EndpointInfo is the per-endpoint collection statistics of §5.2.
@@ -167,11 +171,24 @@ func (w window) closeIdx(e *endpointData) int {
 // are always built at the slice grid (Config.SliceDuration, or
 // DefaultSliceDuration when that is zero); Export drops them from the file
 // when Config.SliceDuration is zero.
-func (s *Scraper) Snapshot() *Export {
+//
+// After an internal error (see Err), or when building the export hits
+// one, Snapshot returns an export without metrics whose summary names
+// the error (summary.collection_error).
+func (s *Scraper) Snapshot() (ex *Export) {
+	if s.Err() != nil {
+		return s.stoppedExport()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.disable("building the export", v, debug.Stack())
+			ex = s.stoppedExport()
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	ex := &Export{
+	ex = &Export{
 		SchemaVersion: SchemaVersion,
 		AIPerfVersion: s.cfg.AIPerfVersion,
 		BenchmarkID:   s.cfg.BenchmarkID,
@@ -207,6 +224,28 @@ func (s *Scraper) Snapshot() *Export {
 	}
 	if s.profStartNs != 0 && s.profStartNs > first {
 		ex.WarmupMetrics = st.metrics(window{from: first, to: s.profStartNs}, grid)
+	}
+	return ex
+}
+
+// stoppedExport is the export of a Scraper stopped by an internal error:
+// no metrics (the store may be half-updated), the configured endpoints and
+// the error.
+func (s *Scraper) stoppedExport() *Export {
+	ex := &Export{
+		SchemaVersion: SchemaVersion,
+		AIPerfVersion: s.cfg.AIPerfVersion,
+		BenchmarkID:   s.cfg.BenchmarkID,
+		Metrics:       map[string]*Metric{},
+		WarmupMetrics: map[string]*Metric{},
+		InputConfig:   s.cfg.InputConfig,
+	}
+	if ex.InputConfig == nil {
+		ex.InputConfig = map[string]any{"server_metrics": map[string]any{"urls": append([]string{}, s.cfg.URLs...)}}
+	}
+	ex.Summary = Summary{EndpointsConfigured: append([]string{}, s.cfg.URLs...), EndpointsSuccessful: []string{}}
+	if err := s.Err(); err != nil {
+		ex.Summary.CollectionError = err.Error() + "; the run continued without server metrics from then on"
 	}
 	return ex
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"runtime/debug"
 	"time"
 )
 
@@ -25,14 +26,26 @@ type LiveFigures struct {
 	QueueValid       bool
 	// Scrapes and ScrapeFailures count all and failed fetches so far.
 	Scrapes, ScrapeFailures int
+	// Stopped is true once an internal error stopped the collection
+	// (Scraper.Err); every other field is then zero.
+	Stopped bool
 }
 
 // Live returns the latest figures. It is cheap enough to call every
-// second.
-func (s *Scraper) Live() LiveFigures {
+// second. After an internal error (see Err) it returns zero figures with
+// Stopped set.
+func (s *Scraper) Live() (lf LiveFigures) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.disable("computing the live figures", v, debug.Stack())
+			lf = LiveFigures{Stopped: true}
+		}
+	}()
+	if s.Err() != nil {
+		return LiveFigures{Stopped: true}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var lf LiveFigures
 	st := s.st
 	for _, e := range st.eps {
 		lf.Scrapes += e.fetches

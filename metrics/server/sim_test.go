@@ -145,3 +145,87 @@ func fmtDerived(d *Derived) string {
 		d.GPUPrefixHitRate, d.GPUPrefixHitRateValid, d.ExternalHitRate, d.ExternalHitRateValid, d.OverallHitRate, d.OverallHitRateValid,
 		d.KVUsageMeanActive, d.KVUsageMeanActiveValid, d.ActiveSlices, d.KVUsagePeak, d.Scrapes)
 }
+
+// TestAgainstSimSeriesAppearMidRun scrapes a simulator that, like a fresh
+// llm-d-inference-sim or any prometheus_client server, exposes histograms
+// and labelled series only once they are used: the baseline scrape sees
+// none of them, later scrapes do. The scraper must neither panic nor lose
+// the requests of the first scrape interval: a series born during the
+// collection started at zero, so its first value is increase, and the
+// histogram's window count equals the requests served.
+func TestAgainstSimSeriesAppearMidRun(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.MaxModelLen = 4096
+	cfg.KVCapacityTokens = 8192
+	cfg.DecodeBaseMs = 1
+	cfg.LazyMetrics = true
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+
+	var logs strings.Builder
+	var logMu sync.Mutex
+	s := New(Config{URLs: URLsFrom(srv.URL, nil, nil), Interval: 5 * time.Millisecond, SliceDuration: 50 * time.Millisecond,
+		Logf: func(f string, a ...any) { logMu.Lock(); fmt.Fprintf(&logs, f+"\n", a...); logMu.Unlock() }})
+	ctx := t.Context()
+	s.Baseline(ctx)
+	if ex := s.Snapshot(); ex.Metrics["vllm:e2e_request_latency_seconds"] != nil || ex.Metrics["vllm:request_success"] != nil {
+		t.Fatal("the baseline already holds the lazy series; the test would not exercise series born mid-run")
+	}
+	s.MarkProfilingStart(time.Now())
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { s.Run(runCtx); close(done) }()
+	const waves, perWave = 4, 3
+	for wave := range waves {
+		var wg sync.WaitGroup
+		for i := range perWave {
+			wg.Add(1)
+			go func() { defer wg.Done(); chat(t, srv.URL, "shared prefix of the agent\n", wave*100+i, 8) }()
+		}
+		wg.Wait()
+		time.Sleep(20 * time.Millisecond) // let scrapes see each wave
+	}
+	stop()
+	<-done
+	s.MarkProfilingEnd(time.Now())
+	s.Final(ctx)
+	d, err := s.Export(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.CollectionError != "" || d.ScrapeFailures != 0 {
+		t.Fatalf("collection error %q, %d failed scrapes:\n%s", d.CollectionError, d.ScrapeFailures, logs.String())
+	}
+	ex := s.Snapshot()
+	const n = waves * perWave
+	e2e := ex.Metrics["vllm:e2e_request_latency_seconds"]
+	if e2e == nil || len(e2e.Series) != 1 || e2e.Series[0].Stats == nil || e2e.Series[0].Stats.Count == nil {
+		t.Fatalf("e2e histogram missing from the export: %+v", e2e)
+	}
+	if got := *e2e.Series[0].Stats.Count; got != n {
+		t.Errorf("e2e histogram count over the window %v, want %d requests", got, n)
+	}
+	if got := e2e.Series[0].Buckets["+Inf"]; got != n {
+		t.Errorf("e2e +Inf bucket over the window %d, want %d", got, n)
+	}
+	succ := ex.Metrics["vllm:request_success"]
+	if succ == nil {
+		t.Fatal("request_success missing")
+	}
+	var length float64
+	for _, se := range succ.Series {
+		if se.Labels["finished_reason"] == "length" && se.Stats != nil && se.Stats.Total != nil {
+			length += *se.Stats.Total
+		}
+	}
+	if length != n {
+		t.Errorf("request_success{finished_reason=length} increase %v, want %d", length, n)
+	}
+}

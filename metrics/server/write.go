@@ -6,14 +6,16 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 // File names written by Export.
@@ -27,29 +29,59 @@ const (
 // figures. It may be called after Final; calling it earlier exports what
 // has been collected so far. Timeslices are written when
 // Config.SliceDuration > 0.
+//
+// Export never panics: after an internal error (see Err), or on one while
+// exporting, it writes an export without metrics whose summary names the
+// error, and the returned Derived carries it in CollectionError.
 func (s *Scraper) Export(dir string) (*Derived, error) {
-	ex := s.Snapshot()
+	if s.Err() == nil {
+		if d, err, ok := s.tryExport(dir); ok {
+			return d, err
+		}
+	}
+	ex := s.stoppedExport()
 	d := Derive(ex)
-	d.ScrapeFailures, d.Scrapes = s.counts()
+	d.ScrapeFailures, d.Scrapes, d.LastScrapeError = s.counts()
+	d.CollectionError = ex.Summary.CollectionError
+	return &d, WriteFiles(dir, ex)
+}
+
+// tryExport is Export while the scraper works; ok is false when it hit an
+// internal error (the scraper is then stopped).
+func (s *Scraper) tryExport(dir string) (d *Derived, err error, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.disable("writing the export", v, debug.Stack())
+			ok = false
+		}
+	}()
+	ex := s.Snapshot()
+	if s.Err() != nil {
+		return nil, nil, false
+	}
+	dv := Derive(ex)
+	dv.ScrapeFailures, dv.Scrapes, dv.LastScrapeError = s.counts()
 	file := ex
 	if s.cfg.SliceDuration <= 0 {
 		file = withoutSlices(ex)
 	}
-	if err := WriteFiles(dir, file); err != nil {
-		return &d, err
-	}
-	return &d, nil
+	return &dv, WriteFiles(dir, file), true
 }
 
-// counts returns the failed and total fetches over all endpoints.
-func (s *Scraper) counts() (failed, total int) {
+// counts returns the failed and total fetches over all endpoints and the
+// most recent failure's text.
+func (s *Scraper) counts() (failed, total int, lastErr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var lastNs int64
 	for _, e := range s.st.eps {
 		failed += e.failures
 		total += e.fetches
+		if e.failures > 0 && e.lastErr != "" && e.lastFailNs >= lastNs {
+			lastErr, lastNs = e.url+": "+e.lastErr, e.lastFailNs
+		}
 	}
-	return failed, total
+	return failed, total, lastErr
 }
 
 func withoutSlices(ex *Export) *Export {

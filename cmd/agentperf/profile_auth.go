@@ -1,0 +1,88 @@
+package main
+
+import (
+	"net/http"
+	neturl "net/url"
+	"strings"
+
+	"github.com/agentperf/agentperf/replay"
+)
+
+// parseHeaders parses repeated 'Name: value' flag values.
+func parseHeaders(flag string, vals []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, h := range vals {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			// The value may be a credential: name the flag and the form only.
+			return nil, usagef("%s %q: expected 'Name: value'", flag, redactHeader(h))
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+// redactHeader keeps a malformed header value's shape without its text.
+func redactHeader(h string) string {
+	if len(h) <= 4 {
+		return h
+	}
+	return h[:4] + "…"
+}
+
+// checkURLCredentials refuses --url user:password together with another
+// source of the Authorization header (replay.Config.Validate refuses it
+// too; checking here gives the flag names).
+func (r *profileRun) checkURLCredentials() error {
+	u, err := neturl.Parse(r.p.url)
+	if err != nil || u.User == nil || strings.HasPrefix(r.p.url, "sim:") {
+		return nil
+	}
+	src := ""
+	switch {
+	case r.p.apiKey != "":
+		src = "--api-key"
+	case r.apiKey != "":
+		src = "OPENAI_API_KEY"
+	default:
+		for k := range r.headers {
+			if strings.EqualFold(k, "Authorization") {
+				src = "--header Authorization"
+			}
+		}
+	}
+	if src != "" {
+		return usagef("--url %s carries user:password, sent as Basic auth, and %s sets the Authorization header too: pass one of them", u.Redacted(), src)
+	}
+	return nil
+}
+
+// inferenceHeaders are the headers the inference requests carry that a
+// scrape of the same host repeats: -H headers and the credentials.
+func (r *profileRun) inferenceHeaders() http.Header {
+	h := httpHeader(r.headers)
+	if r.apiKey != "" {
+		h.Set("Authorization", "Bearer "+r.apiKey)
+	}
+	if _, auth, err := replay.URLCredentials(r.p.url); err == nil && auth != "" {
+		h.Set("Authorization", auth)
+	}
+	return h
+}
+
+func httpHeader(m map[string]string) http.Header {
+	h := http.Header{}
+	for k, v := range m {
+		h.Set(k, v)
+	}
+	return h
+}
+
+// redactURLs is redactURL over a list.
+func redactURLs(us []string) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = redactURL(u)
+	}
+	return out
+}
