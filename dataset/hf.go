@@ -1,13 +1,15 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/hfhub"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/hfhub"
 )
 
 // HFRef names a file in a Hugging Face dataset repository.
@@ -136,6 +138,26 @@ func ResolveAliasHF(alias string, getenv func(string) string) (ref HFRef, path, 
 	return HFRef{}, "", "", first
 }
 
+// FetchAliasHF is ResolveAliasHF that downloads the alias's current
+// repository (the first of its AliasCandidates) with hub when none of the
+// candidates is in the hub cache. A cached candidate is used without any
+// network access. With a nil hub it is ResolveAliasHF.
+func FetchAliasHF(ctx context.Context, alias string, getenv func(string) string, hub *hfhub.Client) (ref HFRef, path, commit string, err error) {
+	ref, path, commit, err = ResolveAliasHF(alias, getenv)
+	if err == nil || hub == nil {
+		return ref, path, commit, err
+	}
+	cands, cerr := AliasCandidates(alias)
+	if cerr != nil {
+		return HFRef{}, "", "", cerr
+	}
+	path, commit, err = download(ctx, cands[0], hub)
+	if err != nil {
+		return HFRef{}, "", "", fmt.Errorf("--public-dataset %s (HF dataset %s): %w", alias, cands[0].Repo, err)
+	}
+	return cands[0], path, commit, nil
+}
+
 // PublicDatasetAliases returns the known --public-dataset aliases that map
 // to HF datasets, sorted.
 func PublicDatasetAliases() []string {
@@ -225,7 +247,7 @@ func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit strin
 	}
 	root := HubCacheDir(getenv)
 	var tried []string
-	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s", root, ref.Repo, ref.rev(), file)
+	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s\nor:\n  HF_HUB_CACHE=%s agentperf dataset download %s@%s", root, ref.Repo, ref.rev(), file, root, ref.Repo, ref.rev())
 	notFound := func(why string) (string, string, error) {
 		return "", "", fmt.Errorf("HF dataset %s@%s is not in the hub cache (%s); tried:\n  %s\nfetch it with:\n  %s",
 			ref.Repo, ref.rev(), why, strings.Join(tried, "\n  "), fetch)
@@ -243,4 +265,40 @@ func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit strin
 		return notFound(fmt.Sprintf("no %s in snapshot %s", file, commit))
 	}
 	return path, commit, nil
+}
+
+// FetchHF is ResolveHF that downloads ref's file with hub when the hub
+// cache lacks it: the revision is resolved to its commit on the hub, the
+// file is fetched and verified into the cache (see internal/hfhub), and
+// the ref is recorded, so the next run finds it without any network
+// access. A file already in the cache is used as it is, without a
+// request. With a nil hub it is ResolveHF.
+func FetchHF(ctx context.Context, ref HFRef, getenv func(string) string, hub *hfhub.Client) (path, commit string, err error) {
+	path, commit, err = ResolveHF(ref, getenv)
+	if err == nil || hub == nil {
+		return path, commit, err
+	}
+	if _, perr := ParseHFDataset(ref.Repo); perr != nil {
+		return "", "", err // invalid input: the cache error says so
+	}
+	return download(ctx, ref, hub)
+}
+
+// DownloadHF fetches ref's file into the hub cache with hub, asking the
+// hub what the revision names now (a moved branch is followed) and
+// verifying the cached file against its checksum; it is what `agentperf
+// dataset download` runs. An offline hub client checks the cache only.
+func DownloadHF(ctx context.Context, ref HFRef, hub *hfhub.Client) (*hfhub.Result, error) {
+	if _, err := ParseHFDataset(ref.Repo + "@" + ref.rev()); err != nil {
+		return nil, err
+	}
+	return hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.rev(), Files: []string{ref.file()}, Refresh: true, Verify: true})
+}
+
+func download(ctx context.Context, ref HFRef, hub *hfhub.Client) (path, commit string, err error) {
+	res, err := hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.rev(), Files: []string{ref.file()}})
+	if err != nil {
+		return "", "", err
+	}
+	return res.Files[0].Path, res.Commit, nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/hfhub"
 )
 
 // Source names where a corpus comes from. Exactly one of InputFile,
@@ -22,8 +24,8 @@ type Source struct {
 	// "synthetic" / "synthetic:seed=N,traces=M,subagents=true" for a corpus
 	// generated in memory by Synthesize.
 	PublicDataset string
-	// HFDataset is "org/name[@revision]" in the local hub cache
-	// (--hf-dataset).
+	// HFDataset is "org/name[@revision]" in the local hub cache, downloaded
+	// into it when Options.Hub is set (--hf-dataset).
 	HFDataset string
 }
 
@@ -38,6 +40,11 @@ type Options struct {
 	CacheEnabled bool
 	// Getenv looks up HF hub cache variables; nil means os.Getenv.
 	Getenv func(string) string
+	// Hub, when set, downloads an HF corpus (--public-dataset,
+	// --hf-dataset) that the hub cache lacks; nil reads the cache only and
+	// never touches the network. A corpus in the cache is used without a
+	// request either way.
+	Hub *hfhub.Client
 	// Logf receives warnings (a cache that cannot be used, a corrupt cache
 	// file being rebuilt); nil discards them.
 	Logf func(format string, args ...any)
@@ -136,7 +143,7 @@ func ParseSynthetic(s string) (opt SynthOptions, ok bool, err error) {
 
 const syntheticUsage = "expected synthetic:seed=N,traces=M,subagents=true|false,subagent-share=F,min-turns=N,max-turns=N,max-context=TOKENS,time-scale=F"
 
-func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
+func resolveSource(ctx context.Context, src Source, getenv func(string) string, hub *hfhub.Client) (sourcePlan, error) {
 	n := 0
 	for _, s := range []string{src.InputFile, src.PublicDataset, src.HFDataset} {
 		if s != "" {
@@ -183,7 +190,7 @@ func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
 		if ok {
 			return sourcePlan{ident: Identity{SourceType: "synthetic", Loader: "synthetic", Path: src.PublicDataset}, synth: &so}, nil
 		}
-		r, p, c, err := ResolveAliasHF(src.PublicDataset, getenv)
+		r, p, c, err := FetchAliasHF(ctx, src.PublicDataset, getenv, hub)
 		if err != nil {
 			return sourcePlan{}, err
 		}
@@ -192,7 +199,7 @@ func resolveSource(src Source, getenv func(string) string) (sourcePlan, error) {
 	path, commit := aliasPath, aliasCommit
 	if path == "" {
 		var err error
-		if path, commit, err = ResolveHF(ref, getenv); err != nil {
+		if path, commit, err = FetchHF(ctx, ref, getenv, hub); err != nil {
 			return sourcePlan{}, err
 		}
 	}
@@ -239,7 +246,7 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	plan, err := resolveSource(src, getenv)
+	plan, err := resolveSource(ctx, src, getenv, opt.Hub)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +382,7 @@ func Locate(ctx context.Context, src Source, opt Options) (Location, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	plan, err := resolveSource(src, getenv)
+	plan, err := resolveSource(ctx, src, getenv, opt.Hub)
 	if err != nil {
 		return Location{}, err
 	}
