@@ -5,7 +5,9 @@
 //
 // [Resolve] turns a --tokenizer value into a [Tokenizer]: "builtin", a
 // tokenizer.json[.zst] or tiktoken file, a folder, or a Hugging Face model id
-// found in the local hub cache (nothing is downloaded).
+// found in the local hub cache. [ResolveContext] with a hub client also
+// downloads a model's tokenizer files when the cache lacks them, and says
+// where the tokenizer came from ([Origin]).
 //
 // [LoadHF] implements what byte-level models (Llama-3, Qwen2/3,
 // DeepSeek-V3, gpt-oss) use from the Hugging Face tokenizers library:

@@ -147,7 +147,11 @@ func (c *Client) Download(ctx context.Context, req Request) (*Result, error) {
 	useCache := func() (*Result, error) {
 		// Verifying may need to download a damaged file again.
 		st.commit = cachedCommit
-		return c.finish(ctx, st, req, !c.cfg.Offline)
+		res, err := c.finish(ctx, st, req, !c.cfg.Offline)
+		if err == nil {
+			c.recordRef(st, rev)
+		}
+		return res, err
 	}
 	if cacheComplete && (!req.Refresh || IsCommit(rev) || c.cfg.Offline) {
 		return useCache()
@@ -189,12 +193,22 @@ func (c *Client) Download(ctx context.Context, req Request) (*Result, error) {
 		return nil, c.advise(err, t, false)
 	}
 	res.FromCache = false
-	if rev != commit {
-		if err := writeRef(filepath.Join(st.storage, "refs", filepath.FromSlash(rev)), commit); err != nil {
-			return nil, fmt.Errorf("%s: record ref: %w", t, err)
-		}
-	}
+	c.recordRef(st, rev)
 	return res, nil
+}
+
+// recordRef writes refs/<rev> for a branch or tag when it does not hold
+// st.commit yet. It is best effort, as in huggingface_hub: a read-only
+// shared cache still serves its snapshots; the next run just asks the hub
+// again.
+func (c *Client) recordRef(st *repoState, rev string) {
+	if IsCommit(rev) {
+		return
+	}
+	p := filepath.Join(st.storage, "refs", filepath.FromSlash(rev))
+	if err := writeRef(p, st.commit); err != nil {
+		c.logf("hub: warning: %s: cannot record ref %s → %s: %v (the next run asks the hub again)", st.t, p, st.commit, err)
+	}
 }
 
 // advise adds the way out to an error reaching the hub.
