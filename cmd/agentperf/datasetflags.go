@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/scenario"
 )
 
@@ -44,8 +45,8 @@ type datasetFlags struct {
 func addDatasetFlags(fs *pflag.FlagSet) *datasetFlags {
 	d := &datasetFlags{getenv: os.Getenv}
 	fs.StringVar(&d.inputFile, "input-file", "", "a local corpus: a .jsonl/.json file (optionally .zst or .gz) or a directory of one-trace .json files")
-	fs.StringVar(&d.publicDataset, "public-dataset", "", "a public dataset alias resolved in the local HF hub cache (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
-	fs.StringVar(&d.hfDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION] in the local hub cache")
+	fs.StringVar(&d.publicDataset, "public-dataset", "", "a public dataset alias read from the HF hub cache, downloaded into it when missing (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
+	fs.StringVar(&d.hfDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION], read from the hub cache, downloaded into it when missing")
 	fs.StringVar(&d.customType, "custom-dataset-type", "", "format of --input-file; only weka_trace is supported")
 	fs.IntVar(&d.maxContext, "max-context-length", 0, "drop whole traces whose peak input+output exceeds this many tokens (0 = keep all)")
 	fs.IntVar(&d.maxOSL, "synthesis-max-osl", 0, "cap the output tokens of parent requests (also when computing a trace's peak for --max-context-length; 0 = no cap)")
@@ -158,7 +159,14 @@ func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	var hub *hfhub.Client
+	if d.hubSource() {
+		if hub, err = newHub(getenv, io, nil); err != nil {
+			return dataset.Options{}, err
+		}
+	}
 	return dataset.Options{
+		Hub:          hub,
 		Read:         dataset.ReadOptions{SkipInvalid: d.skipInvalid},
 		Select:       dataset.SelectOptions{MaxContextLength: d.maxContext, MaxOSL: d.maxOSL, NumEntries: d.numEntries},
 		CacheDir:     dir,
@@ -168,6 +176,19 @@ func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
 			fmt.Fprintf(io.err, "dataset: "+format+"\n", args...)
 		},
 	}, nil
+}
+
+// hubSource reports whether the corpus comes from the Hugging Face hub
+// (and may have to be downloaded).
+func (d *datasetFlags) hubSource() bool {
+	if d.hfDataset != "" {
+		return true
+	}
+	if d.publicDataset == "" || d.inputFile != "" {
+		return false
+	}
+	_, synthetic, _ := dataset.ParseSynthetic(d.publicDataset)
+	return !synthetic
 }
 
 // open opens the corpus the flags name, printing what was loaded and how

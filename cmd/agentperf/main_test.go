@@ -15,5 +15,10 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// No test reaches the real Hugging Face hub: tests that download set
+	// HF_ENDPOINT to a fake hub and HF_HUB_OFFLINE=0 themselves.
+	if _, set := os.LookupEnv("HF_HUB_OFFLINE"); !set {
+		os.Setenv("HF_HUB_OFFLINE", "1")
+	}
 	os.Exit(m.Run())
 }

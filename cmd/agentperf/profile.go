@@ -124,6 +124,9 @@ type profileRun struct {
 
 	// metricsHeaders are the --server-metrics-header headers.
 	metricsHeaders map[string]string
+	// tokOrigin is where the tokenizer came from, for the summary and
+	// metadata.
+	tokOrigin tokenizer.Origin
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
@@ -369,14 +372,11 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	}
 
 	// Tokenizer and synthesizer.
-	tokSpec := p.tokenizer
-	if tokSpec == "" {
-		tokSpec = "builtin"
-	}
-	tok, err := tokenizer.Resolve(tokSpec, os.Getenv)
+	tok, tokOrigin, err := resolveRunTokenizer(ctx, p, r.fs, io, lg.Printf)
 	if err != nil {
-		return asUsage(fmt.Errorf("--tokenizer %s: %w", tokSpec, err))
+		return err
 	}
+	r.tokOrigin = tokOrigin
 	if tok.Approximate() {
 		lg.Printf("tokenizer: %s (approximate: prompt token counts follow the trace only roughly; pass --tokenizer with the served model's tokenizer for exact counts)", tok.Name())
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
@@ -87,6 +88,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			"agentx_generation":   r.generation.Name,
 			"semantics":           r.generation.Doc,
 			"profiling_end":       res.EndReason,
+			"tokenizer":           tokenizerMetadata(r.tokOrigin, syn),
 			"invalid_messages":    verdict.Messages,
 			"schedule":            scheduleMetadata(res),
 		},
@@ -162,6 +164,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	if res.EndedEarly {
 		fmt.Fprintf(io.out, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
 	}
+	fmt.Fprintf(io.out, "tokenizer: %s\n", r.tokOrigin)
 	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
 
 	if res.Aborted != "" {
@@ -262,6 +265,7 @@ func (r *profileRun) inputConfig() map[string]any {
 		"endpoint_type":              p.endpointType,
 		"model_names":                p.models,
 		"tokenizer":                  p.tokenizer,
+		"tokenizer_revision":         p.tokenizerRev,
 		"concurrency":                r.concurrency,
 		"benchmark_duration":         r.duration.Seconds(),
 		"benchmark_grace_period":     p.graceBench,
@@ -353,4 +357,18 @@ func (r *profileRun) overflowAdvice() string {
 		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
 	}
 	return a
+}
+
+// tokenizerMetadata is metadata.agentperf.tokenizer: the tokenizer used
+// and where it came from.
+func tokenizerMetadata(o tokenizer.Origin, syn *synth.Synthesizer) map[string]any {
+	m := map[string]any{"source": o.Kind, "name": syn.Tokenizer().Name(), "approximate": syn.Tokenizer().Approximate()}
+	if o.Path != "" {
+		m["path"] = o.Path
+	}
+	if o.Kind == "hub" {
+		m["hf_model"], m["hf_revision"], m["hf_commit"] = o.Repo, o.Revision, o.Commit
+		m["downloaded"] = append([]string{}, o.Downloaded...)
+	}
+	return m
 }

@@ -208,6 +208,7 @@ func TestProfileInferenceXArgv(t *testing.T) {
 					"--failed-request-threshold", "0.05",
 					"--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
 					"--use-server-token-count", "--tokenizer-trust-remote-code",
+					"--tokenizer", "builtin", // InferenceX's --model is a hub id whose tokenizer agentperf would download; "served-model" is none
 					"--num-dataset-entries", "949", "--slice-duration", "1.0",
 					"--output-artifact-dir", out, "--unsafe-override",
 					"--public-dataset", "semianalysis_cc_traces_weka"}
@@ -224,6 +225,7 @@ func TestProfileInferenceXArgv(t *testing.T) {
 					"--failed-request-threshold", "0.10",
 					"--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
 					"--use-server-token-count", "--tokenizer-trust-remote-code",
+					"--tokenizer", "builtin", // InferenceX's --model is a hub id whose tokenizer agentperf would download; "served-model" is none
 					"--max-context-length", "131072",
 					"--num-dataset-entries", "472", "--slice-duration", "1.0",
 					"--server-metrics", srv.URL + "/metrics", srv.URL + "/metrics",

@@ -132,7 +132,8 @@ func TestProfileBadInput(t *testing.T) {
 		{
 			name: "wrong url: connection refused fails the warmup",
 			args: func(t *testing.T, dir, out string) []string {
-				return append([]string{"--url", "http://127.0.0.1:1", "--input-file", writeReliabilityCorpus(t, dir, traces), "--connect-timeout-seconds", "5"}, fastRunArgs(out)...)
+				// A real server needs a real tokenizer (the model name "demo" is none): builtin by name.
+				return append([]string{"--url", "http://127.0.0.1:1", "--input-file", writeReliabilityCorpus(t, dir, traces), "--connect-timeout-seconds", "5", "--tokenizer", "builtin"}, fastRunArgs(out)...)
 			},
 			wantCode: exitRunFailed, want: []string{"run aborted (warmup_failed)", "connection refused", "the server must answer warmup requests"}, artifacts: true,
 		},
@@ -320,6 +321,9 @@ func TestProfileNeverLeaksSecrets(t *testing.T) {
 			}
 			args = append(args, fastRunArgs(dir)...)
 			args = append(args, "--ui-type", "simple") // live lines on stderr, too
+			if !strings.HasPrefix(tc.url, "sim:") {
+				args = append(args, "--tokenizer", "builtin") // "demo" is no model id a real server's tokenizer could come from
+			}
 			code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)

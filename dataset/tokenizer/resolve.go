@@ -157,6 +157,10 @@ func ResolveContext(ctx context.Context, spec string, opts ResolveOptions) (Toke
 		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nor unset HF_HUB_OFFLINE, or run with --tokenizer builtin (approximate token counts)",
 			spec, repo, rev, root, hfhub.ErrOffline, strings.Join(tried, "\n  "), fetch)
 	}
+	if errors.Is(err, hfhub.ErrUnreachable) {
+		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s, and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nand set HF_HUB_OFFLINE=1 here; or fix the network or proxy settings (HTTPS_PROXY, NO_PROXY); or run with --tokenizer builtin (approximate token counts)",
+			spec, repo, rev, root, err, strings.Join(tried, "\n  "), fetch)
+	}
 	if err != nil {
 		return nil, Origin{}, fmt.Errorf("tokenizer %s (not in the hub cache %s, so it was looked up on the hub): %w\nor run with --tokenizer builtin (approximate token counts)", spec, root, err)
 	}

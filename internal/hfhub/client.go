@@ -233,7 +233,9 @@ func (c *Client) fetchSmall(ctx context.Context, method, u string, t target) (sm
 			return small{}, ctx.Err()
 		}
 		last = err
-		if attempt >= c.cfg.Retries {
+		var dns *net.DNSError
+		if attempt >= c.cfg.Retries || (errors.As(err, &dns) && dns.IsNotFound) {
+			// An unknown host name does not come back by waiting.
 			return small{}, fmt.Errorf("%w: %s %s (for %s): %v", ErrUnreachable, method, stripQuery(u), t, last)
 		}
 	}

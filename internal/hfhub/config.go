@@ -79,6 +79,9 @@ type Config struct {
 	Backoff time.Duration
 	// Progress receives the progress of each file download; nil: none.
 	Progress Progress
+	// NoProgressBars is HF_HUB_DISABLE_PROGRESS_BARS: the caller should
+	// not set a Progress that draws a bar.
+	NoProgressBars bool
 	// Logf receives one line per event worth telling (what is downloaded,
 	// a retry, a corrupt blob replaced); nil discards them.
 	Logf func(format string, args ...any)
@@ -135,6 +138,7 @@ func cleanToken(s string) string {
 //     (default <HF_HOME>/token, where `hf auth login` writes it): the token;
 //   - HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) = 1: no network;
 //   - HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT: timeouts in seconds;
+//   - HF_HUB_DISABLE_PROGRESS_BARS: NoProgressBars;
 //   - HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY (or lower case): proxies.
 //
 // A malformed value is an error naming the variable. An unreadable token
@@ -145,12 +149,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		getenv = func(string) string { return "" }
 	}
 	cfg := Config{Endpoint: DefaultEndpoint, CacheDir: CacheDir(getenv), TokenPath: TokenPath(getenv)}
+	var err error
 	if e := getenv("HF_ENDPOINT"); e != "" {
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			return Config{}, fmt.Errorf("HF_ENDPOINT=%q: want http(s)://host[:port][/path] without credentials (e.g. https://huggingface.co)", e)
 		}
 		cfg.Endpoint = strings.TrimRight(e, "/")
+	}
+	if cfg.NoProgressBars, err = envBool("HF_HUB_DISABLE_PROGRESS_BARS", getenv("HF_HUB_DISABLE_PROGRESS_BARS")); err != nil {
+		return Config{}, err
 	}
 	for _, name := range []string{"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"} {
 		on, err := envBool(name, getenv(name))
@@ -159,7 +167,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.Offline = cfg.Offline || on
 	}
-	var err error
 	if cfg.MetadataTimeout, err = envSeconds("HF_HUB_ETAG_TIMEOUT", getenv("HF_HUB_ETAG_TIMEOUT")); err != nil {
 		return Config{}, err
 	}

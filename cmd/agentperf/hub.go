@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/agentperf/agentperf/internal/hfhub"
+)
+
+// isTerminal reports whether w is a terminal (for the progress bar).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newHub builds the Hugging Face hub client from the environment
+// (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE, HF_HUB_CACHE, proxies …), with
+// a progress bar on io.err when it is a terminal and log lines otherwise.
+// logf receives the client's notes ("hub: …"); nil prints them to io.err.
+func newHub(getenv func(string) string, io stdio, logf func(string, ...any)) (*hfhub.Client, error) {
+	cfg, err := hfhub.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, usagef("Hugging Face hub settings: %v", err)
+	}
+	// A bar on a terminal, log lines otherwise (and with
+	// HF_HUB_DISABLE_PROGRESS_BARS).
+	cfg.Progress = hfhub.NewProgressWriter(io.err, isTerminal(io.err) && !cfg.NoProgressBars)
+	cfg.Logf = logf
+	if logf == nil {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(io.err, format+"\n", args...) }
+	}
+	return hfhub.New(cfg), nil
+}
+
+// describeFiles prints one line per file of a download result.
+func describeFiles(w io.Writer, res *hfhub.Result) {
+	for _, f := range res.Files {
+		how := "in the cache, verified"
+		switch {
+		case f.Repaired:
+			how = "was damaged in the cache: downloaded again"
+		case f.Downloaded && f.Resumed > 0:
+			how = fmt.Sprintf("downloaded (resumed at %s)", hfhub.FormatBytes(f.Resumed))
+		case f.Downloaded:
+			how = "downloaded"
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n    %s\n", f.Name, hfhub.FormatBytes(f.Size), how, f.Path)
+	}
+}

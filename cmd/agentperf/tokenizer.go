@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+)
+
+func init() {
+	register(command{name: "tokenizer", summary: "download a model's tokenizer into the Hugging Face hub cache", run: runTokenizer})
+}
+
+func runTokenizer(ctx context.Context, args []string, io stdio) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(io.out, "Usage:\n  agentperf tokenizer download ORG/NAME[@REV] [flags]\n\nCommands:\n  download  download a model's tokenizer files (tokenizer.json or tiktoken, tokenizer_config.json) into the hub cache")
+		if len(args) == 0 {
+			return usagef("tokenizer: a command is required")
+		}
+		return nil
+	}
+	if args[0] != "download" {
+		return usagef("tokenizer: unknown command %q (run 'agentperf tokenizer --help')", args[0])
+	}
+	return runTokenizerDownload(ctx, args[1:], io)
+}
+
+const tokenizerDownloadExamples = `  # the tokenizer of the model a server serves (what 'profile --model' uses by default)
+  agentperf tokenizer download deepseek-ai/DeepSeek-V3
+
+  # once per cluster into the shared cache; runs then use it with HF_HUB_OFFLINE=1
+  HF_HUB_CACHE=/shared/hf-hub-cache agentperf tokenizer download meta-llama/Llama-3.1-8B-Instruct
+
+Only the tokenizer files are fetched: tokenizer.json (else tiktoken.model or *.tiktoken) and
+tokenizer_config.json, never the weights. Gated models (Llama …) need a token: HF_TOKEN, or the
+file HF_TOKEN_PATH (default $HF_HOME/token, written by 'hf auth login'), for an account that
+was granted access on the model's page.`
+
+func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("tokenizer download", "tokenizer download ORG/NAME[@REV] [flags]", tokenizerDownloadExamples, io.err)
+	rev := fs.String("revision", "", "branch, tag or commit (default: the @REV of the name, else main)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || !tokenizer.IsHubModelID(fs.Arg(0)) {
+		return usagef("tokenizer download: want one Hugging Face model id ORG/NAME[@REV] (see 'agentperf tokenizer download --help')")
+	}
+	hub, err := newHub(os.Getenv, io, nil)
+	if err != nil {
+		return err
+	}
+	tok, origin, res, err := tokenizer.Download(ctx, hub, fs.Arg(0), tokenizer.ResolveOptions{Getenv: os.Getenv, Revision: *rev})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return asUsage(err)
+	}
+	fmt.Fprintf(io.out, "tokenizer %s@%s: commit %s\n", origin.Repo, origin.Revision, origin.Commit)
+	describeFiles(io.out, res)
+	fmt.Fprintf(io.out, "loads: %s encodes %q to %d tokens\n", tok.Name(), "Hello, world!", len(tok.Encode("Hello, world!")))
+	fmt.Fprintf(io.out, "hub cache: %s\n", hub.CacheDir())
+	return nil
+}
+
+// resolveRunTokenizer picks and loads the tokenizer of a profile run as
+// aiperf does: --tokenizer, else the (first) --model name; "builtin" only
+// when asked for by name, or with the in-process simulator when the model
+// name is no hub id (nor a path). A hub model missing from the cache is
+// downloaded (unless HF_HUB_OFFLINE is set). what says how it was chosen.
+func resolveRunTokenizer(ctx context.Context, p *profileFlags, fs *pflag.FlagSet, io stdio, logf func(string, ...any)) (tokenizer.Tokenizer, tokenizer.Origin, error) {
+	spec, what := p.tokenizer, "--tokenizer "+p.tokenizer
+	if spec == "" {
+		spec, what = p.models[0], fmt.Sprintf("no --tokenizer, so the tokenizer of --model %s", p.models[0])
+		if _, err := os.Stat(spec); err != nil && strings.HasPrefix(p.url, "sim:") && !tokenizer.IsHubModelID(spec) {
+			spec, what = "builtin", fmt.Sprintf("--url %s with --model %s (not a Hugging Face model id): the builtin tokenizer", p.url, p.models[0])
+		}
+	}
+	opts := tokenizer.ResolveOptions{Getenv: os.Getenv}
+	if fs.Changed("tokenizer-revision") {
+		if !tokenizer.IsHubModelID(spec) {
+			return nil, tokenizer.Origin{}, usagef("--tokenizer-revision %s: the tokenizer (%s) is not a Hugging Face model id", p.tokenizerRev, spec)
+		}
+		opts.Revision = p.tokenizerRev
+	}
+	if _, err := os.Stat(spec); err != nil && tokenizer.IsHubModelID(spec) {
+		hub, err := newHub(os.Getenv, io, logf)
+		if err != nil {
+			return nil, tokenizer.Origin{}, err
+		}
+		opts.Hub = hub
+	}
+	tok, origin, err := tokenizer.ResolveContext(ctx, spec, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, tokenizer.Origin{}, err
+		}
+		if p.tokenizer == "" {
+			return nil, tokenizer.Origin{}, usagef("%s (as aiperf does) could not be loaded: %v\npass --tokenizer with the served model's tokenizer (a Hugging Face model id, a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts", what, err)
+		}
+		return nil, tokenizer.Origin{}, usagef("--tokenizer %s: %v", spec, err)
+	}
+	logf("tokenizer: %s (%s)", origin, what)
+	return tok, origin, nil
+}
