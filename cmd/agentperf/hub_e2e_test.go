@@ -226,11 +226,17 @@ func TestDownloadCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Add(&hubtest.Repo{Kind: hfhub.KindModel, ID: "meta-llama/Tiny", Token: "hf_granted",
-		Commits: map[string]map[string]hubtest.File{e2eModelC: {"tokenizer.json": {Data: tj}, "tokenizer_config.json": {Data: []byte(`{}`)}}}, Refs: map[string]string{"main": e2eModelC}})
+		Commits: map[string]map[string]hubtest.File{e2eModelC: {"tokenizer.json": {Data: tj, LFS: true}, "tokenizer_config.json": {Data: []byte(`{}`)}}}, Refs: map[string]string{"main": e2eModelC}})
 	cache := hubEnv(t, h)
+	secrets := []string{"hf_granted", "hf_wrongSECRET"}
 	cli := func(args ...string) (int, string, string) {
 		var o, e bytes.Buffer
 		c := run(context.Background(), args, &o, &e)
+		for _, s := range secrets {
+			if strings.Contains(o.String()+e.String(), s) {
+				t.Errorf("%v printed the token %s…", args, s[:5])
+			}
+		}
 		return c, o.String(), e.String()
 	}
 	code, out, errOut := cli("dataset", "download", e2eAlias)
@@ -245,6 +251,11 @@ func TestDownloadCommands(t *testing.T) {
 	code, _, errOut = cli("tokenizer", "download", "meta-llama/Tiny")
 	if code != exitUsage || !strings.Contains(errOut, "no token was sent") || !strings.Contains(errOut, "HF_TOKEN") {
 		t.Fatalf("gated tokenizer without a token: exit %d\n%s", code, errOut)
+	}
+	t.Setenv("HF_TOKEN", "hf_wrongSECRET")
+	code, _, errOut = cli("tokenizer", "download", "meta-llama/Tiny")
+	if code != exitUsage || !strings.Contains(errOut, "403") || !strings.Contains(errOut, "the token from HF_TOKEN was not accepted") {
+		t.Fatalf("gated tokenizer with a refused token: exit %d\n%s", code, errOut)
 	}
 	t.Setenv("HF_TOKEN", "hf_granted")
 	code, out, errOut = cli("tokenizer", "download", "meta-llama/Tiny")
@@ -267,10 +278,15 @@ func TestDownloadCommands(t *testing.T) {
 	// The token never reaches the cache.
 	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("hf_granted")) {
-				t.Errorf("%s holds the token", p)
+			for _, s := range secrets {
+				if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(s)) {
+					t.Errorf("%s holds a token", p)
+				}
 			}
 		}
 		return nil
 	})
+	if h.CDNAuthHeaders() != 0 {
+		t.Error("the token went to the CDN")
+	}
 }
