@@ -293,7 +293,7 @@ func (c *Client) ensureFile(ctx context.Context, st *repoState, file string, ver
 	blobs := filepath.Join(st.storage, "blobs")
 	blob := filepath.Join(blobs, meta.etag)
 	for _, d := range []string{blobs, filepath.Dir(ptr)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o777); err != nil {
 			return fr, fmt.Errorf("%s: %w", t, err)
 		}
 	}
@@ -303,7 +303,7 @@ func (c *Client) ensureFile(ctx context.Context, st *repoState, file string, ver
 		return fr, link(blob, ptr)
 	}
 	locks := filepath.Join(c.cfg.CacheDir, ".locks", RepoFolder(t.kind, t.repo))
-	if err := os.MkdirAll(locks, 0o755); err != nil {
+	if err := os.MkdirAll(locks, 0o777); err != nil {
 		return fr, fmt.Errorf("%s: %w", t, err)
 	}
 	lockPath := filepath.Join(locks, meta.etag+".lock")
@@ -406,7 +406,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return err
 	}
@@ -429,11 +429,11 @@ func writeRef(p, commit string) error {
 	if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == commit {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 		return err
 	}
 	tmp := p + ".tmp-" + randHex()
-	if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(commit), 0o666); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -457,7 +457,7 @@ var errStalled = errors.New("no data received within the read timeout (HF_HUB_DO
 // re-run after freeing space resumes it, and the error says where it is.
 func (c *Client) fetchBlob(ctx context.Context, t target, meta fileMeta, blob string) (resumed int64, err error) {
 	inc := blob + ".incomplete"
-	f, err := os.OpenFile(inc, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(inc, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return 0, c.writeErr(t, inc, 0, meta.size, err)
 	}

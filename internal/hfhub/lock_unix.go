@@ -18,7 +18,12 @@ type fileLock struct{ f *os.File }
 // tryLock takes an exclusive flock on path without waiting; ok is false
 // when another holder has it.
 func tryLock(path string) (l *fileLock, ok bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if errors.Is(err, os.ErrPermission) {
+		// Another user's lock file in a shared cache: flock works on a
+		// read-only descriptor too.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
