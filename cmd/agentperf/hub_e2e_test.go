@@ -127,10 +127,9 @@ func TestProfileDownloadsCorpusAndTokenizer(t *testing.T) {
 	}
 
 	// Exact token counts: each request's prompt_tokens (warmup and
-	// profiling), as the
-	// simulator counted them with the downloaded tokenizer, is the sum of
-	// its messages' tokens — each built to the trace's recorded counts —
-	// plus the chat template.
+	// profiling), as the simulator counted them with the downloaded
+	// tokenizer, is the sum of its messages' tokens — each built to the
+	// trace's recorded counts — plus the chat template.
 	snap, _, _, err := hfhub.Snapshot(cache, hfhub.KindModel, e2eModel, "main")
 	if err != nil {
 		t.Fatal(err)
