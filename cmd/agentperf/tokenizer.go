@@ -18,6 +18,7 @@ func init() {
 func runTokenizer(ctx context.Context, args []string, io stdio) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(io.out, "Usage:\n  agentperf tokenizer download ORG/NAME[@REV] [flags]\n\nCommands:\n  download  download a model's tokenizer files (tokenizer.json or tiktoken, tokenizer_config.json) into the hub cache")
+		fmt.Fprint(io.out, "\nRun 'agentperf tokenizer download --help' for its flags.\n\nExamples:\n  agentperf tokenizer download deepseek-ai/DeepSeek-V3\n  HF_HUB_CACHE=/shared/hf-hub-cache agentperf tokenizer download Qwen/Qwen3-235B-A22B@main\n")
 		if len(args) == 0 {
 			return usagef("tokenizer: a command is required")
 		}
