@@ -345,7 +345,8 @@ func TestProfileURLCredentialsAndMetricsHeaders(t *testing.T) {
 	args := []string{"profile", "--url", "http://alice:" + pass + "@" + hostA, "--header", "X-Team: " + team,
 		"--server-metrics", otherURL, "--server-metrics-header", "X-Metrics-Token: " + mtoken,
 		"--public-dataset", "synthetic:traces=3", "--model", "demo", "--concurrency", "2", "--benchmark-duration", "2",
-		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "simple", "--no-plot", "--output-artifact-dir", out}
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "simple", "--no-plot", "--output-artifact-dir", out,
+		"--tokenizer", "builtin"} // a real server's tokenizer comes from --model, and "demo" is no hub id
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(t.TempDir()), "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=0.05")
 	var stdout, stderr bytes.Buffer
