@@ -25,8 +25,8 @@ type row struct {
 // ok reports whether the row is a successful measurement.
 func (r *row) ok() bool { return !r.failed && !r.cancelled }
 
-// responseNs is send time + request latency (spec §8.3), or the end time
-// when latency is unknown.
+// responseNs is send time + request latency (what aiperf's
+// max_response_timestamp takes), or the end time when latency is unknown.
 func (r *row) responseNs() int64 {
 	if Has(r.v.RequestLatency) {
 		return r.startNs + int64(math.Round(r.v.RequestLatency*1e6))
@@ -113,7 +113,7 @@ type MetricStat struct {
 	Stat
 }
 
-// Scalar is an aggregate counter or derived value (schemas §2.2: a stat
+// Scalar is an aggregate counter or derived value (written as a stat
 // object with unit and avg only).
 type Scalar struct {
 	Tag, Header, Unit string
@@ -229,7 +229,8 @@ func metricStats(rows []row, idx []int32, keep func(*row) bool, buf []float64) (
 	return out, buf
 }
 
-// aggregate computes the Summary of rows (spec §8.3, schemas §2.3).
+// aggregate computes the Summary of rows: the blocks of
+// profile_export_aiperf.json (docs/artifacts.md).
 func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice time.Duration) *Summary {
 	s := &Summary{Info: info, Errors: errs, ContextOverflowCount: overflows, SliceDuration: slice,
 		BenchmarkDuration: math.NaN(), TheoreticalHitPct: math.NaN()}
@@ -395,7 +396,8 @@ var usageHeaders = [5]string{"Prompt Tokens", "Completion Tokens", "Total Tokens
 const maxTimeslices = 1_000_000
 
 // timeslices buckets the profiling records by request start into windows
-// of length slice from the profiling start (schemas §4). It returns a
+// of length slice from the profiling start (the timeslice export,
+// docs/artifacts.md). It returns a
 // problem instead of slices when the window would need more than
 // maxTimeslices of them (bogus timestamps).
 func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, string) {

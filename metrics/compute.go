@@ -2,8 +2,9 @@ package metrics
 
 import "math"
 
-// Values holds the per-record metrics of reference/aiperf-agentic-spec.md
-// §8.2 in display units (milliseconds, tokens, tokens/sec/user, percent).
+// Values holds the per-record metrics of profile_export.jsonl
+// (docs/artifacts.md) in display units (milliseconds, tokens,
+// tokens/sec/user, percent).
 // A metric that could not be computed for the record is NaN; use Has or
 // the metric table (Metrics) to test presence. Token counts are whole
 // numbers stored as float64.
@@ -69,10 +70,10 @@ func Has(v float64) bool { return v == v }
 // nsToMs converts a nanosecond duration to milliseconds.
 func nsToMs(d int64) float64 { return float64(d) / 1e6 }
 
-// Compute derives the per-record metrics of r (spec §8.2). Successful
-// records get timing metrics from their chunk timestamps and token metrics
-// from the server's usage (spec §7: no usage ⇒ no ISL/OSL and nothing that
-// depends on them). Errored or cancelled records (r.Error != nil or
+// Compute derives the per-record metrics of r, with aiperf's definitions.
+// Successful records get timing metrics from their chunk timestamps and
+// token metrics from the server's usage (ISL and OSL are the server's
+// counts: no usage ⇒ no ISL/OSL and nothing that depends on them). Errored or cancelled records (r.Error != nil or
 // r.Cancelled) carry only ErrorISL: usage.prompt_tokens when the server sent
 // usage, else the trace's recorded input length when known.
 func Compute(r *Record) Values {
@@ -173,7 +174,8 @@ type Metric struct {
 // Metrics is the table of per-record metrics in export order (read-only:
 // callers must not modify it). The aggregate export has one stat block per
 // tag that has values. time_per_output_token repeats inter_token_latency
-// because inferencex-contract §3.6 lists it (InferenceX-app reads it first).
+// because InferenceX lists it among the record metrics it needs (its
+// website reads it before inter_token_latency; aiperf never writes it).
 var Metrics = []Metric{
 	{"request_latency", "Request Latency", "ms", false, func(v *Values) float64 { return v.RequestLatency }, func(v *Values, x float64) { v.RequestLatency = x }},
 	{"time_to_first_token", "Time to First Token", "ms", false, func(v *Values) float64 { return v.TTFT }, func(v *Values, x float64) { v.TTFT = x }},

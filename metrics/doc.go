@@ -1,10 +1,10 @@
 // Package metrics owns everything a run leaves behind about its requests:
-// the per-record metrics derived from raw measurements (Compute, following
-// reference/aiperf-agentic-spec.md §8.2), the online Collector that streams
+// the per-record metrics derived from raw measurements (Compute), the
+// online Collector that streams
 // every record to profile_export.jsonl while it keeps compact per-record
 // values for exact percentiles, the aggregate exports
 // (profile_export_aiperf.json/.csv, timeslices) in aiperf's shapes
-// (reference/aiperf-artifact-schemas.md §1–§4), the live statistics of a
+// (every file and field: docs/artifacts.md), the live statistics of a
 // run (Collector.Snapshot; the terminal views are package ui), and Report,
 // which recomputes the aggregates from an artifact folder.
 //
@@ -26,8 +26,9 @@
 //     theoretical_total_blocks (so Report can recompute
 //     theoretical_prefix_cache_hit); recorded_output_tokens (the trace's
 //     recorded output length); error.details.category.
-//   - metrics: time_per_output_token (= inter_token_latency; listed by
-//     inferencex-contract §3.6, read first by InferenceX-app).
+//   - metrics: time_per_output_token (= inter_token_latency; InferenceX
+//     lists it among the record metrics it needs, and its website reads
+//     it before inter_token_latency).
 //   - profile_export_aiperf.json: cancelled_request_count (cancelled
 //     requests are neither successes nor errors), metadata.request_accounting,
 //     metadata.skipped_subagent_requests, metadata.warnings and

@@ -14,10 +14,10 @@ import (
 // Identification written at the top of profile_export_aiperf.json.
 const (
 	// SchemaVersion is the JsonExportData schema of the SemiAnalysis aiperf
-	// fork pinned by InferenceX (schemas §2.1).
+	// fork pinned by InferenceX.
 	SchemaVersion = "1.4"
 	// TheoreticalHitDefinition names how theoretical_prefix_cache_hit is
-	// computed (inferencex-contract §2.5 definition C; spec §8.3).
+	// computed (definition C of docs/weka-traces.md).
 	TheoreticalHitDefinition = "C: leading run of a turn's hash ids seen earlier in the same trace scope, over successful profiling requests"
 )
 
@@ -27,7 +27,7 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	return atomicfile.WriteBytes(filepath.Join(dir, name), data)
 }
 
-// statObj is the stat object of schemas §2.2 for a per-record metric.
+// statObj is the stat object of a per-record metric (docs/artifacts.md).
 func statObj(m *Metric, s *Stat) obj {
 	o := obj{{"unit", s.Unit}, {"avg", s.Avg}}
 	ps := s.percentiles()
@@ -131,8 +131,8 @@ func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// metadataObj renders the metadata block (schemas §2.4 plus agentperf's
-// request_accounting and run facts).
+// metadataObj renders the metadata block: aiperf's keys plus agentperf's
+// request_accounting and run facts (docs/artifacts.md).
 func (s *Summary) metadataObj() obj {
 	info := &s.Info
 	md := obj{}
@@ -289,7 +289,7 @@ type scalarRow struct {
 	val        any
 }
 
-// aggregateCSV renders profile_export_aiperf.csv (schemas §3).
+// aggregateCSV renders profile_export_aiperf.csv (docs/artifacts.md).
 func (s *Summary) aggregateCSV() []byte {
 	ms := slices.Clone(s.Metrics)
 	slices.SortFunc(ms, func(a, b MetricStat) int { return strings.Compare(a.Metric.Tag, b.Metric.Tag) })
@@ -326,7 +326,8 @@ func (s *Summary) aggregateCSV() []byte {
 	return b
 }
 
-// timeslicesJSON renders profile_export_aiperf_timeslices.json (schemas §4).
+// timeslicesJSON renders profile_export_aiperf_timeslices.json
+// (docs/artifacts.md).
 func (s *Summary) timeslicesJSON() ([]byte, error) {
 	sl := make([]any, 0, len(s.Timeslices))
 	for i := range s.Timeslices {
@@ -354,7 +355,7 @@ func (s *Summary) timeslicesJSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// timeslicesCSV renders the tidy timeslice CSV (schemas §4).
+// timeslicesCSV renders the tidy timeslice CSV (docs/artifacts.md).
 func (s *Summary) timeslicesCSV() []byte {
 	var b []byte
 	b = append(b, "Timeslice,Metric,Unit,Stat,Value\r\n"...)

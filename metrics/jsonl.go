@@ -23,12 +23,12 @@ const (
 )
 
 // appendRecordLine appends the profile_export.jsonl line of r (with its
-// computed values v) to b, newline included: metadata per schemas §1.2,
-// metrics per §1.3 (absent values omitted, whole-number metrics as
-// integers), error per §1.4 (absent on success). Three agentperf additions
-// are written in metadata when the record carries them:
-// theoretical_hit_blocks and theoretical_total_blocks, so that Report can
-// recompute theoretical_prefix_cache_hit from the file alone, and
+// computed values v) to b, newline included, in aiperf's record shape
+// (docs/artifacts.md): metadata, metrics (absent values omitted,
+// whole-number metrics as integers), error (absent on success). Three
+// agentperf additions are written in metadata when the record carries
+// them: theoretical_hit_blocks and theoretical_total_blocks, so that Report
+// can recompute theoretical_prefix_cache_hit from the file alone, and
 // recorded_output_tokens (the trace's recorded `out`), from which the
 // InferenceX result's output_tokens_expected is computed.
 func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte {

@@ -11,8 +11,7 @@ const (
 
 // Record is everything measured about one request, as the replay engine
 // produced it. It holds raw timestamps and counts only; the per-record
-// metrics of reference/aiperf-agentic-spec.md §8.2 are derived from it by
-// Compute. All *Ns fields are Unix epoch nanoseconds derived from a
+// metrics (docs/artifacts.md) are derived from it by Compute. All *Ns fields are Unix epoch nanoseconds derived from a
 // monotonic clock (0 means "did not happen").
 type Record struct {
 	// Identity.

@@ -89,8 +89,8 @@ func readLines(t *testing.T, path string) []map[string]any {
 }
 
 // TestSchemaRecordExport reads profile_export.jsonl back and checks every
-// field of schemas §1.2 and inferencex-contract §3.1/§3.6 with its type
-// and unit.
+// metadata field of docs/artifacts.md and the metrics InferenceX reads,
+// with their types and units.
 func TestSchemaRecordExport(t *testing.T) {
 	dir := t.TempDir()
 	runFixture(t, dir)
@@ -107,7 +107,8 @@ func TestSchemaRecordExport(t *testing.T) {
 		{"was_cancelled", "bool"}, {"context_overflow_skip", "bool"}, {"agent_depth", "int"},
 		{"root_correlation_id", "string"},
 	}
-	// Tags read by H/PL/W/v0.2 (§3.1) and required by §3.6, with units.
+	// Tags InferenceX's processors, plotter and website read
+	// (docs/artifacts.md), with units.
 	okMetrics := []struct{ tag, unit, kind string }{
 		{"time_to_first_token", "ms", "number"}, {"request_latency", "ms", "number"},
 		{"inter_token_latency", "ms", "number"}, {"full_response_inter_token_latency", "ms", "number"},
@@ -201,11 +202,11 @@ func TestSchemaRecordExport(t *testing.T) {
 	}
 }
 
-// statKeys are the keys of a record-metric stat object (schemas §2.2).
+// statKeys are the keys of a record-metric stat object (docs/artifacts.md).
 var statKeys = []string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"}
 
 // TestSchemaAggregateExport reads profile_export_aiperf.json back and checks
-// the fields of schemas §2 and inferencex-contract §3.1/§3.6.
+// the fields of docs/artifacts.md that InferenceX reads or agentperf adds.
 func TestSchemaAggregateExport(t *testing.T) {
 	dir := t.TempDir()
 	runFixture(t, dir)
@@ -295,7 +296,7 @@ func TestSchemaAggregateExport(t *testing.T) {
 	}
 	field(t, "request_accounting", ra, "adds_up", "bool")
 
-	// The timeslice export (schemas §4).
+	// The timeslice export.
 	ts := decodeJSON(t, readFile(t, dir, FileTimeslicesJSON))
 	sl, _ := field(t, "timeslices", ts, "timeslices", "array").([]any)
 	if len(sl) != 3 {

@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// Stat is the aggregate of one metric over a set of records (schemas §2.2):
+// Stat is the aggregate of one metric over a set of records (the stat
+// object of profile_export_aiperf.json, docs/artifacts.md):
 // mean, extremes, population standard deviation, the nine percentiles, the
 // sum and the number of values. Percentiles are exact (Percentile).
 type Stat struct {

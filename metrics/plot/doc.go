@@ -1,15 +1,19 @@
 // Package plot renders metrics_plots.png, the 6×2 panel figure InferenceX
-// uploads with every AgentX run (reference/inferencex-contract.md §3.5),
-// natively with gonum.org/v1/plot: 14×24 in at 150 dpi (2100×3600 px).
+// uploads with every AgentX run (in the layout of InferenceX's own
+// plotter; docs/artifacts.md), natively with gonum.org/v1/plot: 14×24 in at
+// 150 dpi (2100×3600 px).
 //
 // Server panels are built from the 1 s timeslices of the server metrics
 // export (server.Export), request panels from one slice of RequestPoint
-// structs — never from parallel lists (contract §4 item 5). Time zero is
+// structs — never from parallel lists, which InferenceX's plotter filtered
+// differently so that one record without a start time broke a panel
+// and the error was hidden. Time zero is
 // the earliest summary.endpoint_info.*.first_update_ns, else the earliest
 // request start. Every panel is drawn even without data, labelled
 // "no data", so the figure always has the same shape. Render reports
 // anything it could not draw as a warning; callers must surface warnings
-// and errors (contract §4 item 1), never swallow them.
+// and errors, never swallow them (InferenceX once went days without a plot
+// in any run because its plotter's failure was ignored).
 //
 // Reading the figure:
 //   - a dashed vertical line marks where profiling starts (the aggregate

@@ -20,7 +20,7 @@ import (
 // FileName is the name of the figure in an artifact folder.
 const FileName = "metrics_plots.png"
 
-// Figure geometry (contract §3.5): 14×24 in at 150 dpi.
+// Figure geometry, as InferenceX's plotter draws it: 14×24 in at 150 dpi.
 const (
 	WidthPx  = 2100
 	HeightPx = 3600

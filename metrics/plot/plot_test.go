@@ -85,7 +85,8 @@ func fixtureRequests(n int) []RequestPoint {
 			ITLms: 20 + float64(i%9), OK: i%17 != 0, Phase: phase})
 	}
 	// A failed request without timings and a request with no start time:
-	// neither may break the other panels (contract §4 item 5).
+	// neither may break the other panels (the points are one list of
+	// structs, never parallel lists filtered differently).
 	rs = append(rs, RequestPoint{TTFTms: math.NaN(), LatencyMs: math.NaN(), ITLms: math.NaN(), OK: false},
 		RequestPoint{TTFTms: 5, LatencyMs: 6, ITLms: 1, OK: true, Phase: "profiling"})
 	return rs

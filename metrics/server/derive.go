@@ -21,10 +21,11 @@ var (
 	nameSGHitGauge = "sglang:cache_hit_rate"
 )
 
-// Derived are the server-side figures of a run with explicit definitions,
-// as in the results table of the AgentX v0.3 LMCache PR
-// (reference/seeds/agentx-v0.3-kimi-mi355x-lmcache-pr.txt; contract §6).
-// Rates and usages are fractions in [0, 1]; the seed table shows them ×100.
+// Derived are the server-side figures of a run with explicit definitions:
+// those of the results table in InferenceX's AgentX v0.3 pull request for
+// Kimi on MI355X with LMCache (Prefix cache %, Ext cache %, GPU KV avg %),
+// which no InferenceX script computes, rebuilt from the scraped metrics.
+// Rates and usages are fractions in [0, 1]; that table shows them ×100.
 // Each figure has a Valid flag that is false when its inputs were absent
 // (never a silent zero). All figures cover the profiling window.
 type Derived struct {

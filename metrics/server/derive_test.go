@@ -82,8 +82,9 @@ func TestDeriveFallbackNames(t *testing.T) {
 	}
 }
 
-// TestGaugeEngineAverageIsNotSum pins contract §4 item 4 on the numbers
-// of the v0.2 bug: eight engines at 0.5 must give 0.5, not 4.0.
+// TestGaugeEngineAverageIsNotSum pins the averaging of gauges over engines
+// on the numbers of InferenceX v0.2's bug: eight engines at 0.5 must give
+// 0.5, not 4.0.
 func TestGaugeEngineAverageIsNotSum(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, func(k int) string {

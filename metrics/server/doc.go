@@ -1,6 +1,6 @@
 // Package server scrapes the Prometheus /metrics endpoints of the inference
 // server(s) during a run and writes aiperf's server_metrics_export.json and
-// server_metrics_export.csv (reference/aiperf-artifact-schemas.md §5).
+// server_metrics_export.csv (every field: docs/artifacts.md).
 //
 // Collection: every configured endpoint is fetched every Config.Interval
 // (default 333 ms, AIPERF_SERVER_METRICS_COLLECTION_INTERVAL), with a
@@ -22,8 +22,9 @@
 // counter is a reset: the post-reset value is added (Prometheus increase()).
 // Gauges use the raw samples inside the window.
 //
-// Aggregation across series depends on the metric type (contract §4 item 4):
-// counters are summed over series, gauges such as vllm:kv_cache_usage_perc
-// are averaged over logical engines, never summed. The derived figures
+// Aggregation across series depends on the metric type: counters are
+// summed over series, gauges such as vllm:kv_cache_usage_perc are averaged
+// over logical engines, never summed (InferenceX v0.2 summed a gauge over
+// eight DP engines and reported a KV usage of 4.0 for 0.5 each). The derived figures
 // (Derived) follow these rules and name their definitions explicitly.
 package server

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Export is server_metrics_export.json (reference/aiperf-artifact-schemas.md
-// §5). It is what Scraper.Snapshot builds and ReadExport decodes, so the
+// Export is server_metrics_export.json (docs/artifacts.md). It is what
+// Scraper.Snapshot builds and ReadExport decodes, so the
 // derived figures and the plot work the same from a live run and from an
 // artifact folder.
 type Export struct {
@@ -23,7 +23,7 @@ type Export struct {
 	InputConfig   any                `json:"input_config"`
 }
 
-// Summary is the export's summary block (§5.2).
+// Summary is the export's summary block.
 type Summary struct {
 	EndpointsConfigured []string `json:"endpoints_configured"`
 	EndpointsSuccessful []string `json:"endpoints_successful"`
@@ -42,7 +42,7 @@ type Summary struct {
 	CollectionError string `json:"collection_error,omitempty"`
 }
 
-// EndpointInfo is the per-endpoint collection statistics of §5.2.
+// EndpointInfo is the per-endpoint collection statistics of the summary.
 type EndpointInfo struct {
 	TotalFetches           int      `json:"total_fetches"`
 	FailedFetches          int      `json:"failed_fetches"` // agentperf extension
@@ -64,7 +64,8 @@ type EndpointFailure struct {
 	LastError     string `json:"last_error"`
 }
 
-// Metric is one metric family (§5.3).
+// Metric is one metric family: counters keyed without their _total
+// suffix, histograms by their base name.
 type Metric struct {
 	Type        string    `json:"type"`
 	Description string    `json:"description"`

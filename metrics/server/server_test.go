@@ -273,8 +273,8 @@ func TestNoEndpointAnswersStillWritesFiles(t *testing.T) {
 }
 
 // TestExportJSONSchema reads the written file back generically and checks
-// the fields and types of reference/aiperf-artifact-schemas.md §5 that
-// InferenceX and its website read.
+// the fields and types that InferenceX and its website read
+// (docs/artifacts.md).
 func TestExportJSONSchema(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, vllmPage)

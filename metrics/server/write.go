@@ -198,7 +198,7 @@ func (st *Stats) col(name string) *float64 {
 }
 
 // WriteCSV writes ex's profiling metrics as server_metrics_export.csv
-// (§5.5): six comment lines, then one section per type (gauge, counter,
+// (docs/artifacts.md): six comment lines, then one section per type (gauge, counter,
 // histogram) with a header row, then an _info section. Unknown-typed
 // metrics are written in the gauge section.
 func WriteCSV(w io.Writer, ex *Export) error {
