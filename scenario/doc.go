@@ -1,8 +1,9 @@
 // Package scenario owns the rules that make an agentic replay a valid
 // AgentX submission: the `inferencex-agentx-mvp` preset with its defaults and
-// locks (reference/aiperf-agentic-spec.md §3.1), the cache-bust markers
-// (§4), the context-overflow classifier (§6), the failed-request threshold
-// (§5) and the final submission verdict (§3.5 coverage, §5, §6).
+// locks, the cache-bust markers, the context-overflow classifier, the
+// failed-request threshold and the final submission verdict. The rules are
+// described in docs/replay.md ("Cache-bust markers", "The scenario"),
+// docs/context-overflow.md and docs/failed-request-threshold.md.
 //
 // Everything here is pure: no I/O, no clock, no globals. Environment
 // variables are read through an injected getenv, and the caller owns the
@@ -13,14 +14,14 @@
 // compute_submission_outcome lists them):
 //
 //   - unsafe_override: a preset lock was broken and --unsafe-override let
-//     the run go ahead (§3.1);
+//     the run go ahead;
 //   - context_overflow_rate_exceeded: overflows / profiling responses is
-//     strictly above AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT (0.01) (§6.2);
+//     strictly above AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT (0.01);
 //   - run_cancelled: the run was cancelled or aborted, e.g. by
-//     --failed-request-threshold or a signal (§5);
+//     --failed-request-threshold or a signal;
 //   - insufficient_profile_metric_coverage: the profiling phase was
 //     configured for ≥ 900 s and neither TTFT nor ITL observations reach
-//     98 % of it (§3.5);
+//     98 % of it;
 //   - zero_completed_requests: no profiling request completed (InferenceX's
-//     post-run gate, §5; not an aiperf reason).
+//     post-run gate; not an aiperf reason).
 package scenario

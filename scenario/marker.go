@@ -11,7 +11,8 @@ import (
 // MarkerLen is the length of a cache-bust marker: "[rid:" + 12 hex + "]".
 const MarkerLen = 18
 
-// Marker returns the cache-bust marker of a session (§4.1):
+// Marker returns the cache-bust marker of a session (docs/replay.md,
+// "Cache-bust markers"):
 // "[rid:" + the first 12 lowercase hex characters of
 // SHA-256("<benchmarkID>:<recyclePass>:<lane>:<base trace id>") + "]".
 // The base trace id is traceID up to its first "::" (subagent children
@@ -52,7 +53,7 @@ func BaseTraceID(id string) string {
 	return id
 }
 
-// CacheBust is a --cache-bust target (§4.2): where the marker goes.
+// CacheBust is a --cache-bust target: where the marker goes.
 type CacheBust string
 
 // The supported targets.

@@ -9,26 +9,27 @@ import (
 	"unicode/utf8"
 )
 
-// Environment variables read by this package (§6).
+// Environment variables read by this package (docs/context-overflow.md).
 const (
 	EnvOverflowSubstrings = "AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS"
 	EnvOverflowRateLimit  = "AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT"
 )
 
-// DefaultOverflowSubstrings is the default allowlist (§6.1): aiperf's four
+// DefaultOverflowSubstrings is the default allowlist: aiperf's four
 // ("context length", "maximum context", "context_length_exceeded",
 // "prompt is too long") plus "max_total_tokens", which catches vLLM's
 // renderer wording "max_output_tokens=M cannot be greater than
-// max_total_tokens=N" (reference/peers.md §4 item 3) that none of aiperf's
-// match. Together they match every vLLM and SGLang overflow wording in
-// peers.md §4.
+// max_total_tokens=N" that none of aiperf's match. Together they match
+// every vLLM and SGLang overflow text listed in docs/context-overflow.md.
 var DefaultOverflowSubstrings = []string{"context length", "maximum context", "context_length_exceeded", "prompt is too long", "max_total_tokens"}
 
-// DefaultOverflowRateLimit is the largest valid overflow rate (§6.2).
+// DefaultOverflowRateLimit is the largest valid overflow rate: overflows
+// over profiling responses (successes + errors + overflows).
 const DefaultOverflowRateLimit = 0.01
 
 // Classifier decides whether an error response is a context overflow
-// (§6.1): a case-insensitive substring match over the raw body and over the
+// (docs/context-overflow.md): a case-insensitive substring match over the
+// raw body and over the
 // parsed JSON error message. There is no status-code gating: any error body
 // (400, 413, 500, a streamed error event) can match. The zero Classifier
 // and a Classifier with no substrings match nothing. Safe for concurrent

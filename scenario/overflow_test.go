@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// The context-overflow wordings of reference/peers.md §4, verbatim apart
-// from the numbers.
+// The context-overflow texts of vLLM (every version's wording), SGLang and
+// others, verbatim apart from the numbers (docs/context-overflow.md lists
+// them with the server versions).
 var overflowMessages = map[string]string{
 	"vllm<=0.10 with max_tokens":         "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
 	"vllm<=0.10 without max_tokens":      "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages, Please reduce the length of the messages.",

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// inferenceX returns the Settings the exact InferenceX argv of a version
-// produces (reference/inferencex-contract.md §1.1–§1.3), as the CLI maps
-// them: only what the command line sets is Set.
+// inferenceX returns the Settings the exact argv of InferenceX's launcher
+// (benchmark_lib.sh) produces at v0.2, v0.3 and HEAD, as the CLI maps them:
+// only what the command line sets is Set.
 func inferenceX(version string) Settings {
 	s := Settings{
 		Streaming:           Some(true),               // --streaming

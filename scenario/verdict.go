@@ -15,7 +15,9 @@ const (
 	ReasonZeroCompleted        = "zero_completed_requests"
 )
 
-// Coverage rule constants (§3.5).
+// Coverage rule constants: a profiling phase configured for at least
+// CoverageMinPhase must have TTFT or ITL observations through
+// CoverageRequired of it.
 const (
 	// CoverageMinPhase is the shortest configured profiling phase the
 	// coverage rule applies to.

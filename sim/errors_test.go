@@ -14,8 +14,8 @@ import (
 )
 
 // TestOverflowWordings checks the exact text and envelope of every wording
-// (reference/peers.md §4), for prompt+max over the window and for a prompt
-// alone over it, streaming and not.
+// (docs/context-overflow.md), for prompt+max over the window and for a
+// prompt alone over it, streaming and not.
 func TestOverflowWordings(t *testing.T) {
 	t.Parallel()
 	const n = 100
@@ -70,7 +70,8 @@ func TestOverflowWordings(t *testing.T) {
 	if len(cases) != len(OverflowWordings()) {
 		t.Fatalf("%d cases for %d wordings", len(cases), len(OverflowWordings()))
 	}
-	// The robust matcher of reference/peers.md §4 must match every vLLM text.
+	// The stricter matcher of docs/context-overflow.md (vLLM's stable
+	// fragments) must match every vLLM text.
 	vllmMatcher := regexp.MustCompile(`maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large|the model's context length is only \d+ tokens|\(parameter=input_tokens`)
 	for _, c := range cases {
 		t.Run(c.wording, func(t *testing.T) {

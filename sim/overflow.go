@@ -7,7 +7,7 @@ import (
 )
 
 // overflowWording is one context-overflow error text family with its
-// envelope (reference/peers.md §4).
+// envelope (the texts, by server version: docs/context-overflow.md).
 type overflowWording struct {
 	family string // vllm-0.10, vllm-0.11, vllm-renderer, vllm-2026, sglang
 	nested bool   // {"error":{…}} instead of the flat {"object":"error",…}
