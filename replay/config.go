@@ -38,8 +38,8 @@ type Config struct {
 	Endpoint string
 	// Models are the model names sent on the wire. A trace's main model (the
 	// model of its first request) maps to Models[0]; other recorded models
-	// map to Models[1:] in order of first appearance, wrapping
-	// (reference/aiperf-agentic-spec.md §1.6).
+	// map to Models[1:] in order of first appearance, wrapping (as aiperf
+	// rewrites models; docs/replay.md).
 	Models []string
 	// APIKey is sent as a bearer token. It is never logged or exported.
 	APIKey string
@@ -192,8 +192,9 @@ func ParseExtraInput(s string) ([]ExtraInput, error) {
 	return []ExtraInput{{Key: k, Value: raw}}, nil
 }
 
-// SessionHeaders selects the optional session-affinity headers
-// (reference/aiperf-agentic-spec.md §8.1).
+// SessionHeaders selects the optional session-affinity headers, each
+// carrying the conversation's correlation id for a router (docs/replay.md,
+// "Requests on the wire").
 type SessionHeaders struct {
 	XSessionID bool // X-Session-ID
 	Dynamo     bool // X-Dynamo-Session-ID

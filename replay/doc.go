@@ -2,13 +2,16 @@
 // streaming HTTP client (fasthttp), request bodies, SSE response parsing and
 // per-request records. Its public entry point is Run.
 //
-// Run replays a corpus against an OpenAI-compatible server with the legacy
-// AGENTIC_REPLAY semantics (reference/aiperf-agentic-spec.md §3.2): each of
-// Config.Concurrency lanes starts a trajectory at a seeded turn k_i, sends
-// turn k_i with its full history as warmup, waits for every lane (the
-// warmup barrier), then continues at k_i+1 with the recorded inter-turn
-// delays, recycling finished traces through a FIFO queue until the benchmark
-// duration is reached. The schedule itself comes from package timing; the
+// Run replays a corpus against an OpenAI-compatible server with the
+// AGENTIC_REPLAY semantics of the AgentX generation in Config.Generation
+// (each generation's rules: docs/replay.md): each of Config.Concurrency
+// lanes drives one session tree at a time (a trace's root conversation and
+// the child conversations of its subagents), sends the warmup that brings
+// it to its start state, waits for every lane (the warmup barrier), then
+// replays the following turns with the generation's delays, recycling
+// drained trees until the benchmark duration is reached. The requests are
+// described in docs/replay.md ("Requests on the wire"), the records in
+// docs/artifacts.md. The schedule itself comes from package timing; the
 // prompts from package dataset/synth; the rules (cache-bust markers,
 // context-overflow classification, the failed-request threshold) from
 // package scenario. Every request ever sent ends up in exactly one place —
