@@ -4,8 +4,8 @@
 // Face hub cache resolution, the content-addressed mmap cache and corpus
 // statistics.
 //
-// The weka format is described in reference/aiperf-agentic-spec.md §1.2–1.5:
-// per trace an id, a block size (64), tool and system token counts, and a
+// The weka format (field by field in docs/weka-traces.md): per trace an
+// id, a block size (64), tool and system token counts, and a
 // chronological list of requests, each with input/output token counts,
 // timestamps and the hash ids of its 64-token KV blocks. Subagent entries
 // carry nested requests of their own.
@@ -42,7 +42,8 @@
 // # Statistics
 //
 // ComputeStats summarises a corpus; its theoretical prefix-cache hit rate
-// is definition C of reference/inferencex-contract.md §2.5 (HitDefinitionC):
+// is definition C of docs/weka-traces.md (HitDefinitionC), aiperf's since
+// v1.0:
 // per request, the leading run of hash ids already seen in the trace
 // (parent and subagents, walked in time order), over all requests.
 //

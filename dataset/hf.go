@@ -57,9 +57,9 @@ func (r HFRef) String() string {
 var ErrLocalAlias = errors.New("the weka_trace loader reads a local directory of traces: pass it with --input-file DIR")
 
 // publicDatasets maps --public-dataset aliases to HF dataset repositories
-// (reference/inferencex-contract.md §1.3, InferenceX HEAD; the alias
-// semianalysis_cc_traces_weka follows newer aiperf; weka_hf is the generic
-// HF loader that the AgentX scenario pins to the 062126 corpus).
+// (the aliases of InferenceX HEAD's launcher, docs/weka-traces.md; the alias
+// semianalysis_cc_traces_weka follows newer aiperf; weka_hf is the generic HF
+// loader that the AgentX scenario pins to the 062126 corpus).
 var publicDatasets = map[string]string{
 	"semianalysis_cc_traces_weka":                            "semianalysisai/cc-traces-weka-no-subagents-051826",
 	"semianalysis_cc_traces_weka_with_subagents":             "semianalysisai/cc-traces-weka-061526",
@@ -80,8 +80,8 @@ var publicDatasets = map[string]string{
 }
 
 // aliasHistory lists, per alias, the repositories it named in earlier
-// InferenceX versions, newest first (reference/inferencex-contract.md §1.1,
-// §1.2, §2.1): v0.2 downloaded cc-traces-weka-no-subagents-051226 for the
+// InferenceX versions, newest first (docs/weka-traces.md): v0.2
+// downloaded cc-traces-weka-no-subagents-051226 for the
 // plain alias, v0.3 cc-traces-weka-with-subagents-052726[-256k] for the
 // with_subagents aliases. A cache prepared by those versions holds only
 // the older repository, so resolution falls back to them in this fixed
@@ -229,7 +229,8 @@ func HubCacheDir(getenv func(string) string) string { return hfhub.CacheDir(gete
 // <cache>/datasets--<org>--<name>/refs/<revision> holds the commit, and
 // the file is <cache>/datasets--<org>--<name>/snapshots/<commit>/<file>. A
 // 40-hex revision is used as the commit directly. It resolves exactly the
-// requested revision, never "the newest snapshot" (contract §4 item 2).
+// requested revision, never "the newest snapshot" (which read the wrong
+// corpus from InferenceX's shared caches).
 // When the file is not there the error names every path tried and the
 // hf download command that fetches it.
 func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit string, err error) {

@@ -2,7 +2,10 @@ package dataset
 
 // Identity records where a corpus came from and what it holds, for the run
 // metadata: one source of truth for corpus identity that every consumer
-// reads (reference/inferencex-contract.md §4 items 2, 11 and 12).
+// reads. InferenceX named the corpus separately in its downloader and its
+// processor, and a stale name silently nulled the theoretical hit rate;
+// an older corpus still validated; hand-synced entry counts went stale
+// (docs/weka-traces.md, "Corpus identity").
 type Identity struct {
 	// SourceType is "file", "dir", "hf" or "synthetic".
 	SourceType string `json:"source_type"`

@@ -33,7 +33,8 @@ func ExampleReadJSONL() {
 }
 
 func ExampleTracePrefixHits() {
-	// contract §2.4: R0 [0,1,2], R1 [0..4], subagent [0,5], R2 [0..4,6,7]
+	// The example of docs/weka-traces.md: R0 [0,1,2], R1 [0..4], subagent
+	// [0,5], R2 [0..4,6,7].
 	tr, _ := dataset.ReadTraceJSON([]byte(`{"id":"demo","requests":[
 		{"t":0,"type":"n","in":192,"out":48,"hash_ids":[0,1,2]},
 		{"t":6.5,"type":"n","in":320,"out":32,"hash_ids":[0,1,2,3,4]},

@@ -23,8 +23,9 @@ type SelectStats struct {
 	Loaded, Eligible, Total, DroppedOverContext int
 }
 
-// Select applies the loader-level selection of aiperf (spec §1.5): first
-// the context filter, then the ceiling, keeping source order. Without a
+// Select applies the loader-level selection of aiperf (docs/weka-traces.md,
+// "Selection"): first the context filter, then the ceiling, keeping source
+// order. Without a
 // context filter the result is a prefix of traces (same backing array);
 // with one it is a new slice. It fails when no trace is left, saying why.
 func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {

@@ -10,8 +10,8 @@ import (
 type HitCount struct{ Hit, Total int }
 
 // HitDefinitionC names the theoretical hit-rate definition agentperf
-// computes (reference/inferencex-contract.md §2.5, definition C, as aiperf
-// v1.0+ stamps it on every turn).
+// computes (definition C of docs/weka-traces.md, as aiperf v1.0+ stamps it
+// on every turn).
 const HitDefinitionC = "C: aiperf leading-run, trace scope incl. subagents, all requests"
 
 // seqItem is one request of a trace in the trace's global time order.

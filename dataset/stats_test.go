@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// contractExample is the synthetic record of reference/inferencex-contract.md
-// §2.4.
+// contractExample is the invented example record of docs/weka-traces.md,
+// whose hit counts that page works out for each definition.
 const contractExample = `{"id": "demo-0001", "models": ["claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"],
  "block_size": 64, "hash_id_scope": "local", "tool_tokens": 0, "system_tokens": 0,
  "requests": [
