@@ -29,13 +29,14 @@ func (r *splitmix) next() uint64 {
 func (r *splitmix) intn(n int) int { return int(r.next() % uint64(n)) }
 
 // seedFrom returns a generator seeded with the first 16 bytes of
-// SHA-256(key), read big-endian as in reference §2.3.
+// SHA-256(key), read big-endian as aiperf reads its seed digests.
 func seedFrom(key []byte) splitmix {
 	d := sha256.Sum256(key)
 	return splitmix{binary.BigEndian.Uint64(d[:8]) ^ binary.BigEndian.Uint64(d[8:16])*0x2545f4914f6cdd1d}
 }
 
-// blockKey appends "<base_seed>:<scope>:<hash_id>" (reference §2.3).
+// blockKey appends "<base_seed>:<scope>:<hash_id>", aiperf's block key
+// (docs/prompt-synthesis.md).
 func blockKey(dst []byte, baseSeed uint64, scope string, id uint32) []byte {
 	dst = strconv.AppendUint(dst, baseSeed, 10)
 	dst = append(dst, ':')
@@ -44,8 +45,8 @@ func blockKey(dst []byte, baseSeed uint64, scope string, id uint32) []byte {
 	return strconv.AppendUint(dst, uint64(id), 10)
 }
 
-// tailKey appends "<conversation id>:turn_<k>:partial_tail" (reference
-// §2.4; it does not include the seed, but the corpus does).
+// tailKey appends "<conversation id>:turn_<k>:partial_tail", aiperf's
+// tail key (it does not include the seed, but the corpus does).
 func tailKey(dst []byte, conv string, turn int) []byte {
 	dst = append(dst, conv...)
 	dst = append(dst, ":turn_"...)

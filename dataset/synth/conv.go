@@ -39,8 +39,8 @@ type Message struct {
 	// text even when a live reply replaced it.
 	Tokens int
 	// ToolResult marks a user message whose recorded input types include
-	// "tool_result" (reference §1.7 step 4; informational, for
-	// tool-shaped messages).
+	// "tool_result" (step 4 of docs/prompt-synthesis.md; informational,
+	// for tool-shaped messages).
 	ToolResult bool
 }
 
@@ -118,9 +118,9 @@ func (s *Synthesizer) Conversation(tr *dataset.Trace) (*Conversation, error) {
 	return s.newConversation(tr.ID, tr.ID, tr.Requests, tr.ToolTokens, tr.SystemTokens)
 }
 
-// SubagentConversation reconstructs the requests of subagent entry sa of
-// tr. Its hash ids share tr's scope (reference §1.10), so a block id used
-// by both decodes to the same text; its tails are keyed by the child
+// SubagentConversation reconstructs the requests of subagent entry sa of tr.
+// Its hash ids share tr's scope (as in aiperf's v1.0 loader), so a block id
+// used by both decodes to the same text; its tails are keyed by the child
 // conversation id "<trace id>::sa:<agent id>".
 func (s *Synthesizer) SubagentConversation(tr *dataset.Trace, sa *dataset.Subagent) (*Conversation, error) {
 	if err := s.checkBlockSize(tr); err != nil {
@@ -182,9 +182,9 @@ func commonPrefix(a, b []uint32) int {
 }
 
 // geometry returns, for turn k >= 1 given the number of full blocks that
-// exist after turn k-1, the lcp, the kept blocks, the new full blocks and
-// the synthesized tail tokens (reference §1.7, turn k ≥ 1, step 1; kept is
-// lcp clamped to the blocks that exist and to the blocks turn k covers, so
+// exist after turn k-1, the lcp, the kept blocks, the new full blocks and the
+// synthesized tail tokens (docs/prompt-synthesis.md, turn k ≥ 1, step 1; kept
+// is lcp clamped to the blocks that exist and to the blocks turn k covers, so
 // the invariant "segments sum to in" holds for any hash-id list).
 func geometry(p, cur *dataset.Request, total int) (lcp, kept, newBlocks, tail int) {
 	lcp = commonPrefix(p.HashIDs, cur.HashIDs)
@@ -243,8 +243,9 @@ func (c *Conversation) push(s segment) int32 {
 	return int32(len(c.nodes) - 1)
 }
 
-// reconstruct runs the current-fork ConversationReconstructor (reference
-// §1.7) over all turns, recording each turn's list as a chain of nodes.
+// reconstruct runs the reconstruction of the aiperf fork InferenceX pins
+// (its ConversationReconstructor; the rules are in docs/prompt-synthesis.md)
+// over all turns, recording each turn's list as a chain of nodes.
 func (c *Conversation) reconstruct(toolTokens, systemTokens int, caps []int) error {
 	var state []int32 // node indices of the current list
 	parent := func() int32 {
@@ -341,7 +342,8 @@ func (c *Conversation) reconstruct(toolTokens, systemTokens int, caps []int) err
 	return nil
 }
 
-// truncate cuts the list to exactly kept blocks (reference §1.7 step 2)
+// truncate cuts the list to exactly kept blocks (step 2 of
+// docs/prompt-synthesis.md)
 // and returns the earliest disturbed index (len(*state) when none).
 func (c *Conversation) truncate(state *[]int32, kept int32) int {
 	st := *state
@@ -494,7 +496,7 @@ func (c *Conversation) Messages(k int) ([]Message, error) {
 }
 
 // MarkerPlacement says where AppendMessagesJSONAt puts a cache-bust marker
-// (reference §4.2).
+// (the --cache-bust targets of docs/replay.md).
 type MarkerPlacement uint8
 
 // Marker placements.

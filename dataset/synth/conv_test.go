@@ -33,9 +33,9 @@ func testSynth(t *testing.T) *Synthesizer {
 	return synthFor(t, tokenizer.Builtin(), 0, false)
 }
 
-// TestReconstruction covers the cases of reference §1.7: turn 0, every
-// truncation case, the context-loss and trailing-user rules, the planner's
-// caps, the equal-context retry and the relabel safety net.
+// TestReconstruction covers the rules of docs/prompt-synthesis.md: turn 0,
+// every truncation case, the context-loss and trailing-user rules, the
+// planner's caps, the equal-context retry and the relabel safety net.
 func TestReconstruction(t *testing.T) {
 	const B = 64
 	cases := []struct {

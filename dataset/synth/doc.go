@@ -1,8 +1,9 @@
 // Package synth turns weka trace turns into the chat messages agentperf
 // sends: the project's own procedural coding-agent text corpus, the
 // hash-id → 64-token block mapping, position-keyed partial tails, and the
-// conversation reconstruction (segments → messages) of
-// reference/aiperf-agentic-spec.md §1.7–§1.8 and §2.
+// conversation reconstruction (segments → messages) that aiperf's loader
+// does. The keys and the reconstruction rules are in
+// docs/prompt-synthesis.md.
 //
 // # Corpus
 //
@@ -43,11 +44,12 @@
 //
 // # Keys
 //
-// The base seed is the first 8 bytes of SHA-256("<seed>:dataset.coding_content.corpus")
-// (reference §2.2). Block (scope, id) draws its runs from a generator seeded
-// with SHA-256("<base_seed>:<scope>:<hash_id>") (§2.3), where scope is the
-// trace id — subagents share their parent's scope (§1.10). Tails are keyed
-// by "<conversation id>:turn_<k>:partial_tail" (§2.4). The same hash id in a
+// The base seed is the first 8 bytes of SHA-256("<seed>:dataset.coding_content.corpus"),
+// aiperf's key for its coding corpus. Block (scope, id) draws its runs from
+// a generator seeded with SHA-256("<base_seed>:<scope>:<hash_id>"), where
+// scope is the trace id — subagents share their parent's scope, as aiperf
+// does from v1.0 on. Tails are keyed by
+// "<conversation id>:turn_<k>:partial_tail". The same hash id in a
 // trace gives identical text in every turn and process; different ids give
 // different text in practice (two independent runs over ~30k positions plus
 // the fillers).
@@ -86,18 +88,18 @@
 //
 // With Options.Live (AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES=1) the
 // segment geometry is unchanged, but each assistant segment is a slot:
-// Message.LiveReplyTo names the turn j whose server reply fills it
-// (the segment created at turn j+1 from turn j's out), and
-// Conversation.SetLiveReply(j, text) records that reply. This resolves the
-// ambiguity of §1.8: aiperf rebuilds a reset_context turn from user deltas
-// only and so drops the live replies threaded so far; here the list of
+// Message.LiveReplyTo names the turn j whose server reply fills it (the
+// segment created at turn j+1 from turn j's out), and
+// Conversation.SetLiveReply(j, text) records that reply. This resolves an
+// ambiguity of aiperf's live mode: it rebuilds a reset_context turn from user
+// deltas only and so drops the live replies threaded so far; here the list of
 // every turn is rebuilt from the segments, and a live reply is sent for as
-// long as its segment survives truncation — also when a pull-back slices
-// the segment (the whole reply is kept, since a server reply cannot be cut
-// at a recorded block boundary), and it disappears exactly when the
-// recording's prefix no longer contains that response. A slot whose reply
-// is unknown (a session warm-started at a later turn) or empty is left out
-// of the list: live mode sends user and system messages and the server's
-// own replies, never pre-canned assistant text. Token exactness then holds
-// for the user and system messages only.
+// long as its segment survives truncation — also when a pull-back slices the
+// segment (the whole reply is kept, since a server reply cannot be cut at a
+// recorded block boundary), and it disappears exactly when the recording's
+// prefix no longer contains that response. A slot whose reply is unknown (a
+// session warm-started at a later turn) or empty is left out of the list:
+// live mode sends user and system messages and the server's own replies,
+// never pre-canned assistant text. Token exactness then holds for the user
+// and system messages only.
 package synth

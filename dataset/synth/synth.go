@@ -47,8 +47,8 @@ type Synthesizer struct {
 	cacheHit bool
 }
 
-// BaseSeed returns the corpus base seed derived from the root seed as in
-// reference §2.2: the first 8 bytes (big-endian) of
+// BaseSeed returns the corpus base seed derived from the root seed as
+// aiperf derives it: the first 8 bytes (big-endian) of
 // SHA-256("<seed>:dataset.coding_content.corpus").
 func BaseSeed(seed int64) uint64 {
 	d := sha256.Sum256([]byte(strconv.FormatInt(seed, 10) + ":dataset.coding_content.corpus"))
@@ -119,7 +119,7 @@ func (s *Synthesizer) BlockText(scope string, id uint32) string {
 }
 
 // TailText returns the position-keyed synthesized text of n tokens for
-// turn of conversation conv (reference §2.4).
+// turn of conversation conv (docs/prompt-synthesis.md, "Keys").
 func (s *Synthesizer) TailText(conv string, turn, n int) string {
 	rng := seedFrom(tailKey(nil, conv, turn))
 	spans := s.c.fill(nil, n, &rng)
