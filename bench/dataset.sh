@@ -7,8 +7,8 @@
 # CPU ms/op (user+system time of the process per operation) is reported
 # beside wall time because this machine is shared: wall time includes
 # waiting for a core.
-# Targets (DESIGN.md): cold build well under 2 s, warm open under 20 ms and
-# flat in corpus size. Not part of CI.
+# Targets (README.md, "Performance"): cold build well under 2 s, warm open
+# under 20 ms and flat in corpus size. Not part of CI.
 #
 # Usage: bench/dataset.sh [count=3]
 set -euo pipefail
