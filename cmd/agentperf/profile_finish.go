@@ -222,7 +222,7 @@ func scheduleMetadata(res *replay.Result) map[string]any {
 }
 
 // datasetMetadata is metadata.dataset: the corpus identity in the keys
-// InferenceX reads (contract §3.6) plus agentperf's own.
+// InferenceX reads (docs/artifacts.md) plus agentperf's own.
 func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
 	m := map[string]any{
 		"source_type":         id.SourceType,

@@ -185,7 +185,7 @@ func startSim(t *testing.T, model string) *sim.Server {
 }
 
 // TestProfileInferenceXArgv runs the exact argument lists InferenceX's
-// build_replay_cmd emits (contract §1.1–1.3), with a short duration and
+// build_replay_cmd emits at v0.2, v0.3 and HEAD, with a short duration and
 // therefore --unsafe-override, as InferenceX adds it below 900 s.
 func TestProfileInferenceXArgv(t *testing.T) {
 	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 3, Traces: 8, MinTurns: 4, MaxTurns: 10, TimeScale: 0.001})
