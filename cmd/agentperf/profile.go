@@ -147,6 +147,11 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if len(p.models) == 0 {
 		return nil, usagef("--model is required (the model name the server serves)")
 	}
+	for _, m := range p.serverMetrics {
+		if u, err := neturl.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", redactURL(m))
+		}
+	}
 	if p.endpointType != "chat" {
 		return nil, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
 	}

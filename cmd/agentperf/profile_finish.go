@@ -224,8 +224,16 @@ func scheduleMetadata(res *replay.Result) map[string]any {
 // datasetMetadata is metadata.dataset: the corpus identity in the keys
 // InferenceX reads (docs/artifacts.md) plus agentperf's own.
 func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
+	// source_type is aiperf's name for where the corpus came from
+	// (InferenceX copies the block verbatim); agentperf's own is in
+	// "source".
+	st := id.SourceType
+	if kind, _, _ := r.p.data.loaderKind(); kind == scenario.LoaderPublic {
+		st = "public_dataset"
+	}
 	m := map[string]any{
-		"source_type":         id.SourceType,
+		"source_type":         st,
+		"source":              id.SourceType,
 		"loader":              id.Loader,
 		"num_dataset_entries": id.NumDatasetEntries,
 		"traces":              id.Traces,

@@ -264,6 +264,9 @@ func TestProfileInferenceXArgv(t *testing.T) {
 				t.Fatalf("submission_invalid_reasons = %s", r)
 			}
 			ds, _ := md["dataset"].(map[string]any)
+			if ds["source_type"] != "public_dataset" {
+				t.Errorf("metadata.dataset.source_type = %v, want public_dataset (aiperf's value, copied by InferenceX)", ds["source_type"])
+			}
 			if ds["hf_dataset_name"] != tc.repo {
 				t.Fatalf("metadata.dataset = %v, want hf_dataset_name %s", ds, tc.repo)
 			}
