@@ -22,7 +22,8 @@ type sseEvent struct {
 	Done         bool // data: [DONE]
 	Content      bool // non-empty delta.content
 	Reasoning    bool // non-empty delta.reasoning_content / delta.reasoning
-	Usage        *metrics.Usage
+	HasUsage     bool // the event carried a usage object (Usage is it)
+	Usage        metrics.Usage
 	ErrorMessage []byte // the raw data of an error event (nil when none)
 }
 
@@ -135,11 +136,25 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 			return ev, true, nil
 		}
 	}
+	// Usage and other events: one pass (scanCompletion), or encoding/json
+	// where that cannot decide or the live text is wanted.
+	if text == nil {
+		if sc, ok := scanCompletion(data); ok {
+			if sc.errorSet {
+				ev.ErrorMessage = data
+				return ev, true, nil
+			}
+			ev.Content = sc.deltaContent || sc.text
+			ev.Reasoning = sc.deltaReasoning
+			ev.HasUsage, ev.Usage = sc.hasUsage, sc.usage
+			return ev, true, nil
+		}
+	}
 	var chunk chunkJSON
 	if err := json.Unmarshal(data, &chunk); err != nil {
 		return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %v", errMalformed, err)
 	}
-	if chunk.Error != nil {
+	if chunk.hasError() {
 		ev.ErrorMessage = data
 		return ev, true, nil
 	}
@@ -161,7 +176,7 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 			}
 		}
 	}
-	ev.Usage = chunk.Usage.toMetrics()
+	ev.Usage, ev.HasUsage = chunk.Usage.toMetrics()
 	return ev, true, nil
 }
 
@@ -265,6 +280,12 @@ type chunkJSON struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// hasError reports whether the object had a top-level error other than
+// null (json.RawMessage keeps a null as the bytes "null").
+func (c *chunkJSON) hasError() bool {
+	return len(c.Error) > 0 && string(c.Error) != "null"
+}
+
 type usageJSON struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
@@ -277,42 +298,69 @@ type usageJSON struct {
 	} `json:"completion_tokens_details"`
 }
 
-func (u *usageJSON) toMetrics() *metrics.Usage {
+func (u *usageJSON) toMetrics() (metrics.Usage, bool) {
 	if u == nil {
-		return nil
+		return metrics.Usage{}, false
 	}
-	m := &metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	m := metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		m.CachedTokens, m.HasCached = *d.CachedTokens, true
 	}
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
 		m.ReasoningTokens, m.HasReasoning = *d.ReasoningTokens, true
 	}
-	return m
+	return m, true
 }
 
-// parseFullResponse interprets a non-streaming chat completion body.
-func parseFullResponse(body []byte, text *[]byte) (content, reasoning bool, usage *metrics.Usage, err error) {
+// fullResponse is what a non-streaming chat completion body carried.
+type fullResponse struct {
+	content, reasoning bool
+	hasUsage           bool
+	usage              metrics.Usage
+}
+
+// errErrorObject marks a 200 response whose body is an error object.
+var errErrorObject = errors.New("error object in 200 response")
+
+// parseFullResponse interprets a non-streaming chat completion body: in
+// one pass without allocating (scanCompletion), or with encoding/json when
+// that cannot decide or when text (the live reply, content then text per
+// choice) is wanted.
+func parseFullResponse(body []byte, text *[]byte) (r fullResponse, err error) {
+	if text == nil {
+		if sc, ok := scanCompletion(body); ok {
+			if sc.errorSet {
+				return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
+			}
+			return fullResponse{content: sc.msgContent || sc.text, reasoning: sc.msgReasoning, hasUsage: sc.hasUsage, usage: sc.usage}, nil
+		}
+	}
+	return decodeFullResponse(body, text)
+}
+
+// decodeFullResponse is parseFullResponse with encoding/json.
+func decodeFullResponse(body []byte, text *[]byte) (r fullResponse, err error) {
 	var chunk chunkJSON
 	if err := json.Unmarshal(body, &chunk); err != nil {
-		return false, false, nil, fmt.Errorf("%w: invalid JSON response body: %v", errMalformed, err)
+		return r, fmt.Errorf("%w: invalid JSON response body: %v", errMalformed, err)
 	}
-	if chunk.Error != nil {
-		return false, false, nil, fmt.Errorf("error object in 200 response: %s", truncate(body, 512))
+	if chunk.hasError() {
+		return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
 	}
 	for _, ch := range chunk.Choices {
 		if ch.Message.Content != "" || ch.Text != "" {
-			content = true
+			r.content = true
 			if text != nil {
 				*text = append(*text, ch.Message.Content...)
 				*text = append(*text, ch.Text...)
 			}
 		}
 		if ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" {
-			reasoning = true
+			r.reasoning = true
 		}
 	}
-	return content, reasoning, chunk.Usage.toMetrics(), nil
+	r.usage, r.hasUsage = chunk.Usage.toMetrics()
+	return r, nil
 }
 
 // errorMessage extracts a readable message from an error body: the JSON

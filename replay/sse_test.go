@@ -53,7 +53,7 @@ func TestParseSSELine(t *testing.T) {
 			if err != nil && !errors.Is(err, errMalformed) {
 				t.Fatalf("err %v does not wrap errMalformed", err)
 			}
-			if ev.Content != tc.content || ev.Reasoning != tc.reasoning || ev.Done != tc.done || (ev.ErrorMessage != nil) != tc.isErr || (ev.Usage != nil) != tc.usage {
+			if ev.Content != tc.content || ev.Reasoning != tc.reasoning || ev.Done != tc.done || (ev.ErrorMessage != nil) != tc.isErr || ev.HasUsage != tc.usage {
 				t.Fatalf("event = %+v", ev)
 			}
 			if tc.usage && (ev.Usage.PromptTokens != tc.prompt || ev.Usage.CompletionTokens != tc.completion || ev.Usage.CachedTokens != tc.cached || !ev.Usage.HasCached) {
@@ -156,7 +156,7 @@ func FuzzParseSSE(f *testing.F) {
 				t.Fatalf("line reader does not terminate")
 			}
 			ev, ok, perr := parseSSELine(line, &text)
-			if !ok && (perr != nil || ev.Content || ev.Done || ev.Usage != nil) {
+			if !ok && (perr != nil || ev.Content || ev.Done || ev.HasUsage) {
 				t.Fatalf("non-data line produced an event: %+v %v", ev, perr)
 			}
 			if perr != nil && !errors.Is(perr, errMalformed) {
