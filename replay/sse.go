@@ -86,15 +86,8 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 var (
-	dataPrefix    = []byte("data:")
-	doneMarker    = []byte("[DONE]")
-	keyContent    = []byte(`"content":`)
-	keyReasoning1 = []byte(`"reasoning_content":`)
-	keyReasoning2 = []byte(`"reasoning":`)
-	keyUsage      = []byte(`"usage":`)
-	keyError      = []byte(`"error":`)
-	keyChoices    = []byte(`"choices"`)
-	keyText       = []byte(`"text":`)
+	dataPrefix = []byte("data:")
+	doneMarker = []byte("[DONE]")
 )
 
 // parseSSELine interprets one line of an SSE stream. Lines that are not
@@ -116,28 +109,10 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	if data[0] != '{' {
 		return ev, true, fmt.Errorf("%w: SSE data is not a JSON object: %.120q", errMalformed, data)
 	}
-	k := findKeys(data)
-	// Error events carry a top-level "error" and no "choices".
-	if k[kError] >= 0 && k[kChoices] < 0 {
-		ev.ErrorMessage = data
-		return ev, true, nil
-	}
-	// Fast path: a content delta without usage needs no full decode.
-	hasUsage := k[kUsage] >= 0
-	if !hasUsage && text == nil && k[kText] < 0 {
-		c, cerr := stringAt(data, k[kContent], len(keyContent))
-		r1, rerr1 := stringAt(data, k[kReasoning1], len(keyReasoning1))
-		r2, rerr2 := stringAt(data, k[kReasoning2], len(keyReasoning2))
-		if cerr == nil && rerr1 == nil && rerr2 == nil {
-			if !validJSON(data) {
-				return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %.120q", errMalformed, data)
-			}
-			ev.Content, ev.Reasoning = c, r1 || r2
-			return ev, true, nil
-		}
-	}
-	// Usage and other events: one pass (scanCompletion), or encoding/json
-	// where that cannot decide or the live text is wanted.
+	// One pass (scanCompletion), or encoding/json where that cannot decide
+	// or where the live text is wanted. Either way the whole event is
+	// checked to be valid JSON, so a malformed stream is reported rather
+	// than counted.
 	if text == nil {
 		if sc, ok := scanCompletion(data); ok {
 			if sc.errorSet {
@@ -178,88 +153,6 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	}
 	ev.Usage, ev.HasUsage = chunk.Usage.toMetrics()
 	return ev, true, nil
-}
-
-// nonEmptyString reports whether data has key followed by a non-empty JSON
-// string. It returns an error when the key's value is not a plain string or
-// null (the caller then decodes fully).
-func nonEmptyString(data, key []byte) (bool, error) {
-	return stringAt(data, bytes.Index(data, key), len(key))
-}
-
-// stringAt is nonEmptyString for a key of length n found at index i
-// (i < 0: absent).
-func stringAt(data []byte, i, n int) (bool, error) {
-	if i < 0 {
-		return false, nil
-	}
-	rest := bytes.TrimLeft(data[i+n:], " ")
-	switch {
-	case bytes.HasPrefix(rest, []byte(`""`)):
-		return false, nil
-	case bytes.HasPrefix(rest, []byte(`null`)):
-		return false, nil
-	case len(rest) > 1 && rest[0] == '"':
-		return true, nil
-	}
-	return false, errors.New("not a string")
-}
-
-// Indexes into the result of findKeys, one per key it looks for.
-const (
-	kError = iota
-	kChoices
-	kUsage
-	kText
-	kContent
-	kReasoning1
-	kReasoning2
-	numKeys
-)
-
-// sseKeys are the keys findKeys looks for, by index.
-var sseKeys = [numKeys][]byte{keyError, keyChoices, keyUsage, keyText, keyContent, keyReasoning1, keyReasoning2}
-
-// findKeys returns, for each of sseKeys, the index of its first occurrence
-// in data (-1 when absent): what bytes.Index gives, in one pass over the
-// quotes of data instead of one search per key (every key starts with a
-// quote).
-func findKeys(data []byte) (k [numKeys]int) {
-	for j := range k {
-		k[j] = -1
-	}
-	for i := 0; i < len(data); {
-		q := bytes.IndexByte(data[i:], '"')
-		if q < 0 {
-			break
-		}
-		p := i + q
-		if p+1 < len(data) {
-			rest := data[p:]
-			switch data[p+1] {
-			case 'e':
-				firstAt(&k[kError], p, rest, keyError)
-			case 'c':
-				firstAt(&k[kChoices], p, rest, keyChoices)
-				firstAt(&k[kContent], p, rest, keyContent)
-			case 'u':
-				firstAt(&k[kUsage], p, rest, keyUsage)
-			case 't':
-				firstAt(&k[kText], p, rest, keyText)
-			case 'r':
-				firstAt(&k[kReasoning1], p, rest, keyReasoning1)
-				firstAt(&k[kReasoning2], p, rest, keyReasoning2)
-			}
-		}
-		i = p + 1
-	}
-	return k
-}
-
-func firstAt(dst *int, p int, rest, key []byte) {
-	if *dst < 0 && bytes.HasPrefix(rest, key) {
-		*dst = p
-	}
 }
 
 type chunkJSON struct {
