@@ -70,7 +70,7 @@ func tableCmd(args []string) error {
 	p("| corpus | `../shared/traces/kvct-200.jsonl.zst` as a directory of 200 one-trace `.json` files (aiperf's `weka_trace` loader reads one trace per file), the same directory for every tool |")
 	p("| tokenizer | Qwen3 `tokenizer.json` from `../shared/tokenizers`: a folder for agentperf and the simulator, the same files in a Hugging Face cache layout for aiperf; `HF_HUB_OFFLINE=1` |")
 	p("| server | one `agentperf sim --request-log` process per run; *timed*: the default timing model with prefill 2M tokens/s and 1,024 sequences; *zero*: `--zero-latency` |")
-	p("| timed runs | `--scenario inferencex-agentx-mvp --unsafe-override`, the InferenceX flags (seed 42, start ratios 0.25–0.75, `--use-server-token-count`, threshold 0.05), streaming, `--benchmark-duration %s`, a fresh dataset cache (cold) |", *dur)
+	p("| timed runs | `--scenario inferencex-agentx-mvp --unsafe-override`, the InferenceX flags (seed 42, start ratios 0.25–0.75, `--use-server-token-count`, threshold 0.05), streaming, `--benchmark-duration %s`, a fresh dataset cache (cold); aiperf with `AIPERF_DATASET_CONFIGURATION_TIMEOUT` and `AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT` at 1,800 s as InferenceX sets them (the 300 s default timed out here on a cold build) |", *dur)
 	p("| zero runs | no scenario, recorded delays off (agentperf `--inter-turn-delay-cap-seconds 0.000001`, aiperf `--ignore-trace-delays`), `ignore_eos`, streaming, `--benchmark-duration %s`, a dataset cache built by a short priming run before the sweep (warm) |", *zdur)
 	p("")
 	p("Definitions. *Start-up*: process start (taken by the harness just before the exec) → the first request the simulator logged. " +
