@@ -69,7 +69,7 @@ func tableCmd(args []string) error {
 	p("| inference-perf | %s |", orNA(*ipVer, *ipStatus))
 	p("| corpus | `../shared/traces/kvct-200.jsonl.zst` as a directory of 200 one-trace `.json` files (aiperf's `weka_trace` loader reads one trace per file), the same directory for every tool |")
 	p("| tokenizer | Qwen3 `tokenizer.json` from `../shared/tokenizers`: a folder for agentperf and the simulator, the same files in a Hugging Face cache layout for aiperf; `HF_HUB_OFFLINE=1` |")
-	p("| server | one `agentperf sim --request-log` process per run; *timed*: the default timing model with prefill 2M tokens/s and 1,024 sequences; *zero*: `--zero-latency` |")
+	p("| server | one `agentperf sim --request-log` process per run; *timed*: the default timing model (8 ms decode step + 0.02 ms per sequence) with prefill at 2M tokens/s, no step-time growth with context (`--decode-ms-per-1k-context -1`), 1,024 sequences and 64M KV tokens; *zero*: `--zero-latency` |")
 	p("| timed runs | `--scenario inferencex-agentx-mvp --unsafe-override`, the InferenceX flags (seed 42, start ratios 0.25–0.75, `--use-server-token-count`, threshold 0.05), streaming, `--benchmark-duration %s`, a fresh dataset cache (cold); aiperf with `AIPERF_DATASET_CONFIGURATION_TIMEOUT` and `AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT` at 1,800 s as InferenceX sets them (the 300 s default timed out here on a cold build) |", *dur)
 	p("| zero runs | no scenario, recorded delays off (agentperf `--inter-turn-delay-cap-seconds 0.000001`, aiperf `--ignore-trace-delays`), `ignore_eos`, streaming, `--benchmark-duration %s`, a dataset cache built by a short priming run before the sweep (warm) |", *zdur)
 	p("")
@@ -199,5 +199,5 @@ func orNA(version, status string) string {
 	case version == "":
 		return "not run"
 	}
-	return version + " (pip, in a venv the harness owns; `pip freeze` beside the run)"
+	return version + " (pip, in a venv the harness owns; its `pip freeze` is in `bench/compare.aiperf-freeze.txt`)"
 }
