@@ -437,7 +437,7 @@ func analyzeCmd(args []string) error {
 				clientFirst := float64(md.RequestStartNs) + ttft*1e6
 				ttftErr = append(ttftErr, (clientFirst-float64(s.FirstByteNs))/1e6)
 			}
-			if in, ok := ins.lookup(*tool, md.SourceTraceID, md.ConversationID, md.SourceOuterIdx, md.SourceInnerIdx, md.TurnIndex); ok && s.ContentTokens >= 0 {
+			if in, ok := ins.lookup(*tool, md.AgentDepth, md.SourceTraceID, md.ConversationID, md.SourceOuterIdx, md.SourceInnerIdx, md.TurnIndex); ok && s.ContentTokens >= 0 {
 				d := float64(s.ContentTokens - in)
 				islAbs = append(islAbs, math.Abs(d))
 				islSigned += d
@@ -539,22 +539,24 @@ type rawEntry struct {
 	nested []int // a subagent entry's requests' in
 }
 
-func (c *corpusIns) lookup(tool, traceID, convID string, outer, inner *int, turn int) (int, bool) {
+func (c *corpusIns) lookup(tool string, depth int, traceID, convID string, outer, inner *int, turn int) (int, bool) {
 	id := traceID
 	if id == "" {
 		id = convID
 	}
-	switch tool {
-	case "agentperf":
-		// agentperf numbers a trace's own requests (subagent entries are
-		// not replayed and not counted in its turn index).
+	switch {
+	case tool == "agentperf" && depth == 0:
+		// agentperf numbers a root conversation's requests among the
+		// trace's own requests (subagent entries are not counted in its
+		// turn index).
 		m := c.main[id]
 		if turn >= 0 && turn < len(m) {
 			return m[turn], true
 		}
 	default:
-		// aiperf names the raw position in the trace's request list, and
-		// the position inside a subagent entry.
+		// aiperf (and agentperf for a subagent's request) names the raw
+		// position in the trace's request list, and the position inside a
+		// subagent entry.
 		r := c.raw[id]
 		if outer == nil || *outer < 0 || *outer >= len(r) {
 			return 0, false
