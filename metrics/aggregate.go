@@ -195,30 +195,28 @@ func (s *Summary) Scalar(tag string) (Scalar, bool) {
 // metricStats computes the stat of every metric over the rows selected by
 // keep (among those listed in idx, or all when idx is nil), skipping
 // metrics without values. buf is scratch space.
-func metricStats(rows []row, idx []int32, keep func(*row) bool, buf []float64) ([]MetricStat, []float64) {
+func metricStats(rows *columns, idx []int32, keep func(rowFlags) bool, buf []float64) ([]MetricStat, []float64) {
 	var out []MetricStat
-	n := len(rows)
-	if idx != nil {
-		n = len(idx)
-	}
 	for i := range Metrics {
 		m := &Metrics[i]
 		if m.Tag == "error_isl" {
 			continue // error records only; summed in total_error_isl
 		}
 		buf = buf[:0]
-		for j := range n {
-			var r *row
-			if idx != nil {
-				r = &rows[idx[j]]
-			} else {
-				r = &rows[j]
-			}
-			if !keep(r) {
-				continue
-			}
-			if x := m.Get(&r.v); Has(x) {
-				buf = append(buf, x)
+		if idx == nil {
+			rows.eachValue(i, keep, func(x float64) {
+				if Has(x) {
+					buf = append(buf, x)
+				}
+			})
+		} else {
+			for _, j := range idx {
+				if !keep(rows.flags(int(j))) {
+					continue
+				}
+				if x := rows.value(i, int(j)); Has(x) {
+					buf = append(buf, x)
+				}
 			}
 		}
 		if len(buf) == 0 {
@@ -231,13 +229,13 @@ func metricStats(rows []row, idx []int32, keep func(*row) bool, buf []float64) (
 
 // aggregate computes the Summary of rows: the blocks of
 // profile_export_aiperf.json (docs/artifacts.md).
-func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice time.Duration) *Summary {
+func aggregate(rows *columns, overflows int, errs []ErrorCount, info RunInfo, slice time.Duration) *Summary {
 	s := &Summary{Info: info, Errors: errs, ContextOverflowCount: overflows, SliceDuration: slice,
 		BenchmarkDuration: math.NaN(), TheoreticalHitPct: math.NaN()}
 	var buf []float64
-	prof := func(r *row) bool { return !r.warmup && r.ok() }
+	prof := func(f rowFlags) bool { return !f.warmup() && f.ok() }
 	s.Metrics, buf = metricStats(rows, nil, prof, buf)
-	s.WarmupMetrics, buf = metricStats(rows, nil, func(r *row) bool { return r.warmup && r.ok() }, buf)
+	s.WarmupMetrics, buf = metricStats(rows, nil, func(f rowFlags) bool { return f.warmup() && f.ok() }, buf)
 
 	var (
 		minStart, maxResp                  int64 = math.MaxInt64, math.MinInt64
@@ -247,8 +245,9 @@ func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice
 		cacheRead, cachePrompt             float64
 		hasReasoning, hasErrISL, hasCache  bool
 	)
-	for i := range rows {
-		r := &rows[i]
+	for i := range rows.len() {
+		rr := rows.row(i)
+		r := &rr
 		if r.warmup {
 			switch {
 			case r.ok():
@@ -362,10 +361,11 @@ func aggregate(rows []row, overflows int, errs []ErrorCount, info RunInfo, slice
 		// e2e-normalized interactivity: 1 / pXX(latency_s / OSL), the
 		// percentile of the lower-is-better quantity, inverted.
 		buf = buf[:0]
-		for i := range rows {
-			r := &rows[i]
-			if prof(r) && Has(r.v.RequestLatency) && Has(r.v.OSL) && r.v.OSL > 0 {
-				buf = append(buf, r.v.RequestLatency/1000/r.v.OSL)
+		lat, osl := metricIndex("request_latency"), metricIndex("output_sequence_length")
+		for i := range rows.len() {
+			l, o := rows.value(lat, i), rows.value(osl, i)
+			if prof(rows.flags(i)) && Has(l) && Has(o) && o > 0 {
+				buf = append(buf, l/1000/o)
 			}
 		}
 		if len(buf) > 0 {
@@ -400,7 +400,7 @@ const maxTimeslices = 1_000_000
 // docs/artifacts.md). It returns a
 // problem instead of slices when the window would need more than
 // maxTimeslices of them (bogus timestamps).
-func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, string) {
+func timeslices(rows *columns, info RunInfo, slice time.Duration) ([]Timeslice, string) {
 	ps, pe := info.profilingWindow()
 	var t0, t1 int64
 	if !ps.IsZero() {
@@ -410,16 +410,16 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, str
 		t1 = pe.UnixNano()
 	}
 	first := true
-	for i := range rows {
-		r := &rows[i]
-		if r.warmup {
+	for i := range rows.len() {
+		if rows.flags(i).warmup() {
 			continue
 		}
-		if ps.IsZero() && (first || r.startNs < t0) {
-			t0 = r.startNs
+		start, end := rows.times(i)
+		if ps.IsZero() && (first || start < t0) {
+			t0 = start
 		}
-		if pe.IsZero() && (first || r.endNs > t1) {
-			t1 = r.endNs
+		if pe.IsZero() && (first || end > t1) {
+			t1 = end
 		}
 		first = false
 	}
@@ -434,16 +434,17 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, str
 	n := int((t1 - t0 + d - 1) / d)
 	// Counting sort of the profiling rows by slice: idx[start[k]:start[k+1]]
 	// are the rows of slice k, in record order.
-	sliceOf := func(r *row) int {
-		if r.startNs < t0 {
+	sliceOf := func(i int) int {
+		st, _ := rows.times(i)
+		if st < t0 {
 			return 0
 		}
-		return min(int((r.startNs-t0)/d), n-1)
+		return min(int((st-t0)/d), n-1)
 	}
 	start := make([]int32, n+1)
-	for i := range rows {
-		if !rows[i].warmup {
-			start[sliceOf(&rows[i])+1]++
+	for i := range rows.len() {
+		if !rows.flags(i).warmup() {
+			start[sliceOf(i)+1]++
 		}
 	}
 	for k := range n {
@@ -451,33 +452,34 @@ func timeslices(rows []row, info RunInfo, slice time.Duration) ([]Timeslice, str
 	}
 	idx := make([]int32, start[n])
 	fill := slices.Clone(start[:n])
-	for i := range rows {
-		if !rows[i].warmup {
-			k := sliceOf(&rows[i])
+	for i := range rows.len() {
+		if !rows.flags(i).warmup() {
+			k := sliceOf(i)
 			idx[fill[k]] = int32(i)
 			fill[k]++
 		}
 	}
 	out := make([]Timeslice, n)
 	var buf []float64
+	oslCol := metricIndex("output_sequence_length")
 	for k := range out {
 		ts := &out[k]
 		ts.StartNs = t0 + int64(k)*d
 		ts.EndNs = ts.StartNs + d
 		ts.Complete = ts.EndNs <= t1
 		b := idx[start[k]:start[k+1]]
-		ts.Metrics, buf = metricStats(rows, b, func(r *row) bool { return r.ok() }, buf)
+		ts.Metrics, buf = metricStats(rows, b, rowFlags.ok, buf)
 		okN, errN := 0, 0
 		osl := 0.0
 		for _, j := range b {
-			r := &rows[j]
+			f := rows.flags(int(j))
 			switch {
-			case r.ok():
+			case f.ok():
 				okN++
-				if Has(r.v.OSL) {
-					osl += r.v.OSL
+				if x := rows.value(oslCol, int(j)); Has(x) {
+					osl += x
 				}
-			case r.failed:
+			case f.failed():
 				errN++
 			}
 		}

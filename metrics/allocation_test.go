@@ -4,17 +4,28 @@ package metrics
 
 import "testing"
 
-// TestAddDoesNotAllocate guards the hot path: once the row slice has room,
-// adding a record allocates nothing (line buffers are pooled).
+// TestAddDoesNotAllocate guards the hot path: adding a record allocates
+// nothing (line buffers are pooled; the row columns allocate one chunk per
+// columnChunkRows records, here only in the warm-up Add).
 func TestAddDoesNotAllocate(t *testing.T) {
 	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: fixedClock(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.rows = make([]row, 0, 1000)
 	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
-	c.Add(r) // warm the pool
-	if n := testing.AllocsPerRun(500, func() { c.Add(r) }); n > 0 {
+	c.Add(r) // warm the pool, allocate the first chunk
+	if n := testing.AllocsPerRun(columnChunkRows/4, func() { c.Add(r) }); n > 0 {
 		t.Errorf("Collector.Add allocates %v times per record", n)
+	}
+}
+
+// TestColumnsAppendDoesNotAllocate: within a chunk, storing a row
+// allocates nothing.
+func TestColumnsAppendDoesNotAllocate(t *testing.T) {
+	var c columns
+	r := distinctRow(1)
+	c.append(&r) // the first chunk
+	if n := testing.AllocsPerRun(columnChunkRows/2, func() { c.append(&r) }); n > 0 {
+		t.Errorf("columns.append allocates %v times per row", n)
 	}
 }

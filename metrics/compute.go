@@ -217,6 +217,16 @@ func (v *Values) array() [numMetrics]float64 {
 		v.OSLMismatchPct, v.ErrorISL}
 }
 
+// valuesFromArray is the inverse of Values.array (the alias column of
+// time_per_output_token is read from inter_token_latency's).
+func valuesFromArray(a *[numMetrics]float64) Values {
+	return Values{RequestLatency: a[0], TTFT: a[1], TTST: a[2], TTFO: a[3], ITL: a[4], FullResponseITL: a[6],
+		DecodeDuration: a[7], FullDecodeDuration: a[8], OutputTPSPerUser: a[9], FullResponseTPSPerUser: a[10], E2EOutputTPS: a[11],
+		PrefillTPSPerUser: a[12], ISL: a[13], OSL: a[14], OutputTokenCount: a[15], ReasoningTokenCount: a[16], UsagePromptTokens: a[17],
+		UsageCompletionTokens: a[18], UsageTotalTokens: a[19], UsageReasoningTokens: a[20], UsageCacheReadTokens: a[21],
+		OSLMismatchPct: a[22], ErrorISL: a[23]}
+}
+
 // metricByTag maps a tag to its index in Metrics (tags written by
 // agentperf; aliases such as time_per_output_token have no setter).
 func metricByTag(tag string) (int, bool) {

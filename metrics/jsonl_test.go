@@ -119,7 +119,7 @@ func TestReadExportErrors(t *testing.T) {
 		})
 	}
 	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl")
-	if err != nil || len(p.rows) != 1 || p.rows[0].v.TTFT != 5 || p.acct.ProfilingOK != 1 {
+	if err != nil || p.rows.len() != 1 || p.rows.row(0).v.TTFT != 5 || p.acct.ProfilingOK != 1 {
 		t.Fatalf("bare-number metric: %v %+v", err, p)
 	}
 }
@@ -143,11 +143,11 @@ func FuzzReadExport(f *testing.F) {
 			}
 			return
 		}
-		if p.acct.Total() != len(p.rows) {
-			t.Fatalf("accounting %+v for %d rows", p.acct, len(p.rows))
+		if p.acct.Total() != p.rows.len() {
+			t.Fatalf("accounting %+v for %d rows", p.acct, p.rows.len())
 		}
 		// Whatever was read aggregates and renders without panicking.
-		s := aggregate(p.rows, 0, p.errs.list(), RunInfo{}, 0)
+		s := aggregate(&p.rows, 0, p.errs.list(), RunInfo{}, 0)
 		if _, err := s.aggregateJSON(exportOptions{version: "x", location: time.UTC}); err != nil {
 			t.Fatal(err)
 		}

@@ -72,7 +72,7 @@ func metricValue(raw json.RawMessage) (float64, bool, error) {
 
 // parsedExport is what readExport returns.
 type parsedExport struct {
-	rows []row
+	rows columns
 	errs errorTally
 	acct Accounting
 }
@@ -94,7 +94,7 @@ func readExport(r io.Reader, name string) (*parsedExport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
 		}
-		p.rows = append(p.rows, rw)
+		p.rows.append(&rw)
 		switch {
 		case rw.cancelled:
 			p.acct.Cancelled++
@@ -286,7 +286,7 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 		sent = p.acct.Total()
 	}
 	info.Accounting.Sent = sent
-	s := aggregate(p.rows, ovf, p.errs.list(), info, slice)
+	s := aggregate(&p.rows, ovf, p.errs.list(), info, slice)
 	s.AccountingErr = info.Accounting.Check()
 	return s, version, nil
 }

@@ -35,7 +35,9 @@ type conn struct {
 	req      *fasthttp.Request
 	resp     *fasthttp.Response
 	lines    lineReader
+	body     []byte // a response body read from a stream (a server that ignored stream:true)
 	liveText []byte
+	prepared bool // req holds the per-connection part of every request
 }
 
 func newConn(c *Config, timeout time.Duration) (*conn, error) {
@@ -63,10 +65,10 @@ func newConn(c *Config, timeout time.Duration) (*conn, error) {
 		ReadTimeout:                   timeout,
 		WriteTimeout:                  timeout,
 		MaxIdleConnDuration:           5 * time.Minute,
-		StreamResponseBody:            true,
+		StreamResponseBody:            false, // per request: resp.StreamBody = c.Streaming
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: false,
-		MaxResponseBodySize:           0,
+		MaxResponseBodySize:           maxFullBody, // non-streaming bodies are read by fasthttp; streams are not limited
 		ReadBufferSize:                16 << 10,
 		Dial: func(a string) (net.Conn, error) {
 			nc, err := dialer.Dial("tcp", a)
@@ -86,7 +88,33 @@ func newConn(c *Config, timeout time.Duration) (*conn, error) {
 	}
 	k.req = fasthttp.AcquireRequest()
 	k.resp = fasthttp.AcquireResponse()
+	k.resp.KeepBodyBuffer = true // the lane reuses its response body buffer
 	return k, nil
+}
+
+// maxFullBody bounds a non-streaming response body.
+const maxFullBody = 256 << 20
+
+// prepare sets the part of every request that does not change: method,
+// URI, content type, Accept, Authorization and the --header headers
+// (sorted once here, not per request). Per-request headers are set over
+// them with RequestHeader.Set, which replaces a value in place.
+func (k *conn) prepare(c *Config) {
+	req := k.req
+	req.Reset()
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(k.uri)
+	req.Header.SetContentType("application/json")
+	if c.Streaming {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for _, hk := range sortedKeys(c.Headers) {
+		req.Header.Set(hk, c.Headers[hk])
+	}
+	k.prepared = true
 }
 
 var errAborted = errors.New("request cancelled")
@@ -116,7 +144,9 @@ func (k *conn) close() {
 	// Dial closure k, alive for up to MaxIdleConnDuration after Run
 	// returns: drop the buffers so only the small structs linger.
 	k.req, k.resp = nil, nil
+	k.prepared = false
 	k.lines = lineReader{}
+	k.body = nil
 	k.liveText = nil
 }
 
@@ -124,31 +154,40 @@ func (k *conn) close() {
 type exchange struct {
 	ackNs, firstNs, secondNs, firstOutputNs, lastNs, endNs int64
 	chunks                                                 int
-	usage                                                  *metrics.Usage
+	hasUsage                                               bool // usage is the last usage object received
+	usage                                                  metrics.Usage
 	errBody                                                []byte // error body or stream error event, for classification
 	err                                                    *metrics.Error
 }
 
+// recordUsage returns the usage for a metrics.Record (a copy the record
+// owns), or nil when the response carried none.
+func (x *exchange) recordUsage() *metrics.Usage {
+	if !x.hasUsage {
+		return nil
+	}
+	u := x.usage
+	return &u
+}
+
 // do sends body and consumes the response, timing every content chunk with
 // now. text, when non-nil, collects the reply's content (live mode).
+//
+// A streaming request's body is read as it arrives (fasthttp's body
+// stream); a non-streaming one is read whole by fasthttp into the lane's
+// response buffer (its first byte is its last anyway). Apart from what
+// fasthttp itself allocates for a body stream, nothing on this path
+// allocates once the lane's buffers have grown to the largest response
+// (TestClientPathAllocs): the request, the response, the line reader and
+// the body buffer belong to the lane.
 func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
 	req, resp := k.req, k.resp
-	req.Reset()
-	resp.Reset()
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(k.uri)
-	req.Header.SetContentType("application/json")
-	if c.Streaming {
-		req.Header.Set("Accept", "text/event-stream")
-	}
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	for _, hk := range sortedKeys(c.Headers) {
-		req.Header.Set(hk, c.Headers[hk])
+	if !k.prepared {
+		k.prepare(c)
 	}
 	hdr(&req.Header)
 	req.SetBodyRaw(body)
+	resp.StreamBody = c.Streaming // HostClient.Do keeps it across its Reset
 
 	err := k.hc.Do(req, resp)
 	x.ackNs = now()
@@ -160,11 +199,14 @@ func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now
 	defer resp.CloseBodyStream() //nolint:errcheck // a close error after a full read is not a request failure
 	status := resp.StatusCode()
 	stream := resp.BodyStream()
-	if stream == nil {
-		stream = bytes.NewReader(resp.Body())
-	}
 	if status >= 400 {
-		b, rerr := io.ReadAll(io.LimitReader(stream, maxErrorBody))
+		var b []byte
+		var rerr error
+		if stream != nil {
+			b, rerr = io.ReadAll(io.LimitReader(stream, maxErrorBody))
+		} else {
+			b = append([]byte(nil), truncateBytes(resp.Body(), maxErrorBody)...)
+		}
 		x.endNs = now()
 		x.errBody = b
 		msg := errorMessage(b)
@@ -174,34 +216,69 @@ func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now
 		x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
 		return x
 	}
-	ct := string(resp.Header.ContentType())
-	if c.Streaming && strings.HasPrefix(ct, "text/event-stream") {
+	if stream != nil && bytes.HasPrefix(resp.Header.ContentType(), []byte("text/event-stream")) {
 		k.readSSE(stream, now, text, &x)
 		return x
 	}
 	// Non-streaming (or a server that ignored stream:true).
-	b, rerr := io.ReadAll(io.LimitReader(stream, 256<<20))
-	x.endNs = now()
-	if rerr != nil {
-		x.err = k.transportError(rerr, "while reading the response body")
-		return x
+	var b []byte
+	if stream != nil {
+		var rerr error
+		k.body, rerr = readAllInto(k.body[:0], stream, maxFullBody)
+		b = k.body
+		if rerr != nil {
+			x.endNs = now()
+			x.err = k.transportError(rerr, "while reading the response body")
+			return x
+		}
+	} else {
+		b = resp.Body()
 	}
-	content, reasoning, usage, perr := parseFullResponse(b, text)
+	x.endNs = now()
+	r, perr := parseFullResponse(b, text)
 	if perr != nil {
-		x.errBody = b
+		x.errBody = append([]byte(nil), b...)
 		// No code: the status was a success; the body is what failed (the
 		// same rule as a malformed SSE event).
 		x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
 		return x
 	}
-	if content || reasoning {
+	if r.content || r.reasoning {
 		x.firstNs, x.lastNs, x.chunks = x.endNs, x.endNs, 1
-		if content {
+		if r.content {
 			x.firstOutputNs = x.endNs
 		}
 	}
-	x.usage = usage
+	x.hasUsage, x.usage = r.hasUsage, r.usage
 	return x
+}
+
+// readAllInto appends r to dst until EOF, reading at most limit bytes
+// (more is an error).
+func readAllInto(dst []byte, r io.Reader, limit int) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst) > limit {
+			return dst, fmt.Errorf("response body larger than %d bytes", limit)
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+func truncateBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
 }
 
 func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exchange) {
@@ -266,8 +343,8 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 			}
 			x.lastNs = t
 		}
-		if ev.Usage != nil {
-			x.usage = ev.Usage
+		if ev.HasUsage {
+			x.hasUsage, x.usage = true, ev.Usage
 		}
 	}
 }

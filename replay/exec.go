@@ -199,7 +199,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 	rec.RequestEndNs = x.endNs
 	rec.ContentChunks = x.chunks
 	rec.NonStreaming = !c.Streaming
-	rec.Usage = x.usage
+	rec.Usage = x.recordUsage()
 	rec.Error = x.err
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -55,20 +54,4 @@ func BenchmarkValidJSON(b *testing.B) {
 			b.Fatal("invalid")
 		}
 	}
-}
-
-// FuzzFindKeys holds the one-pass key search to bytes.Index per key.
-func FuzzFindKeys(f *testing.F) {
-	f.Add(benchContentLine)
-	f.Add(benchUsageLine)
-	f.Add([]byte(`{"error":{"message":"x"},"text":"\"content\":","reasoning":"a","reasoning_content":""}`))
-	f.Add([]byte(`""content":`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		k := findKeys(b)
-		for j, key := range sseKeys {
-			if want := bytes.Index(b, key); k[j] != want {
-				t.Errorf("findKeys(%q)[%s] = %d, bytes.Index = %d", b, key, k[j], want)
-			}
-		}
-	})
 }

@@ -32,8 +32,8 @@ func BenchmarkParseFullResponse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(benchFullBody)))
 	for b.Loop() {
-		if c, _, u, err := parseFullResponse(benchFullBody, nil); !c || u == nil || err != nil {
-			b.Fatal(c, u, err)
+		if r, err := parseFullResponse(benchFullBody, nil); !r.content || !r.hasUsage || err != nil {
+			b.Fatal(r, err)
 		}
 	}
 }

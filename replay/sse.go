@@ -22,7 +22,8 @@ type sseEvent struct {
 	Done         bool // data: [DONE]
 	Content      bool // non-empty delta.content
 	Reasoning    bool // non-empty delta.reasoning_content / delta.reasoning
-	Usage        *metrics.Usage
+	HasUsage     bool // the event carried a usage object (Usage is it)
+	Usage        metrics.Usage
 	ErrorMessage []byte // the raw data of an error event (nil when none)
 }
 
@@ -85,15 +86,8 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 var (
-	dataPrefix    = []byte("data:")
-	doneMarker    = []byte("[DONE]")
-	keyContent    = []byte(`"content":`)
-	keyReasoning1 = []byte(`"reasoning_content":`)
-	keyReasoning2 = []byte(`"reasoning":`)
-	keyUsage      = []byte(`"usage":`)
-	keyError      = []byte(`"error":`)
-	keyChoices    = []byte(`"choices"`)
-	keyText       = []byte(`"text":`)
+	dataPrefix = []byte("data:")
+	doneMarker = []byte("[DONE]")
 )
 
 // parseSSELine interprets one line of an SSE stream. Lines that are not
@@ -115,23 +109,19 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	if data[0] != '{' {
 		return ev, true, fmt.Errorf("%w: SSE data is not a JSON object: %.120q", errMalformed, data)
 	}
-	k := findKeys(data)
-	// Error events carry a top-level "error" and no "choices".
-	if k[kError] >= 0 && k[kChoices] < 0 {
-		ev.ErrorMessage = data
-		return ev, true, nil
-	}
-	// Fast path: a content delta without usage needs no full decode.
-	hasUsage := k[kUsage] >= 0
-	if !hasUsage && text == nil && k[kText] < 0 {
-		c, cerr := stringAt(data, k[kContent], len(keyContent))
-		r1, rerr1 := stringAt(data, k[kReasoning1], len(keyReasoning1))
-		r2, rerr2 := stringAt(data, k[kReasoning2], len(keyReasoning2))
-		if cerr == nil && rerr1 == nil && rerr2 == nil {
-			if !validJSON(data) {
-				return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %.120q", errMalformed, data)
+	// One pass (scanCompletion), or encoding/json where that cannot decide
+	// or where the live text is wanted. Either way the whole event is
+	// checked to be valid JSON, so a malformed stream is reported rather
+	// than counted.
+	if text == nil {
+		if sc, ok := scanCompletion(data); ok {
+			if sc.errorSet {
+				ev.ErrorMessage = data
+				return ev, true, nil
 			}
-			ev.Content, ev.Reasoning = c, r1 || r2
+			ev.Content = sc.deltaContent || sc.text
+			ev.Reasoning = sc.deltaReasoning
+			ev.HasUsage, ev.Usage = sc.hasUsage, sc.usage
 			return ev, true, nil
 		}
 	}
@@ -139,7 +129,7 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	if err := json.Unmarshal(data, &chunk); err != nil {
 		return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %v", errMalformed, err)
 	}
-	if chunk.Error != nil {
+	if chunk.hasError() {
 		ev.ErrorMessage = data
 		return ev, true, nil
 	}
@@ -161,90 +151,8 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 			}
 		}
 	}
-	ev.Usage = chunk.Usage.toMetrics()
+	ev.Usage, ev.HasUsage = chunk.Usage.toMetrics()
 	return ev, true, nil
-}
-
-// nonEmptyString reports whether data has key followed by a non-empty JSON
-// string. It returns an error when the key's value is not a plain string or
-// null (the caller then decodes fully).
-func nonEmptyString(data, key []byte) (bool, error) {
-	return stringAt(data, bytes.Index(data, key), len(key))
-}
-
-// stringAt is nonEmptyString for a key of length n found at index i
-// (i < 0: absent).
-func stringAt(data []byte, i, n int) (bool, error) {
-	if i < 0 {
-		return false, nil
-	}
-	rest := bytes.TrimLeft(data[i+n:], " ")
-	switch {
-	case bytes.HasPrefix(rest, []byte(`""`)):
-		return false, nil
-	case bytes.HasPrefix(rest, []byte(`null`)):
-		return false, nil
-	case len(rest) > 1 && rest[0] == '"':
-		return true, nil
-	}
-	return false, errors.New("not a string")
-}
-
-// Indexes into the result of findKeys, one per key it looks for.
-const (
-	kError = iota
-	kChoices
-	kUsage
-	kText
-	kContent
-	kReasoning1
-	kReasoning2
-	numKeys
-)
-
-// sseKeys are the keys findKeys looks for, by index.
-var sseKeys = [numKeys][]byte{keyError, keyChoices, keyUsage, keyText, keyContent, keyReasoning1, keyReasoning2}
-
-// findKeys returns, for each of sseKeys, the index of its first occurrence
-// in data (-1 when absent): what bytes.Index gives, in one pass over the
-// quotes of data instead of one search per key (every key starts with a
-// quote).
-func findKeys(data []byte) (k [numKeys]int) {
-	for j := range k {
-		k[j] = -1
-	}
-	for i := 0; i < len(data); {
-		q := bytes.IndexByte(data[i:], '"')
-		if q < 0 {
-			break
-		}
-		p := i + q
-		if p+1 < len(data) {
-			rest := data[p:]
-			switch data[p+1] {
-			case 'e':
-				firstAt(&k[kError], p, rest, keyError)
-			case 'c':
-				firstAt(&k[kChoices], p, rest, keyChoices)
-				firstAt(&k[kContent], p, rest, keyContent)
-			case 'u':
-				firstAt(&k[kUsage], p, rest, keyUsage)
-			case 't':
-				firstAt(&k[kText], p, rest, keyText)
-			case 'r':
-				firstAt(&k[kReasoning1], p, rest, keyReasoning1)
-				firstAt(&k[kReasoning2], p, rest, keyReasoning2)
-			}
-		}
-		i = p + 1
-	}
-	return k
-}
-
-func firstAt(dst *int, p int, rest, key []byte) {
-	if *dst < 0 && bytes.HasPrefix(rest, key) {
-		*dst = p
-	}
 }
 
 type chunkJSON struct {
@@ -265,6 +173,12 @@ type chunkJSON struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// hasError reports whether the object had a top-level error other than
+// null (json.RawMessage keeps a null as the bytes "null").
+func (c *chunkJSON) hasError() bool {
+	return len(c.Error) > 0 && string(c.Error) != "null"
+}
+
 type usageJSON struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
@@ -277,42 +191,69 @@ type usageJSON struct {
 	} `json:"completion_tokens_details"`
 }
 
-func (u *usageJSON) toMetrics() *metrics.Usage {
+func (u *usageJSON) toMetrics() (metrics.Usage, bool) {
 	if u == nil {
-		return nil
+		return metrics.Usage{}, false
 	}
-	m := &metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	m := metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		m.CachedTokens, m.HasCached = *d.CachedTokens, true
 	}
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
 		m.ReasoningTokens, m.HasReasoning = *d.ReasoningTokens, true
 	}
-	return m
+	return m, true
 }
 
-// parseFullResponse interprets a non-streaming chat completion body.
-func parseFullResponse(body []byte, text *[]byte) (content, reasoning bool, usage *metrics.Usage, err error) {
+// fullResponse is what a non-streaming chat completion body carried.
+type fullResponse struct {
+	content, reasoning bool
+	hasUsage           bool
+	usage              metrics.Usage
+}
+
+// errErrorObject marks a 200 response whose body is an error object.
+var errErrorObject = errors.New("error object in 200 response")
+
+// parseFullResponse interprets a non-streaming chat completion body: in
+// one pass without allocating (scanCompletion), or with encoding/json when
+// that cannot decide or when text (the live reply, content then text per
+// choice) is wanted.
+func parseFullResponse(body []byte, text *[]byte) (r fullResponse, err error) {
+	if text == nil {
+		if sc, ok := scanCompletion(body); ok {
+			if sc.errorSet {
+				return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
+			}
+			return fullResponse{content: sc.msgContent || sc.text, reasoning: sc.msgReasoning, hasUsage: sc.hasUsage, usage: sc.usage}, nil
+		}
+	}
+	return decodeFullResponse(body, text)
+}
+
+// decodeFullResponse is parseFullResponse with encoding/json.
+func decodeFullResponse(body []byte, text *[]byte) (r fullResponse, err error) {
 	var chunk chunkJSON
 	if err := json.Unmarshal(body, &chunk); err != nil {
-		return false, false, nil, fmt.Errorf("%w: invalid JSON response body: %v", errMalformed, err)
+		return r, fmt.Errorf("%w: invalid JSON response body: %v", errMalformed, err)
 	}
-	if chunk.Error != nil {
-		return false, false, nil, fmt.Errorf("error object in 200 response: %s", truncate(body, 512))
+	if chunk.hasError() {
+		return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
 	}
 	for _, ch := range chunk.Choices {
 		if ch.Message.Content != "" || ch.Text != "" {
-			content = true
+			r.content = true
 			if text != nil {
 				*text = append(*text, ch.Message.Content...)
 				*text = append(*text, ch.Text...)
 			}
 		}
 		if ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" {
-			reasoning = true
+			r.reasoning = true
 		}
 	}
-	return content, reasoning, chunk.Usage.toMetrics(), nil
+	r.usage, r.hasUsage = chunk.Usage.toMetrics()
+	return r, nil
 }
 
 // errorMessage extracts a readable message from an error body: the JSON

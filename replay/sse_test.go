@@ -53,7 +53,7 @@ func TestParseSSELine(t *testing.T) {
 			if err != nil && !errors.Is(err, errMalformed) {
 				t.Fatalf("err %v does not wrap errMalformed", err)
 			}
-			if ev.Content != tc.content || ev.Reasoning != tc.reasoning || ev.Done != tc.done || (ev.ErrorMessage != nil) != tc.isErr || (ev.Usage != nil) != tc.usage {
+			if ev.Content != tc.content || ev.Reasoning != tc.reasoning || ev.Done != tc.done || (ev.ErrorMessage != nil) != tc.isErr || ev.HasUsage != tc.usage {
 				t.Fatalf("event = %+v", ev)
 			}
 			if tc.usage && (ev.Usage.PromptTokens != tc.prompt || ev.Usage.CompletionTokens != tc.completion || ev.Usage.CachedTokens != tc.cached || !ev.Usage.HasCached) {
@@ -156,15 +156,19 @@ func FuzzParseSSE(f *testing.F) {
 				t.Fatalf("line reader does not terminate")
 			}
 			ev, ok, perr := parseSSELine(line, &text)
-			if !ok && (perr != nil || ev.Content || ev.Done || ev.Usage != nil) {
+			if !ok && (perr != nil || ev.Content || ev.Done || ev.HasUsage) {
 				t.Fatalf("non-data line produced an event: %+v %v", ev, perr)
 			}
 			if perr != nil && !errors.Is(perr, errMalformed) {
 				t.Fatalf("parse error %v does not wrap errMalformed", perr)
 			}
 			sawContent = sawContent || ev.Content
-			// The fast path must not panic either.
-			parseSSELine(line, nil)
+			// The one-pass path (no live text) decides as encoding/json does.
+			fast, fok, ferr := parseSSELine(line, nil)
+			if fok != ok || (ferr != nil) != (perr != nil) || fast.Content != ev.Content || fast.Reasoning != ev.Reasoning ||
+				fast.Done != ev.Done || fast.HasUsage != ev.HasUsage || fast.Usage != ev.Usage || (fast.ErrorMessage != nil) != (ev.ErrorMessage != nil) {
+				t.Fatalf("line %q: one pass %+v %v %v, encoding/json %+v %v %v", line, fast, fok, ferr, ev, ok, perr)
+			}
 		}
 		if len(text) > 0 && !sawContent {
 			t.Fatalf("text %q collected without a content event", text)
@@ -172,8 +176,8 @@ func FuzzParseSSE(f *testing.F) {
 	})
 }
 
-// TestFastPathAgreesWithFullDecode checks the allocation-free content
-// detection against a full JSON decode on the chunk shapes servers send.
+// TestFastPathAgreesWithFullDecode checks the one-pass parse against a
+// full JSON decode (the live-text path) on the chunk shapes servers send.
 func TestFastPathAgreesWithFullDecode(t *testing.T) {
 	t.Parallel()
 	lines := []string{

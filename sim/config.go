@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"sort"
 	"strings"
@@ -100,6 +101,12 @@ type Config struct {
 	// wrote the first content byte (see Server.FirstByte). Off by default
 	// because the table grows with every request.
 	RecordFirstByte bool
+	// RequestLog, when set, gets one JSON line per completion request as
+	// it ends (see RequestLogEntry): when it arrived, its request ids, the
+	// prompt tokens counted, and when the first content byte was flushed.
+	// Benchmarks read it to compare clients against what the server saw.
+	// Lines are written one Write call each, under a lock.
+	RequestLog io.Writer
 
 	// TokenizerName names the tokenizer when Tokenizer is nil, as
 	// tokenizer.Resolve reads it: "" or "builtin", a tokenizer.json (plain

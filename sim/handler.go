@@ -77,6 +77,17 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	arrival := time.Now()
 	n := s.reqSeq.Add(1)
 	s.cnt.requests.Add(1)
+	var logged *RequestLogEntry // Config.RequestLog's line, written when the request ends
+	if s.cfg.RequestLog != nil {
+		logged = &RequestLogEntry{N: n, ArrivalNs: arrival.UnixNano(), RequestID: r.Header.Get("X-Request-ID"),
+			CorrelationID: r.Header.Get("X-Correlation-ID"), PromptTokens: -1, ContentTokens: -1}
+		defer s.logRequest(logged)
+	}
+	status := func(code int) {
+		if logged != nil {
+			logged.Status = code
+		}
+	}
 	f := &s.cfg.Faults
 	if f.DownAfterRequests > 0 && n == int64(f.DownAfterRequests)+1 {
 		s.downOnce.Do(func() {
@@ -99,6 +110,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	if buf.Len() > maxBodyBytes {
 		s.cnt.badRequests.Add(1)
+		status(http.StatusRequestEntityTooLarge)
 		s.writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", "request body larger than 64 MiB", nil)
 		return
 	}
@@ -107,12 +119,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	switch fault {
 	case fi500, fi503, fi429:
 		s.countFault(fault)
-		status := map[int]int{fi500: 500, fi503: 503, fi429: 429}[fault]
+		code := map[int]int{fi500: 500, fi503: 503, fi429: 429}[fault]
 		typ := map[int]string{fi500: "InternalServerError", fi503: "ServiceUnavailableError", fi429: "RateLimitError"}[fault]
-		if status != 500 {
+		if code != 500 {
 			w.Header().Set("Retry-After", "1")
 		}
-		s.writeError(w, status, typ, "simulated "+strconv.Itoa(status)+" (agentperf sim fault injection)", nil)
+		status(code)
+		s.writeError(w, code, typ, "simulated "+strconv.Itoa(code)+" (agentperf sim fault injection)", nil)
 		return
 	case fiResetBeforeHeaders:
 		s.countFault(fault)
@@ -123,12 +136,14 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	var req completionRequest
 	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
 		s.cnt.badRequests.Add(1)
+		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error(), nil)
 		return
 	}
 	if req.Model != "" && req.Model != s.cfg.Model {
 		s.cnt.notFound.Add(1)
 		model := "model"
+		status(http.StatusNotFound)
 		s.writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.", &model)
 		return
 	}
@@ -139,10 +154,14 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		*idsp = ids
 		idsPool.Put(idsp)
 		s.cnt.badRequests.Add(1)
+		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", err.Error(), nil)
 		return
 	}
 	p := len(ids)
+	if logged != nil {
+		logged.PromptTokens, logged.ContentTokens = p, req.contentTokens
+	}
 	hashes := blockHashes(nil, ids, s.cfg.BlockSize)
 	ph := fnv.New64a()
 	for _, t := range ids[len(hashes)*s.cfg.BlockSize:] {
@@ -164,11 +183,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if mGiven && mt < 1 {
 		s.cnt.badRequests.Add(1)
 		param := "max_tokens"
+		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1, got "+strconv.Itoa(mt)+".", &param)
 		return
 	}
 	if body, over := overflowCheck(s.wording, s.cfg.MaxModelLen, p, mt, mGiven); over {
 		s.cnt.overflows.Add(1)
+		status(http.StatusBadRequest)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusBadRequest)
@@ -222,7 +243,11 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if !chat {
 		rw.reasoning = 0
 	}
+	status(http.StatusOK)
 	rw.serve(r.Context())
+	if logged != nil {
+		logged.FirstByteNs = unixNs(rw.firstTok)
+	}
 }
 
 // pickEngine routes a request: by hash of X-Correlation-ID (hash routing)

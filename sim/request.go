@@ -25,6 +25,10 @@ type completionRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	IgnoreEOS bool `json:"ignore_eos"`
+
+	// contentTokens is set by promptTokens: the tokens of the contents
+	// alone, without the chat template.
+	contentTokens int
 }
 
 type chatMessage struct {
@@ -167,9 +171,12 @@ func (s *Server) promptTokens(dst []uint32, req *completionRequest, chat bool) (
 			return dst, errors.New("prompt is required")
 		}
 		if req.Prompt.ids != nil {
+			req.contentTokens = len(req.Prompt.ids)
 			return append(dst, req.Prompt.ids...), nil
 		}
-		return s.appendContent(dst, req.Prompt.text), nil
+		dst = s.appendContent(dst, req.Prompt.text)
+		req.contentTokens = len(dst)
+		return dst, nil
 	}
 	if len(req.Messages) == 0 {
 		return dst, errors.New("messages must be a non-empty array")
@@ -179,11 +186,13 @@ func (s *Server) promptTokens(dst []uint32, req *completionRequest, chat bool) (
 			return dst, errors.New("every message needs a role")
 		}
 		dst = s.appendEncode(dst, tmplStart+m.Role+"\n")
+		n := len(dst)
 		if m.Content.raw == nil {
 			dst = s.appendContent(dst, m.Content.text)
 		} else if dst, err = s.appendRawContent(dst, m.Content.raw); err != nil {
 			return dst, err
 		}
+		req.contentTokens += len(dst) - n
 		dst = s.appendEncode(dst, tmplEnd)
 	}
 	return s.appendEncode(dst, tmplAssist), nil

@@ -55,6 +55,8 @@ type Server struct {
 
 	fbMu      sync.Mutex
 	firstByte map[string]time.Time
+
+	logMu sync.Mutex // serialises Config.RequestLog lines
 }
 
 // faultNames names the fault counters by index: fiDown, then the

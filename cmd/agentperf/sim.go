@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentperf/agentperf/sim"
@@ -28,6 +31,7 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 	port := fs.Int("port", 8000, "TCP port (0 picks a free one)")
 	quiet := fs.Bool("quiet", false, "do not log injected faults")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	reqLog := fs.String("request-log", "", "write one JSON line per completion request to this file (arrival, request ids, prompt tokens, first content byte; for benchmarks)")
 	sim.RegisterFlags(fs, &cfg)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,6 +45,16 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 	cfg.Addr = net.JoinHostPort(*host, strconv.Itoa(*port))
 	if !*quiet {
 		cfg.Logf = func(format string, a ...any) { fmt.Fprintf(io.err, format+"\n", a...) }
+	}
+	var logW *lockedWriter
+	if *reqLog != "" {
+		f, err := os.Create(*reqLog)
+		if err != nil {
+			return usagef("sim: --request-log: %v", err)
+		}
+		defer f.Close()
+		logW = &lockedWriter{w: bufio.NewWriterSize(f, 1<<20)}
+		cfg.RequestLog = logW
 	}
 	srv, err := sim.New(cfg)
 	if err != nil {
@@ -59,8 +73,32 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		fmt.Fprintf(io.err, "agentperf sim: shutdown: %v\n", err)
 	}
+	if logW != nil {
+		if err := logW.flush(); err != nil {
+			return fmt.Errorf("sim: write --request-log %s: %w", *reqLog, err)
+		}
+	}
 	st := srv.Stats()
 	fmt.Fprintf(io.out, "agentperf sim: stopped after %d requests (%d completed, %d prompt tokens, %d cached)\n",
 		st.Requests, st.Completed, st.PromptTokens, st.CachedTokens)
 	return nil
+}
+
+// lockedWriter buffers the request log; flush may run while a handler cut
+// off by the shutdown grace still writes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Flush()
 }

@@ -1,0 +1,571 @@
+package replay
+
+import "github.com/agentperf/agentperf/metrics"
+
+// completionScan is what one chat.completion (non-streaming body) or
+// chat.completion.chunk (SSE event) object carries, as far as a replay
+// needs it: whether any choice has non-empty content or reasoning, a
+// top-level error, and the usage object.
+type completionScan struct {
+	deltaContent, deltaReasoning bool // choices[].delta.content / .reasoning_content, .reasoning
+	msgContent, msgReasoning     bool // choices[].message.…
+	text                         bool // choices[].text (the completions endpoint)
+	errorSet                     bool // a top-level "error" that is not null
+	hasUsage                     bool // a "usage" object (not null)
+	usage                        metrics.Usage
+}
+
+// scanDepthLimit bounds the nesting scanCompletion skips through; deeper
+// input goes to encoding/json, which allows 10000 levels.
+const scanDepthLimit = 512
+
+// scanCompletion reads b, one JSON object with optional surrounding
+// space, in one pass and without allocating, and reports what decoding it
+// with encoding/json into chunkJSON would give (FuzzScanCompletion holds
+// it to that). ok is false whenever it cannot decide exactly as
+// encoding/json would, and the caller then decodes with encoding/json
+// (which also words the error): invalid JSON, a known field of the wrong
+// type (encoding/json's UnmarshalTypeError), a known key given twice
+// (encoding/json merges them), a key that only case-insensitively matches
+// a known one, a key with escapes or non-ASCII bytes, an integer that is
+// not a plain int64, nesting deeper than scanDepthLimit, or a top-level
+// value that is not an object. Servers send none of these, so the
+// fallback costs nothing in practice.
+func scanCompletion(b []byte) (s completionScan, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return s, false
+	}
+	i, empty, ok := openObject(b, i)
+	if !ok {
+		return s, false
+	}
+	var seen uint8
+	for !empty {
+		var key []byte
+		if key, i, ok = readKey(b, i); !ok {
+			return s, false
+		}
+		switch k := topKey(key); k {
+		case keyUnknown:
+			if i, ok = scanValue(b, i, scanDepthLimit-1); !ok {
+				return s, false
+			}
+		case keyFolded:
+			return s, false
+		default:
+			if seen&(1<<k) != 0 {
+				return s, false
+			}
+			seen |= 1 << k
+			switch k {
+			case topChoices:
+				i, ok = scanChoices(b, i, &s)
+			case topUsage:
+				i, ok = scanUsage(b, i, &s)
+			case topError:
+				if hasLiteral(b, i, "null") {
+					i += 4
+				} else {
+					s.errorSet = true
+					i, ok = scanValue(b, i, scanDepthLimit-1)
+				}
+			}
+			if !ok {
+				return s, false
+			}
+		}
+		if i, empty, ok = afterMember(b, i, '}'); !ok {
+			return s, false
+		}
+	}
+	return s, skipSpace(b, i) == len(b)
+}
+
+// Key classes returned by the key matchers.
+const (
+	keyUnknown = 254 // not a field of the struct: its value is skipped
+	keyFolded  = 255 // matches a field only case-insensitively: bail out
+)
+
+// Top-level fields.
+const (
+	topChoices = iota
+	topUsage
+	topError
+)
+
+// The field names of each object, indexed by the constants above.
+var (
+	topNames     = []string{topChoices: "choices", topUsage: "usage", topError: "error"}
+	choiceNames  = []string{choiceDelta: "delta", choiceMessage: "message", choiceText: "text"}
+	messageNames = []string{msgContent: "content", msgReasoningContent: "reasoning_content", msgReasoning: "reasoning"}
+	usageNames   = []string{usagePrompt: "prompt_tokens", usageCompletion: "completion_tokens", usageTotal: "total_tokens",
+		usagePromptDetails: "prompt_tokens_details", usageCompletionDetails: "completion_tokens_details"}
+	cachedNames    = []string{"cached_tokens"}
+	reasoningNames = []string{"reasoning_tokens"}
+)
+
+func topKey(k []byte) uint8 { return matchKey(k, topNames) }
+
+// matchKey returns the index of the name k equals, keyFolded when k
+// equals one only up to ASCII case (encoding/json would still match it),
+// else keyUnknown.
+func matchKey(k []byte, names []string) uint8 {
+	folded := false
+	for j, n := range names {
+		if len(n) != len(k) {
+			continue
+		}
+		if string(k) == n {
+			return uint8(j)
+		}
+		folded = folded || equalFoldASCII(k, n)
+	}
+	if folded {
+		return keyFolded
+	}
+	return keyUnknown
+}
+
+func equalFoldASCII(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// scanChoices reads the value of "choices": null or an array whose
+// elements are null or objects.
+func scanChoices(b []byte, i int, s *completionScan) (int, bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
+	if i >= len(b) || b[i] != '[' {
+		return i, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		switch {
+		case hasLiteral(b, i, "null"):
+			i += 4
+		case i < len(b) && b[i] == '{':
+			if i, ok = scanChoice(b, i, s); !ok {
+				return i, false
+			}
+		default:
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		if b[i] == ']' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return i, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// Fields of a choice.
+const (
+	choiceDelta = iota
+	choiceMessage
+	choiceText
+)
+
+func scanChoice(b []byte, i int, s *completionScan) (int, bool) {
+	i, empty, ok := openObject(b, i)
+	if !ok {
+		return i, false
+	}
+	var seen uint8
+	for !empty {
+		var key []byte
+		if key, i, ok = readKey(b, i); !ok {
+			return i, false
+		}
+		switch k := matchKey(key, choiceNames); k {
+		case keyUnknown:
+			i, ok = scanValue(b, i, scanDepthLimit-3)
+		case keyFolded:
+			return i, false
+		default:
+			if seen&(1<<k) != 0 {
+				return i, false
+			}
+			seen |= 1 << k
+			switch k {
+			case choiceDelta:
+				i, ok = scanMessage(b, i, &s.deltaContent, &s.deltaReasoning)
+			case choiceMessage:
+				i, ok = scanMessage(b, i, &s.msgContent, &s.msgReasoning)
+			case choiceText:
+				var nonEmpty bool
+				i, nonEmpty, ok = scanOptString(b, i)
+				s.text = s.text || nonEmpty
+			}
+		}
+		if !ok {
+			return i, false
+		}
+		if i, empty, ok = afterMember(b, i, '}'); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// Fields of a delta or message.
+const (
+	msgContent = iota
+	msgReasoningContent
+	msgReasoning
+)
+
+// scanMessage reads a delta or message object (or null), ORing into
+// content and reasoning whether it has non-empty ones.
+func scanMessage(b []byte, i int, content, reasoning *bool) (int, bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i, empty, ok := openObject(b, i)
+	if !ok {
+		return i, false
+	}
+	var seen uint8
+	for !empty {
+		var key []byte
+		if key, i, ok = readKey(b, i); !ok {
+			return i, false
+		}
+		switch k := matchKey(key, messageNames); k {
+		case keyUnknown:
+			i, ok = scanValue(b, i, scanDepthLimit-5)
+		case keyFolded:
+			return i, false
+		default:
+			if seen&(1<<k) != 0 {
+				return i, false
+			}
+			seen |= 1 << k
+			var nonEmpty bool
+			i, nonEmpty, ok = scanOptString(b, i)
+			if k == msgContent {
+				*content = *content || nonEmpty
+			} else {
+				*reasoning = *reasoning || nonEmpty
+			}
+		}
+		if !ok {
+			return i, false
+		}
+		if i, empty, ok = afterMember(b, i, '}'); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// Fields of usage and of its details objects.
+const (
+	usagePrompt = iota
+	usageCompletion
+	usageTotal
+	usagePromptDetails
+	usageCompletionDetails
+)
+
+func scanUsage(b []byte, i int, s *completionScan) (int, bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	s.hasUsage = true
+	u := &s.usage
+	i, empty, ok := openObject(b, i)
+	if !ok {
+		return i, false
+	}
+	var seen uint8
+	for !empty {
+		var key []byte
+		if key, i, ok = readKey(b, i); !ok {
+			return i, false
+		}
+		switch k := matchKey(key, usageNames); k {
+		case keyUnknown:
+			i, ok = scanValue(b, i, scanDepthLimit-2)
+		case keyFolded:
+			return i, false
+		default:
+			if seen&(1<<k) != 0 {
+				return i, false
+			}
+			seen |= 1 << k
+			switch k {
+			case usagePrompt:
+				i, ok = scanOptInt(b, i, &u.PromptTokens)
+			case usageCompletion:
+				i, ok = scanOptInt(b, i, &u.CompletionTokens)
+			case usageTotal:
+				i, ok = scanOptInt(b, i, &u.TotalTokens)
+			case usagePromptDetails:
+				i, ok = scanDetails(b, i, cachedNames, &u.CachedTokens, &u.HasCached)
+			case usageCompletionDetails:
+				i, ok = scanDetails(b, i, reasoningNames, &u.ReasoningTokens, &u.HasReasoning)
+			}
+		}
+		if !ok {
+			return i, false
+		}
+		if i, empty, ok = afterMember(b, i, '}'); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// scanDetails reads a details object (or null) whose one known field,
+// name[0], is an optional integer: *has reports whether it was a number.
+func scanDetails(b []byte, i int, name []string, v *int, has *bool) (int, bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i, empty, ok := openObject(b, i)
+	if !ok {
+		return i, false
+	}
+	seen := false
+	for !empty {
+		var key []byte
+		if key, i, ok = readKey(b, i); !ok {
+			return i, false
+		}
+		switch matchKey(key, name) {
+		case keyUnknown:
+			i, ok = scanValue(b, i, scanDepthLimit-3)
+		case keyFolded:
+			return i, false
+		default:
+			if seen {
+				return i, false
+			}
+			seen = true
+			if hasLiteral(b, i, "null") {
+				i += 4
+			} else {
+				*has = true
+				i, ok = scanOptInt(b, i, v)
+			}
+		}
+		if !ok {
+			return i, false
+		}
+		if i, empty, ok = afterMember(b, i, '}'); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// openObject reads '{' at b[i] and the space after it: j is the first key
+// (or past the '}' of an empty object).
+func openObject(b []byte, i int) (j int, empty, ok bool) {
+	j = skipSpace(b, i+1)
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true, true
+	}
+	return j, false, j < len(b)
+}
+
+// readKey reads `"key" :` at b[i] and returns the key's bytes (between
+// the quotes) and the index of the value. Keys with escapes or bytes
+// ≥ 0x80 are refused (encoding/json would unescape or Unicode-fold them).
+func readKey(b []byte, i int) (key []byte, j int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, i, false
+	}
+	j = i + 1
+	for j < len(b) {
+		c := b[j]
+		if c == '"' {
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return nil, j, false
+		}
+		j++
+	}
+	if j >= len(b) {
+		return nil, j, false
+	}
+	key = b[i+1 : j]
+	j = skipSpace(b, j+1)
+	if j >= len(b) || b[j] != ':' {
+		return nil, j, false
+	}
+	return key, skipSpace(b, j+1), true
+}
+
+// afterMember reads the ',' or closing byte after an object member or
+// array element.
+func afterMember(b []byte, i int, closing byte) (j int, done, ok bool) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return skipSpace(b, i+1), false, true
+	case closing:
+		return i + 1, true, true
+	}
+	return i, false, false
+}
+
+// scanOptString reads a string or null; nonEmpty is true for a string
+// that decodes to at least one character (any escape does).
+func scanOptString(b []byte, i int) (j int, nonEmpty, ok bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, false, true
+	}
+	if i >= len(b) || b[i] != '"' {
+		return i, false, false
+	}
+	j, ok = scanString(b, i)
+	return j, ok && j-i > 2, ok
+}
+
+// scanOptInt reads an integer into *v, or null (which leaves *v as it is,
+// as encoding/json does). A number with a fraction or exponent, or one
+// outside int64, is refused (encoding/json reports a type error).
+func scanOptInt(b []byte, i int, v *int) (int, bool) {
+	if hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
+	if i >= len(b) || (b[i] != '-' && (b[i] < '0' || b[i] > '9')) {
+		return i, false
+	}
+	j, ok := scanNumber(b, i)
+	if !ok {
+		return j, false
+	}
+	neg := b[i] == '-'
+	k := i
+	if neg {
+		k++
+	}
+	var n uint64
+	for ; k < j; k++ {
+		c := b[k]
+		if c < '0' || c > '9' {
+			return j, false // fraction or exponent
+		}
+		if n > (1<<63)/10 {
+			return j, false
+		}
+		n = n*10 + uint64(c-'0')
+		if n > 1<<63 {
+			return j, false
+		}
+	}
+	if !neg && n > 1<<63-1 {
+		return j, false
+	}
+	if neg {
+		*v = int(-int64(n)) // n ≤ 1<<63: -n fits, 1<<63 wraps to MinInt64
+	} else {
+		*v = int(n)
+	}
+	return j, true
+}
+
+// scanValue skips one JSON value at b[i] (validating it) and returns the
+// index after it. Nesting deeper than depth levels is refused.
+func scanValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '{' || c == '[':
+		if depth <= 0 {
+			return i, false
+		}
+		closing := c + 2 // '}' is '{'+2, ']' is '['+2
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closing {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if c == '{' {
+				if i, ok = readAnyKey(b, i); !ok {
+					return i, false
+				}
+			}
+			if i, ok = scanValue(b, i, depth-1); !ok {
+				return i, false
+			}
+			var done bool
+			if i, done, ok = afterMember(b, i, closing); !ok {
+				return i, false
+			}
+			if done {
+				return i, true
+			}
+		}
+	case c == '"':
+		return scanString(b, i)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	case c == 't':
+		return i + 4, hasLiteral(b, i, "true")
+	case c == 'f':
+		return i + 5, hasLiteral(b, i, "false")
+	case c == 'n':
+		return i + 4, hasLiteral(b, i, "null")
+	}
+	return i, false
+}
+
+// readAnyKey is readKey for the objects of skipped values, whose keys may
+// hold escapes and any bytes.
+func readAnyKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	j, ok := scanString(b, i)
+	if !ok {
+		return j, false
+	}
+	j = skipSpace(b, j)
+	if j >= len(b) || b[j] != ':' {
+		return j, false
+	}
+	return skipSpace(b, j+1), true
+}
