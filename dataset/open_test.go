@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // cacheSharedTraces returns the path of a file or directory under ../shared/traces

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 
 	"github.com/klauspost/compress/zstd"
 )

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 
 	"github.com/spf13/pflag"
 )

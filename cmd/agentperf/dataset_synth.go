@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"io"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"

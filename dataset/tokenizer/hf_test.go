@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 
 	"golang.org/x/text/unicode/norm"
 )
