@@ -10,9 +10,9 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/agentperf/agentperf/internal/testshared"
-
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // readTestSharedDir returns ../shared next to the module root, skipping the

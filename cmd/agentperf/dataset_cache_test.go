@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/internal/testshared"
-
 	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // cacheTestCorpus returns ../shared/traces/<name> next to the module root,

@@ -6,12 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agentperf/agentperf/internal/atomicfile"
-
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 func init() {

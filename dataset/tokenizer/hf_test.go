@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentperf/agentperf/internal/testshared"
-
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // sharedTokenizer returns the path of a real tokenizer in ../shared/tokenizers
