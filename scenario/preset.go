@@ -204,20 +204,20 @@ func AgentXMVPOf(g Generation) *Preset {
 		MinDuration:     900 * time.Second,
 		DefaultDuration: 1800 * time.Second,
 		CacheBust:       CacheBustFirstTurnPrefix,
-		MinRatio:        0.25,
-		MaxRatio:        0.75,
+		MinRatio:        timing.DefaultStartMinRatio,
+		MaxRatio:        timing.DefaultStartMaxRatio,
 		PublicPrefix:    "semianalysis_cc_traces_weka",
 		HFPrefix:        "semianalysisai/cc-traces-weka",
 	}
 	switch g.Replay {
 	case timing.V02:
-		p.DelayCap = 60 * time.Second
+		p.DelayCap = timing.DefaultInterTurnDelayCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s"
 	case timing.V03:
-		p.IdleGapCap = 60 * time.Second
+		p.IdleGapCap = timing.DefaultV03IdleGapCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, 60 s trace idle-gap warp, ≥ 900 s"
 	case timing.V10:
-		p.SystemIdleCap = 10 * time.Second
+		p.SystemIdleCap = timing.DefaultSystemIdleCap
 		p.ForbidDelayCap = true
 		p.MinRatio, p.MaxRatio = 0, 1
 		p.Aliases = V10Aliases()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -139,7 +138,7 @@ const envGeneration = "AGENTPERF_AGENTX_GENERATION"
 // scenario the start ratios keep the flags' 0.25/0.75 in every generation.
 func (r *profileRun) generationDefaults() {
 	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.Replay == timing.V03 {
-		r.idleGapCap = 60 * time.Second
+		r.idleGapCap = timing.DefaultV03IdleGapCap
 	}
 }
 
