@@ -325,7 +325,7 @@ func (c *Config) Validate() error {
 		bad("Sink", "required")
 	}
 	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
-		bad("WarmupRequestsPerLane", "Config.WarmupRequestsPerLane and Config.AgenticCacheWarmupDuration are alternatives: set one")
+		bad("AgenticCacheWarmupDuration", "set together with Config.WarmupRequestsPerLane, its alternative (a duration or a count of cache warmup): set one")
 	}
 	if c.Generation == timing.V10 && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
 		bad("Concurrency", "%d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set Config.AllowDatasetWrap or a Config.CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces))
