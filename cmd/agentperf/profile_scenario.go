@@ -184,10 +184,3 @@ func (r *profileRun) checkGenerationFlags() error {
 	}
 	return nil
 }
-
-func (r *profileRun) describeScenario() string {
-	if r.scenario == "" {
-		return "none"
-	}
-	return fmt.Sprintf("%s (%d defaults filled)", r.scenario, len(r.filled))
-}
