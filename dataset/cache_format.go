@@ -32,9 +32,6 @@ const (
 	sectionEntrySize = 32
 	footerSize       = 16
 	numSections      = 7
-	// maxSections bounds the section count read from a header before it is
-	// used to size anything.
-	maxSections = 64
 )
 
 // castagnoli is the CRC32-C table used for every checksum in the file.

@@ -131,119 +131,18 @@ type sectionEntry struct {
 // access go out of bounds. The index (header, section table, strings,
 // lists, trace and subagent tables, meta) is always checked completely.
 func decodeCache(data []byte, full bool) (*Corpus, error) {
-	size := uint64(len(data))
-	if size < headerSize+footerSize {
-		return nil, corruptf("file is %d bytes, shorter than a header and footer", size)
-	}
-	if string(data[:8]) != cacheMagic {
-		return nil, corruptf("bad magic %q at offset 0: not an agentperf dataset cache", data[:8])
-	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != CacheFormatVersion {
-		return nil, fmt.Errorf("%w: file has format version %d, this agentperf reads version %d", ErrCacheVersion, v, CacheFormatVersion)
-	}
-	hcrc := binary.LittleEndian.Uint32(data[60:])
-	if got := crc32.Checksum(data[:60], castagnoli); got != hcrc {
-		return nil, corruptf("header checksum %08x, want %08x", got, hcrc)
-	}
-	if want := binary.LittleEndian.Uint64(data[16:]); want != size {
-		return nil, corruptf("file is %d bytes, header says %d (truncated or extended)", size, want)
-	}
-	foot := data[size-footerSize:]
-	if string(foot[8:]) != cacheMagic || binary.LittleEndian.Uint32(foot[4:]) != CacheFormatVersion || binary.LittleEndian.Uint32(foot) != hcrc {
-		return nil, corruptf("footer does not match the header (truncated or overwritten file)")
-	}
-	nsec := binary.LittleEndian.Uint32(data[24:])
-	if nsec != numSections {
-		return nil, corruptf("%d sections, want %d", nsec, numSections)
-	}
-	tabEnd := uint64(headerSize + nsec*sectionEntrySize)
-	if tabEnd > size-footerSize {
-		return nil, corruptf("section table runs past the end of the file")
-	}
-	tab := data[headerSize:tabEnd]
-	if got, want := crc32.Checksum(tab, castagnoli), binary.LittleEndian.Uint32(data[28:]); got != want {
-		return nil, corruptf("section table checksum %08x, want %08x", got, want)
-	}
-	var secs [numSections + 1]sectionEntry
-	order := make([]sectionEntry, 0, nsec)
-	for i := uint32(0); i < nsec; i++ {
-		b := tab[i*sectionEntrySize:]
-		e := sectionEntry{
-			id: binary.LittleEndian.Uint32(b[0:]), crc: binary.LittleEndian.Uint32(b[4:]),
-			off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint64(b[16:]),
-			count: binary.LittleEndian.Uint64(b[24:]),
-		}
-		if e.id < 1 || e.id > numSections {
-			return nil, corruptf("unknown section id %d in entry %d", e.id, i)
-		}
-		if secs[e.id].id != 0 {
-			return nil, corruptf("section %s appears twice", sectionName(e.id))
-		}
-		if e.off%8 != 0 || e.off < uint64(align8(int(tabEnd))) || e.off > size-footerSize || e.n > size-footerSize-e.off {
-			return nil, corruptf("section %s at offset %d length %d lies outside the %d-byte file body", sectionName(e.id), e.off, e.n, size)
-		}
-		secs[e.id] = e
-		order = append(order, e)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].off < order[j].off })
-	for i := 1; i < len(order); i++ {
-		if order[i-1].off+order[i-1].n > order[i].off {
-			return nil, corruptf("sections %s and %s overlap", sectionName(order[i-1].id), sectionName(order[i].id))
-		}
+	secs, err := sectionTable(data, full)
+	if err != nil {
+		return nil, err
 	}
 	body := func(id uint32) []byte { e := secs[id]; return data[e.off : e.off+e.n] }
-	for _, e := range order {
-		if (e.id == secHashIDs || e.id == secRequests) && !full {
-			continue
-		}
-		if got := crc32.Checksum(body(e.id), castagnoli); got != e.crc {
-			return nil, corruptf("section %s checksum %08x, want %08x", sectionName(e.id), got, e.crc)
-		}
-	}
-
 	c := &Corpus{cached: true}
-	// Strings.
-	offs, payload, err := decodeBlobArray(body(secStrings), "strings")
-	if err != nil {
+	if c.strs, err = decodeStrings(body(secStrings), secs[secStrings].count); err != nil {
 		return nil, err
 	}
-	nstr := len(offs) - 1
-	if uint64(nstr) != secs[secStrings].count || nstr == 0 || offs[1] != 0 {
-		return nil, corruptf("strings section holds %d strings, table says %d (and string 0 must be empty)", nstr, secs[secStrings].count)
-	}
-	c.strs = make([]string, nstr)
-	for i := range c.strs {
-		c.strs[i] = string(payload[offs[i]:offs[i+1]])
-	}
-	// Lists.
-	offs, payload, err = decodeBlobArray(body(secLists), "lists")
-	if err != nil {
+	if c.lists, err = decodeLists(body(secLists), secs[secLists].count, c.strs); err != nil {
 		return nil, err
 	}
-	nlist := len(offs) - 1
-	if uint64(nlist) != secs[secLists].count || nlist == 0 || offs[1] != 0 {
-		return nil, corruptf("lists section holds %d lists, table says %d (and list 0 must be empty)", nlist, secs[secLists].count)
-	}
-	c.lists = make([][]string, nlist)
-	for i := range c.lists {
-		b := payload[offs[i]:offs[i+1]]
-		if len(b)%4 != 0 {
-			return nil, corruptf("list %d is %d bytes, not a whole number of string ids", i, len(b))
-		}
-		if len(b) == 0 {
-			continue
-		}
-		l := make([]string, len(b)/4)
-		for j := range l {
-			s := binary.LittleEndian.Uint32(b[4*j:])
-			if uint64(s) >= uint64(nstr) {
-				return nil, corruptf("list %d element %d names string %d of %d", i, j, s, nstr)
-			}
-			l[j] = c.strs[s]
-		}
-		c.lists[i] = l
-	}
-	// Tables.
 	tableOf := func(id uint32, cols []int) (table, error) {
 		e := secs[id]
 		if e.count > e.n/4 && e.count > 0 {
@@ -266,22 +165,145 @@ func decodeCache(data []byte, full bool) (*Corpus, error) {
 	// Hash ids: 4-aligned because sections are 8-aligned and the mapping
 	// is page-aligned.
 	he := secs[secHashIDs]
-	if he.n != 4*he.count || he.count > size/4 {
+	if he.n != 4*he.count || he.count > uint64(len(data))/4 {
 		return nil, corruptf("hash-id section is %d bytes for %d ids", he.n, he.count)
 	}
 	c.hash = u32View(body(secHashIDs))
-	// Meta.
-	var meta cacheMeta
 	dec := json.NewDecoder(bytes.NewReader(body(secMeta)))
-	if err := dec.Decode(&meta); err != nil {
+	if err := dec.Decode(&c.meta); err != nil {
 		return nil, corruptf("meta section: %v", err)
 	}
-	c.meta = meta
 	c.n = c.tt.rows
-	if err := c.checkRows(nstr, nlist, full); err != nil {
+	if err := c.checkRows(len(c.strs), len(c.lists), full); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// sectionTable checks the frame of a cache file (size, magic, version,
+// header checksum, footer) and its section table (ids, bounds, alignment,
+// no overlap), verifies the sections' checksums (with full, the bulk ones
+// too) and returns the entries by section id.
+func sectionTable(data []byte, full bool) (secs [numSections + 1]sectionEntry, err error) {
+	size := uint64(len(data))
+	if size < headerSize+footerSize {
+		return secs, corruptf("file is %d bytes, shorter than a header and footer", size)
+	}
+	if string(data[:8]) != cacheMagic {
+		return secs, corruptf("bad magic %q at offset 0: not an agentperf dataset cache", data[:8])
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v != CacheFormatVersion {
+		return secs, fmt.Errorf("%w: file has format version %d, this agentperf reads version %d", ErrCacheVersion, v, CacheFormatVersion)
+	}
+	hcrc := binary.LittleEndian.Uint32(data[60:])
+	if got := crc32.Checksum(data[:60], castagnoli); got != hcrc {
+		return secs, corruptf("header checksum %08x, want %08x", got, hcrc)
+	}
+	if want := binary.LittleEndian.Uint64(data[16:]); want != size {
+		return secs, corruptf("file is %d bytes, header says %d (truncated or extended)", size, want)
+	}
+	foot := data[size-footerSize:]
+	if string(foot[8:]) != cacheMagic || binary.LittleEndian.Uint32(foot[4:]) != CacheFormatVersion || binary.LittleEndian.Uint32(foot) != hcrc {
+		return secs, corruptf("footer does not match the header (truncated or overwritten file)")
+	}
+	nsec := binary.LittleEndian.Uint32(data[24:])
+	if nsec != numSections {
+		return secs, corruptf("%d sections, want %d", nsec, numSections)
+	}
+	tabEnd := uint64(headerSize + nsec*sectionEntrySize)
+	if tabEnd > size-footerSize {
+		return secs, corruptf("section table runs past the end of the file")
+	}
+	tab := data[headerSize:tabEnd]
+	if got, want := crc32.Checksum(tab, castagnoli), binary.LittleEndian.Uint32(data[28:]); got != want {
+		return secs, corruptf("section table checksum %08x, want %08x", got, want)
+	}
+	order := make([]sectionEntry, 0, nsec)
+	for i := uint32(0); i < nsec; i++ {
+		b := tab[i*sectionEntrySize:]
+		e := sectionEntry{
+			id: binary.LittleEndian.Uint32(b[0:]), crc: binary.LittleEndian.Uint32(b[4:]),
+			off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint64(b[16:]),
+			count: binary.LittleEndian.Uint64(b[24:]),
+		}
+		if e.id < 1 || e.id > numSections {
+			return secs, corruptf("unknown section id %d in entry %d", e.id, i)
+		}
+		if secs[e.id].id != 0 {
+			return secs, corruptf("section %s appears twice", sectionName(e.id))
+		}
+		if e.off%8 != 0 || e.off < uint64(align8(int(tabEnd))) || e.off > size-footerSize || e.n > size-footerSize-e.off {
+			return secs, corruptf("section %s at offset %d length %d lies outside the %d-byte file body", sectionName(e.id), e.off, e.n, size)
+		}
+		secs[e.id] = e
+		order = append(order, e)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].off < order[j].off })
+	for i := 1; i < len(order); i++ {
+		if order[i-1].off+order[i-1].n > order[i].off {
+			return secs, corruptf("sections %s and %s overlap", sectionName(order[i-1].id), sectionName(order[i].id))
+		}
+	}
+	for _, e := range order {
+		if (e.id == secHashIDs || e.id == secRequests) && !full {
+			continue
+		}
+		if got := crc32.Checksum(data[e.off:e.off+e.n], castagnoli); got != e.crc {
+			return secs, corruptf("section %s checksum %08x, want %08x", sectionName(e.id), got, e.crc)
+		}
+	}
+	return secs, nil
+}
+
+// decodeStrings decodes the strings section, which the section table
+// says holds count strings, the first of them empty.
+func decodeStrings(b []byte, count uint64) ([]string, error) {
+	offs, payload, err := decodeBlobArray(b, "strings")
+	if err != nil {
+		return nil, err
+	}
+	nstr := len(offs) - 1
+	if uint64(nstr) != count || nstr == 0 || offs[1] != 0 {
+		return nil, corruptf("strings section holds %d strings, table says %d (and string 0 must be empty)", nstr, count)
+	}
+	strs := make([]string, nstr)
+	for i := range strs {
+		strs[i] = string(payload[offs[i]:offs[i+1]])
+	}
+	return strs, nil
+}
+
+// decodeLists decodes the lists section (count lists of string ids, the
+// first of them empty) into lists of strs.
+func decodeLists(b []byte, count uint64, strs []string) ([][]string, error) {
+	offs, payload, err := decodeBlobArray(b, "lists")
+	if err != nil {
+		return nil, err
+	}
+	nlist := len(offs) - 1
+	if uint64(nlist) != count || nlist == 0 || offs[1] != 0 {
+		return nil, corruptf("lists section holds %d lists, table says %d (and list 0 must be empty)", nlist, count)
+	}
+	lists := make([][]string, nlist)
+	for i := range lists {
+		b := payload[offs[i]:offs[i+1]]
+		if len(b)%4 != 0 {
+			return nil, corruptf("list %d is %d bytes, not a whole number of string ids", i, len(b))
+		}
+		if len(b) == 0 {
+			continue
+		}
+		l := make([]string, len(b)/4)
+		for j := range l {
+			s := binary.LittleEndian.Uint32(b[4*j:])
+			if uint64(s) >= uint64(len(strs)) {
+				return nil, corruptf("list %d element %d names string %d of %d", i, j, s, len(strs))
+			}
+			l[j] = strs[s]
+		}
+		lists[i] = l
+	}
+	return lists, nil
 }
 
 // checkRows validates the references between the tables, so that
@@ -291,116 +313,161 @@ func decodeCache(data []byte, full bool) (*Corpus, error) {
 // checks that every request row belongs to exactly one range, with the
 // owner it records, and that its string, list and hash-id references exist.
 func (c *Corpus) checkRows(nstr, nlist int, full bool) error {
-	nreq, nsub, ntr := c.rt.rows, c.st.rows, c.tt.rows
-	nhash := uint64(len(c.hash))
-	var reqSeen []bool
+	k := &rowCheck{c: c, nstr: nstr, nlist: nlist, full: full, subSeen: make([]bool, c.st.rows)}
 	if full {
-		reqSeen = make([]bool, nreq)
+		k.reqSeen = make([]bool, c.rt.rows)
 	}
-	subSeen := make([]bool, nsub)
-	str := func(what string, row int, v uint32) error {
-		if uint64(v) >= uint64(nstr) {
-			return corruptf("%s of row %d names string %d of %d", what, row, v, nstr)
-		}
-		return nil
+	if err := k.traces(); err != nil {
+		return err
 	}
-	lst := func(what string, row int, v uint32) error {
-		if uint64(v) >= uint64(nlist) {
-			return corruptf("%s of row %d names list %d of %d", what, row, v, nlist)
-		}
-		return nil
-	}
-	claimReqs := func(what string, row int, start, n uint32, trace, owner uint32) error {
-		if uint64(start)+uint64(n) > uint64(nreq) {
-			return corruptf("%s row %d: requests [%d,+%d) past %d rows", what, row, start, n, nreq)
-		}
-		if !full {
-			return nil
-		}
-		for r := start; r < start+n; r++ {
-			if reqSeen[r] {
-				return corruptf("%s row %d: request row %d claimed twice", what, row, r)
-			}
-			reqSeen[r] = true
-			if c.rt.u32(rcTrace, int(r)) != trace || c.rt.u32(rcOwner, int(r)) != owner {
-				return corruptf("request row %d: owner does not match %s row %d", r, what, row)
-			}
-		}
-		return nil
-	}
-	claimSubs := func(what string, row int, start, n uint32, after int) error {
-		if uint64(start)+uint64(n) > uint64(nsub) || (n > 0 && int(start) <= after) {
-			return corruptf("%s row %d: subagents [%d,+%d) out of range or not after row %d", what, row, start, n, after)
-		}
-		for s := start; s < start+n; s++ {
-			if subSeen[s] {
-				return corruptf("%s row %d: subagent row %d claimed twice", what, row, s)
-			}
-			subSeen[s] = true
-		}
-		return nil
-	}
-	for i := 0; i < ntr; i++ {
-		if err := str("trace id", i, c.tt.u32(tcID, i)); err != nil {
-			return err
-		}
-		if err := str("trace hash_id_scope", i, c.tt.u32(tcScope, i)); err != nil {
-			return err
-		}
-		if err := lst("trace models", i, c.tt.u32(tcModels, i)); err != nil {
-			return err
-		}
-		if err := claimReqs("trace", i, c.tt.u32(tcReqStart, i), c.tt.u32(tcReqCount, i), uint32(i), 0); err != nil {
-			return err
-		}
-		if err := claimSubs("trace", i, c.tt.u32(tcSubStart, i), c.tt.u32(tcSubCount, i), -1); err != nil {
-			return err
-		}
-		if hs, he := c.tt.u64(tcHashStart, i), c.tt.u64(tcHashEnd, i); hs > he || he > nhash {
-			return corruptf("trace row %d: hash ids [%d,%d) outside the %d stored", i, hs, he, nhash)
-		}
-	}
-	for i := 0; i < nsub; i++ {
-		if !subSeen[i] {
-			return corruptf("subagent row %d belongs to no trace (or comes before its parent)", i)
-		}
-		for _, col := range []int{scAgentID, scType, scStatus} {
-			if err := str("subagent string", i, c.st.u32(col, i)); err != nil {
-				return err
-			}
-		}
-		if err := lst("subagent models", i, c.st.u32(scModels, i)); err != nil {
-			return err
-		}
-		tr := c.st.u32(scTrace, i)
-		if uint64(tr) >= uint64(ntr) {
-			return corruptf("subagent row %d names trace %d of %d", i, tr, ntr)
-		}
-		if err := claimReqs("subagent", i, c.st.u32(scReqStart, i), c.st.u32(scReqCount, i), tr, uint32(i+1)); err != nil {
-			return err
-		}
-		if err := claimSubs("subagent", i, c.st.u32(scChildStart, i), c.st.u32(scChildCount, i), i); err != nil {
-			return err
-		}
+	if err := k.subagents(); err != nil {
+		return err
 	}
 	if !full {
 		return nil
 	}
-	for r := 0; r < nreq; r++ {
-		if !reqSeen[r] {
+	return k.requests()
+}
+
+// rowCheck is the state of checkRows: which request and subagent rows a
+// range has claimed.
+type rowCheck struct {
+	c           *Corpus
+	nstr, nlist int
+	full        bool
+	reqSeen     []bool // nil unless full
+	subSeen     []bool
+}
+
+func (k *rowCheck) str(what string, row int, v uint32) error {
+	if uint64(v) >= uint64(k.nstr) {
+		return corruptf("%s of row %d names string %d of %d", what, row, v, k.nstr)
+	}
+	return nil
+}
+
+func (k *rowCheck) lst(what string, row int, v uint32) error {
+	if uint64(v) >= uint64(k.nlist) {
+		return corruptf("%s of row %d names list %d of %d", what, row, v, k.nlist)
+	}
+	return nil
+}
+
+// claimReqs claims the request rows [start, start+n) for the range of a
+// trace or subagent row, checking (with full) the owner each records.
+func (k *rowCheck) claimReqs(what string, row int, start, n uint32, trace, owner uint32) error {
+	nreq := k.c.rt.rows
+	if uint64(start)+uint64(n) > uint64(nreq) {
+		return corruptf("%s row %d: requests [%d,+%d) past %d rows", what, row, start, n, nreq)
+	}
+	if !k.full {
+		return nil
+	}
+	for r := start; r < start+n; r++ {
+		if k.reqSeen[r] {
+			return corruptf("%s row %d: request row %d claimed twice", what, row, r)
+		}
+		k.reqSeen[r] = true
+		if k.c.rt.u32(rcTrace, int(r)) != trace || k.c.rt.u32(rcOwner, int(r)) != owner {
+			return corruptf("request row %d: owner does not match %s row %d", r, what, row)
+		}
+	}
+	return nil
+}
+
+// claimSubs claims the subagent rows [start, start+n), which must come
+// after row after.
+func (k *rowCheck) claimSubs(what string, row int, start, n uint32, after int) error {
+	nsub := k.c.st.rows
+	if uint64(start)+uint64(n) > uint64(nsub) || (n > 0 && int(start) <= after) {
+		return corruptf("%s row %d: subagents [%d,+%d) out of range or not after row %d", what, row, start, n, after)
+	}
+	for s := start; s < start+n; s++ {
+		if k.subSeen[s] {
+			return corruptf("%s row %d: subagent row %d claimed twice", what, row, s)
+		}
+		k.subSeen[s] = true
+	}
+	return nil
+}
+
+// traces checks every trace row and claims its ranges.
+func (k *rowCheck) traces() error {
+	tt := &k.c.tt
+	nhash := uint64(len(k.c.hash))
+	for i := 0; i < tt.rows; i++ {
+		if err := k.str("trace id", i, tt.u32(tcID, i)); err != nil {
+			return err
+		}
+		if err := k.str("trace hash_id_scope", i, tt.u32(tcScope, i)); err != nil {
+			return err
+		}
+		if err := k.lst("trace models", i, tt.u32(tcModels, i)); err != nil {
+			return err
+		}
+		if err := k.claimReqs("trace", i, tt.u32(tcReqStart, i), tt.u32(tcReqCount, i), uint32(i), 0); err != nil {
+			return err
+		}
+		if err := k.claimSubs("trace", i, tt.u32(tcSubStart, i), tt.u32(tcSubCount, i), -1); err != nil {
+			return err
+		}
+		if hs, he := tt.u64(tcHashStart, i), tt.u64(tcHashEnd, i); hs > he || he > nhash {
+			return corruptf("trace row %d: hash ids [%d,%d) outside the %d stored", i, hs, he, nhash)
+		}
+	}
+	return nil
+}
+
+// subagents checks every subagent row (each must have been claimed by a
+// row before it) and claims its ranges.
+func (k *rowCheck) subagents() error {
+	st, ntr := &k.c.st, k.c.tt.rows
+	for i := 0; i < st.rows; i++ {
+		if !k.subSeen[i] {
+			return corruptf("subagent row %d belongs to no trace (or comes before its parent)", i)
+		}
+		for _, col := range []int{scAgentID, scType, scStatus} {
+			if err := k.str("subagent string", i, st.u32(col, i)); err != nil {
+				return err
+			}
+		}
+		if err := k.lst("subagent models", i, st.u32(scModels, i)); err != nil {
+			return err
+		}
+		tr := st.u32(scTrace, i)
+		if uint64(tr) >= uint64(ntr) {
+			return corruptf("subagent row %d names trace %d of %d", i, tr, ntr)
+		}
+		if err := k.claimReqs("subagent", i, st.u32(scReqStart, i), st.u32(scReqCount, i), tr, uint32(i+1)); err != nil {
+			return err
+		}
+		if err := k.claimSubs("subagent", i, st.u32(scChildStart, i), st.u32(scChildCount, i), i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requests checks every request row (full only): claimed once, and its
+// string, list and hash-id references in bounds.
+func (k *rowCheck) requests() error {
+	rt := &k.c.rt
+	nhash := uint64(len(k.c.hash))
+	for r := 0; r < rt.rows; r++ {
+		if !k.reqSeen[r] {
 			return corruptf("request row %d belongs to no trace or subagent", r)
 		}
 		for _, col := range []int{rcType, rcModel, rcStop} {
-			if err := str("request string", r, c.rt.u32(col, r)); err != nil {
+			if err := k.str("request string", r, rt.u32(col, r)); err != nil {
 				return err
 			}
 		}
 		for _, col := range []int{rcInputTypes, rcOutputTypes} {
-			if err := lst("request list", r, c.rt.u32(col, r)); err != nil {
+			if err := k.lst("request list", r, rt.u32(col, r)); err != nil {
 				return err
 			}
 		}
-		if off, n := c.rt.u64(rcHashOff, r), uint64(c.rt.u32(rcHashLen, r)); off > nhash || n > nhash-off {
+		if off, n := rt.u64(rcHashOff, r), uint64(rt.u32(rcHashLen, r)); off > nhash || n > nhash-off {
 			return corruptf("request row %d: hash ids [%d,+%d) outside the %d stored", r, off, n, nhash)
 		}
 	}

@@ -126,44 +126,36 @@ func encodeCache(traces []Trace, meta cacheMeta) (*encodedCache, error) {
 	if uint64(len(traces)) > math.MaxUint32 {
 		return nil, fmt.Errorf("%d traces exceed the format's limit", len(traces))
 	}
-	strs := []string{""}
-	strIdx := map[string]uint32{"": noString}
-	str := func(s string) uint32 {
-		if i, ok := strIdx[s]; ok {
-			return i
-		}
-		i := uint32(len(strs))
-		strs = append(strs, s)
-		strIdx[s] = i
-		return i
+	nsub, nreq := countRows(traces)
+	if uint64(nsub) > math.MaxUint32-1 || uint64(nreq) > math.MaxUint32 {
+		return nil, fmt.Errorf("%d subagents or %d requests exceed the format's limit", nsub, nreq)
 	}
-	lists := [][]uint32{nil}
-	listIdx := map[string]uint32{"": 0}
-	var kb strings.Builder
-	list := func(ss []string) uint32 {
-		if len(ss) == 0 {
-			return 0
-		}
-		kb.Reset()
-		for _, s := range ss {
-			kb.WriteString(s)
-			kb.WriteByte(0)
-		}
-		if i, ok := listIdx[kb.String()]; ok {
-			return i
-		}
-		ids := make([]uint32, len(ss))
-		for j, s := range ss {
-			ids[j] = str(s)
-		}
-		i := uint32(len(lists))
-		lists = append(lists, ids)
-		listIdx[kb.String()] = i
-		return i
+	e := newEncoder(nsub, nreq)
+	tt := e.traceTable(traces)
+	rt, err := e.requestTable()
+	if err != nil {
+		return nil, err
 	}
+	strs, lists, err := e.blobSections()
+	if err != nil {
+		return nil, err
+	}
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("encode identity: %w", err)
+	}
+	return &encodedCache{
+		small:  [][]byte{strs, lists, tt.bytes(), e.st.bytes(), rt.bytes(), metaJSON},
+		ids:    []uint32{secStrings, secLists, secTraces, secSubagents, secRequests, secMeta},
+		counts: []uint64{uint64(len(e.strs)), uint64(len(e.lists)), uint64(len(traces)), uint64(nsub), uint64(nreq), 0},
+		hashes: e.hashes,
+		nhash:  e.nhash,
+	}, nil
+}
 
-	// Count rows first so the tables can be sized once.
-	nsub, nreq := 0, 0
+// countRows counts the subagent and request rows of traces, so that the
+// tables can be sized once.
+func countRows(traces []Trace) (nsub, nreq int) {
 	var count func([]Subagent)
 	count = func(ss []Subagent) {
 		nsub += len(ss)
@@ -176,81 +168,146 @@ func encodeCache(traces []Trace, meta cacheMeta) (*encodedCache, error) {
 		nreq += len(traces[i].Requests)
 		count(traces[i].Subagents)
 	}
-	if uint64(nsub) > math.MaxUint32-1 || uint64(nreq) > math.MaxUint32 {
-		return nil, fmt.Errorf("%d subagents or %d requests exceed the format's limit", nsub, nreq)
-	}
+	return nsub, nreq
+}
 
+// encoder holds what encodeCache builds: the interned strings and lists,
+// the subagent table, every request (in row order) and its hash ids.
+type encoder struct {
+	strs    []string
+	strIdx  map[string]uint32
+	lists   [][]uint32
+	listIdx map[string]uint32
+	kb      strings.Builder
+
+	st      *tableWriter
+	refs    []reqRef
+	nextSub int
+	hashes  [][]uint32
+	nhash   uint64
+}
+
+func newEncoder(nsub, nreq int) *encoder {
+	return &encoder{
+		strs: []string{""}, strIdx: map[string]uint32{"": noString},
+		lists: [][]uint32{nil}, listIdx: map[string]uint32{"": 0},
+		st: newTableWriter(subagentCols, nsub), refs: make([]reqRef, 0, nreq), hashes: make([][]uint32, 0, nreq),
+	}
+}
+
+// str interns s and returns its index in the strings section.
+func (e *encoder) str(s string) uint32 {
+	if i, ok := e.strIdx[s]; ok {
+		return i
+	}
+	i := uint32(len(e.strs))
+	e.strs = append(e.strs, s)
+	e.strIdx[s] = i
+	return i
+}
+
+// list interns ss and returns its index in the lists section (0 for none).
+func (e *encoder) list(ss []string) uint32 {
+	if len(ss) == 0 {
+		return 0
+	}
+	e.kb.Reset()
+	for _, s := range ss {
+		e.kb.WriteString(s)
+		e.kb.WriteByte(0)
+	}
+	if i, ok := e.listIdx[e.kb.String()]; ok {
+		return i
+	}
+	ids := make([]uint32, len(ss))
+	for j, s := range ss {
+		ids[j] = e.str(s)
+	}
+	i := uint32(len(e.lists))
+	e.lists = append(e.lists, ids)
+	e.listIdx[e.kb.String()] = i
+	return i
+}
+
+// addReqs appends the request rows of rs (of trace, owned by subagent row
+// owner-1, or the root for 0) and returns where they start and how many.
+func (e *encoder) addReqs(rs []Request, trace, owner uint32) (start, n uint32) {
+	start = uint32(len(e.refs))
+	for i := range rs {
+		e.refs = append(e.refs, reqRef{r: &rs[i], trace: trace, owner: owner})
+	}
+	return start, uint32(len(rs))
+}
+
+// fillSubagents writes the subagent rows [start, start+len(ss)), which the
+// caller has reserved, then reserves and fills each entry's children.
+// Children therefore always sit after their parent, which the reader
+// checks.
+func (e *encoder) fillSubagents(ss []Subagent, start int, trace uint32) {
+	st := e.st
+	for i := range ss {
+		s := &ss[i]
+		row := start + i
+		st.putF64(scT, row, s.T)
+		st.putF64(scDurationMs, row, s.DurationMs)
+		st.putInt(scAfter, row, s.After)
+		st.putInt(scTotalTokens, row, s.TotalTokens)
+		st.putInt(scToolUseCount, row, s.ToolUseCount)
+		st.putInt(scToolTokens, row, s.ToolTokens)
+		st.putInt(scSystemTokens, row, s.SystemTokens)
+		st.putU32(scAgentID, row, e.str(s.AgentID))
+		st.putU32(scType, row, e.str(s.SubagentType))
+		st.putU32(scStatus, row, e.str(s.Status))
+		st.putU32(scModels, row, e.list(s.Models))
+		rs, rn := e.addReqs(s.Requests, trace, uint32(row+1))
+		st.putU32(scReqStart, row, rs)
+		st.putU32(scReqCount, row, rn)
+		cs := e.nextSub
+		e.nextSub += len(s.Subagents)
+		st.putU32(scChildStart, row, uint32(cs))
+		st.putU32(scChildCount, row, uint32(len(s.Subagents)))
+		st.putU32(scTrace, row, trace)
+		e.fillSubagents(s.Subagents, cs, trace)
+	}
+}
+
+// traceTable writes the trace table, and through it the subagent rows,
+// the request rows and the hash-id ranges of every trace.
+func (e *encoder) traceTable(traces []Trace) *tableWriter {
 	tt := newTableWriter(traceCols, len(traces))
-	st := newTableWriter(subagentCols, nsub)
-	refs := make([]reqRef, 0, nreq)
-	nextSub := 0
-	addReqs := func(rs []Request, trace, owner uint32) (start, n uint32) {
-		start = uint32(len(refs))
-		for i := range rs {
-			refs = append(refs, reqRef{r: &rs[i], trace: trace, owner: owner})
-		}
-		return start, uint32(len(rs))
-	}
-	// fill writes the subagent rows [start, start+len(ss)), which the caller
-	// has reserved, then reserves and fills each entry's children. Children
-	// therefore always sit after their parent, which the reader checks.
-	var fill func(ss []Subagent, start int, trace uint32)
-	fill = func(ss []Subagent, start int, trace uint32) {
-		for i := range ss {
-			s := &ss[i]
-			row := start + i
-			st.putF64(scT, row, s.T)
-			st.putF64(scDurationMs, row, s.DurationMs)
-			st.putInt(scAfter, row, s.After)
-			st.putInt(scTotalTokens, row, s.TotalTokens)
-			st.putInt(scToolUseCount, row, s.ToolUseCount)
-			st.putInt(scToolTokens, row, s.ToolTokens)
-			st.putInt(scSystemTokens, row, s.SystemTokens)
-			st.putU32(scAgentID, row, str(s.AgentID))
-			st.putU32(scType, row, str(s.SubagentType))
-			st.putU32(scStatus, row, str(s.Status))
-			st.putU32(scModels, row, list(s.Models))
-			rs, rn := addReqs(s.Requests, trace, uint32(row+1))
-			st.putU32(scReqStart, row, rs)
-			st.putU32(scReqCount, row, rn)
-			cs := nextSub
-			nextSub += len(s.Subagents)
-			st.putU32(scChildStart, row, uint32(cs))
-			st.putU32(scChildCount, row, uint32(len(s.Subagents)))
-			st.putU32(scTrace, row, trace)
-			fill(s.Subagents, cs, trace)
-		}
-	}
-	var nhash uint64
-	hashes := make([][]uint32, 0, nreq)
 	for ti := range traces {
 		t := &traces[ti]
 		tt.putInt(tcBlockSize, ti, t.BlockSize)
 		tt.putInt(tcToolTokens, ti, t.ToolTokens)
 		tt.putInt(tcSystemTokens, ti, t.SystemTokens)
-		tt.putU32(tcID, ti, str(t.ID))
-		tt.putU32(tcModels, ti, list(t.Models))
-		tt.putU32(tcScope, ti, str(t.HashIDScope))
-		first := len(refs)
-		rs, rn := addReqs(t.Requests, uint32(ti), 0)
+		tt.putU32(tcID, ti, e.str(t.ID))
+		tt.putU32(tcModels, ti, e.list(t.Models))
+		tt.putU32(tcScope, ti, e.str(t.HashIDScope))
+		first := len(e.refs)
+		rs, rn := e.addReqs(t.Requests, uint32(ti), 0)
 		tt.putU32(tcReqStart, ti, rs)
 		tt.putU32(tcReqCount, ti, rn)
-		ss := nextSub
-		nextSub += len(t.Subagents)
+		ss := e.nextSub
+		e.nextSub += len(t.Subagents)
 		tt.putU32(tcSubStart, ti, uint32(ss))
 		tt.putU32(tcSubCount, ti, uint32(len(t.Subagents)))
-		fill(t.Subagents, ss, uint32(ti))
-		tt.putU64(tcHashStart, ti, nhash)
-		for _, ref := range refs[first:] {
-			hashes = append(hashes, ref.r.HashIDs)
-			nhash += uint64(len(ref.r.HashIDs))
+		e.fillSubagents(t.Subagents, ss, uint32(ti))
+		tt.putU64(tcHashStart, ti, e.nhash)
+		for _, ref := range e.refs[first:] {
+			e.hashes = append(e.hashes, ref.r.HashIDs)
+			e.nhash += uint64(len(ref.r.HashIDs))
 		}
-		tt.putU64(tcHashEnd, ti, nhash)
+		tt.putU64(tcHashEnd, ti, e.nhash)
 	}
+	return tt
+}
 
-	rt := newTableWriter(requestCols, nreq)
+// requestTable writes the request table from the rows traceTable
+// collected.
+func (e *encoder) requestTable() (*tableWriter, error) {
+	rt := newTableWriter(requestCols, len(e.refs))
 	var off uint64
-	for row, ref := range refs {
+	for row, ref := range e.refs {
 		r := ref.r
 		rt.putF64(rcT, row, r.T)
 		rt.putF64(rcAPITime, row, r.APITime)
@@ -264,43 +321,38 @@ func encodeCache(traces []Trace, meta cacheMeta) (*encodedCache, error) {
 		}
 		rt.putU32(rcHashLen, row, uint32(len(r.HashIDs)))
 		off += uint64(len(r.HashIDs))
-		rt.putU32(rcType, row, str(r.Type))
-		rt.putU32(rcModel, row, str(r.Model))
-		rt.putU32(rcStop, row, str(r.Stop))
-		rt.putU32(rcInputTypes, row, list(r.InputTypes))
-		rt.putU32(rcOutputTypes, row, list(r.OutputTypes))
+		rt.putU32(rcType, row, e.str(r.Type))
+		rt.putU32(rcModel, row, e.str(r.Model))
+		rt.putU32(rcStop, row, e.str(r.Stop))
+		rt.putU32(rcInputTypes, row, e.list(r.InputTypes))
+		rt.putU32(rcOutputTypes, row, e.list(r.OutputTypes))
 		rt.putU32(rcTrace, row, ref.trace)
 		rt.putU32(rcOwner, row, ref.owner)
 	}
+	return rt, nil
+}
 
-	strItems := make([][]byte, len(strs))
+// blobSections encodes the interned strings and lists as their sections.
+// It runs last: the tables intern as they are written.
+func (e *encoder) blobSections() (strs, lists []byte, err error) {
+	strItems := make([][]byte, len(e.strs))
 	total := 0
-	for i, s := range strs {
+	for i, s := range e.strs {
 		strItems[i] = []byte(s)
 		total += len(s)
 	}
 	if uint64(total) > math.MaxUint32 {
-		return nil, fmt.Errorf("%d bytes of strings exceed the format's limit", total)
+		return nil, nil, fmt.Errorf("%d bytes of strings exceed the format's limit", total)
 	}
-	listItems := make([][]byte, len(lists))
-	for i, l := range lists {
+	listItems := make([][]byte, len(e.lists))
+	for i, l := range e.lists {
 		b := make([]byte, 4*len(l))
 		for j, v := range l {
 			binary.LittleEndian.PutUint32(b[4*j:], v)
 		}
 		listItems[i] = b
 	}
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode identity: %w", err)
-	}
-	return &encodedCache{
-		small:  [][]byte{encodeBlobArray(strItems), encodeBlobArray(listItems), tt.bytes(), st.bytes(), rt.bytes(), metaJSON},
-		ids:    []uint32{secStrings, secLists, secTraces, secSubagents, secRequests, secMeta},
-		counts: []uint64{uint64(len(strs)), uint64(len(lists)), uint64(len(traces)), uint64(nsub), uint64(nreq), 0},
-		hashes: hashes,
-		nhash:  nhash,
-	}, nil
+	return encodeBlobArray(strItems), encodeBlobArray(listItems), nil
 }
 
 // writeTo writes the complete file to f, which must be empty.

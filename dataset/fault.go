@@ -28,7 +28,7 @@ type FaultError struct {
 }
 
 func (e *FaultError) Error() string {
-	return fmt.Sprintf("dataset cache %s changed while this run was reading it: reading byte %d of its %d-byte mapping faulted (the file is shorter now, or its storage failed), so another process truncated or damaged it; run again, and do not modify the cache while a run uses it (--no-dataset-cache reads the source into memory instead)",
+	return fmt.Sprintf("dataset cache %s changed while this run was reading it: reading byte %d of its %d-byte mapping faulted (the file is shorter now, or its storage failed), so another process truncated or damaged it; run again, and do not modify the cache while a run uses it (or read the corpus without the dataset cache, into memory)",
 		e.Path, e.Offset, e.Size)
 }
 

@@ -54,7 +54,7 @@ func (r HFRef) String() string {
 
 // ErrLocalAlias is returned by ResolveAlias for the weka_trace loader,
 // which reads a local directory rather than an HF dataset.
-var ErrLocalAlias = errors.New("the weka_trace loader reads a local directory of traces: pass it with --input-file DIR")
+var ErrLocalAlias = errors.New("the weka_trace loader reads local trace files: set Source.InputFile to them")
 
 // publicDatasets maps --public-dataset aliases to HF dataset repositories
 // (the aliases of InferenceX HEAD's launcher, docs/weka-traces.md; the alias
@@ -153,7 +153,7 @@ func FetchAliasHF(ctx context.Context, alias string, getenv func(string) string,
 	}
 	path, commit, err = download(ctx, cands[0], hub)
 	if err != nil {
-		return HFRef{}, "", "", fmt.Errorf("--public-dataset %s (HF dataset %s): %w", alias, cands[0].Repo, err)
+		return HFRef{}, "", "", &FieldError{Field: "Source.PublicDataset", Err: fmt.Errorf("%s (HF dataset %s): %w", alias, cands[0].Repo, err)}
 	}
 	return cands[0], path, commit, nil
 }
@@ -185,7 +185,7 @@ func ResolveAlias(alias string) (HFRef, error) {
 	if alias == "weka_trace" || strings.HasPrefix(alias, "weka_trace:") {
 		return HFRef{}, ErrLocalAlias
 	}
-	return HFRef{}, fmt.Errorf("unknown public dataset %q; known: %s, weka_hf:ORG/NAME[@REV], weka_trace (local, with --input-file), synthetic", alias, strings.Join(PublicDatasetAliases(), ", "))
+	return HFRef{}, fmt.Errorf("unknown public dataset %q; known: %s, weka_hf:ORG/NAME[@REV], weka_trace (local, with Source.InputFile), synthetic", alias, strings.Join(PublicDatasetAliases(), ", "))
 }
 
 // ParseHFDataset parses "org/name[@revision]" (the --hf-dataset flag).

@@ -58,10 +58,12 @@ func (o *Options) logf(format string, args ...any) {
 
 // DefaultCacheDir returns the default cache directory,
 // <user cache dir>/agentperf/dataset (e.g. ~/.cache/agentperf/dataset).
+// When there is none, the error is a *FieldError for Options.CacheDir (the
+// setting that replaces it).
 func DefaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no default dataset cache directory (%w); set --dataset-cache-dir or AIPERF_DATASET_MMAP_CACHE_DIR", err)
+		return "", &FieldError{Field: "Options.CacheDir", Err: fmt.Errorf("not set, and there is no default dataset cache directory (%w): set it", err)}
 	}
 	return filepath.Join(d, "agentperf", "dataset"), nil
 }
@@ -155,18 +157,18 @@ func resolveSource(ctx context.Context, src Source, getenv func(string) string, 
 	}
 	switch {
 	case n == 0:
-		return sourcePlan{}, errors.New("no dataset given: pass --input-file PATH, --public-dataset ALIAS (e.g. synthetic) or --hf-dataset ORG/NAME[@REV]")
+		return sourcePlan{}, errors.New("no dataset given: set Source.InputFile, Source.PublicDataset (e.g. synthetic) or Source.HFDataset")
 	case n > 1:
 		return sourcePlan{}, fmt.Errorf("more than one dataset given (input file %q, public dataset %q, HF dataset %q): pass exactly one", src.InputFile, src.PublicDataset, src.HFDataset)
 	}
 	if src.InputFile != "" {
 		abs, err := filepath.Abs(src.InputFile)
 		if err != nil {
-			return sourcePlan{}, fmt.Errorf("input file %s: %w", src.InputFile, err)
+			return sourcePlan{}, &FieldError{Field: "Source.InputFile", Err: err}
 		}
 		fi, err := os.Stat(abs)
 		if err != nil {
-			return sourcePlan{}, fmt.Errorf("input file: %w", err)
+			return sourcePlan{}, &FieldError{Field: "Source.InputFile", Err: err}
 		}
 		st := "file"
 		if fi.IsDir() {
@@ -290,10 +292,12 @@ func Open(ctx context.Context, src Source, opt Options) (*Corpus, error) {
 		return loadInMemory(ctx, plan, opt)
 	}
 	defer lock.unlock()
-	// Another builder may have finished while this one waited.
+	// Another builder may have finished while this one waited. Its file is
+	// warned about only if the first attempt found none (else the warning
+	// was given).
 	if c, err2 := openKeyed(path, loc.Key); err2 == nil {
 		return finishHit(c, plan, loc), nil
-	} else if !errors.Is(err2, fs.ErrNotExist) && err2.Error() != err.Error() {
+	} else if !errors.Is(err2, fs.ErrNotExist) && errors.Is(err, fs.ErrNotExist) {
 		opt.logf("warning: %v; rebuilding it", err2)
 	}
 	removeStaleTemps(path, opt)

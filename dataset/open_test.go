@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/testshared"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // cacheSharedTraces returns the path of a file or directory under ../shared/traces
@@ -273,8 +275,8 @@ func TestOpenRebuildsCorruptCache(t *testing.T) {
 					if c.FromCache() {
 						t.Fatal("a damaged cache file was trusted")
 					}
-					if !strings.Contains(logs.String(), "corrupt") || !strings.Contains(logs.String(), "rebuilding") {
-						t.Errorf("no corruption warning; log:\n%s", logs)
+					if !strings.Contains(logs.String(), "corrupt") || strings.Count(logs.String(), "rebuilding") != 1 {
+						t.Errorf("want one corruption warning; log:\n%s", logs)
 					}
 					if d := cacheDiffTraces(want, c.Traces()); d != "" {
 						t.Fatalf("rebuilt corpus differs: %s", d)
@@ -578,5 +580,25 @@ func TestParseSyntheticKeys(t *testing.T) {
 		if _, _, err := ParseSynthetic(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// TestOpenErrorsNameFields: a missing input file and a corpus the
+// selection empties are *FieldError values naming the Source or
+// SelectOptions field, and the cause still matches errors.Is.
+func TestOpenErrorsNameFields(t *testing.T) {
+	t.Parallel()
+	_, err := Open(context.Background(), Source{InputFile: filepath.Join(t.TempDir(), "nope.jsonl")}, Options{})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "Source.InputFile" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing input file: %v, want a *FieldError for Source.InputFile matching fs.ErrNotExist", err)
+	}
+	_, err = Open(context.Background(), Source{PublicDataset: "synthetic:traces=3"}, Options{Select: SelectOptions{MaxContextLength: 1}})
+	if !errors.As(err, &fe) || fe.Field != "SelectOptions.MaxContextLength" {
+		t.Errorf("selection that drops every trace: %v, want a *FieldError for SelectOptions.MaxContextLength", err)
+	}
+	_, err = ResolveAlias("weka_trace")
+	if !errors.Is(err, ErrLocalAlias) || !strings.Contains(err.Error(), "Source.InputFile") {
+		t.Errorf("weka_trace alias: %v, want ErrLocalAlias naming Source.InputFile", err)
 	}
 }

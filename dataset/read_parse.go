@@ -35,7 +35,6 @@ type parser struct {
 
 	intern map[string]string
 	strbuf []byte
-	ids    []uint32 // scratch for one hash_ids array
 	// Hash ids live in chunks: chunk[free:] is unused, and chunk[lastStart:
 	// lastStart+lastLen] is the most recent array (lastLen 0: none), so an
 	// array that extends it can share its storage.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // readTestSharedDir returns ../shared next to the module root, skipping the

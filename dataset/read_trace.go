@@ -53,8 +53,6 @@ type entry struct {
 	typ  string
 	req  Request
 	sub  Subagent
-	// first offending field for the type check
-	badOff int
 }
 
 // parseTrace parses one trace object occupying b (surrounding white space

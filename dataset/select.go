@@ -27,11 +27,18 @@ type SelectStats struct {
 // "Selection"): first the context filter, then the ceiling, keeping source
 // order. Without a
 // context filter the result is a prefix of traces (same backing array);
-// with one it is a new slice. It fails when no trace is left, saying why.
+// with one it is a new slice. It fails when no trace is left, saying why;
+// a limit that is negative or drops every trace is a *FieldError naming
+// the SelectOptions field.
 func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {
 	st := SelectStats{Loaded: len(traces)}
-	if opt.MaxContextLength < 0 || opt.MaxOSL < 0 || opt.NumEntries < 0 {
-		return nil, st, fmt.Errorf("select traces: negative limit (max context length %d, max OSL %d, entries %d)", opt.MaxContextLength, opt.MaxOSL, opt.NumEntries)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxContextLength", opt.MaxContextLength}, {"MaxOSL", opt.MaxOSL}, {"NumEntries", opt.NumEntries}} {
+		if f.v < 0 {
+			return nil, st, fmt.Errorf("select traces: %w", &FieldError{Field: "SelectOptions." + f.name, Err: fmt.Errorf("%d: must be 0 (no limit) or positive", f.v)})
+		}
 	}
 	if len(traces) == 0 {
 		return nil, st, fmt.Errorf("select traces: the corpus holds no traces")
@@ -52,7 +59,8 @@ func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {
 			kept = append(kept, traces[i])
 		}
 		if len(kept) == 0 {
-			return nil, st, fmt.Errorf("select traces: --max-context-length %d drops all %d traces (the smallest peak input+output of a trace is %d tokens); raise the limit or use a corpus built for this window (e.g. a _256k variant)", opt.MaxContextLength, len(traces), minPeak)
+			return nil, st, fmt.Errorf("select traces: %w", &FieldError{Field: "SelectOptions.MaxContextLength",
+				Err: fmt.Errorf("%d drops all %d traces (the smallest peak input+output of a trace is %d tokens); raise the limit or use a corpus built for this window (e.g. a _256k variant)", opt.MaxContextLength, len(traces), minPeak)})
 		}
 	}
 	st.Eligible = len(kept)

@@ -276,106 +276,131 @@ type CorpusStats struct {
 
 // ComputeStats computes statistics over traces.
 func ComputeStats(traces []Trace) CorpusStats {
-	var st CorpusStats
-	st.Traces = len(traces)
-	var perTrace, isl, osl, sisl, sosl, think, api, ttft, dur, peak []float64
-	hist := make([]HistogramBucket, len(contextBuckets)+1)
-	for i, b := range contextBuckets {
-		hist[i].UpTo = b
-	}
-	over := make([]WindowCount, len(contextWindows))
-	for i, w := range contextWindows {
-		over[i].Window = w
-	}
-	models := map[string]int{}
-	addCtx := func(r *Request) {
-		st.HashIDs += int64(len(r.HashIDs))
-		st.InputTokens += int64(r.In)
-		st.OutputTokens += int64(r.Out)
-		models[r.Model]++
-		c := r.In + r.Out
-		k := sort.SearchInts(contextBuckets, c)
-		hist[k].Count++
-	}
+	b := newStatsBuilder(len(traces))
 	for ti := range traces {
-		t := &traces[ti]
-		st.ParentRequests += len(t.Requests)
-		perTrace = append(perTrace, float64(len(t.Requests)))
-		first, last := math.Inf(1), math.Inf(-1)
-		span := func(r *Request) {
-			first = math.Min(first, r.T)
-			end := r.T
-			if !math.IsNaN(r.APITime) {
-				end += r.APITime
-			}
-			last = math.Max(last, end)
-		}
-		for ri := range t.Requests {
-			r := &t.Requests[ri]
-			addCtx(r)
-			span(r)
-			isl = append(isl, float64(r.In))
-			osl = append(osl, float64(r.Out))
-			if !math.IsNaN(r.ThinkTime) {
-				think = append(think, r.ThinkTime)
-			}
-			if !math.IsNaN(r.APITime) {
-				api = append(api, r.APITime)
-			}
-			if !math.IsNaN(r.TTFT) {
-				ttft = append(ttft, r.TTFT)
-			}
-		}
-		if len(t.Subagents) > 0 {
-			st.TracesWithSubagents++
-		}
-		var walk func([]Subagent)
-		walk = func(ss []Subagent) {
-			for si := range ss {
-				st.SubagentEntries++
-				for ri := range ss[si].Requests {
-					r := &ss[si].Requests[ri]
-					st.SubagentRequests++
-					addCtx(r)
-					span(r)
-					sisl = append(sisl, float64(r.In))
-					sosl = append(sosl, float64(r.Out))
-				}
-				walk(ss[si].Subagents)
-			}
-		}
-		walk(t.Subagents)
-		if !math.IsInf(first, 0) {
-			dur = append(dur, last-first)
-		}
-		pk := t.PeakContext(0)
-		peak = append(peak, float64(pk))
-		for i := range over {
-			if pk > over[i].Window {
-				over[i].Traces++
-			}
-		}
-		par, sub, unique := tracePrefixHits(t)
-		for _, h := range append(par, sub...) {
-			st.TheoreticalHitRate.Hits += int64(h.Hit)
-			st.TheoreticalHitRate.Total += int64(h.Total)
-		}
-		st.UniqueHashIDs += int64(unique)
+		b.trace(&traces[ti])
 	}
-	st.RequestsPerTrace = Summarize(perTrace)
-	st.ISL, st.OSL = Summarize(isl), Summarize(osl)
-	st.SubagentISL, st.SubagentOSL = Summarize(sisl), Summarize(sosl)
-	st.ThinkTime, st.APITime, st.TTFT = Summarize(think), Summarize(api), Summarize(ttft)
-	st.TraceDuration, st.PeakContext = Summarize(dur), Summarize(peak)
-	st.ContextHistogram, st.TracesOver = hist, over
-	for m, n := range models {
+	return b.finish()
+}
+
+// statsBuilder accumulates ComputeStats over one trace after another: the
+// counts, the samples of each distribution, the histogram and the models.
+type statsBuilder struct {
+	st                                                          CorpusStats
+	perTrace, isl, osl, sisl, sosl, think, api, ttft, dur, peak []float64
+	hist                                                        []HistogramBucket
+	over                                                        []WindowCount
+	models                                                      map[string]int
+	// first and last bound the current trace's span.
+	first, last float64
+}
+
+func newStatsBuilder(traces int) *statsBuilder {
+	b := &statsBuilder{models: map[string]int{}}
+	b.st.Traces = traces
+	b.hist = make([]HistogramBucket, len(contextBuckets)+1)
+	for i, c := range contextBuckets {
+		b.hist[i].UpTo = c
+	}
+	b.over = make([]WindowCount, len(contextWindows))
+	for i, w := range contextWindows {
+		b.over[i].Window = w
+	}
+	return b
+}
+
+// request counts one request (parent or subagent) of the current trace.
+func (b *statsBuilder) request(r *Request) {
+	st := &b.st
+	st.HashIDs += int64(len(r.HashIDs))
+	st.InputTokens += int64(r.In)
+	st.OutputTokens += int64(r.Out)
+	b.models[r.Model]++
+	b.hist[sort.SearchInts(contextBuckets, r.In+r.Out)].Count++
+	b.first = math.Min(b.first, r.T)
+	end := r.T
+	if !math.IsNaN(r.APITime) {
+		end += r.APITime
+	}
+	b.last = math.Max(b.last, end)
+}
+
+// trace adds t: its parent requests, its subagents, its span and peak,
+// and its theoretical prefix-cache hits.
+func (b *statsBuilder) trace(t *Trace) {
+	st := &b.st
+	st.ParentRequests += len(t.Requests)
+	b.perTrace = append(b.perTrace, float64(len(t.Requests)))
+	b.first, b.last = math.Inf(1), math.Inf(-1)
+	for ri := range t.Requests {
+		r := &t.Requests[ri]
+		b.request(r)
+		b.isl = append(b.isl, float64(r.In))
+		b.osl = append(b.osl, float64(r.Out))
+		if !math.IsNaN(r.ThinkTime) {
+			b.think = append(b.think, r.ThinkTime)
+		}
+		if !math.IsNaN(r.APITime) {
+			b.api = append(b.api, r.APITime)
+		}
+		if !math.IsNaN(r.TTFT) {
+			b.ttft = append(b.ttft, r.TTFT)
+		}
+	}
+	if len(t.Subagents) > 0 {
+		st.TracesWithSubagents++
+	}
+	b.subagents(t.Subagents)
+	if !math.IsInf(b.first, 0) {
+		b.dur = append(b.dur, b.last-b.first)
+	}
+	pk := t.PeakContext(0)
+	b.peak = append(b.peak, float64(pk))
+	for i := range b.over {
+		if pk > b.over[i].Window {
+			b.over[i].Traces++
+		}
+	}
+	par, sub, unique := tracePrefixHits(t)
+	for _, h := range append(par, sub...) {
+		st.TheoreticalHitRate.Hits += int64(h.Hit)
+		st.TheoreticalHitRate.Total += int64(h.Total)
+	}
+	st.UniqueHashIDs += int64(unique)
+}
+
+// subagents adds the subagent entries ss and, recursively, their children.
+func (b *statsBuilder) subagents(ss []Subagent) {
+	for si := range ss {
+		b.st.SubagentEntries++
+		for ri := range ss[si].Requests {
+			r := &ss[si].Requests[ri]
+			b.st.SubagentRequests++
+			b.request(r)
+			b.sisl = append(b.sisl, float64(r.In))
+			b.sosl = append(b.sosl, float64(r.Out))
+		}
+		b.subagents(ss[si].Subagents)
+	}
+}
+
+// finish summarizes the samples and returns the statistics.
+func (b *statsBuilder) finish() CorpusStats {
+	st := b.st
+	st.RequestsPerTrace = Summarize(b.perTrace)
+	st.ISL, st.OSL = Summarize(b.isl), Summarize(b.osl)
+	st.SubagentISL, st.SubagentOSL = Summarize(b.sisl), Summarize(b.sosl)
+	st.ThinkTime, st.APITime, st.TTFT = Summarize(b.think), Summarize(b.api), Summarize(b.ttft)
+	st.TraceDuration, st.PeakContext = Summarize(b.dur), Summarize(b.peak)
+	st.ContextHistogram, st.TracesOver = b.hist, b.over
+	for m, n := range b.models {
 		st.Models = append(st.Models, ModelCount{Model: m, Requests: n})
 	}
-	sort.Slice(st.Models, func(a, b int) bool {
-		if st.Models[a].Requests != st.Models[b].Requests {
-			return st.Models[a].Requests > st.Models[b].Requests
+	sort.Slice(st.Models, func(a, c int) bool {
+		if st.Models[a].Requests != st.Models[c].Requests {
+			return st.Models[a].Requests > st.Models[c].Requests
 		}
-		return st.Models[a].Model < st.Models[b].Model
+		return st.Models[a].Model < st.Models[c].Model
 	})
 	st.TheoreticalHitRate.Definition = HitDefinitionC
 	if st.TheoreticalHitRate.Total > 0 {

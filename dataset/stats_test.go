@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"math"
 	"sort"
 	"strings"
@@ -180,6 +181,20 @@ func TestSelect(t *testing.T) {
 	}
 	if _, _, err := Select(nil, SelectOptions{}); err == nil {
 		t.Error("empty corpus selected without error")
+	}
+	// A limit that drops everything, or a negative one, names its field
+	// (the CLI names its flag instead).
+	for opt, field := range map[SelectOptions]string{
+		{MaxContextLength: 100}: "SelectOptions.MaxContextLength",
+		{MaxContextLength: -1}:  "SelectOptions.MaxContextLength",
+		{MaxOSL: -1}:            "SelectOptions.MaxOSL",
+		{NumEntries: -2}:        "SelectOptions.NumEntries",
+	} {
+		_, _, err := Select(traces, opt)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("Select(%+v) = %v, want a *FieldError for %s", opt, err, field)
+		}
 	}
 }
 

@@ -243,7 +243,7 @@ func TestAddRoutesOverflows(t *testing.T) {
 	}
 	r := okRecord(0, 0, 10, 1, 10, 3, 0, 0)
 	r.Usage, r.ContextOverflow = nil, true
-	r.Error = &Error{Code: 400, Message: "prompt is too long", Category: CategoryContextLength}
+	r.Error = &Error{Code: 400, Message: "prompt is too long", Category: CategoryHTTP}
 	c.Add(r)
 	c.Add(okRecord(1, 0, 10, 1, 10, 3, 0, 0))
 	s, err := c.Finish(RunInfo{})

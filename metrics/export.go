@@ -2,13 +2,14 @@ package metrics
 
 import (
 	"fmt"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 // Identification written at the top of profile_export_aiperf.json.

@@ -63,7 +63,7 @@ func fixtureRecords() (recs []*Record, overflow *Record) {
 	overflow = okRecord(9, 800, 0, 0, 0, 1, 0, 0)
 	overflow.Usage = nil
 	overflow.ContextOverflow = true
-	overflow.Error = &Error{Code: 400, Type: "Bad Request", Message: "This model's maximum context length is 131072 tokens", Category: CategoryContextLength}
+	overflow.Error = &Error{Code: 400, Type: "Bad Request", Message: "This model's maximum context length is 131072 tokens", Category: CategoryHTTP}
 	return append(recs, e, c, w, we), overflow
 }
 

@@ -1,9 +1,10 @@
 package metrics
 
 import (
-	"github.com/agentperf/agentperf/internal/jsonx"
 	"math"
 	"strconv"
+
+	"github.com/agentperf/agentperf/internal/jsonx"
 )
 
 // The JSON appenders below write exactly what aiperf's Python writers

@@ -159,14 +159,12 @@ type Error struct {
 
 // Error categories used in error records and summaries.
 const (
-	CategoryHTTP          = "http_error"
-	CategoryTransport     = "transport_error"
-	CategoryTimeout       = "timeout"
-	CategoryStreamError   = "stream_error" // an error event inside the SSE stream
-	CategoryMalformed     = "malformed_response"
-	CategoryMissingUsage  = "missing_usage"
-	CategoryCancelled     = "cancelled"
-	CategoryContextLength = "context_overflow"
+	CategoryHTTP        = "http_error"
+	CategoryTransport   = "transport_error"
+	CategoryTimeout     = "timeout"
+	CategoryStreamError = "stream_error" // an error event inside the SSE stream
+	CategoryMalformed   = "malformed_response"
+	CategoryCancelled   = "cancelled"
 )
 
 // Sink receives records as they complete. Implementations must be safe for

@@ -46,7 +46,7 @@ func randomRecords(seed uint64, n int) []*Record {
 			r.Cancelled, r.CancellationNs = true, r.RequestEndNs
 		case 2:
 			r.ContextOverflow = true
-			r.Error = &Error{Code: 400, Message: "maximum context length", Category: CategoryContextLength}
+			r.Error = &Error{Code: 400, Message: "maximum context length", Category: CategoryHTTP}
 		case 3:
 			r.Usage = nil // no usage: timing only
 		}

@@ -53,9 +53,9 @@ func (c *Config) validateCredentials() error {
 	}
 	switch {
 	case c.APIKey != "":
-		return fmt.Errorf("URL %s carries user:password (sent as Basic auth) and an API key is set (sent as a bearer token): both would be the Authorization header; pass one of them", u.Redacted())
+		return fmt.Errorf("%s carries user:password (sent as Basic auth) and Config.APIKey is set (sent as a bearer token): both would be the Authorization header; set one of them", u.Redacted())
 	case hasAuthorization(c.Headers):
-		return fmt.Errorf("URL %s carries user:password (sent as Basic auth) and the headers set Authorization too; pass one of them", u.Redacted())
+		return fmt.Errorf("%s carries user:password (sent as Basic auth) and Config.Headers set Authorization too; set one of them", u.Redacted())
 	}
 	return nil
 }
@@ -73,4 +73,17 @@ func (c *Config) moveURLCredentials() {
 	}
 	h["Authorization"] = auth
 	c.URL, c.Headers = clean, h
+}
+
+// redactedURL is raw without the password of its user info, for messages;
+// a URL that does not parse loses everything between "//" and the last
+// "@" instead.
+func redactedURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if i, j := strings.Index(raw, "//"), strings.LastIndex(raw, "@"); i >= 0 && j > i {
+		return raw[:i+2] + "…" + raw[j:]
+	}
+	return raw
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -61,8 +62,9 @@ func TestURLCredentialsAreSentAsBasicAuth(t *testing.T) {
 			c := cfg
 			mod(&c)
 			err := c.Validate()
-			if err == nil || !strings.Contains(err.Error(), "pass one of them") || strings.Contains(err.Error(), pass) {
-				t.Fatalf("Validate() = %v, want a refusal without the password", err)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "Config.URL" || strings.Contains(err.Error(), pass) {
+				t.Fatalf("Validate() = %v, want a refusal of Config.URL without the password", err)
 			}
 		})
 	}

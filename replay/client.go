@@ -43,7 +43,7 @@ type conn struct {
 func newConn(c *Config, timeout time.Duration) (*conn, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
-		return nil, fmt.Errorf("parse --url %q: %w", c.URL, err)
+		return nil, fieldErr("URL", err)
 	}
 	isTLS := u.Scheme == "https"
 	addr := u.Host

@@ -16,25 +16,76 @@ import (
 	"github.com/agentperf/agentperf/timing"
 )
 
-// Defaults used when the corresponding Config field is zero.
+// Defaults of the Config fields that replay owns; DefaultConfig holds them
+// together with the replay core's (package timing: the start ratios, the
+// delay and idle caps) and the default AgentX generation (package
+// scenario). The CLI's flags take their defaults from the same constants.
 const (
-	DefaultEndpoint          = "/v1/chat/completions"
-	DefaultGracePeriod       = 30 * time.Second
-	DefaultInterTurnDelayCap = 60 * time.Second
-	DefaultRequestTimeout    = 6 * time.Hour
-	DefaultConnectTimeout    = 30 * time.Second
-	DefaultStartMinRatio     = 0.25
-	DefaultStartMaxRatio     = 0.75
+	DefaultEndpoint       = "/v1/chat/completions"
+	DefaultGracePeriod    = 30 * time.Second
+	DefaultRequestTimeout = 6 * time.Hour
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultDynamoSessionTimeoutSeconds is the session timeout sent in
+	// Dynamo's nvext.session_control.
+	DefaultDynamoSessionTimeoutSeconds = 300
 )
 
-// Config describes one replay. The zero value of every optional field means
-// the documented default; Validate reports what is missing or inconsistent.
+// DefaultConfig returns a Config holding every default: the replay
+// semantics of the AgentX generation InferenceX runs today
+// (scenario.DefaultGeneration), the start ratios, caps, grace period and
+// timeouts. Fill in what a run needs (URL, Models, Traces, Synth,
+// Concurrency, BenchmarkDuration, Sink) and change what differs.
+//
+// Every field of a Config made by DefaultConfig means what it holds: a
+// zero GracePeriod cancels in-flight requests at the deadline, zero start
+// ratios start every lane at the start of its trace, a zero
+// InterTurnDelayCap, RequestTimeout or ConnectTimeout is no cap or
+// timeout, an empty Endpoint sends to URL itself.
+//
+// A Config not made by DefaultConfig (a literal, as written before
+// DefaultConfig existed) keeps the older rules, so that it still means what
+// it meant: a zero Endpoint, GracePeriod, InterTurnDelayCap,
+// RequestTimeout or ConnectTimeout means the default, and so do both
+// start ratios zero. Its zero Generation is v0.2.
+func DefaultConfig() Config {
+	g := defaultGeneration()
+	return Config{
+		Endpoint:          DefaultEndpoint,
+		Generation:        g.Replay,
+		TurnStart:         g.TurnStart,
+		LiveAssistant:     g.LiveAssistant,
+		SystemIdleGapCap:  timing.DefaultSystemIdleCap,
+		StartMinRatio:     timing.DefaultStartMinRatio,
+		StartMaxRatio:     timing.DefaultStartMaxRatio,
+		GracePeriod:       DefaultGracePeriod,
+		InterTurnDelayCap: timing.DefaultInterTurnDelayCap,
+		RequestTimeout:    DefaultRequestTimeout,
+		ConnectTimeout:    DefaultConnectTimeout,
+
+		fromDefaults: true,
+	}
+}
+
+// defaultGeneration is scenario.DefaultGeneration, which is always known.
+func defaultGeneration() scenario.Generation {
+	g, err := scenario.LookupGeneration(scenario.DefaultGeneration)
+	if err != nil {
+		panic("replay: " + err.Error())
+	}
+	return g
+}
+
+// Config describes one replay. Start from DefaultConfig, which holds every
+// default; Validate reports what is missing or inconsistent. Each field's
+// comment gives its DefaultConfig value and, where a Config literal not
+// made by DefaultConfig reads a zero value as a default, that rule.
 type Config struct {
 	// URL is the server's base URL, e.g. "http://localhost:8000". User
 	// info (http://user:password@host) is sent as Basic auth (see
 	// URLCredentials).
 	URL string
-	// Endpoint is appended to URL (default DefaultEndpoint).
+	// Endpoint is appended to URL (DefaultConfig: DefaultEndpoint; in a
+	// Config literal "" means DefaultEndpoint).
 	Endpoint string
 	// Models are the model names sent on the wire. A trace's main model (the
 	// model of its first request) maps to Models[0]; other recorded models
@@ -49,20 +100,24 @@ type Config struct {
 	// Synth builds the prompt of a turn.
 	Synth *synth.Synthesizer
 
-	// Generation selects the AgentX replay semantics (default v0.2, the
-	// zero value; see package timing).
+	// Generation selects the AgentX replay semantics (DefaultConfig: that
+	// of scenario.DefaultGeneration, v1.0; the zero value is v0.2; see
+	// package timing).
 	Generation timing.Generation
 	// TurnStart starts every lane at a sampled start turn k_i instead of
-	// a t* snapshot (the early v0.3 runs; v0.2 always does).
+	// a t* snapshot (the early v0.3 runs; v0.2 always does). DefaultConfig:
+	// the default generation's.
 	TurnStart bool
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
-	// timers pulled in (0 = off).
+	// timers pulled in (0 = off). DefaultConfig leaves it 0, v1.0's
+	// default; v0.3's is timing.DefaultV03IdleGapCap: set it with V03.
 	TraceIdleGapCap time.Duration
 	// SystemIdleGapCap (v1.0): when nothing is in flight anywhere, every
 	// pending timer moves so the next request goes out at most this long
-	// after the last response (0 = off; the scenario locks 10 s).
+	// after the last response (0 = off; DefaultConfig:
+	// timing.DefaultSystemIdleCap, which the scenario locks).
 	SystemIdleGapCap time.Duration
 	// WarmupRequestsPerLane (v1.0) is the cache warmup after the primers:
 	// every lane replays its tree with no idle delay and one output token
@@ -90,21 +145,26 @@ type Config struct {
 	Concurrency int
 	// Seed drives start-turn sampling (and, through Synth, prompt bytes).
 	Seed int64
-	// StartMinRatio and StartMaxRatio bound the start turn k_i of each lane
-	// as fractions of the trace's turns (defaults 0.25 and 0.75; set
-	// StartRatiosSet to use 0 explicitly).
+	// StartMinRatio and StartMaxRatio bound each lane's start (the start
+	// turn k_i, or the snapshot time t* in v1.0) as fractions of its trace
+	// (DefaultConfig: timing.DefaultStartMinRatio and
+	// timing.DefaultStartMaxRatio). In a Config literal both zero mean
+	// those defaults; to start at 0, start from DefaultConfig.
 	StartMinRatio, StartMaxRatio float64
-	StartRatiosSet               bool
 	// BenchmarkDuration is the profiling duration; no new turn is issued
 	// after it (required).
 	BenchmarkDuration time.Duration
 	// GracePeriod is how long in-flight requests may finish after the
-	// duration or a cancellation before they are cancelled (default 30 s).
+	// duration or a cancellation before they are cancelled (DefaultConfig:
+	// DefaultGracePeriod; 0 = none, they are cancelled at once; in a
+	// Config literal 0 means DefaultGracePeriod and a negative value none).
 	GracePeriod time.Duration
 	// WarmupGracePeriod bounds the warmup phase (0 = unlimited).
 	WarmupGracePeriod time.Duration
-	// InterTurnDelayCap caps each v0.2 inter-turn delay (default 60 s;
-	// negative = no cap).
+	// InterTurnDelayCap caps each v0.2 inter-turn delay (DefaultConfig:
+	// timing.DefaultInterTurnDelayCap; 0 or negative = no cap; in a Config
+	// literal 0 means timing.DefaultInterTurnDelayCap and only a negative
+	// value is no cap).
 	InterTurnDelayCap time.Duration
 
 	// CacheBust selects where the per-session marker goes.
@@ -127,7 +187,9 @@ type Config struct {
 	LiveAssistant bool
 
 	// RequestTimeout bounds one request including its whole stream
-	// (default 6 h). ConnectTimeout bounds connecting (default 30 s).
+	// (DefaultConfig: DefaultRequestTimeout). ConnectTimeout bounds
+	// connecting (DefaultConfig: DefaultConnectTimeout). 0 is no timeout;
+	// in a Config literal 0 means the default.
 	RequestTimeout, ConnectTimeout time.Duration
 	// Insecure skips TLS certificate verification.
 	Insecure bool
@@ -157,22 +219,27 @@ type Config struct {
 	Observer Observer
 	// Logf receives diagnostics (default: discard).
 	Logf func(format string, args ...any)
+
+	// fromDefaults marks a Config made by DefaultConfig: its zero values
+	// are taken as they are (see DefaultConfig).
+	fromDefaults bool
 }
 
-// ExtraInput is one key of --extra-inputs, merged into the request body.
+// ExtraInput is one key of Config.ExtraInputs, merged into the request body.
 type ExtraInput struct {
 	Key   string
 	Value json.RawMessage
 }
 
 // ParseExtraInput parses "key:value" (value is JSON if it parses, else a
-// string) or a JSON object (every key of it).
+// string) or a JSON object (every key of it). Its error is a *FieldError
+// for Config.ExtraInputs.
 func ParseExtraInput(s string) ([]ExtraInput, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "{") {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(s), &m); err != nil {
-			return nil, fmt.Errorf("--extra-inputs %q: not a valid JSON object: %v", s, err)
+			return nil, fieldErr("ExtraInputs", fmt.Errorf("%q: not a valid JSON object: %v", s, err))
 		}
 		out := make([]ExtraInput, 0, len(m))
 		for _, k := range sortedKeys(m) {
@@ -182,7 +249,7 @@ func ParseExtraInput(s string) ([]ExtraInput, error) {
 	}
 	k, v, ok := strings.Cut(s, ":")
 	if !ok || k == "" {
-		return nil, fmt.Errorf("--extra-inputs %q: expected key:value or a JSON object", s)
+		return nil, fieldErr("ExtraInputs", fmt.Errorf("%q: expected key:value or a JSON object", s))
 	}
 	raw := json.RawMessage(v)
 	if !json.Valid(raw) {
@@ -219,45 +286,49 @@ type Observer interface {
 	ProfilingEnded(at time.Time)
 }
 
-// Validate reports the first problem with c, naming the field.
+// Validate reports every problem with c, each a *FieldError naming the
+// field (joined with errors.Join).
 func (c *Config) Validate() error {
 	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
+	}
 	if c.URL == "" {
-		errs = append(errs, errors.New("URL is required"))
+		bad("URL", "required")
 	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("URL %q must be http(s)://host[:port]", c.URL))
+		bad("URL", "%q must be http(s)://host[:port]", redactedURL(c.URL))
 	}
 	if err := c.validateCredentials(); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, fieldErr("URL", err))
 	}
 	if len(c.Models) == 0 {
-		errs = append(errs, errors.New("at least one model is required"))
+		bad("Models", "at least one model is required")
 	}
 	if len(c.Traces) == 0 {
-		errs = append(errs, errors.New("the corpus has no traces"))
+		bad("Traces", "the corpus has no traces")
 	}
 	if c.Synth == nil {
-		errs = append(errs, errors.New("Synth is required"))
+		bad("Synth", "required")
 	} else if c.LiveAssistant != c.Synth.Live() {
-		errs = append(errs, fmt.Errorf("LiveAssistant is %v but the synthesizer was built with Live %v: build it with synth.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant))
+		bad("LiveAssistant", "%v, but the synthesizer was built with Live %v: build it with synth.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant)
 	}
 	if c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency))
+		bad("Concurrency", "must be at least 1, got %d", c.Concurrency)
 	}
 	if c.BenchmarkDuration <= 0 {
-		errs = append(errs, errors.New("benchmark duration must be positive"))
+		bad("BenchmarkDuration", "must be positive, got %v", c.BenchmarkDuration)
 	}
 	if c.FailedRequestThreshold < 0 || c.FailedRequestThreshold > 1 {
-		errs = append(errs, fmt.Errorf("failed-request threshold must be in (0, 1], got %g", c.FailedRequestThreshold))
+		bad("FailedRequestThreshold", "must be in (0, 1] (0 = off), got %g", c.FailedRequestThreshold)
 	}
 	if c.Sink == nil {
-		errs = append(errs, errors.New("Sink is required"))
+		bad("Sink", "required")
 	}
 	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
-		errs = append(errs, errors.New("WarmupRequestsPerLane and AgenticCacheWarmupDuration are alternatives: set one"))
+		bad("AgenticCacheWarmupDuration", "set together with Config.WarmupRequestsPerLane, its alternative (a duration or a count of cache warmup): set one")
 	}
 	if c.Generation == timing.V10 && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
-		errs = append(errs, fmt.Errorf("Concurrency %d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set AllowDatasetWrap or a CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces)))
+		bad("Concurrency", "%d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set Config.AllowDatasetWrap or a Config.CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces))
 	}
 	return errors.Join(errs...)
 }
@@ -290,30 +361,23 @@ func (c *Config) timingConfig() timing.Config {
 // id without a marker), the timeout, and "bind" on a session's first
 // request.
 type DynamoSession struct {
+	// TimeoutSeconds is sent as the session timeout (the CLI's default is
+	// DefaultDynamoSessionTimeoutSeconds).
 	TimeoutSeconds int
 }
 
+// withDefaults returns c with the collaborators' defaults filled in (and,
+// for a Config literal not made by DefaultConfig, the zero-value rules
+// described there), normalised for the engine: a negative grace period or
+// delay cap is 0, and a delay cap of 0 is no cap.
 func (c *Config) withDefaults() Config {
 	d := *c
 	d.moveURLCredentials()
-	if d.Endpoint == "" {
-		d.Endpoint = DefaultEndpoint
+	if !d.fromDefaults {
+		d.literalDefaults()
 	}
-	if d.GracePeriod == 0 {
-		d.GracePeriod = DefaultGracePeriod
-	}
-	if d.InterTurnDelayCap == 0 {
-		d.InterTurnDelayCap = DefaultInterTurnDelayCap
-	}
-	if d.RequestTimeout == 0 {
-		d.RequestTimeout = DefaultRequestTimeout
-	}
-	if d.ConnectTimeout == 0 {
-		d.ConnectTimeout = DefaultConnectTimeout
-	}
-	if !d.StartRatiosSet && d.StartMinRatio == 0 && d.StartMaxRatio == 0 {
-		d.StartMinRatio, d.StartMaxRatio = DefaultStartMinRatio, DefaultStartMaxRatio
-	}
+	d.GracePeriod = max(d.GracePeriod, 0)
+	d.InterTurnDelayCap = max(d.InterTurnDelayCap, 0)
 	if d.Overflows == nil {
 		d.Overflows = d.Sink
 	}
@@ -324,4 +388,35 @@ func (c *Config) withDefaults() Config {
 		d.Progress = new(Progress)
 	}
 	return d
+}
+
+// literalDefaults applies the zero-value rules of a Config literal (one
+// not made by DefaultConfig), with the values DefaultConfig holds.
+func (c *Config) literalDefaults() {
+	def := DefaultConfig()
+	if c.Endpoint == "" {
+		c.Endpoint = def.Endpoint
+	}
+	switch {
+	case c.GracePeriod == 0:
+		c.GracePeriod = def.GracePeriod
+	case c.GracePeriod < 0:
+		c.GracePeriod = 0
+	}
+	switch {
+	case c.InterTurnDelayCap == 0:
+		c.InterTurnDelayCap = def.InterTurnDelayCap
+	case c.InterTurnDelayCap < 0:
+		c.InterTurnDelayCap = 0 // no cap
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = def.RequestTimeout
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = def.ConnectTimeout
+	}
+	if c.StartMinRatio == 0 && c.StartMaxRatio == 0 {
+		c.StartMinRatio, c.StartMaxRatio = def.StartMinRatio, def.StartMaxRatio
+	}
+	c.fromDefaults = true
 }

@@ -176,12 +176,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 }
 
 // BuildPlans builds the replay plan of every trace of c with c's
-// generation rules.
+// generation rules (and its defaults, as Run reads them).
 func BuildPlans(c *Config) []*timing.Plan {
-	opt := timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}
-	if opt.InterTurnDelayCap < 0 {
-		opt.InterTurnDelayCap = 0
-	}
+	d := c.withDefaults()
+	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap}
 	plans := make([]*timing.Plan, len(c.Traces))
 	for i := range c.Traces {
 		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)

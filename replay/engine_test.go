@@ -20,6 +20,7 @@ import (
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // fakeServer is a minimal OpenAI-compatible streaming server for engine
@@ -107,22 +108,23 @@ func testConfig(t testing.TB, url string, traces []dataset.Trace, sink, ovf metr
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{
-		URL:                 url,
-		Models:              []string{"m"},
-		Traces:              traces,
-		Synth:               syn,
-		Concurrency:         3,
-		Seed:                42,
-		BenchmarkDuration:   700 * time.Millisecond,
-		GracePeriod:         2 * time.Second,
-		Streaming:           true,
-		IgnoreEOS:           true,
-		UseServerTokenCount: true,
-		CacheBust:           scenario.CacheBustFirstTurnPrefix,
-		Sink:                sink,
-		Overflows:           ovf,
-	}
+	c := DefaultConfig()
+	c.Generation, c.TurnStart = timing.V02, true
+	c.URL = url
+	c.Models = []string{"m"}
+	c.Traces = traces
+	c.Synth = syn
+	c.Concurrency = 3
+	c.Seed = 42
+	c.BenchmarkDuration = 700 * time.Millisecond
+	c.GracePeriod = 2 * time.Second
+	c.Streaming = true
+	c.IgnoreEOS = true
+	c.UseServerTokenCount = true
+	c.CacheBust = scenario.CacheBustFirstTurnPrefix
+	c.Sink = sink
+	c.Overflows = ovf
+	return c
 }
 
 func checkAccounting(t *testing.T, res *Result, srv *fakeServer, sink, ovf *memSink) {

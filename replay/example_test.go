@@ -50,18 +50,18 @@ func ExampleRun() {
 		panic(err)
 	}
 	sink := &countSink{}
-	res, err := replay.Run(context.Background(), replay.Config{
-		URL:                 srv.URL,
-		Models:              []string{"demo"},
-		Traces:              dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 4, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001}),
-		Synth:               syn,
-		Concurrency:         2,
-		Seed:                42,
-		BenchmarkDuration:   500 * time.Millisecond,
-		Streaming:           true,
-		UseServerTokenCount: true,
-		Sink:                sink,
-	})
+	cfg := replay.DefaultConfig() // AgentX v1.0 semantics and every other default
+	cfg.URL = srv.URL
+	cfg.Models = []string{"demo"}
+	cfg.Traces = dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 4, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001})
+	cfg.Synth = syn
+	cfg.Concurrency = 2
+	cfg.Seed = 42
+	cfg.BenchmarkDuration = 500 * time.Millisecond
+	cfg.Streaming = true
+	cfg.UseServerTokenCount = true
+	cfg.Sink = sink
+	res, err := replay.Run(context.Background(), cfg)
 	if err != nil {
 		panic(err)
 	}

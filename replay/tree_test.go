@@ -56,13 +56,13 @@ func runTrees(t *testing.T, url string, traces []dataset.Trace, gen timing.Gener
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	cfg := Config{
-		URL: url, Models: []string{"m"}, Traces: traces, Synth: syn,
-		Generation: gen, TurnStart: turnStart, TraceIdleGapCap: idleCap, InterTurnDelayCap: idleCap,
-		Concurrency: lanes, Seed: 42, StartMinRatio: 0.25, StartMaxRatio: 0.75, StartRatiosSet: true,
-		BenchmarkDuration: dur, Streaming: true, IgnoreEOS: true, UseServerTokenCount: true,
-		CacheBust: scenario.CacheBustFirstTurnPrefix, Sink: sink,
-	}
+	cfg := DefaultConfig()
+	cfg.URL, cfg.Models, cfg.Traces, cfg.Synth = url, []string{"m"}, traces, syn
+	cfg.Generation, cfg.TurnStart, cfg.TraceIdleGapCap, cfg.InterTurnDelayCap = gen, turnStart, idleCap, idleCap
+	cfg.SystemIdleGapCap = 0
+	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration = lanes, 42, dur
+	cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = true, true, true
+	cfg.CacheBust, cfg.Sink = scenario.CacheBustFirstTurnPrefix, sink
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

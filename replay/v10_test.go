@@ -22,7 +22,7 @@ func v10Config(t *testing.T, url string, corpus []dataset.Trace, sink *memSink, 
 	cfg.Generation = timing.V10
 	cfg.Models = []string{"root", "child"}
 	cfg.WarmupRequestsPerLane = r
-	cfg.SystemIdleGapCap = 10 * time.Second
+	cfg.SystemIdleGapCap = timing.DefaultSystemIdleCap
 	cfg.BenchmarkDuration = 2 * time.Second
 	cfg.CacheBust = scenario.CacheBustFirstTurnPrefix
 	return cfg
@@ -173,8 +173,8 @@ func TestEarlyEndSaysWhy(t *testing.T) {
 	}}
 	cfg := testConfig(t, srv.URL, []dataset.Trace{tr}, sink, nil)
 	cfg.Concurrency = 1
-	cfg.InterTurnDelayCap = -1 // no cap: the last turn is an hour away
-	cfg.StartRatiosSet, cfg.StartMinRatio, cfg.StartMaxRatio = true, 0, 0
+	cfg.InterTurnDelayCap = 0 // no cap: the last turn is an hour away
+	cfg.StartMinRatio, cfg.StartMaxRatio = 0, 0
 	cfg.BenchmarkDuration = time.Minute
 	res, err := Run(context.Background(), cfg)
 	if err != nil {

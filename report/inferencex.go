@@ -234,6 +234,14 @@ func (r *Run) v3(x *resolved) (obj, error) {
 	if ds := r.agg.Metadata.Dataset; len(ds) > 0 && ds[0] == '{' {
 		doc = append(doc, field{"dataset", json.RawMessage(ds)})
 	}
+	doc = append(doc, field{"request_metrics", x.v3RequestMetrics()})
+	srv, pool := x.v3ServerMetrics(len(rs.kept))
+	doc = append(doc, field{"server_metrics", srv}, field{"kv_cache_pool_tokens", pool})
+	return doc, nil
+}
+
+// v3RequestMetrics is the v3 request_metrics object.
+func (x *resolved) v3RequestMetrics() obj {
 	q := &x.req
 	qps := obj{}
 	if q.qps.ok {
@@ -259,7 +267,7 @@ func (r *Run) v3(x *resolved) (obj, error) {
 			{"per_gpu", per},
 		}
 	}
-	doc = append(doc, field{"request_metrics", obj{
+	return obj{
 		{"qps", qps},
 		{"latency", obj{
 			{"ttft", q.ttft.obj()}, {"e2el", q.e2el.obj()}, {"itl", q.itl.obj()}, {"tpot", q.itl.obj()},
@@ -269,7 +277,12 @@ func (r *Run) v3(x *resolved) (obj, error) {
 		{"tokens", obj{{"input", q.input.obj()}, {"output_actual", q.outActual.obj()}, {"output_expected", q.outExpec.obj()}}},
 		{"throughput", tput},
 		{"cache", obj{{"theoretical_cache_hit_rate", optNum(q.theoretical, q.theoreticalOK)}}},
-	}})
+	}
+}
+
+// v3ServerMetrics is the v3 server_metrics object (completed is the
+// number of successful requests) and the KV pool size (nil when unknown).
+func (x *resolved) v3ServerMetrics(completed int) (obj, any) {
 	s := &x.srv
 	var pool any
 	if x.poolOK {
@@ -287,7 +300,7 @@ func (r *Run) v3(x *resolved) (obj, error) {
 	for i, o := range s.sources {
 		sources[i] = o
 	}
-	doc = append(doc, field{"server_metrics", obj{
+	return obj{
 		{"present", s.present}, {"adapter", s.adapter}, {"metric_count", s.metricCount},
 		{"cache", obj{
 			{"gpu_cache_hit_rate", s.gpuHit.any()}, {"cpu_cache_hit_rate", s.cpuHit.any()},
@@ -311,16 +324,14 @@ func (r *Run) v3(x *resolved) (obj, error) {
 		}},
 		{"tokens", obj{
 			{"prompt_total", s.promptTotal.intAny()}, {"generation_total", s.genTotal.intAny()},
-			{"requests_completed", len(rs.kept)},
+			{"requests_completed", completed},
 			{"prompt_by_source", obj{
 				{"gpu_cache_hit", s.srcGPU.any()}, {"cpu_or_external_cache_hit", s.srcExt.any()},
 				{"computed", s.srcCompute.any()}, {"raw", raw},
 			}},
 		}},
 		{"sources", sources},
-	}})
-	doc = append(doc, field{"kv_cache_pool_tokens", pool})
-	return doc, nil
+	}, pool
 }
 
 func (r *Run) v2(x *resolved) obj {

@@ -102,15 +102,44 @@ func WritePareto(t *Table, path string, opt ParetoOptions) (skipped []string, er
 	if opt.Title == "" {
 		opt.Title = "Throughput per GPU vs interactivity"
 	}
-	groups := map[string][]paretoPoint{}
-	var order []string
+	groups, order, skipped := paretoGroups(t, opt.Y)
+	if len(order) == 0 {
+		return skipped, fmt.Errorf("%w: none of the %d runs has a known TP, successful requests and an inter-token latency", ErrNothingToPlot, len(t.Rows)+len(t.Excluded))
+	}
+	pl, leg := newParetoPlot(opt)
+	xmax, ymax := math.Inf(-1), math.Inf(-1)
+	for gi, g := range order {
+		x, y, err := addParetoGroup(pl, leg, g, groups[g], gi)
+		if err != nil {
+			return skipped, err
+		}
+		xmax, ymax = max(xmax, x), max(ymax, y)
+	}
+	// Room for the labels right of and above the last points; axes from 0.
+	pl.X.Min, pl.Y.Min = 0, 0
+	pl.X.Max = xmax * 1.12
+	pl.Y.Max = ymax * 1.1
+	if pl.X.Max <= 0 {
+		pl.X.Max = 1
+	}
+	if pl.Y.Max <= 0 {
+		pl.Y.Max = 1
+	}
+	return skipped, renderPareto(path, pl, leg)
+}
+
+// paretoGroups places the rows of t that can be plotted in their groups
+// (configuration and TP, in order of first appearance) and says why each
+// other row is skipped.
+func paretoGroups(t *Table, axis ParetoY) (groups map[string][]paretoPoint, order, skipped []string) {
+	groups = map[string][]paretoPoint{}
 	for _, r := range t.Excluded {
 		skipped = append(skipped, fmt.Sprintf("%s (%s): not plotted, %s", r.Name(), r.Dir, r.Reason))
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		y := r.TputPerGPU
-		if opt.Y == ParetoOutput {
+		if axis == ParetoOutput {
 			y = r.OutTputPerGPU
 		}
 		switch {
@@ -127,10 +156,11 @@ func WritePareto(t *Table, path string, opt ParetoOptions) (skipped []string, er
 		}
 		groups[g] = append(groups[g], paretoPoint{x: r.Interactivity, y: y, conc: r.Conc})
 	}
-	if len(order) == 0 {
-		return skipped, fmt.Errorf("%w: none of the %d runs has a known TP, successful requests and an inter-token latency", ErrNothingToPlot, len(t.Rows)+len(t.Excluded))
-	}
+	return groups, order, skipped
+}
 
+// newParetoPlot returns the empty plot (title, axes, grid) and its legend.
+func newParetoPlot(opt ParetoOptions) (*gplot.Plot, *gplot.Legend) {
 	pl := gplot.New()
 	pl.Title.Text = opt.Title
 	pl.Title.TextStyle.Font.Size = vg.Points(15)
@@ -150,83 +180,81 @@ func WritePareto(t *Table, path string, opt ParetoOptions) (skipped []string, er
 	leg.TextStyle.Font.Size = vg.Points(11)
 	leg.ThumbnailWidth = vg.Points(28)
 	leg.Padding = vg.Points(8)
-	xmax, ymax := math.Inf(-1), math.Inf(-1)
-	for gi, g := range order {
-		pts := groups[g]
-		slices.SortFunc(pts, func(a, b paretoPoint) int { return cmp.Compare(a.x, b.x) })
-		col := paretoColors[gi%len(paretoColors)]
-		xy := make(plotter.XYs, len(pts))
-		lab := plotter.XYLabels{XYs: make(plotter.XYs, len(pts)), Labels: make([]string, len(pts))}
-		for i, p := range pts {
-			xy[i] = plotter.XY{X: p.x, Y: p.y}
-			lab.XYs[i] = xy[i]
-			lab.Labels[i] = "c" + strconv.Itoa(p.conc)
-			if p.conc <= 0 {
-				lab.Labels[i] = "c?"
-			}
-			xmax, ymax = max(xmax, p.x), max(ymax, p.y)
-		}
-		fr := frontier(pts)
-		fxy := make(plotter.XYs, len(fr))
-		for i, p := range fr {
-			fxy[i] = plotter.XY{X: p.x, Y: p.y}
-		}
-		line, err := plotter.NewLine(fxy)
-		if err != nil {
-			return skipped, err
-		}
-		line.Color = col
-		line.Width = vg.Points(2)
-		// The sweep itself: every point in concurrency order, thin and
-		// dashed under the frontier.
-		byConc := slices.Clone(pts)
-		slices.SortFunc(byConc, func(a, b paretoPoint) int { return cmp.Compare(a.conc, b.conc) })
-		sxy := make(plotter.XYs, len(byConc))
-		for i, p := range byConc {
-			sxy[i] = plotter.XY{X: p.x, Y: p.y}
-		}
-		sweep, err := plotter.NewLine(sxy)
-		if err != nil {
-			return skipped, err
-		}
-		sweep.Color = col
-		sweep.Width = vg.Points(0.8)
-		sweep.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-		pl.Add(sweep)
-		sc, err := plotter.NewScatter(xy)
-		if err != nil {
-			return skipped, err
-		}
-		sc.GlyphStyle.Color = col
-		sc.GlyphStyle.Radius = vg.Points(4)
-		sc.GlyphStyle.Shape = paretoShapes[gi%len(paretoShapes)]
-		labels, err := plotter.NewLabels(lab)
-		if err != nil {
-			return skipped, err
-		}
-		for i := range labels.TextStyle {
-			labels.TextStyle[i].Font.Size = vg.Points(10)
-			labels.TextStyle[i].Color = col
-		}
-		labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
-		pl.Add(line, sc, labels)
-		leg.Add(fmt.Sprintf("%s (%d runs)", g, len(pts)), line, sc)
-	}
-	// Room for the labels right of and above the last points; axes from 0.
-	pl.X.Min, pl.Y.Min = 0, 0
-	pl.X.Max = xmax * 1.12
-	pl.Y.Max = ymax * 1.1
-	if pl.X.Max <= 0 {
-		pl.X.Max = 1
-	}
-	if pl.Y.Max <= 0 {
-		pl.Y.Max = 1
-	}
+	return pl, &leg
+}
 
+// addParetoGroup draws group g (the gi-th): its points labelled by
+// concurrency, its frontier, and the sweep in concurrency order; it
+// returns the largest x and y drawn.
+func addParetoGroup(pl *gplot.Plot, leg *gplot.Legend, g string, pts []paretoPoint, gi int) (xmax, ymax float64, err error) {
+	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	slices.SortFunc(pts, func(a, b paretoPoint) int { return cmp.Compare(a.x, b.x) })
+	col := paretoColors[gi%len(paretoColors)]
+	xy := make(plotter.XYs, len(pts))
+	lab := plotter.XYLabels{XYs: make(plotter.XYs, len(pts)), Labels: make([]string, len(pts))}
+	for i, p := range pts {
+		xy[i] = plotter.XY{X: p.x, Y: p.y}
+		lab.XYs[i] = xy[i]
+		lab.Labels[i] = "c" + strconv.Itoa(p.conc)
+		if p.conc <= 0 {
+			lab.Labels[i] = "c?"
+		}
+		xmax, ymax = max(xmax, p.x), max(ymax, p.y)
+	}
+	fr := frontier(pts)
+	fxy := make(plotter.XYs, len(fr))
+	for i, p := range fr {
+		fxy[i] = plotter.XY{X: p.x, Y: p.y}
+	}
+	line, err := plotter.NewLine(fxy)
+	if err != nil {
+		return 0, 0, err
+	}
+	line.Color = col
+	line.Width = vg.Points(2)
+	// The sweep itself: every point in concurrency order, thin and
+	// dashed under the frontier.
+	byConc := slices.Clone(pts)
+	slices.SortFunc(byConc, func(a, b paretoPoint) int { return cmp.Compare(a.conc, b.conc) })
+	sxy := make(plotter.XYs, len(byConc))
+	for i, p := range byConc {
+		sxy[i] = plotter.XY{X: p.x, Y: p.y}
+	}
+	sweep, err := plotter.NewLine(sxy)
+	if err != nil {
+		return 0, 0, err
+	}
+	sweep.Color = col
+	sweep.Width = vg.Points(0.8)
+	sweep.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	pl.Add(sweep)
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return 0, 0, err
+	}
+	sc.GlyphStyle.Color = col
+	sc.GlyphStyle.Radius = vg.Points(4)
+	sc.GlyphStyle.Shape = paretoShapes[gi%len(paretoShapes)]
+	labels, err := plotter.NewLabels(lab)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range labels.TextStyle {
+		labels.TextStyle[i].Font.Size = vg.Points(10)
+		labels.TextStyle[i].Color = col
+	}
+	labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
+	pl.Add(line, sc, labels)
+	leg.Add(fmt.Sprintf("%s (%d runs)", g, len(pts)), line, sc)
+	return xmax, ymax, nil
+}
+
+// renderPareto draws pl with its legend and notes in a column to the
+// right (so the legend never covers a point) and writes the PNG to path.
+func renderPareto(path string, pl *gplot.Plot, leg *gplot.Legend) error {
 	img := vgimg.NewWith(vgimg.UseWH(paretoW*vg.Inch/paretoDPI, paretoH*vg.Inch/paretoDPI), vgimg.UseDPI(paretoDPI),
 		vgimg.UseBackgroundColor(color.White))
 	dc := draw.New(img)
-	// Legend in its own column to the right: it never covers a point.
 	note := leg.TextStyle
 	note.Font.Size = vg.Points(9)
 	note.Color = color.RGBA{90, 90, 90, 255}
@@ -248,7 +276,7 @@ func WritePareto(t *Table, path string, opt ParetoOptions) (skipped []string, er
 	for i, n := range notes {
 		legArea.FillText(note, vg.Point{X: legArea.Min.X, Y: yNote - vg.Length(i)*vg.Points(12)}, n)
 	}
-	return skipped, atomicfile.Write(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 		return err
 	})

@@ -19,15 +19,15 @@ import (
 // LMCache offload; eight runs TP4/TP8 × concurrencies), the numbers the
 // fixture folders are built to produce.
 type seedRun struct {
-	tp, conc, reqs         int
-	rps, outTPS            float64
-	prefix, ext, kv        float64 // percent
-	engines                int     // data-parallel engines reporting KV usage
-	kvSpread               float64 // engines' KV usage = kv ± spread (averaged back to kv)
-	itlMs                  float64
-	row                    string // the seed table's row
-	zeroOK, aborted, empty bool
-	suffix                 string
+	tp, conc, reqs  int
+	rps, outTPS     float64
+	prefix, ext, kv float64 // percent
+	engines         int     // data-parallel engines reporting KV usage
+	kvSpread        float64 // engines' KV usage = kv ± spread (averaged back to kv)
+	itlMs           float64
+	row             string // the seed table's row
+	zeroOK, aborted bool
+	suffix          string
 }
 
 var seedRuns = []seedRun{

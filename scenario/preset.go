@@ -204,20 +204,20 @@ func AgentXMVPOf(g Generation) *Preset {
 		MinDuration:     900 * time.Second,
 		DefaultDuration: 1800 * time.Second,
 		CacheBust:       CacheBustFirstTurnPrefix,
-		MinRatio:        0.25,
-		MaxRatio:        0.75,
+		MinRatio:        timing.DefaultStartMinRatio,
+		MaxRatio:        timing.DefaultStartMaxRatio,
 		PublicPrefix:    "semianalysis_cc_traces_weka",
 		HFPrefix:        "semianalysisai/cc-traces-weka",
 	}
 	switch g.Replay {
 	case timing.V02:
-		p.DelayCap = 60 * time.Second
+		p.DelayCap = timing.DefaultInterTurnDelayCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s"
 	case timing.V03:
-		p.IdleGapCap = 60 * time.Second
+		p.IdleGapCap = timing.DefaultV03IdleGapCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, 60 s trace idle-gap warp, ≥ 900 s"
 	case timing.V10:
-		p.SystemIdleCap = 10 * time.Second
+		p.SystemIdleCap = timing.DefaultSystemIdleCap
 		p.ForbidDelayCap = true
 		p.MinRatio, p.MaxRatio = 0, 1
 		p.Aliases = V10Aliases()
@@ -320,28 +320,50 @@ func (p *Preset) Enforce(s *Settings) (reasons []string, err error) {
 
 // check fills defaults and collects violations.
 func (p *Preset) check(s *Settings) []Violation {
-	var vs []Violation
-	bad := func(flag, format string, args ...any) {
-		vs = append(vs, Violation{Flag: flag, Message: fmt.Sprintf(format, args...), Bypassable: true})
-	}
-	fill := func(format string, args ...any) {
-		s.Filled = append(s.Filled, fmt.Sprintf(format, args...)+" (filled by scenario "+p.Name+")")
-	}
+	c := &presetCheck{p: p, s: s}
+	c.requests()
+	c.load()
+	c.delays()
+	c.defaults()
+	c.corpus()
+	return c.vs
+}
 
+// presetCheck collects the violations of one Preset.check and records the
+// defaults it fills.
+type presetCheck struct {
+	p  *Preset
+	s  *Settings
+	vs []Violation
+}
+
+// bad records a violation --unsafe-override can lift.
+func (c *presetCheck) bad(flag, format string, args ...any) {
+	c.vs = append(c.vs, Violation{Flag: flag, Message: fmt.Sprintf(format, args...), Bypassable: true})
+}
+
+// fill records a default the preset filled in.
+func (c *presetCheck) fill(format string, args ...any) {
+	c.s.Filled = append(c.s.Filled, fmt.Sprintf(format, args...)+" (filled by scenario "+c.p.Name+")")
+}
+
+// requests checks what goes on the wire: the timing mode, streaming, ignore_eos and the cache-bust marker.
+func (c *presetCheck) requests() {
+	p, s := c.p, c.s
 	if s.TimingMode != "" && s.TimingMode != TimingAgenticReplay {
-		bad("timing mode", "%s requires agentic_replay, not %s", p.Name, s.TimingMode)
+		c.bad("timing mode", "%s requires agentic_replay, not %s", p.Name, s.TimingMode)
 	} else {
 		s.TimingMode = TimingAgenticReplay
 	}
 	for _, f := range s.SchedulingFlags {
-		bad(f, "forbidden: %s replays traces with agentic_replay; drop %s", p.Name, f)
+		c.bad(f, "forbidden: %s replays traces with agentic_replay; drop %s", p.Name, f)
 	}
 
 	if s.Streaming.Set && !s.Streaming.V {
-		bad("--streaming", "streaming is required (TTFT and ITL need a stream); remove the setting that turns it off")
+		c.bad("--streaming", "streaming is required (TTFT and ITL need a stream); remove the setting that turns it off")
 	} else if !s.Streaming.Set {
 		s.Streaming = Some(true)
-		fill("streaming=true")
+		c.fill("streaming=true")
 	}
 
 	kept := s.ExtraInputs[:0:0]
@@ -354,34 +376,38 @@ func (p *Preset) check(s *Settings) []Violation {
 	}
 	s.ExtraInputs = kept
 	if s.IgnoreEOS.Set && !s.IgnoreEOS.V {
-		bad("--extra-inputs ignore_eos", "must be true (outputs must run to the recorded length); drop ignore_eos:false")
+		c.bad("--extra-inputs ignore_eos", "must be true (outputs must run to the recorded length); drop ignore_eos:false")
 	} else if !s.IgnoreEOS.Set {
 		s.IgnoreEOS = Some(true)
-		fill("ignore_eos=true")
+		c.fill("ignore_eos=true")
 	}
 
 	if s.CacheBust.Set && s.CacheBust.V != p.CacheBust {
-		bad("--cache-bust", "locked to %s, got %s (sessions of the same trace would share prefix-cache entries); drop the flag", p.CacheBust, s.CacheBust.V)
+		c.bad("--cache-bust", "locked to %s, got %s (sessions of the same trace would share prefix-cache entries); drop the flag", p.CacheBust, s.CacheBust.V)
 	} else if !s.CacheBust.Set {
 		s.CacheBust = Some(p.CacheBust)
-		fill("cache_bust=%s", p.CacheBust)
+		c.fill("cache_bust=%s", p.CacheBust)
 	}
+}
 
+// load checks the duration, the concurrency and the seed.
+func (c *presetCheck) load() {
+	p, s := c.p, c.s
 	if s.BenchmarkDuration.Set {
 		if s.BenchmarkDuration.V < p.MinDuration {
-			bad("--benchmark-duration", "%v is below the scenario minimum of %v; pass at least %d", s.BenchmarkDuration.V.Seconds(), p.MinDuration.Seconds(), int(p.MinDuration.Seconds()))
+			c.bad("--benchmark-duration", "%v is below the scenario minimum of %v; pass at least %d", s.BenchmarkDuration.V.Seconds(), p.MinDuration.Seconds(), int(p.MinDuration.Seconds()))
 		}
 	} else {
 		s.BenchmarkDuration = Some(p.DefaultDuration)
-		fill("benchmark_duration=%v", p.DefaultDuration.Seconds())
+		c.fill("benchmark_duration=%v", p.DefaultDuration.Seconds())
 	}
 
 	switch len(s.Concurrency) {
 	case 0:
-		bad("--concurrency", "required: pass one integer, the number of lanes")
+		c.bad("--concurrency", "required: pass one integer, the number of lanes")
 	case 1:
 	default:
-		bad("--concurrency", "must be a single integer, got %d values (%s); run one benchmark per concurrency", len(s.Concurrency), joinInts(s.Concurrency))
+		c.bad("--concurrency", "must be a single integer, got %d values (%s); run one benchmark per concurrency", len(s.Concurrency), joinInts(s.Concurrency))
 	}
 
 	if !s.RandomSeed.Set {
@@ -390,83 +416,94 @@ func (p *Preset) check(s *Settings) []Violation {
 			seed = s.SeedSource()
 		}
 		s.RandomSeed = Some(seed)
-		fill("random_seed=%d", seed)
+		c.fill("random_seed=%d", seed)
 	}
+}
 
+// delays checks the generation's delay and idle caps and the trace delays.
+func (c *presetCheck) delays() {
+	p, s := c.p, c.s
 	if p.DelayCap > 0 {
 		if s.InterTurnDelayCap.Set && s.InterTurnDelayCap.V != p.DelayCap {
-			bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
+			c.bad("--inter-turn-delay-cap-seconds", "locked to %v, got %v; drop the flag", p.DelayCap.Seconds(), s.InterTurnDelayCap.V.Seconds())
 		} else if !s.InterTurnDelayCap.Set {
 			s.InterTurnDelayCap = Some(p.DelayCap)
-			fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
+			c.fill("inter_turn_delay_cap_seconds=%v", p.DelayCap.Seconds())
 		}
 	}
 	if p.ForbidDelayCap && s.InterTurnDelayCap.Set {
-		bad("--inter-turn-delay-cap-seconds", "forbidden: %s delays are the recorded end-to-start gaps, with runtime idle caps instead (--trace-idle-gap-cap-seconds); drop the flag", p.Generation.Name)
+		c.bad("--inter-turn-delay-cap-seconds", "forbidden: %s delays are the recorded end-to-start gaps, with runtime idle caps instead (--trace-idle-gap-cap-seconds); drop the flag", p.Generation.Name)
 	}
 	if p.SystemIdleCap > 0 {
 		if s.SystemIdleGapCap.Set && s.SystemIdleGapCap.V != p.SystemIdleCap {
-			bad("--system-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.SystemIdleCap.Seconds(), s.SystemIdleGapCap.V.Seconds())
+			c.bad("--system-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.SystemIdleCap.Seconds(), s.SystemIdleGapCap.V.Seconds())
 		} else if !s.SystemIdleGapCap.Set {
 			s.SystemIdleGapCap = Some(p.SystemIdleCap)
-			fill("system_idle_gap_cap_seconds=%v", p.SystemIdleCap.Seconds())
+			c.fill("system_idle_gap_cap_seconds=%v", p.SystemIdleCap.Seconds())
 		}
 	}
 	if p.IdleGapCap > 0 {
 		if s.TraceIdleGapCap.Set && s.TraceIdleGapCap.V != p.IdleGapCap {
-			bad("--trace-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.IdleGapCap.Seconds(), s.TraceIdleGapCap.V.Seconds())
+			c.bad("--trace-idle-gap-cap-seconds", "locked to %v, got %v; drop the flag", p.IdleGapCap.Seconds(), s.TraceIdleGapCap.V.Seconds())
 		} else if !s.TraceIdleGapCap.Set {
 			s.TraceIdleGapCap = Some(p.IdleGapCap)
-			fill("trace_idle_gap_cap_seconds=%v", p.IdleGapCap.Seconds())
+			c.fill("trace_idle_gap_cap_seconds=%v", p.IdleGapCap.Seconds())
 		}
 	}
 	if s.IgnoreTraceDelays {
-		bad("--ignore-trace-delays", "forbidden: the recorded think times are part of the workload; drop the flag")
+		c.bad("--ignore-trace-delays", "forbidden: the recorded think times are part of the workload; drop the flag")
 	}
+}
 
+// defaults fills the server token count and the start ratios.
+func (c *presetCheck) defaults() {
+	p, s := c.p, c.s
 	if !s.UseServerTokenCount.Set {
 		s.UseServerTokenCount = Some(true)
-		fill("use_server_token_count=true")
+		c.fill("use_server_token_count=true")
 	}
 	if !s.TrajectoryMinRatio.Set {
 		s.TrajectoryMinRatio = Some(p.MinRatio)
-		fill("trajectory_start_min_ratio=%v", p.MinRatio)
+		c.fill("trajectory_start_min_ratio=%v", p.MinRatio)
 	}
 	if !s.TrajectoryMaxRatio.Set {
 		s.TrajectoryMaxRatio = Some(p.MaxRatio)
-		fill("trajectory_start_max_ratio=%v", p.MaxRatio)
+		c.fill("trajectory_start_max_ratio=%v", p.MaxRatio)
 	}
 	if s.SynthesisMaxISL.Set {
-		bad("--synthesis-max-isl", "forbidden: prompts are never truncated (traces too long for the server are dropped with --max-context-length instead); drop the flag")
+		c.bad("--synthesis-max-isl", "forbidden: prompts are never truncated (traces too long for the server are dropped with --max-context-length instead); drop the flag")
 	}
+}
 
+// corpus checks that the corpus is one the scenario allows.
+func (c *presetCheck) corpus() {
+	p, s := c.p, c.s
 	switch s.Loader {
 	case LoaderUnset:
-		vs = append(vs, Violation{Flag: "--public-dataset", Message: "a SemiAnalysis weka corpus is required (e.g. --public-dataset semianalysis_cc_traces_weka_with_subagents)"})
+		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: "a SemiAnalysis weka corpus is required (e.g. --public-dataset semianalysis_cc_traces_weka_with_subagents)"})
 	case LoaderSynthetic:
-		vs = append(vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("a synthetic corpus is not an AgentX workload; use a %s* alias", p.PublicPrefix)})
+		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("a synthetic corpus is not an AgentX workload; use a %s* alias", p.PublicPrefix)})
 	case LoaderPublic:
 		switch {
 		case len(p.Aliases) > 0 && !slices.Contains(p.Aliases, s.PublicDataset):
-			bad("--public-dataset", "%q is not one of the %s corpora (%s)", s.PublicDataset, p.Generation.Name, strings.Join(p.Aliases, ", "))
+			c.bad("--public-dataset", "%q is not one of the %s corpora (%s)", s.PublicDataset, p.Generation.Name, strings.Join(p.Aliases, ", "))
 		case len(p.Aliases) == 0 && !strings.HasPrefix(s.PublicDataset, p.PublicPrefix):
-			bad("--public-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* alias", s.PublicDataset, p.PublicPrefix)
+			c.bad("--public-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* alias", s.PublicDataset, p.PublicPrefix)
 		}
 	case LoaderHF:
 		repo, _, _ := strings.Cut(s.HFDataset, "@")
 		switch {
 		case len(p.HFRepos) > 0 && !slices.Contains(p.HFRepos, repo):
-			bad("--hf-dataset", "%q: the %s scenario takes only %s; use a --public-dataset alias", s.HFDataset, p.Generation.Name, strings.Join(p.HFRepos, ", "))
+			c.bad("--hf-dataset", "%q: the %s scenario takes only %s; use a --public-dataset alias", s.HFDataset, p.Generation.Name, strings.Join(p.HFRepos, ", "))
 		case len(p.HFRepos) == 0 && !strings.HasPrefix(s.HFDataset, p.HFPrefix):
-			bad("--hf-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* repo", s.HFDataset, p.HFPrefix)
+			c.bad("--hf-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* repo", s.HFDataset, p.HFPrefix)
 		}
 	case LoaderLocal:
 		if len(p.Aliases) > 0 {
-			bad("--input-file", "a local corpus is not a %s submission corpus (it needs --unsafe-override; the run is then not a valid submission)", p.Generation.Name)
+			c.bad("--input-file", "a local corpus is not a %s submission corpus (it needs --unsafe-override; the run is then not a valid submission)", p.Generation.Name)
 		}
 		// The legacy scenario allowed aiperf's local weka_trace loader.
 	}
-	return vs
 }
 
 // truthy reports whether an --extra-inputs value means true.

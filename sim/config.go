@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/dataset/tokenizer"
 )
 
 // Config configures a Server. The zero value of every field means the

@@ -88,14 +88,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 			logged.Status = code
 		}
 	}
-	f := &s.cfg.Faults
-	if f.DownAfterRequests > 0 && n == int64(f.DownAfterRequests)+1 {
-		s.downOnce.Do(func() {
-			s.downUntil.Store(arrival.Add(f.DownFor).UnixNano())
-			s.logf("sim: down for %v (fault down after %d requests)", f.DownFor, f.DownAfterRequests)
-		})
-	}
-	if s.isDown(arrival) {
+	if s.goneDown(n, arrival) {
 		s.countFault(fiDown)
 		io.Copy(io.Discard, io.LimitReader(r.Body, maxBodyBytes))
 		hijackReset(w)
@@ -116,6 +109,72 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 
 	fault := s.pickFault(n)
+	if s.failEarly(w, fault, status) {
+		return
+	}
+	var req completionRequest
+	if !s.decodeRequest(w, buf.Bytes(), &req, status) {
+		return
+	}
+	p, hashes, promptHash, ok := s.promptOf(w, &req, chat, status)
+	if !ok {
+		return
+	}
+	if logged != nil {
+		logged.PromptTokens, logged.ContentTokens = p, req.contentTokens
+	}
+	sq, ok := s.newSeq(w, &req, p, hashes, promptHash, arrival, status)
+	if !ok {
+		return
+	}
+
+	if fault == fiSlowFirstByte {
+		s.countFault(fault)
+		if !sleepCtx(r.Context(), s.cfg.Faults.SlowFirstByteFor) {
+			return
+		}
+	}
+	midFault := -1
+	if fault >= fiResetMidStream {
+		midFault = fault
+	}
+
+	e := s.pickEngine(r)
+	rw := &responder{
+		s: s, w: w, chat: chat, req: &req, seq: sq, e: e, n: n,
+		reqID:     r.Header.Get("X-Request-ID"),
+		midFault:  midFault,
+		faultAt:   max(1, sq.maxOut/2),
+		wordBase:  promptHash,
+		reasoning: int(math.Floor(s.cfg.ReasoningRatio * float64(sq.maxOut))),
+	}
+	if !chat {
+		rw.reasoning = 0
+	}
+	status(http.StatusOK)
+	rw.serve(r.Context())
+	if logged != nil {
+		logged.FirstByteNs = unixNs(rw.firstTok)
+	}
+}
+
+// goneDown reports whether the server is down (the down fault) for
+// request n arriving at arrival; request DownAfterRequests+1 takes it down.
+func (s *Server) goneDown(n int64, arrival time.Time) bool {
+	f := &s.cfg.Faults
+	if f.DownAfterRequests > 0 && n == int64(f.DownAfterRequests)+1 {
+		s.downOnce.Do(func() {
+			s.downUntil.Store(arrival.Add(f.DownFor).UnixNano())
+			s.logf("sim: down for %v (fault down after %d requests)", f.DownFor, f.DownAfterRequests)
+		})
+	}
+	return s.isDown(arrival)
+}
+
+// failEarly answers with the faults that come before the body is read
+// (an error status, a reset before the headers) and reports whether it
+// did.
+func (s *Server) failEarly(w http.ResponseWriter, fault int, status func(int)) bool {
 	switch fault {
 	case fi500, fi503, fi429:
 		s.countFault(fault)
@@ -126,54 +185,66 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		}
 		status(code)
 		s.writeError(w, code, typ, "simulated "+strconv.Itoa(code)+" (agentperf sim fault injection)", nil)
-		return
+		return true
 	case fiResetBeforeHeaders:
 		s.countFault(fault)
 		hijackReset(w)
-		return
+		return true
 	}
+	return false
+}
 
-	var req completionRequest
-	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
+// decodeRequest decodes body into req and checks the model, answering
+// with the error when it fails.
+func (s *Server) decodeRequest(w http.ResponseWriter, body []byte, req *completionRequest, status func(int)) bool {
+	if err := json.Unmarshal(body, req); err != nil {
 		s.cnt.badRequests.Add(1)
 		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error(), nil)
-		return
+		return false
 	}
 	if req.Model != "" && req.Model != s.cfg.Model {
 		s.cnt.notFound.Add(1)
 		model := "model"
 		status(http.StatusNotFound)
 		s.writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.", &model)
-		return
+		return false
 	}
+	return true
+}
 
+// promptOf tokenizes the prompt of req and returns its length, the
+// chained hashes of its full blocks and a hash of the whole prompt (which
+// seeds the output), answering with the error when it cannot.
+func (s *Server) promptOf(w http.ResponseWriter, req *completionRequest, chat bool, status func(int)) (p int, hashes []uint64, promptHash uint64, ok bool) {
 	idsp := idsPool.Get().(*[]uint32)
-	ids, err := s.promptTokens((*idsp)[:0], &req, chat)
-	if err != nil {
+	ids, err := s.promptTokens((*idsp)[:0], req, chat)
+	defer func() {
 		*idsp = ids
 		idsPool.Put(idsp)
+	}()
+	if err != nil {
 		s.cnt.badRequests.Add(1)
 		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", err.Error(), nil)
-		return
+		return 0, nil, 0, false
 	}
-	p := len(ids)
-	if logged != nil {
-		logged.PromptTokens, logged.ContentTokens = p, req.contentTokens
-	}
-	hashes := blockHashes(nil, ids, s.cfg.BlockSize)
+	hashes = blockHashes(nil, ids, s.cfg.BlockSize)
 	ph := fnv.New64a()
 	for _, t := range ids[len(hashes)*s.cfg.BlockSize:] {
 		ph.Write([]byte{byte(t), byte(t >> 8), byte(t >> 16), byte(t >> 24)})
 	}
-	promptHash := ph.Sum64()
+	promptHash = ph.Sum64()
 	if len(hashes) > 0 {
 		promptHash ^= hashes[len(hashes)-1]
 	}
-	*idsp = ids
-	idsPool.Put(idsp)
+	return len(ids), hashes, promptHash, true
+}
 
+// newSeq checks the output budget of a prompt of p tokens (max tokens,
+// the context window) and returns the sequence to schedule, answering
+// with the error (or the overflow) when the request is refused.
+func (s *Server) newSeq(w http.ResponseWriter, req *completionRequest, p int, hashes []uint64, promptHash uint64, arrival time.Time, status func(int)) (*seq, bool) {
 	mt, mGiven := 0, false
 	if req.MaxCompletionTokens != nil {
 		mt, mGiven = *req.MaxCompletionTokens, true
@@ -185,7 +256,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		param := "max_tokens"
 		status(http.StatusBadRequest)
 		s.writeError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1, got "+strconv.Itoa(mt)+".", &param)
-		return
+		return nil, false
 	}
 	if body, over := overflowCheck(s.wording, s.cfg.MaxModelLen, p, mt, mGiven); over {
 		s.cnt.overflows.Add(1)
@@ -194,7 +265,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(body)
-		return
+		return nil, false
 	}
 	if !mGiven {
 		mt = s.cfg.MaxModelLen - p
@@ -219,35 +290,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	} else {
 		sq.reason.Store(finishLength)
 	}
-
-	if fault == fiSlowFirstByte {
-		s.countFault(fault)
-		if !sleepCtx(r.Context(), f.SlowFirstByteFor) {
-			return
-		}
-	}
-	midFault := -1
-	if fault >= fiResetMidStream {
-		midFault = fault
-	}
-
-	e := s.pickEngine(r)
-	rw := &responder{
-		s: s, w: w, chat: chat, req: &req, seq: sq, e: e, n: n,
-		reqID:     r.Header.Get("X-Request-ID"),
-		midFault:  midFault,
-		faultAt:   max(1, out/2),
-		wordBase:  promptHash,
-		reasoning: int(math.Floor(s.cfg.ReasoningRatio * float64(out))),
-	}
-	if !chat {
-		rw.reasoning = 0
-	}
-	status(http.StatusOK)
-	rw.serve(r.Context())
-	if logged != nil {
-		logged.FirstByteNs = unixNs(rw.firstTok)
-	}
+	return sq, true
 }
 
 // pickEngine routes a request: by hash of X-Correlation-ID (hash routing)

@@ -93,7 +93,9 @@ type Outcome struct {
 	Cancelled bool
 }
 
-// Defaults of Config fields.
+// Defaults of the replay core's settings: aiperf's defaults, which the
+// InferenceX scenario keeps. They are defined here once; replay.DefaultConfig,
+// the scenario presets and the CLI's flags take them from here.
 const (
 	// DefaultStartMinRatio and DefaultStartMaxRatio bound the start turn
 	// (legacy) or the snapshot time t* (v1.0) as fractions of a trace.

@@ -48,12 +48,16 @@ const (
 	MinHeight = 24
 )
 
+// DefaultInterval is the period of the simple view's log lines when
+// Options.Interval is zero (the CLI's --stats-interval default).
+const DefaultInterval = 10 * time.Second
+
 // Options configure a view. Out is required.
 type Options struct {
 	// Out is where the view draws (the process's stderr).
 	Out io.Writer
 	// Interval is the period of the log lines of the simple view when Out
-	// is not a terminal (--stats-interval; default 10 s).
+	// is not a terminal (0 = DefaultInterval).
 	Interval time.Duration
 	// Refresh is the redraw period on a terminal (default 1 s).
 	Refresh time.Duration
@@ -88,7 +92,7 @@ type View interface {
 // the view's goroutine from then on.
 func Start(typ Type, tr *Tracker, opt Options) View {
 	if opt.Interval <= 0 {
-		opt.Interval = 10 * time.Second
+		opt.Interval = DefaultInterval
 	}
 	if opt.Refresh <= 0 {
 		opt.Refresh = time.Second

@@ -52,6 +52,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/timing"
 )
 
 func main() {
@@ -232,19 +233,20 @@ func runCmd(args []string) error {
 	defer srv.Close()
 
 	k := &sink{}
-	res, err := replay.Run(context.Background(), replay.Config{
-		URL:                 srv.URL,
-		Models:              []string{"agentperf-sim"},
-		Traces:              traces,
-		Synth:               syn,
-		Concurrency:         *lanes,
-		BenchmarkDuration:   *dur,
-		GracePeriod:         10 * time.Second,
-		Streaming:           true,
-		IgnoreEOS:           true,
-		UseServerTokenCount: true,
-		Sink:                k,
-	})
+	rc := replay.DefaultConfig()
+	rc.Generation = timing.V02 // the recorded think times, capped per turn
+	rc.URL = srv.URL
+	rc.Models = []string{"agentperf-sim"}
+	rc.Traces = traces
+	rc.Synth = syn
+	rc.Concurrency = *lanes
+	rc.BenchmarkDuration = *dur
+	rc.GracePeriod = 10 * time.Second
+	rc.Streaming = true
+	rc.IgnoreEOS = true
+	rc.UseServerTokenCount = true
+	rc.Sink = k
+	res, err := replay.Run(context.Background(), rc)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // countSink counts records by kind and error category and keeps none.
@@ -191,13 +192,13 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 	}
 	sink := &countSink{byCategory: map[string]int{}}
 	prog := &replay.Progress{}
-	cfg := replay.Config{
-		URL: url, Models: []string{"soak"}, Traces: corpus, Synth: syn,
-		Concurrency: lanes, Seed: 1, BenchmarkDuration: duration, GracePeriod: 10 * time.Second,
-		InterTurnDelayCap: delayCap, Streaming: true, IgnoreEOS: true, UseServerTokenCount: true,
-		RequestTimeout: 60 * time.Second, Sink: sink, Progress: prog,
-		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "replay: "+f+"\n", a...) },
-	}
+	cfg := replay.DefaultConfig()
+	cfg.Generation = timing.V02 // per-turn think times under the delay cap
+	cfg.URL, cfg.Models, cfg.Traces, cfg.Synth = url, []string{"soak"}, corpus, syn
+	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration, cfg.GracePeriod = lanes, 1, duration, 10*time.Second
+	cfg.InterTurnDelayCap, cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = delayCap, true, true, true
+	cfg.RequestTimeout, cfg.Sink, cfg.Progress = 60*time.Second, sink, prog
+	cfg.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "replay: "+f+"\n", a...) }
 
 	fmt.Printf("soak: %d lanes, %s, fault rate %.2f %% over 7 modes, %d traces (peak context %d), delay cap %s\n",
 		lanes, duration, 100*faultRate, nTraces, maxContext, delayCap)

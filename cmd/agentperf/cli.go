@@ -85,7 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitCode(ctx, err, stderr)
 }
 
-// exitCode maps an error to the documented exit code, printing it.
+// exitCode maps an error to the documented exit code, printing it (with
+// the library's field names as flag names).
 func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -97,14 +98,14 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "agentperf: %v\n", err)
+		fmt.Fprintf(stderr, "agentperf: %s\n", flagNames(err.Error()))
 		return exitUsage
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentperf: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "agentperf: %v\n", err)
+	fmt.Fprintf(stderr, "agentperf: %s\n", flagNames(err.Error()))
 	return exitRunFailed
 }
 

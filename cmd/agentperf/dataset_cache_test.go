@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // cacheTestCorpus returns ../shared/traces/<name> next to the module root,

@@ -129,7 +129,22 @@ func fmtNum(x float64) string {
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
+// writeDatasetInfo prints rep as `dataset info` shows it: where the corpus
+// comes from and its counts, the distributions, then the context-length
+// histogram, the windows, the models and the theoretical hit rate.
 func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
+	if _, err := io.WriteString(w, datasetInfoHeader(rep)); err != nil {
+		return err
+	}
+	if err := writeDistributions(w, &rep.Stats); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, datasetInfoShape(&rep.Stats))
+	return err
+}
+
+// datasetInfoHeader is the source, the selection and the counts.
+func datasetInfoHeader(rep *datasetInfoReport) string {
 	st := &rep.Stats
 	id := &rep.Identity
 	var b strings.Builder
@@ -172,10 +187,12 @@ func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
 	fmt.Fprintf(&b, "requests        %s parent, %s subagent in %s subagent entries\n", groupInt(st.ParentRequests), groupInt(st.SubagentRequests), groupInt(st.SubagentEntries))
 	fmt.Fprintf(&b, "hash ids        %s (%s distinct within their traces)\n", groupInt(st.HashIDs), groupInt(st.UniqueHashIDs))
 	fmt.Fprintf(&b, "tokens          %s in, %s out\n\n", groupInt(st.InputTokens), groupInt(st.OutputTokens))
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
-	}
+	return b.String()
+}
 
+// writeDistributions writes the table of per-trace and per-request
+// distributions.
+func writeDistributions(w io.Writer, st *dataset.CorpusStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-16s\tcount\tmin\tmean\tp50\tp90\tp99\tmax\t\n", "")
 	for _, row := range []struct {
@@ -200,11 +217,13 @@ func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
 		s := row.s
 		fmt.Fprintf(tw, "%-16s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, s.Count, fmtNum(s.Min), fmtNum(s.Mean), fmtNum(s.P50), fmtNum(s.P90), fmtNum(s.P99), fmtNum(s.Max))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return tw.Flush()
+}
 
-	b.Reset()
+// datasetInfoShape is the context-length histogram, the traces over each
+// context window, the recorded models and the theoretical hit rate.
+func datasetInfoShape(st *dataset.CorpusStats) string {
+	var b strings.Builder
 	b.WriteString("\ncontext length (in+out) per request\n")
 	total := 0
 	for _, h := range st.ContextHistogram {
@@ -240,6 +259,5 @@ func writeDatasetInfo(w io.Writer, rep *datasetInfoReport) error {
 	h := st.TheoreticalHitRate
 	fmt.Fprintf(&b, "\ntheoretical prefix-cache hit rate  %.2f%%  (%s of %s blocks)\n  definition %s\n",
 		100*h.Rate, groupInt(h.Hits), groupInt(h.Total), h.Definition)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"io"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 func init() {

@@ -173,7 +173,7 @@ func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
 		CacheEnabled: on,
 		Getenv:       getenv,
 		Logf: func(format string, args ...any) {
-			fmt.Fprintf(io.err, "dataset: "+format+"\n", args...)
+			fmt.Fprintf(io.err, "dataset: %s\n", flagNames(fmt.Sprintf(format, args...)))
 		},
 	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
 
@@ -76,11 +77,12 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	pc := &phaseClock{duration: 300 * time.Millisecond}
 	src := &liveSource{prog: prog, col: col, pc: pc, streaming: true}
 	obs := &boundaryObserver{phaseObserver: phaseObserver{lg: &runLog{w: &strings.Builder{}}, pc: pc}, src: src, prog: prog}
-	res, err := replay.Run(context.Background(), replay.Config{
-		URL: srv.URL, Models: []string{"demo"}, Traces: traces, Synth: syn, Concurrency: 8, Seed: 7,
-		BenchmarkDuration: 300 * time.Millisecond, Streaming: true, UseServerTokenCount: true,
-		Sink: col, Overflows: overflowSink{col}, Progress: prog, Observer: obs,
-	})
+	rc := replay.DefaultConfig()
+	rc.Generation = timing.V02
+	rc.URL, rc.Models, rc.Traces, rc.Synth, rc.Concurrency, rc.Seed = srv.URL, []string{"demo"}, traces, syn, 8, 7
+	rc.BenchmarkDuration, rc.Streaming, rc.UseServerTokenCount = 300*time.Millisecond, true, true
+	rc.Sink, rc.Overflows, rc.Progress, rc.Observer = col, overflowSink{col}, prog, obs
+	res, err := replay.Run(context.Background(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,15 +248,6 @@ func (r *profileRun) warmupGrace() time.Duration {
 	return seconds(r.p.graceWarmup)
 }
 
-// noCapIfZero maps a cap of 0 (the flag's "no cap") to the library's
-// negative "no cap".
-func noCapIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 // runLog writes diagnostics to stderr and to logs/aiperf.log.
 type runLog struct {
 	mu      sync.Mutex
@@ -435,7 +426,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		// (InferenceX's --slice-duration) when --slice-duration is unset.
 		slice := seconds(p.sliceDuration)
 		if slice <= 0 {
-			slice = time.Second
+			slice = server.DefaultSliceDuration
 		}
 		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
 			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig(),
@@ -446,52 +437,52 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	pc := &phaseClock{duration: r.duration}
 	obs := &phaseObserver{scr: scr, lg: lg, pc: pc, started: processStart}
 
-	cfg := replay.Config{
-		URL:                        url,
-		Endpoint:                   p.endpoint,
-		Models:                     p.models,
-		APIKey:                     r.apiKey,
-		Traces:                     traces,
-		Synth:                      syn,
-		Concurrency:                r.concurrency,
-		Seed:                       r.seed,
-		StartMinRatio:              p.startMin,
-		StartMaxRatio:              p.startMax,
-		StartRatiosSet:             true,
-		BenchmarkDuration:          r.duration,
-		GracePeriod:                seconds(p.graceBench),
-		WarmupGracePeriod:          r.warmupGrace(),
-		Generation:                 r.generation.Replay,
-		TurnStart:                  r.generation.TurnStart,
-		InterTurnDelayCap:          noCapIfZero(r.delayCap),
-		TraceIdleGapCap:            r.idleGapCap,
-		SystemIdleGapCap:           r.sysIdleCap,
-		WarmupRequestsPerLane:      p.warmupPerLane,
-		AgenticCacheWarmupDuration: seconds(p.cacheWarmup),
-		BurstPhaseStarts:           p.burstStarts,
-		DAGFailFast:                r.env.dagFailFast,
-		AllowDatasetWrap:           p.allowWrap,
-		CacheBust:                  r.cacheBust,
-		Streaming:                  r.streaming,
-		IgnoreEOS:                  r.ignoreEOS,
-		UseLegacyMaxTokens:         p.legacyMaxTok,
-		SynthesisMaxOSL:            p.data.synthesisMaxOSL(),
-		ExtraInputs:                r.extra,
-		UseServerTokenCount:        r.serverTok,
-		LiveAssistant:              r.liveAssistant,
-		RequestTimeout:             seconds(p.requestTO),
-		ConnectTimeout:             seconds(p.connectTO),
-		Insecure:                   p.insecure,
-		Headers:                    r.headers,
-		SessionHeaders:             replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg},
-		FailedRequestThreshold:     p.threshold,
-		Sink:                       col,
-		Overflows:                  overflowSink{col},
-		BenchmarkID:                benchID,
-		Progress:                   progress,
-		Observer:                   obs,
-		Logf:                       lg.Printf,
-	}
+	// Every value is taken as the flags give it (a Config from DefaultConfig:
+	// 0 means 0, e.g. no grace period or no delay cap).
+	cfg := replay.DefaultConfig()
+	cfg.URL = url
+	cfg.Endpoint = p.endpoint
+	cfg.Models = p.models
+	cfg.APIKey = r.apiKey
+	cfg.Traces = traces
+	cfg.Synth = syn
+	cfg.Concurrency = r.concurrency
+	cfg.Seed = r.seed
+	cfg.StartMinRatio = p.startMin
+	cfg.StartMaxRatio = p.startMax
+	cfg.BenchmarkDuration = r.duration
+	cfg.GracePeriod = seconds(p.graceBench)
+	cfg.WarmupGracePeriod = r.warmupGrace()
+	cfg.Generation = r.generation.Replay
+	cfg.TurnStart = r.generation.TurnStart
+	cfg.InterTurnDelayCap = r.delayCap
+	cfg.TraceIdleGapCap = r.idleGapCap
+	cfg.SystemIdleGapCap = r.sysIdleCap
+	cfg.WarmupRequestsPerLane = p.warmupPerLane
+	cfg.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
+	cfg.BurstPhaseStarts = p.burstStarts
+	cfg.DAGFailFast = r.env.dagFailFast
+	cfg.AllowDatasetWrap = p.allowWrap
+	cfg.CacheBust = r.cacheBust
+	cfg.Streaming = r.streaming
+	cfg.IgnoreEOS = r.ignoreEOS
+	cfg.UseLegacyMaxTokens = p.legacyMaxTok
+	cfg.SynthesisMaxOSL = p.data.synthesisMaxOSL()
+	cfg.ExtraInputs = r.extra
+	cfg.UseServerTokenCount = r.serverTok
+	cfg.LiveAssistant = r.liveAssistant
+	cfg.RequestTimeout = seconds(p.requestTO)
+	cfg.ConnectTimeout = seconds(p.connectTO)
+	cfg.Insecure = p.insecure
+	cfg.Headers = r.headers
+	cfg.SessionHeaders = replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg}
+	cfg.FailedRequestThreshold = p.threshold
+	cfg.Sink = col
+	cfg.Overflows = overflowSink{col}
+	cfg.BenchmarkID = benchID
+	cfg.Progress = progress
+	cfg.Observer = obs
+	cfg.Logf = lg.Printf
 	if p.dynamoRouting {
 		cfg.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
 	}

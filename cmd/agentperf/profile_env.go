@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/agentperf/agentperf/metrics/server"
-	"github.com/agentperf/agentperf/scenario"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/scenario"
 )
 
 // envHandling says what agentperf does with one AIPERF_* variable.

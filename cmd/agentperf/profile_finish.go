@@ -255,7 +255,6 @@ func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
 	return m
 }
 
-// inputConfig is input_config: the resolved settings, secrets left out.
 // redactURL hides the password of a URL's user info (it is a credential).
 func redactURL(s string) string {
 	if u, err := neturl.Parse(s); err == nil {
@@ -264,6 +263,7 @@ func redactURL(s string) string {
 	return s
 }
 
+// inputConfig is input_config: the resolved settings, secrets left out.
 func (r *profileRun) inputConfig() map[string]any {
 	p := r.p
 	cfg := map[string]any{

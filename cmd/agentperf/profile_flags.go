@@ -9,7 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/ui"
 )
 
 // profileFlags holds every flag of `agentperf profile`. Flag names are
@@ -104,7 +107,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 
 	fs.StringVar(&p.url, "url", "", "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)")
-	fs.StringVar(&p.endpoint, "endpoint", "/v1/chat/completions", "endpoint path appended to --url")
+	fs.StringVar(&p.endpoint, "endpoint", replay.DefaultEndpoint, "endpoint path appended to --url")
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
 	fs.BoolVar(&p.streaming, "streaming", false, "stream responses (SSE); required for TTFT and ITL")
 	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order")
@@ -112,8 +115,8 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
 	fs.BoolVar(&p.insecure, "insecure", false, "skip TLS certificate verification (verification is on by default)")
 	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
-	fs.Float64Var(&p.requestTO, "request-timeout-seconds", 6*3600, "timeout of one request including its whole stream")
-	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", 30, "timeout for connecting to the server")
+	fs.Float64Var(&p.requestTO, "request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "timeout of one request including its whole stream (0 = none)")
+	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", replay.DefaultConnectTimeout.Seconds(), "timeout for connecting to the server (0 = none)")
 	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
@@ -124,24 +127,24 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "branch, tag or commit of an HF model id tokenizer")
 	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
-	fs.Float64Var(&p.graceBench, "benchmark-grace-period", 30, "seconds in-flight requests may finish after the duration before they are cancelled")
+	fs.Float64Var(&p.graceBench, "benchmark-grace-period", replay.DefaultGracePeriod.Seconds(), "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Int64Var(&p.seed, "random-seed", 0, "seed for start turns and prompt text (scenario: filled in and logged when absent)")
 	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)")
-	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", 0.25, "lower bound of each lane's start turn as a fraction of the trace's turns")
-	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", 0.75, "upper bound of each lane's start turn as a fraction of the trace's turns")
-	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", 60, "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
+	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", timing.DefaultStartMinRatio, "lower bound of each lane's start turn as a fraction of the trace's turns")
+	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", timing.DefaultStartMaxRatio, "upper bound of each lane's start turn as a fraction of the trace's turns")
+	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", timing.DefaultInterTurnDelayCap.Seconds(), "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
 	fs.Float64Var(&p.idleGapCap, "trace-idle-gap-cap-seconds", 0, "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off")
-	fs.Float64Var(&p.sysIdleCap, "system-idle-gap-cap-seconds", 10, "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off")
+	fs.Float64Var(&p.sysIdleCap, "system-idle-gap-cap-seconds", timing.DefaultSystemIdleCap.Seconds(), "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off")
 	fs.IntVar(&p.warmupPerLane, "warmup-requests-per-lane", 0, "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests")
 	fs.Float64Var(&p.cacheWarmup, "agentic-cache-warmup-duration", 0, "v1.0: the same cache warmup, bounded by seconds instead of requests (exclusive with --warmup-requests-per-lane)")
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
 	fs.BoolVar(&p.burstStarts, "burst-phase-starts", false, "v1.0: send every primer at once and start each lane's profiling on its own first request, instead of on the recorded timeline")
 	fs.BoolVar(&p.allowWrap, "allow-dataset-wrap", false, "v1.0: let more lanes than traces replay the same traces (always allowed with a cache-bust marker)")
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
-	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", 300, "session timeout sent in nvext.session_control")
+	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", replay.DefaultDynamoSessionTimeoutSeconds, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
-	fs.Float64Var(&p.statsInterval, "stats-interval", 10, "seconds between live statistics lines when the output is not a terminal")
+	fs.Float64Var(&p.statsInterval, "stats-interval", ui.DefaultInterval.Seconds(), "seconds between live statistics lines when the output is not a terminal")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -16,6 +15,47 @@ import (
 // (when --scenario is given) fill defaults and check its locks, and copies
 // the result back. Without --scenario the flags are taken as given.
 func (r *profileRun) applyScenario() error {
+	p := r.p
+	s, err := r.scenarioSettings()
+	if err != nil {
+		return err
+	}
+	if p.scenario == "" {
+		// No preset: the flags are the settings; the defaults of the
+		// generation apply.
+		g, err := scenario.LookupGeneration(r.generationName)
+		if err != nil {
+			return asUsage(err)
+		}
+		r.generation = g
+		r.scenario = ""
+		if !r.fs.Changed("cache-bust") {
+			r.cacheBust = scenario.CacheBustNone
+		}
+		r.generationDefaults()
+		return r.checkGenerationFlags()
+	}
+	preset, err := scenario.LookupAt(p.scenario, r.generationName)
+	if err != nil {
+		return asUsage(err)
+	}
+	r.generation = preset.Generation
+	r.generationDefaults()
+	if err := r.checkGenerationFlags(); err != nil {
+		return err
+	}
+	reasons, err := preset.Enforce(s)
+	if err != nil {
+		return asUsage(err)
+	}
+	r.scenario = preset.Name
+	r.validity = reasons
+	return r.takeSettings(s)
+}
+
+// scenarioSettings is scenario.Settings as the flags give them: an Opt is
+// set where the user passed its flag.
+func (r *profileRun) scenarioSettings() (*scenario.Settings, error) {
 	p, fs := r.p, r.fs
 	s := &scenario.Settings{
 		TimingMode:     scenario.TimingAgenticReplay,
@@ -30,7 +70,7 @@ func (r *profileRun) applyScenario() error {
 	for _, e := range r.extra {
 		var v any
 		if err := json.Unmarshal(e.Value, &v); err != nil {
-			return usagef("--extra-inputs %s: %v", e.Key, err)
+			return nil, usagef("--extra-inputs %s: %v", e.Key, err)
 		}
 		s.ExtraInputs = append(s.ExtraInputs, scenario.ExtraInput{Key: e.Key, Value: v})
 	}
@@ -64,37 +104,13 @@ func (r *profileRun) applyScenario() error {
 		s.TrajectoryMaxRatio = scenario.Some(p.startMax)
 	}
 	s.Loader, s.PublicDataset, s.HFDataset = p.data.loaderKind()
+	return s, nil
+}
 
-	if p.scenario == "" {
-		// No preset: the flags are the settings; the defaults of the
-		// generation apply.
-		g, err := scenario.LookupGeneration(r.generationName)
-		if err != nil {
-			return asUsage(err)
-		}
-		r.generation = g
-		r.scenario = ""
-		if !fs.Changed("cache-bust") {
-			r.cacheBust = scenario.CacheBustNone
-		}
-		r.generationDefaults()
-		return r.checkGenerationFlags()
-	}
-	preset, err := scenario.LookupAt(p.scenario, r.generationName)
-	if err != nil {
-		return asUsage(err)
-	}
-	r.generation = preset.Generation
-	r.generationDefaults()
-	if err := r.checkGenerationFlags(); err != nil {
-		return err
-	}
-	reasons, err := preset.Enforce(s)
-	if err != nil {
-		return asUsage(err)
-	}
-	r.scenario = preset.Name
-	r.validity = reasons
+// takeSettings copies the settings a preset filled and checked back into
+// the run.
+func (r *profileRun) takeSettings(s *scenario.Settings) error {
+	p := r.p
 	r.streaming = s.Streaming.V
 	r.ignoreEOS = s.IgnoreEOS.V
 	r.cacheBust = s.CacheBust.V
@@ -139,7 +155,7 @@ const envGeneration = "AGENTPERF_AGENTX_GENERATION"
 // scenario the start ratios keep the flags' 0.25/0.75 in every generation.
 func (r *profileRun) generationDefaults() {
 	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.Replay == timing.V03 {
-		r.idleGapCap = 60 * time.Second
+		r.idleGapCap = timing.DefaultV03IdleGapCap
 	}
 }
 
@@ -184,11 +200,4 @@ func (r *profileRun) checkGenerationFlags() error {
 		}
 	}
 	return nil
-}
-
-func (r *profileRun) describeScenario() string {
-	if r.scenario == "" {
-		return "none"
-	}
-	return fmt.Sprintf("%s (%d defaults filled)", r.scenario, len(r.filled))
 }

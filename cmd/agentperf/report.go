@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/report"
@@ -85,23 +87,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 		usage()
 		fmt.Fprint(sio.err, reportDifferences)
 	}
-	noPlot := fs.Bool("no-plot", false, "do not re-render metrics_plots.png (one folder, recompute mode)")
-	noHTML := fs.Bool("no-html", false, "do not rewrite report.html, the interactive report (one folder, recompute mode)")
-	format := fs.String("format", "", "inferencex (result JSON), markdown, csv or json (sweep table; markdown is the default with several folders)")
-	schema := fs.String("schema", "v3", "result JSON schema with --format inferencex: v3 (nested, InferenceX v1.0+) or v2 (flat, v0.2/v0.3)")
-	output := fs.StringP("output", "o", "-", "write the result JSON or table to this file (- for stdout)")
-	plotPath := fs.String("plot", "", "write the Pareto plot (throughput per GPU vs interactivity) of the folders to this PNG")
-	paretoY := fs.String("pareto-y", "total", "Pareto y axis: total (input + output tok/s per GPU, tput_per_gpu) or output")
-	check := fs.Bool("check", false, "validate each folder as InferenceX does, plus agentperf's accounting invariants; exit 1 on failure")
-	threshold := fs.Float64("failed-request-threshold", -1, "largest share of failed requests --check accepts (default $AIPERF_FAILED_REQUEST_THRESHOLD, else 0.10)")
-	prefix := fs.String("required-server-metric-prefix", "", "with --check, require server metrics with this prefix (default $AIPERF_REQUIRED_SERVER_METRIC_PREFIX)")
-	serverLogs := fs.StringArray("server-log", nil, "inference server log to read the KV pool size from (repeat for several workers)")
-	config := fs.String("config", "", "configuration name grouping runs in the table and plot; a comma list gives one per folder")
-	envKV := fs.StringArray("env", nil, "set an InferenceX variable NAME=VALUE for the result JSON (overrides the environment; repeatable)")
-	named := map[string]*string{}
-	for _, f := range envFlags {
-		named[f.flag] = fs.String(f.flag, "", f.help+"; default $"+f.env)
-	}
+	f := addReportFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -110,52 +96,13 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 		fs.Usage()
 		return usagef("report: at least one artifact folder is required")
 	}
-	set := func(name string) bool { return fs.Changed(name) }
-	switch *format {
-	case "", "inferencex", "markdown", "csv", "json":
-	default:
-		return usagef("report: --format %q: use inferencex, markdown, csv or json", *format)
-	}
-	if set("schema") && *format != "inferencex" {
-		return usagef("report: --schema applies to --format inferencex only")
-	}
-	sch, err := report.ParseSchema(*schema)
+	sch, py, err := f.validate(fs, dirs)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
-	py := report.ParetoY(*paretoY)
-	if py != report.ParetoTotal && py != report.ParetoOutput {
-		return usagef("report: --pareto-y %q: use total or output", *paretoY)
-	}
-	if set("pareto-y") && *plotPath == "" {
-		return usagef("report: --pareto-y applies to --plot only")
-	}
-	if (set("failed-request-threshold") || set("required-server-metric-prefix")) && !*check {
-		return usagef("report: --failed-request-threshold and --required-server-metric-prefix apply to --check only")
-	}
-	inferencex := *format == "inferencex"
-	if inferencex && len(dirs) != 1 {
-		return usagef("report: --format inferencex writes the result of one run; got %d folders", len(dirs))
-	}
-	if !inferencex {
-		if len(*serverLogs) > 0 || len(*envKV) > 0 {
-			return usagef("report: --server-log and --env apply to --format inferencex only")
-		}
-		for _, f := range envFlags {
-			if set(f.flag) && f.flag != "tp" && f.flag != "conc" {
-				return usagef("report: --%s applies to --format inferencex only (the sweep table takes --tp, --conc and --config)", f.flag)
-			}
-		}
-	}
-	if set("config") && inferencex {
-		return usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
-	}
-	readOnly := *format != "" || *plotPath != "" || *check || len(dirs) > 1
-	if (*noPlot || *noHTML) && readOnly {
-		return usagef("report: --no-plot and --no-html apply to recomputing one folder (without --format, --plot or --check)")
-	}
-	if !readOnly {
-		return recomputeFolder(dirs[0], *noPlot, *noHTML, sio)
+	inferencex := *f.format == "inferencex"
+	if !(*f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1) {
+		return recomputeFolder(dirs[0], *f.noPlot, *f.noHTML, sio)
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
@@ -163,117 +110,214 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 		}
 	}
 
-	if *format == "" && len(dirs) > 1 && !*check {
-		*format = "markdown"
+	if *f.format == "" && len(dirs) > 1 && !*f.check {
+		*f.format = "markdown"
 	}
-	wantOutput := *format != ""
-	var out io.Writer = sio.out
-	var outFile *os.File
-	if set("output") && !wantOutput {
+	wantOutput := *f.format != ""
+	if fs.Changed("output") && !wantOutput {
 		return usagef("report: -o writes the result JSON or the table; nothing is written with --plot or --check alone")
 	}
-	if wantOutput && *output != "-" {
-		f, err := os.Create(*output)
+	var out io.Writer = sio.out
+	var outFile *os.File
+	if wantOutput && *f.output != "-" {
+		of, err := os.Create(*f.output)
 		if err != nil {
 			return asUsage(fmt.Errorf("report: -o: %w", err))
 		}
-		outFile = f
-		out = f
+		outFile, out = of, of
 	}
 	checkOut := sio.out
 	if wantOutput && outFile == nil {
 		checkOut = sio.err
 	}
-	failed := false
 	warn := func(format string, a ...any) { fmt.Fprintf(sio.err, "agentperf: warning: "+format+"\n", a...) }
 
-	if inferencex {
-		err := writeInferenceX(dirs[0], sch, named, *envKV, *serverLogs, out, warn)
-		if err != nil {
+	switch {
+	case inferencex:
+		err = writeInferenceX(dirs[0], sch, f.named, *f.envKV, *f.serverLogs, out, warn)
+	case wantOutput || *f.plotPath != "":
+		err = f.writeSweep(dirs, py, out, warn)
+	}
+	if err != nil {
+		closeOut(outFile)
+		return err
+	}
+	failed := false
+	if *f.check {
+		if failed, err = f.checkFolders(fs, dirs, checkOut); err != nil {
 			closeOut(outFile)
 			return err
-		}
-	} else if wantOutput || *plotPath != "" {
-		tps, err := perDir("tp", *named["tp"], len(dirs))
-		if err != nil {
-			return err
-		}
-		concs, err := perDir("conc", *named["conc"], len(dirs))
-		if err != nil {
-			return err
-		}
-		cfgs, err := perDirString(*config, len(dirs))
-		if err != nil {
-			return err
-		}
-		rows := make([]report.Row, len(dirs))
-		for i, d := range dirs {
-			rows[i] = sweepRow(d, tps[i], concs[i], cfgs[i])
-		}
-		t := report.NewTable(rows)
-		if wantOutput {
-			switch *format {
-			case "csv":
-				err = t.WriteCSV(out)
-			case "json":
-				err = t.WriteJSON(out)
-			default:
-				err = t.WriteMarkdown(out)
-			}
-			if err != nil {
-				closeOut(outFile)
-				return fmt.Errorf("report: write table: %w", err)
-			}
-		}
-		if *plotPath != "" {
-			skipped, err := report.WritePareto(t, *plotPath, report.ParetoOptions{Y: py})
-			for _, s := range skipped {
-				warn("%s", s)
-			}
-			if errors.Is(err, report.ErrNothingToPlot) {
-				closeOut(outFile)
-				return asUsage(fmt.Errorf("report: --plot: %w", err))
-			}
-			if err != nil {
-				closeOut(outFile)
-				return fmt.Errorf("report: --plot %s: %w", *plotPath, err)
-			}
-		}
-	}
-	if *check {
-		th := *threshold
-		if !set("failed-request-threshold") {
-			th = report.DefaultFailedRequestThreshold
-			if v, ok := os.LookupEnv("AIPERF_FAILED_REQUEST_THRESHOLD"); ok && v != "" {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					return usagef("report: AIPERF_FAILED_REQUEST_THRESHOLD=%q is not a number", v)
-				}
-				th = f
-			}
-		}
-		if !(th >= 0 && th <= 1) {
-			return usagef("report: the failed-request threshold %v must be in [0, 1]", th)
-		}
-		pre := *prefix
-		if !set("required-server-metric-prefix") {
-			pre = os.Getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
-		}
-		for _, d := range dirs {
-			if !checkFolder(d, report.CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, checkOut) {
-				failed = true
-			}
 		}
 	}
 	if outFile != nil {
 		if err := outFile.Close(); err != nil {
-			return fmt.Errorf("report: -o %s: %w", *output, err)
+			return fmt.Errorf("report: -o %s: %w", *f.output, err)
 		}
 	}
 	if failed {
 		return errRunFailed
 	}
 	return nil
+}
+
+// reportFlags are the flags of `agentperf report`.
+type reportFlags struct {
+	noPlot, noHTML, check                                     *bool
+	format, schema, output, plotPath, paretoY, prefix, config *string
+	threshold                                                 *float64
+	serverLogs, envKV                                         *[]string
+	// named are the flags of envFlags, by flag name.
+	named map[string]*string
+}
+
+// addReportFlags registers the flags of `agentperf report` on fs.
+func addReportFlags(fs *pflag.FlagSet) *reportFlags {
+	f := &reportFlags{named: map[string]*string{}}
+	f.noPlot = fs.Bool("no-plot", false, "do not re-render metrics_plots.png (one folder, recompute mode)")
+	f.noHTML = fs.Bool("no-html", false, "do not rewrite report.html, the interactive report (one folder, recompute mode)")
+	f.format = fs.String("format", "", "inferencex (result JSON), markdown, csv or json (sweep table; markdown is the default with several folders)")
+	f.schema = fs.String("schema", "v3", "result JSON schema with --format inferencex: v3 (nested, InferenceX v1.0+) or v2 (flat, v0.2/v0.3)")
+	f.output = fs.StringP("output", "o", "-", "write the result JSON or table to this file (- for stdout)")
+	f.plotPath = fs.String("plot", "", "write the Pareto plot (throughput per GPU vs interactivity) of the folders to this PNG")
+	f.paretoY = fs.String("pareto-y", "total", "Pareto y axis: total (input + output tok/s per GPU, tput_per_gpu) or output")
+	f.check = fs.Bool("check", false, "validate each folder as InferenceX does, plus agentperf's accounting invariants; exit 1 on failure")
+	f.threshold = fs.Float64("failed-request-threshold", -1, "largest share of failed requests --check accepts (default $AIPERF_FAILED_REQUEST_THRESHOLD, else 0.10)")
+	f.prefix = fs.String("required-server-metric-prefix", "", "with --check, require server metrics with this prefix (default $AIPERF_REQUIRED_SERVER_METRIC_PREFIX)")
+	f.serverLogs = fs.StringArray("server-log", nil, "inference server log to read the KV pool size from (repeat for several workers)")
+	f.config = fs.String("config", "", "configuration name grouping runs in the table and plot; a comma list gives one per folder")
+	f.envKV = fs.StringArray("env", nil, "set an InferenceX variable NAME=VALUE for the result JSON (overrides the environment; repeatable)")
+	for _, e := range envFlags {
+		f.named[e.flag] = fs.String(e.flag, "", e.help+"; default $"+e.env)
+	}
+	return f
+}
+
+// validate checks the flag values and combinations for the folders dirs
+// and returns the result schema and the Pareto axis.
+func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema, report.ParetoY, error) {
+	set := fs.Changed
+	switch *f.format {
+	case "", "inferencex", "markdown", "csv", "json":
+	default:
+		return "", "", usagef("report: --format %q: use inferencex, markdown, csv or json", *f.format)
+	}
+	if set("schema") && *f.format != "inferencex" {
+		return "", "", usagef("report: --schema applies to --format inferencex only")
+	}
+	sch, err := report.ParseSchema(*f.schema)
+	if err != nil {
+		return "", "", asUsage(err)
+	}
+	py := report.ParetoY(*f.paretoY)
+	if py != report.ParetoTotal && py != report.ParetoOutput {
+		return "", "", usagef("report: --pareto-y %q: use total or output", *f.paretoY)
+	}
+	if set("pareto-y") && *f.plotPath == "" {
+		return "", "", usagef("report: --pareto-y applies to --plot only")
+	}
+	if (set("failed-request-threshold") || set("required-server-metric-prefix")) && !*f.check {
+		return "", "", usagef("report: --failed-request-threshold and --required-server-metric-prefix apply to --check only")
+	}
+	inferencex := *f.format == "inferencex"
+	if inferencex && len(dirs) != 1 {
+		return "", "", usagef("report: --format inferencex writes the result of one run; got %d folders", len(dirs))
+	}
+	if !inferencex {
+		if len(*f.serverLogs) > 0 || len(*f.envKV) > 0 {
+			return "", "", usagef("report: --server-log and --env apply to --format inferencex only")
+		}
+		for _, e := range envFlags {
+			if set(e.flag) && e.flag != "tp" && e.flag != "conc" {
+				return "", "", usagef("report: --%s applies to --format inferencex only (the sweep table takes --tp, --conc and --config)", e.flag)
+			}
+		}
+	}
+	if set("config") && inferencex {
+		return "", "", usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
+	}
+	readOnly := *f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1
+	if (*f.noPlot || *f.noHTML) && readOnly {
+		return "", "", usagef("report: --no-plot and --no-html apply to recomputing one folder (without --format, --plot or --check)")
+	}
+	return sch, py, nil
+}
+
+// writeSweep writes the sweep table of dirs to out (with --format) and
+// the Pareto plot (with --plot).
+func (f *reportFlags) writeSweep(dirs []string, py report.ParetoY, out io.Writer, warn func(string, ...any)) error {
+	tps, err := perDir("tp", *f.named["tp"], len(dirs))
+	if err != nil {
+		return err
+	}
+	concs, err := perDir("conc", *f.named["conc"], len(dirs))
+	if err != nil {
+		return err
+	}
+	cfgs, err := perDirString(*f.config, len(dirs))
+	if err != nil {
+		return err
+	}
+	rows := make([]report.Row, len(dirs))
+	for i, d := range dirs {
+		rows[i] = sweepRow(d, tps[i], concs[i], cfgs[i])
+	}
+	t := report.NewTable(rows)
+	if *f.format != "" {
+		switch *f.format {
+		case "csv":
+			err = t.WriteCSV(out)
+		case "json":
+			err = t.WriteJSON(out)
+		default:
+			err = t.WriteMarkdown(out)
+		}
+		if err != nil {
+			return fmt.Errorf("report: write table: %w", err)
+		}
+	}
+	if *f.plotPath != "" {
+		skipped, err := report.WritePareto(t, *f.plotPath, report.ParetoOptions{Y: py})
+		for _, s := range skipped {
+			warn("%s", s)
+		}
+		if errors.Is(err, report.ErrNothingToPlot) {
+			return asUsage(fmt.Errorf("report: --plot: %w", err))
+		}
+		if err != nil {
+			return fmt.Errorf("report: --plot %s: %w", *f.plotPath, err)
+		}
+	}
+	return nil
+}
+
+// checkFolders runs --check on every folder, printing to w, and reports
+// whether any failed. The threshold and the required prefix come from the
+// flags, else from InferenceX's variables.
+func (f *reportFlags) checkFolders(fs *pflag.FlagSet, dirs []string, w io.Writer) (failed bool, err error) {
+	th := *f.threshold
+	if !fs.Changed("failed-request-threshold") {
+		th = report.DefaultFailedRequestThreshold
+		if v, ok := os.LookupEnv("AIPERF_FAILED_REQUEST_THRESHOLD"); ok && v != "" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return false, usagef("report: AIPERF_FAILED_REQUEST_THRESHOLD=%q is not a number", v)
+			}
+			th = x
+		}
+	}
+	if !(th >= 0 && th <= 1) {
+		return false, usagef("report: the failed-request threshold %v must be in [0, 1]", th)
+	}
+	pre := *f.prefix
+	if !fs.Changed("required-server-metric-prefix") {
+		pre = os.Getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
+	}
+	for _, d := range dirs {
+		if !checkFolder(d, report.CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, w) {
+			failed = true
+		}
+	}
+	return failed, nil
 }
 
 func closeOut(f *os.File) {

@@ -108,17 +108,6 @@ func (c *corpus) fill(dst []span, n int, rng *splitmix) []span {
 	return dst
 }
 
-// spanTokens returns the tokens of spans (for checks).
-func (c *corpus) spanTokens(spans []span) int {
-	t := 0
-	for _, s := range spans {
-		for u := s.u0; u < s.u1; u++ {
-			t += int(c.count[u])
-		}
-	}
-	return t
-}
-
 func (c *corpus) appendText(dst []byte, spans []span) []byte {
 	for _, s := range spans {
 		dst = append(dst, c.text[c.off[s.u0]:c.off[s.u1]]...)
@@ -137,14 +126,6 @@ func (c *corpus) textLen(spans []span) int {
 	n := 0
 	for _, s := range spans {
 		n += int(c.off[s.u1] - c.off[s.u0])
-	}
-	return n
-}
-
-func (c *corpus) escLen(spans []span) int {
-	n := 0
-	for _, s := range spans {
-		n += int(c.escOff[s.u1] - c.escOff[s.u0])
 	}
 	return n
 }

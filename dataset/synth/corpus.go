@@ -6,13 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 )

@@ -23,7 +23,6 @@ func exactnessReport(t *testing.T, s *Synthesizer, traces []dataset.Trace) (turn
 		turns  int
 		tokens int64
 		misses []string
-		diffs  map[int]int
 	}
 	jobs := make(chan int)
 	results := make(chan result)

@@ -2,10 +2,11 @@ package synth
 
 import (
 	"fmt"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/tokenizer"

@@ -125,7 +125,7 @@ func TestBlockIdentity(t *testing.T) {
 		check(t, synthFor(t, realTokenizer(t, "qwen3"), 42, false), 10000)
 	})
 	s := testSynth(t)
-	if s.BlockText("trace_a", 7) != s.BlockText("trace_a", 7) {
+	if first, again := s.BlockText("trace_a", 7), s.BlockText("trace_a", 7); first != again {
 		t.Error("same id, different text")
 	}
 	if s.BlockText("trace_a", 7) == s.BlockText("trace_b", 7) {

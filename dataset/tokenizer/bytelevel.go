@@ -35,14 +35,3 @@ func byteLevelDecode(tok string) (string, bool) {
 	}
 	return sb.String(), true
 }
-
-// byteLevelEncode returns the byte-level form of raw bytes (as in vocab
-// files).
-func byteLevelEncode(raw string) string {
-	var sb strings.Builder
-	sb.Grow(len(raw) * 2)
-	for i := 0; i < len(raw); i++ {
-		sb.WriteRune(byteToRune[raw[i]])
-	}
-	return sb.String()
-}

@@ -368,13 +368,6 @@ func cutMerge(m string) (string, string, bool) {
 	return a, b, true
 }
 
-func clipJSON(raw json.RawMessage) string {
-	if len(raw) > 60 {
-		return string(raw[:60]) + "…"
-	}
-	return string(raw)
-}
-
 // typed is the "type" field every normalizer, pre-tokenizer and decoder has.
 type typed struct {
 	Type string `json:"type"`

@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"github.com/agentperf/agentperf/internal/testshared"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // sharedTokenizer returns the path of a real tokenizer in ../shared/tokenizers

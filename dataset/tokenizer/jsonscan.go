@@ -13,7 +13,6 @@ import (
 type jsonScanner struct {
 	data []byte
 	i    int
-	buf  []byte
 }
 
 func (s *jsonScanner) errorf(format string, args ...any) error {

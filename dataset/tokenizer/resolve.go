@@ -22,7 +22,7 @@ type ResolveOptions struct {
 	// means: guess from the file name ([TiktokenPresetForFile]).
 	TiktokenPattern string
 	// Revision is the revision of a hub model id given without
-	// "@revision" (--tokenizer-revision); "" means "main". An id with
+	// "@revision"; "" means "main". An id with
 	// "@revision" and a different Revision is an error.
 	Revision string
 	// Hub, when set, downloads the tokenizer files of a hub model id that
@@ -126,7 +126,7 @@ func ResolveContext(ctx context.Context, spec string, opts ResolveOptions) (Toke
 	}
 	if strings.Contains(spec, "@") {
 		if opts.Revision != "" && opts.Revision != rev {
-			return nil, Origin{}, fmt.Errorf("tokenizer %s names revision %s, and --tokenizer-revision says %s: give one", spec, rev, opts.Revision)
+			return nil, Origin{}, fmt.Errorf("tokenizer %s names revision %s, and ResolveOptions.Revision says %s: give one", spec, rev, opts.Revision)
 		}
 	} else if opts.Revision != "" {
 		rev = opts.Revision
@@ -149,20 +149,20 @@ func ResolveContext(ctx context.Context, spec string, opts ResolveOptions) (Toke
 	}
 	fetch := fmt.Sprintf("HF_HUB_CACHE=%s agentperf tokenizer download %s\n  (or: HF_HUB_CACHE=%s hf download %s tokenizer.json tokenizer_config.json)", root, spec, root, repo)
 	if opts.Hub == nil {
-		return nil, Origin{}, fmt.Errorf("tokenizer %s: no such file or folder, and model %s@%s is not in the Hugging Face hub cache %s; tried:\n  %s\nfetch it with:\n  %s\nor run with --tokenizer builtin (approximate token counts)",
+		return nil, Origin{}, fmt.Errorf("tokenizer %s: no such file or folder, and model %s@%s is not in the Hugging Face hub cache %s; tried:\n  %s\nfetch it with:\n  %s\nor use the 'builtin' tokenizer (approximate token counts)",
 			spec, repo, rev, root, strings.Join(tried, "\n  "), fetch)
 	}
 	t, origin, err := download(ctx, opts.Hub, spec, repo, rev, opts)
 	if errors.Is(err, hfhub.ErrOffline) {
-		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nor unset HF_HUB_OFFLINE, or run with --tokenizer builtin (approximate token counts)",
+		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nor unset HF_HUB_OFFLINE, or use the 'builtin' tokenizer (approximate token counts)",
 			spec, repo, rev, root, hfhub.ErrOffline, strings.Join(tried, "\n  "), fetch)
 	}
 	if errors.Is(err, hfhub.ErrUnreachable) {
-		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s, and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nand set HF_HUB_OFFLINE=1 here; or fix the network or proxy settings (HTTPS_PROXY, NO_PROXY); or run with --tokenizer builtin (approximate token counts)",
+		return nil, Origin{}, fmt.Errorf("tokenizer %s: model %s@%s is not in the Hugging Face hub cache %s, and %w; tried:\n  %s\npre-download it where the hub is reachable, into the same cache:\n  %s\nand set HF_HUB_OFFLINE=1 here; or fix the network or proxy settings (HTTPS_PROXY, NO_PROXY); or use the 'builtin' tokenizer (approximate token counts)",
 			spec, repo, rev, root, err, strings.Join(tried, "\n  "), fetch)
 	}
 	if err != nil {
-		return nil, Origin{}, fmt.Errorf("tokenizer %s (not in the hub cache %s, so it was looked up on the hub): %w\nor run with --tokenizer builtin (approximate token counts)", spec, root, err)
+		return nil, Origin{}, fmt.Errorf("tokenizer %s (not in the hub cache %s, so it was looked up on the hub): %w\nor use the 'builtin' tokenizer (approximate token counts)", spec, root, err)
 	}
 	return t, origin, nil
 }
@@ -237,7 +237,7 @@ func fetch(ctx context.Context, hub *hfhub.Client, spec, repo, rev string, opts 
 		}
 		files := TokenizerFiles(info.Files)
 		if len(files) == 0 {
-			return nil, origin, nil, fmt.Errorf("model %s@%s (commit %s) has no tokenizer.json and no tiktoken file (it holds: %s); agentperf reads Hugging Face tokenizer.json and tiktoken rank files: pass one with --tokenizer PATH", repo, rev, info.Commit, strings.Join(info.Files, ", "))
+			return nil, origin, nil, fmt.Errorf("model %s@%s (commit %s) has no tokenizer.json and no tiktoken file (it holds: %s); agentperf reads Hugging Face tokenizer.json and tiktoken rank files: give the path of one as the tokenizer", repo, rev, info.Commit, strings.Join(info.Files, ", "))
 		}
 		req = hfhub.Request{Kind: hfhub.KindModel, Repo: repo, Revision: rev, Commit: info.Commit, Files: files, Verify: refresh}
 	}

@@ -90,7 +90,7 @@ func TestResolveDownloads(t *testing.T) {
 	if _, o, err = ResolveContext(context.Background(), "org/tiny", opts); err != nil || o.Commit != hubV2 || o.Revision != "v2" {
 		t.Fatalf("revision v2: %+v %v", o, err)
 	}
-	if _, _, err = ResolveContext(context.Background(), "org/tiny@main", opts); err == nil || !strings.Contains(err.Error(), "--tokenizer-revision") {
+	if _, _, err = ResolveContext(context.Background(), "org/tiny@main", opts); err == nil || !strings.Contains(err.Error(), "ResolveOptions.Revision") {
 		t.Fatalf("conflicting revisions: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestResolveHubErrors(t *testing.T) {
 		t.Errorf("sentencepiece-only model: %v", err)
 	}
 	_, _, err = ResolveContext(ctx, "org/absent", hubOpts(h, t.TempDir()))
-	if !errors.Is(err, hfhub.ErrNotFound) || !strings.Contains(err.Error(), "model org/absent@main") || !strings.Contains(err.Error(), "--tokenizer builtin") {
+	if !errors.Is(err, hfhub.ErrNotFound) || !strings.Contains(err.Error(), "model org/absent@main") || !strings.Contains(err.Error(), "the 'builtin' tokenizer") {
 		t.Errorf("absent model: %v", err)
 	}
 	_, _, err = ResolveContext(ctx, "org/gated", hubOpts(h, t.TempDir()))

@@ -119,7 +119,7 @@ func TestResolveErrors(t *testing.T) {
 		wantErrs   []string
 	}{
 		{"missing model", "org/absent", map[string]string{"HF_HUB_CACHE": hub},
-			[]string{filepath.Join(hub, "models--org--absent", "refs", "main"), "hf download org/absent tokenizer.json tokenizer_config.json", "--tokenizer builtin"}},
+			[]string{filepath.Join(hub, "models--org--absent", "refs", "main"), "hf download org/absent tokenizer.json tokenizer_config.json", "the 'builtin' tokenizer"}},
 		{"missing revision", "org/tiny@v2", map[string]string{"HF_HUB_CACHE": hub},
 			[]string{filepath.Join(hub, "models--org--tiny", "refs", "v2")}},
 		{"missing commit", "org/tiny@" + strings.Repeat("cd", 20), map[string]string{"HF_HUB_CACHE": hub},

@@ -81,9 +81,6 @@ func New(cfg Config) *Client {
 // CacheDir returns the hub cache the client fills.
 func (c *Client) CacheDir() string { return c.cfg.CacheDir }
 
-// Endpoint returns the hub's base URL.
-func (c *Client) Endpoint() string { return c.cfg.Endpoint }
-
 // Offline reports whether the client may not use the network.
 func (c *Client) Offline() bool { return c.cfg.Offline }
 

@@ -175,31 +175,39 @@ func (d *Data) fillSummary(b []byte) error {
 	if err != nil {
 		return err
 	}
-	headers := map[string]metrics.Metric{}
-	for _, m := range metrics.Metrics {
-		headers[m.Tag] = m
-	}
-	var agg struct {
-		AIPerfVersion string         `json:"aiperf_version"`
-		BenchmarkID   string         `json:"benchmark_id"`
-		StartTime     string         `json:"start_time"`
-		EndTime       string         `json:"end_time"`
-		WasCancelled  bool           `json:"was_cancelled"`
-		InputConfig   map[string]any `json:"input_config"`
-		Metadata      struct {
-			Scenario        string         `json:"scenario"`
-			SubmissionValid *bool          `json:"submission_valid"`
-			Reasons         []string       `json:"submission_invalid_reasons"`
-			Warnings        []string       `json:"warnings"`
-			Accounting      map[string]any `json:"request_accounting"`
-			Agentperf       struct {
-				ServerDerived map[string]any `json:"server_derived"`
-			} `json:"agentperf"`
-		} `json:"metadata"`
-	}
+	var agg aggregateHead
 	if err := json.Unmarshal(b, &agg); err != nil {
 		return err
 	}
+	d.fillFacts(&agg)
+	d.fillMetrics(keys, vals)
+	return nil
+}
+
+// aggregateHead is what the report reads of the aggregate JSON besides
+// its metric blocks.
+type aggregateHead struct {
+	AIPerfVersion string         `json:"aiperf_version"`
+	BenchmarkID   string         `json:"benchmark_id"`
+	StartTime     string         `json:"start_time"`
+	EndTime       string         `json:"end_time"`
+	WasCancelled  bool           `json:"was_cancelled"`
+	InputConfig   map[string]any `json:"input_config"`
+	Metadata      struct {
+		Scenario        string         `json:"scenario"`
+		SubmissionValid *bool          `json:"submission_valid"`
+		Reasons         []string       `json:"submission_invalid_reasons"`
+		Warnings        []string       `json:"warnings"`
+		Accounting      map[string]any `json:"request_accounting"`
+		Agentperf       struct {
+			ServerDerived map[string]any `json:"server_derived"`
+		} `json:"agentperf"`
+	} `json:"metadata"`
+}
+
+// fillFacts sets the title, the run's facts (settings, accounting, server
+// figures), the validity and the warnings.
+func (d *Data) fillFacts(agg *aggregateHead) {
 	if agg.BenchmarkID != "" {
 		d.Title = "agentperf report — benchmark " + agg.BenchmarkID
 	}
@@ -254,7 +262,15 @@ func (d *Data) fillSummary(b []byte) error {
 		d.Validity = &Validity{Scenario: agg.Metadata.Scenario, Valid: *agg.Metadata.SubmissionValid, Reasons: agg.Metadata.Reasons}
 	}
 	d.Warnings = append(d.Warnings, agg.Metadata.Warnings...)
+}
 
+// fillMetrics adds a Metric for every block with percentiles and a Scalar
+// for every other block with an average, in the file's key order.
+func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
+	headers := map[string]metrics.Metric{}
+	for _, m := range metrics.Metrics {
+		headers[m.Tag] = m
+	}
 	for i, k := range keys {
 		var blk map[string]json.RawMessage
 		if json.Unmarshal(vals[i], &blk) != nil || blk["unit"] == nil {
@@ -285,7 +301,6 @@ func (d *Data) fillSummary(b []byte) error {
 			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: unit, Value: f})
 		}
 	}
-	return nil
 }
 
 // prettyName turns a snake_case tag into words.

@@ -168,7 +168,21 @@ func Derive(ex *Export) Derived {
 			d.Backend = "sglang"
 		}
 	}
+	d.vllmHitRates(ms)
+	promptM, _ := firstMetric(ms, namesPrompt)
+	genM, _ := firstMetric(ms, namesGen)
+	d.PromptTokens, d.PromptTokensValid = counterSum(promptM, nil)
+	d.GenerationTokens, d.GenerationTokensValid = counterSum(genM, nil)
+	if !d.GPUPrefixHitRateValid {
+		d.sglangHitRates(ms)
+	}
+	d.kvUsage(ms)
+	return d
+}
 
+// vllmHitRates sets the prefix-cache hit rates from vLLM's hit and query
+// counters (GPU, external, and both over the GPU queries).
+func (d *Derived) vllmHitRates(ms map[string]*Metric) {
 	hitsM, _ := firstMetric(ms, namesHits)
 	qM, _ := firstMetric(ms, namesQueries)
 	hits, okH := counterSum(hitsM, nil)
@@ -183,80 +197,83 @@ func Derive(ex *Export) Derived {
 		}
 		d.OverallHitRate, d.OverallHitRateValid = ratio(hits+ext, q, true, true)
 	}
+}
 
-	promptM, _ := firstMetric(ms, namesPrompt)
-	genM, _ := firstMetric(ms, namesGen)
-	d.PromptTokens, d.PromptTokensValid = counterSum(promptM, nil)
-	d.GenerationTokens, d.GenerationTokensValid = counterSum(genM, nil)
-
-	if !d.GPUPrefixHitRateValid { // SGLang
-		if cm := ms[nameSGCached]; cm != nil {
-			sgP, okP := counterSum(ms["sglang:prompt_tokens"], nil)
-			labelled := false
-			for _, s := range cm.Series {
-				if _, ok := s.Labels["cache_source"]; ok {
-					labelled = true
-				}
-			}
-			src := func(v string) func(*Series) bool {
-				return func(s *Series) bool { return s.Labels["cache_source"] == v }
-			}
-			if labelled {
-				dev, okD := counterSum(cm, src("device"))
-				host, okHo := counterSum(cm, src("host"))
-				d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = ratio(dev, sgP, okD, okP)
-				d.ExternalHitRate, d.ExternalHitRateValid = ratio(host, sgP, okHo, okP)
-				d.OverallHitRate, d.OverallHitRateValid = ratio(dev+host, sgP, okD || okHo, okP)
-			} else {
-				all, okA := counterSum(cm, nil)
-				d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = ratio(all, sgP, okA, okP)
-				d.OverallHitRate, d.OverallHitRateValid = d.GPUPrefixHitRate, d.GPUPrefixHitRateValid
+// sglangHitRates sets the hit rates from SGLang's cached-token counter
+// (by cache_source when it is labelled) over its prompt tokens, or else
+// from its hit-rate gauge.
+func (d *Derived) sglangHitRates(ms map[string]*Metric) {
+	if cm := ms[nameSGCached]; cm != nil {
+		sgP, okP := counterSum(ms["sglang:prompt_tokens"], nil)
+		labelled := false
+		for _, s := range cm.Series {
+			if _, ok := s.Labels["cache_source"]; ok {
+				labelled = true
 			}
 		}
-		if !d.GPUPrefixHitRateValid {
-			if g := ms[nameSGHitGauge]; g != nil {
-				var sum float64
-				var n int
-				for _, s := range g.Series {
-					if s.Stats != nil && s.Stats.Avg != nil {
-						sum += *s.Stats.Avg
-						n++
-					}
-				}
-				if n > 0 {
-					d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = sum/float64(n), true
-				}
-			}
+		src := func(v string) func(*Series) bool {
+			return func(s *Series) bool { return s.Labels["cache_source"] == v }
+		}
+		if labelled {
+			dev, okD := counterSum(cm, src("device"))
+			host, okHo := counterSum(cm, src("host"))
+			d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = ratio(dev, sgP, okD, okP)
+			d.ExternalHitRate, d.ExternalHitRateValid = ratio(host, sgP, okHo, okP)
+			d.OverallHitRate, d.OverallHitRateValid = ratio(dev+host, sgP, okD || okHo, okP)
+		} else {
+			all, okA := counterSum(cm, nil)
+			d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = ratio(all, sgP, okA, okP)
+			d.OverallHitRate, d.OverallHitRateValid = d.GPUPrefixHitRate, d.GPUPrefixHitRateValid
 		}
 	}
+	if d.GPUPrefixHitRateValid {
+		return
+	}
+	if g := ms[nameSGHitGauge]; g != nil {
+		var sum float64
+		var n int
+		for _, s := range g.Series {
+			if s.Stats != nil && s.Stats.Avg != nil {
+				sum += *s.Stats.Avg
+				n++
+			}
+		}
+		if n > 0 {
+			d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = sum/float64(n), true
+		}
+	}
+}
 
+// kvUsage sets the KV-cache usage peak and its mean over the slices where
+// requests were running.
+func (d *Derived) kvUsage(ms map[string]*Metric) {
 	kvM, _ := firstMetric(ms, namesKVUsage)
 	runM, _ := firstMetric(ms, namesRunning)
-	if kvM != nil {
-		for _, s := range kvM.Series {
-			if s.Stats != nil && s.Stats.Max != nil && (!d.KVUsagePeakValid || *s.Stats.Max > d.KVUsagePeak) {
-				d.KVUsagePeak, d.KVUsagePeakValid = *s.Stats.Max, true
-			}
-		}
-		kv := sliceMeans(kvM) // start -> mean across engines
-		var active map[int64]float64
-		if runM != nil {
-			active = sliceMax(runM)
-			d.KVActiveByRunning = true
-		}
-		var sum float64
-		for start, v := range kv {
-			if active != nil && !(active[start] > 0) {
-				continue
-			}
-			sum += v
-			d.ActiveSlices++
-		}
-		if d.ActiveSlices > 0 {
-			d.KVUsageMeanActive, d.KVUsageMeanActiveValid = sum/float64(d.ActiveSlices), true
+	if kvM == nil {
+		return
+	}
+	for _, s := range kvM.Series {
+		if s.Stats != nil && s.Stats.Max != nil && (!d.KVUsagePeakValid || *s.Stats.Max > d.KVUsagePeak) {
+			d.KVUsagePeak, d.KVUsagePeakValid = *s.Stats.Max, true
 		}
 	}
-	return d
+	kv := sliceMeans(kvM) // start -> mean across engines
+	var active map[int64]float64
+	if runM != nil {
+		active = sliceMax(runM)
+		d.KVActiveByRunning = true
+	}
+	var sum float64
+	for start, v := range kv {
+		if active != nil && !(active[start] > 0) {
+			continue
+		}
+		sum += v
+		d.ActiveSlices++
+	}
+	if d.ActiveSlices > 0 {
+		d.KVUsageMeanActive, d.KVUsageMeanActiveValid = sum/float64(d.ActiveSlices), true
+	}
 }
 
 // gaugeSliceValue is a gauge slice's avg, falling back to max.

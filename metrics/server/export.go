@@ -360,6 +360,9 @@ func slicesOf(w window, grid int64) []int64 {
 	return edges
 }
 
+// series is the export of one series over window w (slices of grid ns):
+// its stats and timeslices by metric type, or nil when w holds no sample
+// of it.
 func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *Series {
 	e := st.eps[sd.ep]
 	so := &Series{EndpointURL: e.url}
@@ -369,103 +372,141 @@ func (st *store) series(typ metricType, sd *seriesData, w window, grid int64) *S
 			so.Labels[l.name] = l.value
 		}
 	}
-	edges := slicesOf(w, grid)
-	durS := float64(w.to-w.from) / 1e9
-	ref, end := e.idxLE(w.from), w.closeIdx(e)
+	sw := seriesWindow{e: e, sd: sd, w: w, grid: grid, edges: slicesOf(w, grid), durS: float64(w.to-w.from) / 1e9,
+		ref: e.idxLE(w.from), end: w.closeIdx(e)}
+	ok := false
 	switch {
 	case typ.gaugeLike():
-		xs := gaugeSamples(e, sd, w.from, w.to, true)
-		if len(xs) == 0 {
-			return nil
-		}
-		sm := summarize(xs)
-		so.Stats = &Stats{Avg: fptr(sm.avg), Min: fptr(sm.min), Max: fptr(sm.max), Std: fptr(sm.std)}
-		for i, p := range so.Stats.percentiles() {
-			*p = fptr(sm.p[i])
-		}
-		for i := 0; i+1 < len(edges); i++ {
-			last := i+2 == len(edges)
-			xs := gaugeSamples(e, sd, edges[i], edges[i+1], last)
-			if len(xs) == 0 {
-				continue
-			}
-			sm := summarize(xs)
-			sl := newSlice(edges[i], edges[i+1], grid)
-			sl.Avg, sl.Min, sl.Max = fptr(sm.avg), fptr(sm.min), fptr(sm.max)
-			so.Timeslices = append(so.Timeslices, sl)
-		}
+		ok = sw.gauge(so)
 	case typ == typeCounter:
-		total, ok := increase(sd.vals, nil, sd.first, ref, end)
-		if !ok {
-			return nil
-		}
-		so.Stats = &Stats{Total: fptr(total)}
-		if durS > 0 {
-			so.Stats.Rate = fptr(total / durS)
-		}
-		var rates []float64
-		for i := 0; i+1 < len(edges); i++ {
-			closeK := e.idxLE(edges[i+1])
-			if i+2 == len(edges) {
-				closeK = end
-			}
-			tot, ok := increase(sd.vals, nil, sd.first, e.idxLE(edges[i]), closeK)
-			if !ok {
-				continue
-			}
-			sl := newSlice(edges[i], edges[i+1], grid)
-			d := float64(edges[i+1]-edges[i]) / 1e9
-			sl.Total, sl.Rate = fptr(tot), fptr(tot/d)
-			if sl.IsComplete == nil {
-				rates = append(rates, tot/d)
-			}
-			so.Timeslices = append(so.Timeslices, sl)
-		}
-		if len(rates) > 0 {
-			sm := summarize(rates)
-			so.Stats.RateAvg, so.Stats.RateMin, so.Stats.RateMax, so.Stats.RateStd = fptr(sm.avg), fptr(sm.min), fptr(sm.max), fptr(sm.std)
-		}
+		ok = sw.counter(so)
 	case typ == typeHistogram:
-		h, ok := histDelta(sd, ref, end, true)
-		if !ok {
-			return nil
-		}
-		so.Stats = &Stats{Count: fptr(h.count)}
-		if h.count > 0 {
-			so.Stats.Sum = fptr(h.sum)
-			so.Stats.Avg = fptr(h.sum / h.count)
-			if durS > 0 {
-				so.Stats.CountRate = fptr(h.count / durS)
-				so.Stats.SumRate = fptr(h.sum / durS)
-			}
-			if h.cum != nil {
-				for i, p := range so.Stats.estimates() {
-					*p = fptr(bucketQuantile(quantiles[i], sd.les, h.cum))
-				}
-				so.Buckets = make(map[string]int64, len(sd.les))
-				for i, le := range sd.les {
-					so.Buckets[formatLE(le)] = int64(math.Round(h.cum[i]))
-				}
-			}
-		}
-		for i := 0; i+1 < len(edges); i++ {
-			closeK := e.idxLE(edges[i+1])
-			if i+2 == len(edges) {
-				closeK = end
-			}
-			hs, ok := histDelta(sd, e.idxLE(edges[i]), closeK, false)
-			if !ok {
-				continue
-			}
-			sl := newSlice(edges[i], edges[i+1], grid)
-			sl.Count, sl.Sum = fptr(hs.count), fptr(hs.sum)
-			if hs.count > 0 {
-				sl.Avg = fptr(hs.sum / hs.count)
-			}
-			so.Timeslices = append(so.Timeslices, sl)
-		}
+		ok = sw.histogram(so)
+	}
+	if !ok {
+		return nil
 	}
 	return so
+}
+
+// seriesWindow is one series over one window: its endpoint's samples, the
+// slice edges, the window's length in seconds and the sample indices that
+// open and close it.
+type seriesWindow struct {
+	e        *endpointData
+	sd       *seriesData
+	w        window
+	grid     int64
+	edges    []int64
+	durS     float64
+	ref, end int
+}
+
+// gauge fills the stats and timeslices of a gauge (or gauge-like) series.
+func (sw *seriesWindow) gauge(so *Series) bool {
+	e, sd, w, edges, grid := sw.e, sw.sd, sw.w, sw.edges, sw.grid
+	xs := gaugeSamples(e, sd, w.from, w.to, true)
+	if len(xs) == 0 {
+		return false
+	}
+	sm := summarize(xs)
+	so.Stats = &Stats{Avg: fptr(sm.avg), Min: fptr(sm.min), Max: fptr(sm.max), Std: fptr(sm.std)}
+	for i, p := range so.Stats.percentiles() {
+		*p = fptr(sm.p[i])
+	}
+	for i := 0; i+1 < len(edges); i++ {
+		last := i+2 == len(edges)
+		xs := gaugeSamples(e, sd, edges[i], edges[i+1], last)
+		if len(xs) == 0 {
+			continue
+		}
+		sm := summarize(xs)
+		sl := newSlice(edges[i], edges[i+1], grid)
+		sl.Avg, sl.Min, sl.Max = fptr(sm.avg), fptr(sm.min), fptr(sm.max)
+		so.Timeslices = append(so.Timeslices, sl)
+	}
+	return true
+}
+
+// counter fills the total, rate and per-slice rates of a counter.
+func (sw *seriesWindow) counter(so *Series) bool {
+	e, sd, edges, grid, ref, end, durS := sw.e, sw.sd, sw.edges, sw.grid, sw.ref, sw.end, sw.durS
+	total, ok := increase(sd.vals, nil, sd.first, ref, end)
+	if !ok {
+		return false
+	}
+	so.Stats = &Stats{Total: fptr(total)}
+	if durS > 0 {
+		so.Stats.Rate = fptr(total / durS)
+	}
+	var rates []float64
+	for i := 0; i+1 < len(edges); i++ {
+		closeK := e.idxLE(edges[i+1])
+		if i+2 == len(edges) {
+			closeK = end
+		}
+		tot, ok := increase(sd.vals, nil, sd.first, e.idxLE(edges[i]), closeK)
+		if !ok {
+			continue
+		}
+		sl := newSlice(edges[i], edges[i+1], grid)
+		d := float64(edges[i+1]-edges[i]) / 1e9
+		sl.Total, sl.Rate = fptr(tot), fptr(tot/d)
+		if sl.IsComplete == nil {
+			rates = append(rates, tot/d)
+		}
+		so.Timeslices = append(so.Timeslices, sl)
+	}
+	if len(rates) > 0 {
+		sm := summarize(rates)
+		so.Stats.RateAvg, so.Stats.RateMin, so.Stats.RateMax, so.Stats.RateStd = fptr(sm.avg), fptr(sm.min), fptr(sm.max), fptr(sm.std)
+	}
+	return true
+}
+
+// histogram fills the count, sum, estimated percentiles, buckets and
+// timeslices of a histogram.
+func (sw *seriesWindow) histogram(so *Series) bool {
+	e, sd, edges, grid, ref, end, durS := sw.e, sw.sd, sw.edges, sw.grid, sw.ref, sw.end, sw.durS
+	h, ok := histDelta(sd, ref, end, true)
+	if !ok {
+		return false
+	}
+	so.Stats = &Stats{Count: fptr(h.count)}
+	if h.count > 0 {
+		so.Stats.Sum = fptr(h.sum)
+		so.Stats.Avg = fptr(h.sum / h.count)
+		if durS > 0 {
+			so.Stats.CountRate = fptr(h.count / durS)
+			so.Stats.SumRate = fptr(h.sum / durS)
+		}
+		if h.cum != nil {
+			for i, p := range so.Stats.estimates() {
+				*p = fptr(bucketQuantile(quantiles[i], sd.les, h.cum))
+			}
+			so.Buckets = make(map[string]int64, len(sd.les))
+			for i, le := range sd.les {
+				so.Buckets[formatLE(le)] = int64(math.Round(h.cum[i]))
+			}
+		}
+	}
+	for i := 0; i+1 < len(edges); i++ {
+		closeK := e.idxLE(edges[i+1])
+		if i+2 == len(edges) {
+			closeK = end
+		}
+		hs, ok := histDelta(sd, e.idxLE(edges[i]), closeK, false)
+		if !ok {
+			continue
+		}
+		sl := newSlice(edges[i], edges[i+1], grid)
+		sl.Count, sl.Sum = fptr(hs.count), fptr(hs.sum)
+		if hs.count > 0 {
+			sl.Avg = fptr(hs.sum / hs.count)
+		}
+		so.Timeslices = append(so.Timeslices, sl)
+	}
+	return true
 }
 
 func newSlice(from, to, grid int64) Slice {

@@ -13,25 +13,6 @@ import (
 	"github.com/agentperf/agentperf/sim"
 )
 
-// startSim starts an in-process simulator with n engines.
-func startSim(t *testing.T, engines int) *sim.Server {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Engines = engines
-	cfg.MaxModelLen = 8192
-	cfg.KVCapacityTokens = 16384
-	cfg.DecodeBaseMs = 2
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // chat sends one streaming chat request and drains it.
 func chat(t *testing.T, base, prefix string, i, maxTokens int) {
 	body := fmt.Sprintf(`{"model":"agentperf-sim","stream":true,"messages":[{"role":"system","content":%q},{"role":"user","content":"turn %d"}],"max_tokens":%d,"ignore_eos":true}`,

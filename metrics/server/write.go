@@ -126,15 +126,6 @@ func WriteFiles(dir string, ex *Export) error {
 
 func writeAtomic(path string, data []byte) error { return atomicfile.WriteBytes(path, data) }
 
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 // ReadExport decodes a server_metrics_export.json file.
 func ReadExport(path string) (*Export, error) {
 	b, err := os.ReadFile(path)

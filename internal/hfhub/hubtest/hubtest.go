@@ -114,12 +114,6 @@ func (h *Hub) Close() {
 	h.cdn.Close()
 }
 
-// CloseClientConnections cuts every open connection (a network outage).
-func (h *Hub) CloseClientConnections() {
-	h.hub.CloseClientConnections()
-	h.cdn.CloseClientConnections()
-}
-
 // Add registers r (its LFS blobs go to the CDN).
 func (h *Hub) Add(r *Repo) {
 	h.mu.Lock()

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// libraryNames maps how the library names a setting in its errors (a Go
+// field such as Config.URL, the field of a *replay.FieldError or
+// *dataset.FieldError, or a phrase around one) to how the CLI names it: the
+// flag, or the environment variable, that sets it. It is the one place
+// where field names become flag names; flagNames applies it.
+var libraryNames = map[string]string{
+	// replay.Config
+	"Config.URL":                        "--url",
+	"Config.Endpoint":                   "--endpoint",
+	"Config.Models":                     "--model",
+	"Config.APIKey":                     "--api-key",
+	"Config.Headers":                    "-H/--header",
+	"Config.Concurrency":                "--concurrency",
+	"Config.BenchmarkDuration":          "--benchmark-duration",
+	"Config.GracePeriod":                "--benchmark-grace-period",
+	"Config.FailedRequestThreshold":     "--failed-request-threshold",
+	"Config.ExtraInputs":                "--extra-inputs",
+	"Config.WarmupRequestsPerLane":      "--warmup-requests-per-lane",
+	"Config.AgenticCacheWarmupDuration": "--agentic-cache-warmup-duration",
+	"Config.AllowDatasetWrap":           "--allow-dataset-wrap",
+	"Config.CacheBust":                  "--cache-bust",
+	"Config.LiveAssistant":              "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
+	// dataset.Source, dataset.Options, dataset.SelectOptions
+	"Source.InputFile":               "--input-file",
+	"Source.PublicDataset":           "--public-dataset",
+	"Source.HFDataset":               "--hf-dataset",
+	"SelectOptions.MaxContextLength": "--max-context-length",
+	"SelectOptions.MaxOSL":           "--synthesis-max-osl",
+	"SelectOptions.NumEntries":       "--num-dataset-entries",
+	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
+	// dataset/tokenizer
+	"ResolveOptions.Revision":               "--tokenizer-revision",
+	"the 'builtin' tokenizer":               "--tokenizer builtin",
+	"give the path of one as the tokenizer": "pass one with --tokenizer PATH",
+}
+
+// libraryKeys are the keys of libraryNames, longest first, so a phrase is
+// replaced before a field it contains.
+var libraryKeys = func() []string {
+	ks := make([]string, 0, len(libraryNames))
+	for k := range libraryNames {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if len(ks[i]) != len(ks[j]) {
+			return len(ks[i]) > len(ks[j])
+		}
+		return ks[i] < ks[j]
+	})
+	return ks
+}()
+
+// flagNames rewrites a library message in the CLI's terms: every setting
+// libraryNames knows becomes its flag. A field error's "Field: what is
+// wrong" reads "--flag what is wrong". Only whole names are replaced (not
+// Config.URL inside Config.URLs).
+func flagNames(msg string) string {
+	for _, k := range libraryKeys {
+		if !strings.Contains(msg, k) {
+			continue
+		}
+		var b strings.Builder
+		rest := msg
+		for {
+			i := strings.Index(rest, k)
+			if i < 0 {
+				b.WriteString(rest)
+				break
+			}
+			end := i + len(k)
+			if !wordBoundary(rest, i, end) {
+				b.WriteString(rest[:end])
+				rest = rest[end:]
+				continue
+			}
+			b.WriteString(rest[:i])
+			b.WriteString(libraryNames[k])
+			rest = rest[end:]
+			if strings.HasPrefix(rest, ": ") {
+				b.WriteByte(' ')
+				rest = rest[2:]
+			}
+		}
+		msg = b.String()
+	}
+	return msg
+}
+
+// wordBoundary reports whether s[i:end] is not part of a longer
+// identifier.
+func wordBoundary(s string, i, end int) bool {
+	ident := func(r rune) bool { return r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+	if i > 0 && ident(rune(s[i-1])) {
+		return false
+	}
+	return end >= len(s) || !(s[end] == '_' || unicode.IsLetter(rune(s[end])) || unicode.IsDigit(rune(s[end])))
+}
