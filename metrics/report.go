@@ -75,24 +75,37 @@ type parsedExport struct {
 	rows columns
 	errs errorTally
 	acct Accounting
+	// torn is 1 when the last line was cut mid-write and left out.
+	torn int
 }
 
 // readExport parses profile_export.jsonl lines into rows. Blank lines are
-// skipped; a malformed line is an error naming its line number.
-func readExport(r io.Reader, name string) (*parsedExport, error) {
+// skipped; a malformed line is an error naming its line number, except,
+// when tornTail is set (a .partial file that does not end with a newline:
+// the process died mid-write), the last line, which is then left out and
+// counted in parsedExport.torn.
+func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	p := &parsedExport{}
 	line := 0
+	var pending error // a parse error that is forgiven if it was the last line
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
+		if pending != nil {
+			return nil, pending
+		}
 		rw, e, err := parseLine(b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+			if !tornTail {
+				return nil, pending
+			}
+			continue
 		}
 		p.rows.append(&rw)
 		switch {
@@ -112,7 +125,30 @@ func readExport(r io.Reader, name string) (*parsedExport, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadExport, name, line, err)
 	}
+	if pending != nil {
+		p.torn = 1
+	}
 	return p, nil
+}
+
+// EndsMidLine reports whether the file at path is non-empty and its last
+// byte is not a newline: a JSONL stream cut by a process that died
+// mid-write.
+func EndsMidLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
+		return false
+	}
+	return b[0] != '\n'
 }
 
 // parseLine decodes one record line.
@@ -256,7 +292,7 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
-	p, err := readExport(f, path)
+	p, err := readExport(f, path, partial && EndsMidLine(path))
 	f.Close()
 	if err != nil {
 		return nil, "", err
@@ -275,19 +311,30 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 		return nil, "", err
 	}
 	if partial {
+		// A run that never reached Finish was cut short: it is never a
+		// clean run, whatever the files say.
+		info.Cancelled = true
 		w := "recomputed from " + FileRecords + partialSuffix + ": the run did not finish, so its last records may be missing"
+		if p.torn > 0 {
+			w += "; its last line was cut mid-write and is left out"
+		}
 		if !slices.Contains(info.Warnings, w) {
 			info.Warnings = append(info.Warnings, w)
 		}
 	}
 	sent := info.Accounting.Sent
 	info.Accounting = p.acct
+	unknownSent := sent == 0 && partial
 	if sent == 0 {
 		sent = p.acct.Total()
 	}
 	info.Accounting.Sent = sent
 	s := aggregate(&p.rows, ovf, p.errs.list(), info, slice)
 	s.AccountingErr = info.Accounting.Check()
+	if unknownSent && s.AccountingErr == nil {
+		s.AccountingErr = fmt.Errorf("%w: the run did not finish (only %s%s): how many requests it sent is not recorded, so the %d records cannot be checked against it",
+			ErrAccounting, FileRecords, partialSuffix, p.acct.Total())
+	}
 	return s, version, nil
 }
 

@@ -151,6 +151,13 @@ type Config struct {
 	// BenchmarkID identifies the run and keys the cache-bust markers
 	// (default: a new UUID).
 	BenchmarkID string
+	// KillNow, when set, is the second interrupt: once it is closed, every
+	// in-flight request is cancelled at once (the grace period is skipped)
+	// and no new one is sent. Every request sent is still recorded
+	// (cancelled where it had no response) and Run returns its Result
+	// with Cancelled and Killed set, so the caller writes every artifact.
+	KillNow <-chan struct{}
+
 	// Progress, when set, is updated live for progress displays.
 	Progress *Progress
 	// Observer, when set, is told about phase changes.

@@ -45,6 +45,10 @@ type Result struct {
 	Accounting metrics.Accounting
 	// Cancelled is true when ctx was cancelled (a signal) before the end.
 	Cancelled bool
+	// Killed is true when Config.KillNow was closed (a second signal): the
+	// requests in flight then were cancelled at once, without the grace
+	// period. Cancelled is set too.
+	Killed bool
 	// Aborted names why the run stopped early ("" = it ran to the end).
 	Aborted string
 	// AbortMessage is the human-readable reason.
@@ -155,6 +159,20 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		time.AfterFunc(cfg.GracePeriod, e.killAll)
 	})
 	defer stopWatch()
+	if cfg.KillNow != nil {
+		runDone := make(chan struct{})
+		defer close(runDone)
+		go func() {
+			select {
+			case <-cfg.KillNow:
+				e.mu.Lock()
+				e.res.Cancelled, e.res.Killed = true, true
+				e.mu.Unlock()
+				e.killAll()
+			case <-runDone:
+			}
+		}()
+	}
 
 	e.run()
 	e.killAll() // nothing may outlive Run
@@ -369,10 +387,15 @@ func (e *engine) run() {
 	defer graceTimer.Stop()
 	e.stage()
 	e.res.ProfilingEnd = time.Now()
+	e.mu.Lock()
+	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
+	e.mu.Unlock()
 	switch {
-	case e.res.Aborted != "":
-		e.res.EndReason = "aborted: " + e.res.Aborted
-	case e.res.Cancelled:
+	case aborted != "":
+		e.res.EndReason = "aborted: " + aborted
+	case killed:
+		e.res.EndReason = "interrupted twice: the requests in flight were cancelled at once, without the grace period"
+	case cancelled:
 		e.res.EndReason = "interrupted"
 	case e.res.ProfilingEnd.Before(e.res.Deadline):
 		e.res.EndedEarly = true
@@ -552,7 +575,7 @@ func (e *engine) wakeAll() {
 // launch starts send s of lane l on a goroutine of its own.
 func (e *engine) launch(l *lane, s *timing.Send) {
 	st := l.stream(e, s)
-	sl := l.slot(e.c)
+	sl := l.slot(e.c, e.kill)
 	snd := *s
 	e.requests.Add(1)
 	go func() {
@@ -659,7 +682,7 @@ func (ts *treeState) link(st *stream) {
 }
 
 // slot returns an idle slot of the lane, creating one when none is free.
-func (l *lane) slot(c *Config) *slot {
+func (l *lane) slot(c *Config, kill <-chan struct{}) *slot {
 	if n := len(l.free); n > 0 {
 		sl := l.free[n-1]
 		l.free = l.free[:n-1]
@@ -674,7 +697,22 @@ func (l *lane) slot(c *Config) *slot {
 	l.mu.Lock()
 	l.all = append(l.all, sl)
 	l.mu.Unlock()
+	if killed(kill) {
+		// The kill goroutine may have aborted the lane's slots before this
+		// one existed: a request must not outlive the kill.
+		k.abort()
+	}
 	return sl
+}
+
+// killed reports whether kill is closed.
+func killed(kill <-chan struct{}) bool {
+	select {
+	case <-kill:
+		return true
+	default:
+		return false
+	}
 }
 
 func (l *lane) abortSlots() {

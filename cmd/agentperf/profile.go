@@ -514,7 +514,21 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
 		interrupted: func() bool { return ctx.Err() != nil }})
 	lg.setOutput(lv.Log())
+	// The second signal cuts the grace period short; the run still ends
+	// through finish, which writes every artifact.
+	cfg.KillNow = claimKillSwitch(ctx)
+	runDone := make(chan struct{})
+	if cfg.KillNow != nil {
+		go func() {
+			select {
+			case <-cfg.KillNow:
+				lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
+			case <-runDone:
+			}
+		}()
+	}
 	res, err := replay.Run(ctx, cfg)
+	close(runDone)
 	if err := lv.Stop(); err != nil {
 		lg.Printf("warning: live view: %v", err)
 	}

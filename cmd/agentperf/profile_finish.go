@@ -93,6 +93,13 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			"schedule":            scheduleMetadata(res),
 		},
 	}
+	switch {
+	case res.Killed:
+		info.Extra["interrupted"] = "twice"
+		warnings = append(warnings, fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
+	case res.Cancelled:
+		info.Extra["interrupted"] = "once"
+	}
 	if res.Schedule.Traces > 0 && r.generation.Replay != timing.V02 {
 		info.Extra["subagents"] = subagentMetadata(res)
 	}
