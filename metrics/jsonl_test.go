@@ -147,7 +147,7 @@ func FuzzReadExport(f *testing.F) {
 			t.Fatalf("accounting %+v for %d rows", p.acct, p.rows.len())
 		}
 		// Whatever was read aggregates and renders without panicking.
-		s := aggregate(&p.rows, 0, p.errs.list(), RunInfo{}, 0)
+		s := aggregate(&p.rows, overflowCounts{}, p.errs.list(), RunInfo{}, 0)
 		if _, err := s.aggregateJSON(exportOptions{version: "x", location: time.UTC}); err != nil {
 			t.Fatal(err)
 		}

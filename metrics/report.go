@@ -205,6 +205,40 @@ func parseLine(b []byte) (row, Error, error) {
 	return rw, e, nil
 }
 
+// countOverflows counts the records of context_overflow_export.jsonl by
+// phase (none when the file is absent). A line that is not a record (one
+// cut mid-write) counts as profiling, as a record without a phase does.
+func countOverflows(path string) (overflowCounts, error) {
+	var n overflowCounts
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return n, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l struct {
+			Metadata struct {
+				BenchmarkPhase string `json:"benchmark_phase"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(b, &l) == nil && l.Metadata.BenchmarkPhase == string(PhaseWarmup) {
+			n.warmup++
+		} else {
+			n.profiling++
+		}
+	}
+	return n, sc.Err()
+}
+
 // countLines counts the non-blank lines of a file (0 when it is absent).
 func countLines(path string) (int, error) {
 	f, err := os.Open(path)
@@ -301,11 +335,11 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 	if partial {
 		ovfPath += partialSuffix
 	}
-	ovf, err := countLines(ovfPath)
+	ovf, err := countOverflows(ovfPath)
 	if err != nil {
 		return nil, "", fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf
+	p.acct.Overflows = ovf.profiling + ovf.warmup
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
 		return nil, "", err
@@ -401,7 +435,7 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	if md, ok := generic["metadata"].(map[string]any); ok {
 		for k, v := range md {
 			switch k {
-			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count",
+			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count", "warmup_context_overflow_count",
 				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
 				continue
 			}

@@ -137,6 +137,19 @@ type Config struct {
 	// correlation id.
 	SessionHeaders SessionHeaders
 
+	// WarmupRetries is how many times a warmup request that failed with a
+	// transient error (HTTP 429 or 5xx, a connection reset, a stream cut
+	// short) is sent again before its failure counts (default
+	// DefaultWarmupRetries; negative = never). WarmupRetryBackoff is the
+	// pause before the first retry, doubled for each further one, with
+	// jitter (default DefaultWarmupRetryBackoff). See docs/warmup-retries.md.
+	WarmupRetries      int
+	WarmupRetryBackoff time.Duration
+	// LivenessInterval: while requests are in flight and none has
+	// progressed for this long, a line says so, once per interval
+	// (default DefaultLivenessInterval; negative = off).
+	LivenessInterval time.Duration
+
 	// FailedRequestThreshold aborts the run when the fraction of failed
 	// profiling requests exceeds it (0 = disabled).
 	FailedRequestThreshold float64
@@ -323,6 +336,18 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.Overflows == nil {
 		d.Overflows = d.Sink
+	}
+	switch {
+	case d.WarmupRetries == 0:
+		d.WarmupRetries = DefaultWarmupRetries
+	case d.WarmupRetries < 0:
+		d.WarmupRetries = 0
+	}
+	if d.WarmupRetryBackoff <= 0 {
+		d.WarmupRetryBackoff = DefaultWarmupRetryBackoff
+	}
+	if d.LivenessInterval == 0 {
+		d.LivenessInterval = DefaultLivenessInterval
 	}
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}

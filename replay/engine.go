@@ -61,6 +61,9 @@ type Result struct {
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
+	// WarmupRetries counts failed warmup attempts that were sent again
+	// (each is a warmup-error record; Config.WarmupRetries).
+	WarmupRetries int
 	// LastTTFT and LastITL are when the last successful profiling request
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
@@ -135,8 +138,18 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 
 	e.lanes = make([]*lane, cfg.Concurrency)
 	for i := range e.lanes {
-		e.lanes[i] = &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		l := &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		l.nowProgress = l.progressClock(e)
+		e.lanes[i] = l
 		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
+	}
+	if fs, ok := cfg.Sink.(FallibleSink); ok {
+		e.sinkErr = fs
+	}
+	if cfg.LivenessInterval > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go e.watchLiveness(cfg.LivenessInterval, done)
 	}
 	defer func() {
 		for _, l := range e.lanes {
@@ -181,6 +194,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.Accounting = e.accounting()
 	e.res.ProfilingOverflows = int(e.profOverflows.Load())
 	e.res.WarmupOverflows = int(e.warmOverflows.Load())
+	e.res.WarmupRetries = int(e.warmRetries.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -239,6 +253,13 @@ type engine struct {
 	sent, profOK, profErr, warmOK, warmErr, overflows, cancelled atomic.Int64
 	profOverflows, warmOverflows                                 atomic.Int64
 	lastTTFTNs, lastITLNs                                        atomic.Int64
+	// warmRetries counts retried warmup attempts, warmRetriesLogged the
+	// retries logged one by one.
+	warmRetries, warmRetriesLogged atomic.Int64
+	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
+	// first error.
+	sinkErr    FallibleSink
+	sinkFailed atomic.Bool
 }
 
 // lane is the state owned by one lane goroutine.
@@ -252,6 +273,10 @@ type lane struct {
 	// scratch for pruning it.
 	trees map[int64]*treeState
 	live  []int64
+	// lastProgress is the engine time (ns) of the lane's latest response
+	// event; nowProgress reads the clock and stores it there (liveness.go).
+	lastProgress atomic.Int64
+	nowProgress  func() int64
 	// free are idle slots; mu guards all (read by the kill goroutine).
 	free []*slot
 	mu   sync.Mutex
@@ -367,6 +392,7 @@ func (e *engine) run() {
 	if timeout != nil {
 		timeout.Stop()
 	}
+	e.logWarmupRetries()
 	if e.stopped() {
 		return
 	}
