@@ -287,8 +287,11 @@ type lane struct {
 // stream holds a slot while its turn is in flight; a lane has as many
 // slots as it ever had requests in flight at once.
 type slot struct {
-	k       *conn
+	k *conn
+	// body is the request body, or only its head and tail when the
+	// message list is streamed (stream.conv set; streambody.go).
 	body    []byte
+	stream  streamBody
 	text    []byte
 	session []byte
 }
@@ -754,7 +757,7 @@ func (l *lane) closeSlots() {
 	defer l.mu.Unlock()
 	for _, sl := range l.all {
 		sl.k.close()
-		sl.body, sl.text = nil, nil
+		sl.body, sl.text, sl.stream = nil, nil, streamBody{}
 	}
 }
 

@@ -149,16 +149,13 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		sl.session = appendSessionControl(sl.session[:0], id, ds.TimeoutSeconds, s.NewSession)
 		p.session = sl.session
 	}
-	body := appendBodyHead(sl.body[:0], p)
 	conv, err := st.conv.get()
 	if err != nil {
 		err = fmt.Errorf("conversation %s of trace %s: cannot build its prompts: %v", ps.ConvID, tr.ID, err)
 	} else {
-		body, err = conv.AppendMessagesJSONAt(body, s.Turn, st.marker, markerPlacement(c.CacheBust))
+		err = sl.buildBody(c, p, conv, s.Turn, st.marker)
 	}
-	body = appendBodyTail(body, c, p)
-	sl.body = body
-	base.PromptBytes = len(body)
+	base.PromptBytes = sl.bodyLen()
 
 	for attempt := 1; ; attempt++ {
 		rec := new(metrics.Record)
@@ -212,7 +209,7 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 		sl.text = sl.text[:0]
 		text = &sl.text
 	}
-	x := sl.k.do(c, sl.body, func(h *fasthttp.RequestHeader) {
+	x := sl.k.do(c, sl.body, sl.streamBody(), func(h *fasthttp.RequestHeader) {
 		h.Set("X-Request-ID", rec.XRequestID)
 		h.Set("X-Correlation-ID", st.corrID)
 		if c.SessionHeaders.XSessionID {

@@ -104,8 +104,12 @@ type Conversation struct {
 	tails  map[int32]ref
 	arena  []span
 	chain  []int32
-	key    []byte
-	live   map[int]string
+	// textLen memoises the escaped text length of each node (+1; 0 =
+	// not yet known), for MessagesJSONLenAt. Nodes never change once
+	// made.
+	textLen []int32
+	key     []byte
+	live    map[int]string
 }
 
 // Conversation reconstructs the parent requests of tr. It runs the pass-1
@@ -529,37 +533,28 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 // AppendMessagesJSONAt is AppendMessagesJSON with the marker at the given
 // placement.
 func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at MarkerPlacement) ([]byte, error) {
-	chain, err := c.segments(k)
+	return c.appendMessages(dst, k, marker, at, nil)
+}
+
+// appendMessages renders turn k's message list into dst. With flush set,
+// dst is handed to flush (and reset) whenever it holds flushAt bytes or
+// more, so that the list never needs a buffer of its own size
+// (WriteMessagesJSONAt); without, dst grows to hold it all.
+func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, flush func([]byte) error) ([]byte, error) {
+	chain, target, err := c.messageChain(k, marker, at)
 	if err != nil {
 		return dst, err
 	}
-	size := 2 + len(marker) + 8
-	target := -1 // index of the message that carries the marker
-	for i, ni := range chain {
-		n := &c.nodes[ni]
-		if c.skipped(n) {
-			continue
-		}
-		size += 32 + n.tokens()*5
-		if marker == "" || target >= 0 {
-			continue
-		}
-		switch at {
-		case FirstUserPrefix, FirstUserSuffix:
-			if n.role == roleUser {
-				target = i
-			}
-		default:
-			if n.role == roleSystem {
-				target = i
+	if flush == nil {
+		size := 2 + len(marker) + 8
+		for _, ni := range chain {
+			if n := &c.nodes[ni]; !c.skipped(n) {
+				size += 32 + n.tokens()*5
 			}
 		}
-	}
-	if marker != "" && target < 0 {
-		target = 0
+		dst = slices.Grow(dst, size)
 	}
 	suffix := at == FirstUserSuffix || at == SystemSuffix
-	dst = slices.Grow(dst, size)
 	dst = append(dst, '[')
 	first := true
 	for i, ni := range chain {
@@ -584,6 +579,12 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 			ids := c.reqs[n.src].HashIDs
 			for b := n.start; b < n.end(); b++ {
 				dst = c.s.c.appendEscaped(dst, c.block(ids[b]))
+				if flush != nil && len(dst) >= flushAt {
+					if err := flush(dst); err != nil {
+						return dst[:0], err
+					}
+					dst = dst[:0]
+				}
 			}
 			if n.tail > 0 {
 				dst = c.s.c.appendEscaped(dst, c.tail(n.tailTurn, n.tail))
@@ -596,4 +597,40 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 		dst = append(dst, `"}`...)
 	}
 	return append(dst, ']'), nil
+}
+
+// messageChain returns turn k's segments in order and the index in it of
+// the message that carries the marker (-1 without a marker).
+func (c *Conversation) messageChain(k int, marker string, at MarkerPlacement) ([]int32, int, error) {
+	chain, err := c.segments(k)
+	if err != nil {
+		return nil, -1, err
+	}
+	target := -1
+	if marker == "" {
+		return chain, target, nil
+	}
+	for i, ni := range chain {
+		n := &c.nodes[ni]
+		if c.skipped(n) {
+			continue
+		}
+		switch at {
+		case FirstUserPrefix, FirstUserSuffix:
+			if n.role == roleUser {
+				target = i
+			}
+		default:
+			if n.role == roleSystem {
+				target = i
+			}
+		}
+		if target >= 0 {
+			break
+		}
+	}
+	if target < 0 {
+		target = 0
+	}
+	return chain, target, nil
 }
