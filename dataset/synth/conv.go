@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -104,12 +105,13 @@ type Conversation struct {
 	tails  map[int32]ref
 	arena  []span
 	chain  []int32
-	// textLen memoises the escaped text length of each node (+1; 0 =
-	// not yet known), for MessagesJSONLenAt. Nodes never change once
-	// made.
-	textLen []int32
-	key     []byte
-	live    map[int]string
+	// nodeText memoises, per node, its escaped text length and its
+	// blocks' (and tail's) spans as refs into arena, kept in nodeRefs
+	// (stream.go). Nodes never change once made.
+	nodeText []nodeText
+	nodeRefs []ref
+	key      []byte
+	live     map[int]string
 }
 
 // Conversation reconstructs the parent requests of tr. It runs the pass-1
@@ -533,19 +535,22 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 // AppendMessagesJSONAt is AppendMessagesJSON with the marker at the given
 // placement.
 func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at MarkerPlacement) ([]byte, error) {
-	return c.appendMessages(dst, k, marker, at, nil)
+	dst, _, err := c.appendMessages(dst, k, marker, at, nil)
+	return dst, err
 }
 
-// appendMessages renders turn k's message list into dst. With flush set,
-// dst is handed to flush (and reset) whenever it holds flushAt bytes or
-// more, so that the list never needs a buffer of its own size
-// (WriteMessagesJSONAt); without, dst grows to hold it all.
-func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, flush func([]byte) error) ([]byte, error) {
+// appendMessages renders turn k's message list into dst. With w set, dst
+// is written to w (and reset) whenever it holds flushAt bytes or more, so
+// that the list never needs a buffer of its own size
+// (WriteMessagesJSONAt), and the bytes written so far are returned; the
+// caller writes what is left in dst. Without w, dst grows to hold it all.
+func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, w io.Writer) ([]byte, int64, error) {
 	chain, target, err := c.messageChain(k, marker, at)
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
-	if flush == nil {
+	var written int64
+	if w == nil {
 		size := 2 + len(marker) + 8
 		for _, ni := range chain {
 			if n := &c.nodes[ni]; !c.skipped(n) {
@@ -575,16 +580,25 @@ func (c *Conversation) appendMessages(dst []byte, k int, marker string, at Marke
 		}
 		if r, ok := c.liveSlot(n); ok {
 			dst = appendJSONEscapedString(dst, r)
+		} else if w != nil {
+			// Streaming: the memoised spans only, so that the trace's
+			// hash ids (a mapped cache file) are not read while the
+			// request is being written.
+			for _, r := range c.nodeSpans(ni) {
+				dst = c.s.c.appendEscaped(dst, c.arena[r.off:r.off+r.n])
+				if len(dst) >= flushAt {
+					m, err := w.Write(dst)
+					written += int64(m)
+					if err != nil {
+						return dst[:0], written, err
+					}
+					dst = dst[:0]
+				}
+			}
 		} else {
 			ids := c.reqs[n.src].HashIDs
 			for b := n.start; b < n.end(); b++ {
 				dst = c.s.c.appendEscaped(dst, c.block(ids[b]))
-				if flush != nil && len(dst) >= flushAt {
-					if err := flush(dst); err != nil {
-						return dst[:0], err
-					}
-					dst = dst[:0]
-				}
 			}
 			if n.tail > 0 {
 				dst = c.s.c.appendEscaped(dst, c.tail(n.tailTurn, n.tail))
@@ -596,7 +610,7 @@ func (c *Conversation) appendMessages(dst []byte, k int, marker string, at Marke
 		}
 		dst = append(dst, `"}`...)
 	}
-	return append(dst, ']'), nil
+	return append(dst, ']'), written, nil
 }
 
 // messageChain returns turn k's segments in order and the index in it of

@@ -20,29 +20,28 @@ const flushAt = 32 << 10
 var stagePool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+4<<10); return &b }}
 
 // WriteMessagesJSONAt writes turn k's message list, the bytes
-// AppendMessagesJSONAt appends, to w. It returns the bytes written.
+// AppendMessagesJSONAt appends, to w. It returns the bytes written. Block
+// text comes from the spans memoised per segment (MessagesJSONLenAt
+// memoises them; a segment not seen yet is derived here).
 func (c *Conversation) WriteMessagesJSONAt(w io.Writer, k int, marker string, at MarkerPlacement) (int64, error) {
 	bp := stagePool.Get().(*[]byte)
 	defer stagePool.Put(bp)
-	var n int64
-	flush := func(b []byte) error {
-		m, err := w.Write(b)
-		n += int64(m)
-		return err
-	}
-	b, err := c.appendMessages((*bp)[:0], k, marker, at, flush)
+	b, n, err := c.appendMessages((*bp)[:0], k, marker, at, w)
 	*bp = b[:0]
 	if err != nil {
 		return n, err
 	}
-	err = flush(b)
-	return n, err
+	m, err := w.Write(b)
+	return n + int64(m), err
 }
 
 // MessagesJSONLenAt returns the length of turn k's message list as
 // AppendMessagesJSONAt renders it, without rendering it: the escaped text
 // length of each segment is memoised, so after a segment's first turn it
-// costs a few additions per message.
+// costs a few additions per message. It reads every hash id the list
+// needs, so a WriteMessagesJSONAt of the same turn that follows reads none
+// (a fault on a mapped trace cache can then only happen here, before
+// anything was sent).
 func (c *Conversation) MessagesJSONLenAt(k int, marker string, at MarkerPlacement) (int, error) {
 	chain, target, err := c.messageChain(k, marker, at)
 	if err != nil {
@@ -72,26 +71,58 @@ func (c *Conversation) MessagesJSONLenAt(k int, marker string, at MarkerPlacemen
 	return size, nil
 }
 
-// nodeTextLen returns the escaped length of node ni's blocks and tail,
-// memoised (deriving the blocks' text as rendering does).
+// nodeText is what is memoised of a node: its escaped text length and its
+// spans, nodeRefs[off:off+n] (refs into the conversation's arena).
+type nodeText struct {
+	known  bool
+	len    int32
+	off, n uint32
+}
+
+// nodeTextLen returns the escaped length of node ni's blocks and tail.
 func (c *Conversation) nodeTextLen(ni int32) int {
-	if int(ni) >= len(c.textLen) {
-		c.textLen = append(c.textLen, make([]int32, len(c.nodes)-len(c.textLen))...)
+	return int(c.memoNode(ni).len)
+}
+
+// nodeSpans returns node ni's spans (blocks, then tail) as arena refs.
+func (c *Conversation) nodeSpans(ni int32) []ref {
+	t := c.memoNode(ni)
+	return c.nodeRefs[t.off : t.off+t.n]
+}
+
+// memoNode derives and memoises node ni's text (its blocks' spans, as
+// rendering does) the first time it is asked for.
+func (c *Conversation) memoNode(ni int32) nodeText {
+	if int(ni) >= len(c.nodeText) {
+		c.nodeText = append(c.nodeText, make([]nodeText, len(c.nodes)-len(c.nodeText))...)
 	}
-	if v := c.textLen[ni]; v > 0 {
-		return int(v - 1)
+	if t := c.nodeText[ni]; t.known {
+		return t
 	}
 	n := &c.nodes[ni]
-	size := 0
+	t := nodeText{known: true, off: uint32(len(c.nodeRefs))}
+	add := func(id uint32, tail bool) {
+		var r ref
+		if tail {
+			c.tail(n.tailTurn, n.tail)
+			r = c.tails[n.tailTurn]
+		} else {
+			c.block(id)
+			r = c.blocks[id]
+		}
+		c.nodeRefs = append(c.nodeRefs, r)
+		t.len += int32(c.s.c.escLen(c.arena[r.off : r.off+r.n]))
+	}
 	ids := c.reqs[n.src].HashIDs
 	for b := n.start; b < n.end(); b++ {
-		size += c.s.c.escLen(c.block(ids[b]))
+		add(ids[b], false)
 	}
 	if n.tail > 0 {
-		size += c.s.c.escLen(c.tail(n.tailTurn, n.tail))
+		add(0, true)
 	}
-	c.textLen[ni] = int32(size + 1)
-	return size
+	t.n = uint32(len(c.nodeRefs)) - t.off
+	c.nodeText[ni] = t
+	return t
 }
 
 // escapedLen is len(appendJSONEscapedString(nil, s)).
