@@ -37,7 +37,7 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (signal again to cancel the requests in flight at once)\n", s)
+		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
 		cancel()
 		<-sigs
 		if !ks.claimed.Load() {

@@ -512,7 +512,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
 	stopNote := context.AfterFunc(ctx, func() {
-		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period, then every artifact is written", seconds(p.graceBench))
+		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", seconds(p.graceBench))
 	})
 	defer stopNote()
 	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
