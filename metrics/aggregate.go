@@ -142,7 +142,8 @@ type Summary struct {
 	CompletedRequestCount int // RequestCount + ErrorRequestCount
 	CancelledRequestCount int // cancelled profiling requests
 	WarmupCancelledCount  int // cancelled warmup requests (summary table only)
-	ContextOverflowCount  int // context-overflow records (all phases)
+	ContextOverflowCount  int // context-overflow records of profiling (aiperf's context_overflow_count)
+	WarmupOverflowCount   int // context-overflow records of the warmup
 	WarmupRequestCount    int
 	WarmupErrorCount      int
 
@@ -227,10 +228,15 @@ func metricStats(rows *columns, idx []int32, keep func(rowFlags) bool, buf []flo
 	return out, buf
 }
 
+// overflowCounts are the context-overflow records of each phase (they are
+// not rows: no metric covers them).
+type overflowCounts struct{ profiling, warmup int }
+
 // aggregate computes the Summary of rows: the blocks of
 // profile_export_aiperf.json (docs/artifacts.md).
-func aggregate(rows *columns, overflows int, errs []ErrorCount, info RunInfo, slice time.Duration) *Summary {
-	s := &Summary{Info: info, Errors: errs, ContextOverflowCount: overflows, SliceDuration: slice,
+func aggregate(rows *columns, ovf overflowCounts, errs []ErrorCount, info RunInfo, slice time.Duration) *Summary {
+	overflows := ovf.profiling
+	s := &Summary{Info: info, Errors: errs, ContextOverflowCount: ovf.profiling, WarmupOverflowCount: ovf.warmup, SliceDuration: slice,
 		BenchmarkDuration: math.NaN(), TheoreticalHitPct: math.NaN()}
 	var buf []float64
 	prof := func(f rowFlags) bool { return !f.warmup() && f.ok() }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,6 +42,11 @@ type CollectorOptions struct {
 	Location *time.Location
 	// BufferSize is the JSONL write buffer (default 256 KiB).
 	BufferSize int
+	// ReserveBytes, when positive, is room kept in dir for the end of a
+	// run on a disk that fills up: NewCollector writes a file of that size
+	// (FileReserve) and removes it at the first write error or at Finish,
+	// so the aggregates still fit. Zero keeps no reserve.
+	ReserveBytes int64
 }
 
 func (o *CollectorOptions) defaults() {
@@ -89,13 +95,16 @@ type Collector struct {
 	recW     *bufio.Writer
 	ovfF     *os.File
 	ovfW     *bufio.Writer
-	werr     error // first write error (sticky)
+	werr     error       // first write error (sticky)
+	failed   atomic.Bool // werr is set (read without the lock by Err)
+	reserve  string      // path of the reserve file, "" when none
 	lastSync time.Time
 	rows     columns
 	errs     errorTally
 	acct     Accounting // counted from records; Sent left 0
 	warmOvf  int        // overflows and cancellations of warmup records (live view)
 	warmCanc int
+	warmRetr int // failed warmup attempts that were retried (live view)
 	finished bool
 
 	// live view state
@@ -128,6 +137,9 @@ func NewCollector(dir string, opt CollectorOptions) (*Collector, error) {
 	if c.ovfF, err = os.Create(filepath.Join(dir, FileOverflow+partialSuffix)); err != nil {
 		c.recF.Close()
 		return nil, fmt.Errorf("open overflow export: %w", err)
+	}
+	if opt.ReserveBytes > 0 {
+		c.reserve = writeReserve(filepath.Join(dir, FileReserve), opt.ReserveBytes)
 	}
 	c.recW = bufio.NewWriterSize(c.recF, opt.BufferSize)
 	c.ovfW = bufio.NewWriterSize(c.ovfF, 16<<10)
@@ -191,6 +203,9 @@ func (c *Collector) Add(r *Record) {
 		}
 	case BucketWarmupError:
 		c.acct.WarmupErrors++
+		if r.Retried {
+			c.warmRetr++
+		}
 	case BucketWarmupOK:
 		c.acct.WarmupOK++
 	case BucketProfilingError:
@@ -225,8 +240,9 @@ func (c *Collector) Add(r *Record) {
 }
 
 // AddOverflow records a context-overflow response: its line goes to
-// context_overflow_export.jsonl only, and it is counted in
-// context_overflow_count and the accounting, never in any other metric.
+// context_overflow_export.jsonl only, and it is counted in the accounting
+// and in context_overflow_count (a profiling record) or
+// warmup_context_overflow_count, never in any other metric.
 func (c *Collector) AddOverflow(r *Record) {
 	v := Compute(r)
 	bp := c.bufs.Get().(*[]byte)
@@ -255,7 +271,40 @@ func (c *Collector) write(w *bufio.Writer, line []byte, name string) {
 		return
 	}
 	if _, err := w.Write(line); err != nil {
-		c.werr = fmt.Errorf("write %s: %w", filepath.Join(c.dir, name), err)
+		c.fail(c.writeErr(name, err))
+	}
+}
+
+// writeErr names the stream file in a write error (an *fs.PathError of
+// the file already does).
+func (c *Collector) writeErr(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("write %s: %w", filepath.Join(c.dir, name+partialSuffix), err)
+}
+
+// fail keeps the first write error. Nothing more is written to the
+// streams: each is cut back to its last complete line (a record is never
+// left half-written), and the reserve is given up so that what is written
+// at the end still fits. c.mu held.
+func (c *Collector) fail(err error) {
+	c.werr = err
+	c.failed.Store(true)
+	for _, f := range []*os.File{c.recF, c.ovfF} {
+		if terr := cutToLastLine(f); terr != nil {
+			c.werr = errors.Join(c.werr, terr)
+		}
+	}
+	c.dropReserve()
+}
+
+// dropReserve removes the reserve file. c.mu held (or Finish).
+func (c *Collector) dropReserve() {
+	if c.reserve != "" {
+		os.Remove(c.reserve)
+		c.reserve = ""
 	}
 }
 
@@ -273,9 +322,9 @@ func (c *Collector) flushLocked() {
 		return
 	}
 	if err := c.recW.Flush(); err != nil {
-		c.werr = fmt.Errorf("write %s: %w", filepath.Join(c.dir, FileRecords), err)
+		c.fail(c.writeErr(FileRecords, err))
 	} else if err := c.ovfW.Flush(); err != nil {
-		c.werr = fmt.Errorf("write %s: %w", filepath.Join(c.dir, FileOverflow), err)
+		c.fail(c.writeErr(FileOverflow, err))
 	}
 }
 
@@ -290,8 +339,13 @@ func (c *Collector) Flush() error {
 	return c.werr
 }
 
-// Err returns the first write error so far, if any.
+// Err returns the first write error so far, if any. It is cheap (no lock
+// until there is an error), for a caller that checks it after every
+// record.
 func (c *Collector) Err() error {
+	if !c.failed.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.werr
@@ -349,12 +403,15 @@ type LiveStats struct {
 	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
 	// Overflows that belong to warmup records.
 	WarmupCancelled, WarmupOverflows int
-	InFlight                         int
-	RequestsPerSec                   float64
-	OutputTokensPerSec               float64
-	TTFTP50, TTFTP99                 float64 // ms
-	ITLP50, ITLP99                   float64 // ms
-	WindowSamples                    int
+	// WarmupRetried is the part of WarmupErrors that are failed attempts
+	// of requests sent again (Record.Retried): not requests done.
+	WarmupRetried      int
+	InFlight           int
+	RequestsPerSec     float64
+	OutputTokensPerSec float64
+	TTFTP50, TTFTP99   float64 // ms
+	ITLP50, ITLP99     float64 // ms
+	WindowSamples      int
 	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
 	// would reach on the window's successful records (Σ hit blocks / Σ
 	// blocks); NaN when they carry no block counts.
@@ -380,7 +437,7 @@ func (c *Collector) Snapshot() LiveStats {
 		ProfilingOK: c.acct.ProfilingOK, ProfilingErrors: c.acct.ProfilingErrors,
 		WarmupOK: c.acct.WarmupOK, WarmupErrors: c.acct.WarmupErrors,
 		Cancelled: c.acct.Cancelled, Overflows: c.acct.Overflows,
-		WarmupCancelled: c.warmCanc, WarmupOverflows: c.warmOvf,
+		WarmupCancelled: c.warmCanc, WarmupOverflows: c.warmOvf, WarmupRetried: c.warmRetr,
 		InFlight: int(c.inFlight.Load()),
 	}
 	var n, hit, blocks int64
@@ -444,8 +501,9 @@ func (c *Collector) Finish(info RunInfo) (*Summary, error) {
 	}
 	c.finished = true
 	c.flushLocked()
+	c.dropReserve() // its room is for what is written now
 	werr := c.werr
-	rows, errs, acct := c.rows, c.errs.list(), c.acct
+	rows, errs, acct, warmOvf := c.rows, c.errs.list(), c.acct, c.warmOvf
 	c.rows = columns{}
 	c.mu.Unlock()
 
@@ -468,7 +526,7 @@ func (c *Collector) Finish(info RunInfo) (*Summary, error) {
 		// Only Sent given: the buckets come from the records.
 		info.Accounting = withSent(acct, info.Accounting.Sent)
 	}
-	s := aggregate(&rows, acct.Overflows, errs, info, c.opt.SliceDuration)
+	s := aggregate(&rows, overflowCounts{profiling: acct.Overflows - warmOvf, warmup: warmOvf}, errs, info, c.opt.SliceDuration)
 	s.AccountingErr = info.Accounting.Check()
 	if s.AccountingErr == nil && info.Accounting != withSent(acct, info.Accounting.Sent) {
 		s.AccountingErr = fmt.Errorf("%w: the caller's buckets %+v differ from the records received %+v", ErrAccounting, info.Accounting, acct)

@@ -163,7 +163,7 @@ func (s *Summary) metadataObj() obj {
 	if s.AccountingErr != nil {
 		acc = append(acc, kv{"check_error", s.AccountingErr.Error()})
 	}
-	md = append(md, kv{"context_overflow_count", s.ContextOverflowCount}, kv{"request_accounting", acc},
+	md = append(md, kv{"context_overflow_count", s.ContextOverflowCount}, kv{"warmup_context_overflow_count", s.WarmupOverflowCount}, kv{"request_accounting", acc},
 		kv{"skipped_subagent_requests", info.SkippedSubagentRequests})
 	ap := map[string]any{}
 	for k, v := range info.Extra {
@@ -191,8 +191,8 @@ func (s *Summary) metadataObj() obj {
 		ap["warnings"] = w
 	}
 	md = append(md, kv{"agentperf", ap})
-	if len(info.Warnings) > 0 {
-		md = append(md, kv{"warnings", info.Warnings})
+	if w := s.metadataWarnings(); len(w) > 0 {
+		md = append(md, kv{"warnings", w})
 	}
 	return appendKept(md, info.keepMeta)
 }
@@ -218,6 +218,48 @@ func appendKept(o obj, keep map[string]any) obj {
 		o = append(o, kv{k, keep[k]})
 	}
 	return o
+}
+
+// ErrorRateWarnAbove is the share of failed profiling requests (among
+// those that completed) above which the summary's first line and
+// metadata.warnings say so (docs/failed-request-threshold.md).
+const ErrorRateWarnAbove = 0.05
+
+// errorRateWarningPrefix starts the error-rate warning; a recomputed
+// summary replaces the one it read.
+const errorRateWarningPrefix = "error rate "
+
+// ErrorRateWarning returns the warning for a run whose profiling requests
+// failed more often than ErrorRateWarnAbove, or "".
+func (s *Summary) ErrorRateWarning() string {
+	if s.CompletedRequestCount == 0 {
+		return ""
+	}
+	rate := float64(s.ErrorRequestCount) / float64(s.CompletedRequestCount)
+	if rate <= ErrorRateWarnAbove {
+		return ""
+	}
+	return fmt.Sprintf("%s%.2f %%: %d of the %d profiling requests that completed failed (above %g %%); the latency and throughput figures cover the successful ones only (the errors are listed in error_summary)",
+		errorRateWarningPrefix, 100*rate, s.ErrorRequestCount, s.CompletedRequestCount, 100*ErrorRateWarnAbove)
+}
+
+// metadataWarnings are metadata.warnings: the run's warnings, with the
+// error-rate warning of this summary in the place of any earlier one (or
+// last).
+func (s *Summary) metadataWarnings() []string {
+	var out []string
+	rate, placed := s.ErrorRateWarning(), false
+	for _, w := range s.Info.Warnings {
+		if !strings.HasPrefix(w, errorRateWarningPrefix) {
+			out = append(out, w)
+		} else if rate != "" && !placed {
+			out, placed = append(out, rate), true
+		}
+	}
+	if rate != "" && !placed {
+		out = append(out, rate)
+	}
+	return out
 }
 
 // Warnings lists what a reader of the results should know is missing or

@@ -30,7 +30,9 @@ const (
 // them: theoretical_hit_blocks and theoretical_total_blocks, so that Report
 // can recompute theoretical_prefix_cache_hit from the file alone, and
 // recorded_output_tokens (the trace's recorded `out`), from which the
-// InferenceX result's output_tokens_expected is computed.
+// InferenceX result's output_tokens_expected is computed. A retried warmup
+// request's records carry attempt (2, 3, … on a retry) and retried (true
+// on a failed attempt that was sent again).
 func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte {
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
@@ -86,6 +88,13 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 	if r.RecordedOut > 0 {
 		b = append(b, `,"recorded_output_tokens":`...)
 		b = strconv.AppendInt(b, int64(r.RecordedOut), 10)
+	}
+	if r.Attempt > 1 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(r.Attempt), 10)
+	}
+	if r.Retried {
+		b = append(b, `,"retried":true`...)
 	}
 	if r.TotalBlocks > 0 {
 		b = append(b, `,"theoretical_hit_blocks":`...)

@@ -112,13 +112,13 @@ func TestReadExportErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := readExport(strings.NewReader(c.in), "x.jsonl")
+			_, err := readExport(strings.NewReader(c.in), "x.jsonl", false)
 			if err == nil || !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("readExport error %v, want ErrBadExport containing %q", err, c.want)
 			}
 		})
 	}
-	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl")
+	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl", false)
 	if err != nil || p.rows.len() != 1 || p.rows.row(0).v.TTFT != 5 || p.acct.ProfilingOK != 1 {
 		t.Fatalf("bare-number metric: %v %+v", err, p)
 	}
@@ -136,7 +136,7 @@ func FuzzReadExport(f *testing.F) {
 	f.Add([]byte("\n\n{}\n"))
 	f.Add([]byte(`{"metrics":{"request_latency":{"value":1e400}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := readExport(bytes.NewReader(data), "fuzz.jsonl")
+		p, err := readExport(bytes.NewReader(data), "fuzz.jsonl", len(data) > 0 && data[len(data)-1] != '\n')
 		if err != nil {
 			if !errors.Is(err, ErrBadExport) {
 				t.Fatalf("error does not wrap ErrBadExport: %v", err)
@@ -147,7 +147,7 @@ func FuzzReadExport(f *testing.F) {
 			t.Fatalf("accounting %+v for %d rows", p.acct, p.rows.len())
 		}
 		// Whatever was read aggregates and renders without panicking.
-		s := aggregate(&p.rows, 0, p.errs.list(), RunInfo{}, 0)
+		s := aggregate(&p.rows, overflowCounts{}, p.errs.list(), RunInfo{}, 0)
 		if _, err := s.aggregateJSON(exportOptions{version: "x", location: time.UTC}); err != nil {
 			t.Fatal(err)
 		}

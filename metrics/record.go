@@ -54,6 +54,13 @@ type Record struct {
 	HitBlocks   int // theoretical prefix-cache hit blocks (definition C)
 	TotalBlocks int // theoretical prefix-cache total blocks
 
+	// Attempt is the attempt number of a warmup request sent again after a
+	// transient failure (2, 3, …); 0 for a request's first attempt.
+	// Retried marks a failed attempt after which the request was sent
+	// again: the request is not done with this record.
+	Attempt int
+	Retried bool
+
 	// Outcome.
 	Cancelled       bool
 	CancellationNs  int64

@@ -75,24 +75,37 @@ type parsedExport struct {
 	rows columns
 	errs errorTally
 	acct Accounting
+	// torn is 1 when the last line was cut mid-write and left out.
+	torn int
 }
 
 // readExport parses profile_export.jsonl lines into rows. Blank lines are
-// skipped; a malformed line is an error naming its line number.
-func readExport(r io.Reader, name string) (*parsedExport, error) {
+// skipped; a malformed line is an error naming its line number, except,
+// when tornTail is set (a .partial file that does not end with a newline:
+// the process died mid-write), the last line, which is then left out and
+// counted in parsedExport.torn.
+func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	p := &parsedExport{}
 	line := 0
+	var pending error // a parse error that is forgiven if it was the last line
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
+		if pending != nil {
+			return nil, pending
+		}
 		rw, e, err := parseLine(b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+			if !tornTail {
+				return nil, pending
+			}
+			continue
 		}
 		p.rows.append(&rw)
 		switch {
@@ -112,7 +125,30 @@ func readExport(r io.Reader, name string) (*parsedExport, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadExport, name, line, err)
 	}
+	if pending != nil {
+		p.torn = 1
+	}
 	return p, nil
+}
+
+// EndsMidLine reports whether the file at path is non-empty and its last
+// byte is not a newline: a JSONL stream cut by a process that died
+// mid-write.
+func EndsMidLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
+		return false
+	}
+	return b[0] != '\n'
 }
 
 // parseLine decodes one record line.
@@ -167,6 +203,40 @@ func parseLine(b []byte) (row, Error, error) {
 		rw.cancelled = true
 	}
 	return rw, e, nil
+}
+
+// countOverflows counts the records of context_overflow_export.jsonl by
+// phase (none when the file is absent). A line that is not a record (one
+// cut mid-write) counts as profiling, as a record without a phase does.
+func countOverflows(path string) (overflowCounts, error) {
+	var n overflowCounts
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return n, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l struct {
+			Metadata struct {
+				BenchmarkPhase string `json:"benchmark_phase"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(b, &l) == nil && l.Metadata.BenchmarkPhase == string(PhaseWarmup) {
+			n.warmup++
+		} else {
+			n.profiling++
+		}
+	}
+	return n, sc.Err()
 }
 
 // countLines counts the non-blank lines of a file (0 when it is absent).
@@ -256,7 +326,7 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
-	p, err := readExport(f, path)
+	p, err := readExport(f, path, partial && EndsMidLine(path))
 	f.Close()
 	if err != nil {
 		return nil, "", err
@@ -265,29 +335,40 @@ func summarize(dir string, opt ReportOptions) (*Summary, string, error) {
 	if partial {
 		ovfPath += partialSuffix
 	}
-	ovf, err := countLines(ovfPath)
+	ovf, err := countOverflows(ovfPath)
 	if err != nil {
 		return nil, "", fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf
+	p.acct.Overflows = ovf.profiling + ovf.warmup
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
 		return nil, "", err
 	}
 	if partial {
+		// A run that never reached Finish was cut short: it is never a
+		// clean run, whatever the files say.
+		info.Cancelled = true
 		w := "recomputed from " + FileRecords + partialSuffix + ": the run did not finish, so its last records may be missing"
+		if p.torn > 0 {
+			w += "; its last line was cut mid-write and is left out"
+		}
 		if !slices.Contains(info.Warnings, w) {
 			info.Warnings = append(info.Warnings, w)
 		}
 	}
 	sent := info.Accounting.Sent
 	info.Accounting = p.acct
+	unknownSent := sent == 0 && partial
 	if sent == 0 {
 		sent = p.acct.Total()
 	}
 	info.Accounting.Sent = sent
 	s := aggregate(&p.rows, ovf, p.errs.list(), info, slice)
 	s.AccountingErr = info.Accounting.Check()
+	if unknownSent && s.AccountingErr == nil {
+		s.AccountingErr = fmt.Errorf("%w: the run did not finish (only %s%s): how many requests it sent is not recorded, so the %d records cannot be checked against it",
+			ErrAccounting, FileRecords, partialSuffix, p.acct.Total())
+	}
 	return s, version, nil
 }
 
@@ -354,7 +435,7 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	if md, ok := generic["metadata"].(map[string]any); ok {
 		for k, v := range md {
 			switch k {
-			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count",
+			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count", "warmup_context_overflow_count",
 				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
 				continue
 			}

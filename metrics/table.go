@@ -35,6 +35,11 @@ func fmtNum(f float64) string {
 func (s *Summary) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	info := &s.Info
+	// A run with many failures says so before anything else.
+	errRate := s.ErrorRateWarning()
+	if errRate != "" {
+		fmt.Fprintf(&b, "WARNING: %s\n", errRate)
+	}
 	fmt.Fprintf(&b, "agentperf summary")
 	if info.BenchmarkID != "" {
 		fmt.Fprintf(&b, " — benchmark %s", info.BenchmarkID)
@@ -50,8 +55,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		b.WriteString(" — run cancelled")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "Profiling: %d ok, %d errors, %d cancelled; warmup: %d ok, %d errors, %d cancelled; context overflows: %d\n",
-		s.RequestCount, s.ErrorRequestCount, s.CancelledRequestCount, s.WarmupRequestCount, s.WarmupErrorCount, s.WarmupCancelledCount, s.ContextOverflowCount)
+	fmt.Fprintf(&b, "Profiling: %d ok, %d errors, %d cancelled, %d context overflows; warmup: %d ok, %d errors, %d cancelled, %d context overflows\n",
+		s.RequestCount, s.ErrorRequestCount, s.CancelledRequestCount, s.ContextOverflowCount,
+		s.WarmupRequestCount, s.WarmupErrorCount, s.WarmupCancelledCount, s.WarmupOverflowCount)
 	if a := info.Accounting; a.Sent > 0 {
 		fmt.Fprintf(&b, "Requests sent: %d\n", a.Sent)
 	}
@@ -108,6 +114,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, wr := range append(slices.Clone(info.Warnings), s.Warnings()...) {
+		if strings.HasPrefix(wr, errorRateWarningPrefix) {
+			continue // the first line
+		}
 		fmt.Fprintf(&b, "WARNING: %s\n", wr)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -128,7 +128,7 @@ func TestClientPathAllocs(t *testing.T) {
 				h.Set("X-Correlation-ID", "6a1f0c3d-8e2b-4d5a-b7c9-0e4f1a2b3c4d")
 			}
 			check := func() {
-				x := k.do(c, body, hdr, now, nil)
+				x := k.do(c, body, nil, hdr, now, nil)
 				if x.err != nil || !x.hasUsage || x.usage.PromptTokens == 0 || x.firstNs == 0 {
 					t.Fatalf("exchange = %+v (err %v)", x, x.err)
 				}

@@ -170,8 +170,10 @@ func (x *exchange) recordUsage() *metrics.Usage {
 	return &u
 }
 
-// do sends body and consumes the response, timing every content chunk with
-// now. text, when non-nil, collects the reply's content (live mode).
+// do sends body (or sb, when not nil: a large body written as it is
+// rendered, streamBody) and consumes the response, timing every content
+// chunk with now. text, when non-nil, collects the reply's content (live
+// mode).
 //
 // A streaming request's body is read as it arrives (fasthttp's body
 // stream); a non-streaming one is read whole by fasthttp into the lane's
@@ -180,13 +182,17 @@ func (x *exchange) recordUsage() *metrics.Usage {
 // allocates once the lane's buffers have grown to the largest response
 // (TestClientPathAllocs): the request, the response, the line reader and
 // the body buffer belong to the lane.
-func (k *conn) do(c *Config, body []byte, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
+func (k *conn) do(c *Config, body []byte, sb *streamBody, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
 	req, resp := k.req, k.resp
 	if !k.prepared {
 		k.prepare(c)
 	}
 	hdr(&req.Header)
-	req.SetBodyRaw(body)
+	if sb != nil {
+		req.SetBodyStream(sb, sb.Len())
+	} else {
+		req.SetBodyRaw(body)
+	}
 	resp.StreamBody = c.Streaming // HostClient.Do keeps it across its Reset
 
 	err := k.hc.Do(req, resp)

@@ -199,6 +199,19 @@ type Config struct {
 	// correlation id.
 	SessionHeaders SessionHeaders
 
+	// WarmupRetries is how many times a warmup request that failed with a
+	// transient error (HTTP 429 or 5xx, a connection reset, a stream cut
+	// short) is sent again before its failure counts (default
+	// DefaultWarmupRetries; negative = never). WarmupRetryBackoff is the
+	// pause before the first retry, doubled for each further one, with
+	// jitter (default DefaultWarmupRetryBackoff). See docs/warmup-retries.md.
+	WarmupRetries      int
+	WarmupRetryBackoff time.Duration
+	// LivenessInterval: while requests are in flight and none has
+	// progressed for this long, a line says so, once per interval
+	// (default DefaultLivenessInterval; negative = off).
+	LivenessInterval time.Duration
+
 	// FailedRequestThreshold aborts the run when the fraction of failed
 	// profiling requests exceeds it (0 = disabled).
 	FailedRequestThreshold float64
@@ -213,6 +226,13 @@ type Config struct {
 	// BenchmarkID identifies the run and keys the cache-bust markers
 	// (default: a new UUID).
 	BenchmarkID string
+	// KillNow, when set, is the second interrupt: once it is closed, every
+	// in-flight request is cancelled at once (the grace period is skipped)
+	// and no new one is sent. Every request sent is still recorded
+	// (cancelled where it had no response) and Run returns its Result
+	// with Cancelled and Killed set, so the caller writes every artifact.
+	KillNow <-chan struct{}
+
 	// Progress, when set, is updated live for progress displays.
 	Progress *Progress
 	// Observer, when set, is told about phase changes.
@@ -380,6 +400,18 @@ func (c *Config) withDefaults() Config {
 	d.InterTurnDelayCap = max(d.InterTurnDelayCap, 0)
 	if d.Overflows == nil {
 		d.Overflows = d.Sink
+	}
+	switch {
+	case d.WarmupRetries == 0:
+		d.WarmupRetries = DefaultWarmupRetries
+	case d.WarmupRetries < 0:
+		d.WarmupRetries = 0
+	}
+	if d.WarmupRetryBackoff <= 0 {
+		d.WarmupRetryBackoff = DefaultWarmupRetryBackoff
+	}
+	if d.LivenessInterval == 0 {
+		d.LivenessInterval = DefaultLivenessInterval
 	}
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}

@@ -45,6 +45,10 @@ type Result struct {
 	Accounting metrics.Accounting
 	// Cancelled is true when ctx was cancelled (a signal) before the end.
 	Cancelled bool
+	// Killed is true when Config.KillNow was closed (a second signal): the
+	// requests in flight then were cancelled at once, without the grace
+	// period. Cancelled is set too.
+	Killed bool
 	// Aborted names why the run stopped early ("" = it ran to the end).
 	Aborted string
 	// AbortMessage is the human-readable reason.
@@ -57,6 +61,9 @@ type Result struct {
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
+	// WarmupRetries counts failed warmup attempts that were sent again
+	// (each is a warmup-error record; Config.WarmupRetries).
+	WarmupRetries int
 	// LastTTFT and LastITL are when the last successful profiling request
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
@@ -131,8 +138,18 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 
 	e.lanes = make([]*lane, cfg.Concurrency)
 	for i := range e.lanes {
-		e.lanes[i] = &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		l := &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		l.nowProgress = l.progressClock(e)
+		e.lanes[i] = l
 		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
+	}
+	if fs, ok := cfg.Sink.(FallibleSink); ok {
+		e.sinkErr = fs
+	}
+	if cfg.LivenessInterval > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go e.watchLiveness(cfg.LivenessInterval, done)
 	}
 	defer func() {
 		for _, l := range e.lanes {
@@ -155,6 +172,20 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		time.AfterFunc(cfg.GracePeriod, e.killAll)
 	})
 	defer stopWatch()
+	if cfg.KillNow != nil {
+		runDone := make(chan struct{})
+		defer close(runDone)
+		go func() {
+			select {
+			case <-cfg.KillNow:
+				e.mu.Lock()
+				e.res.Cancelled, e.res.Killed = true, true
+				e.mu.Unlock()
+				e.killAll()
+			case <-runDone:
+			}
+		}()
+	}
 
 	e.run()
 	e.killAll() // nothing may outlive Run
@@ -163,6 +194,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.Accounting = e.accounting()
 	e.res.ProfilingOverflows = int(e.profOverflows.Load())
 	e.res.WarmupOverflows = int(e.warmOverflows.Load())
+	e.res.WarmupRetries = int(e.warmRetries.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -219,6 +251,13 @@ type engine struct {
 	sent, profOK, profErr, warmOK, warmErr, overflows, cancelled atomic.Int64
 	profOverflows, warmOverflows                                 atomic.Int64
 	lastTTFTNs, lastITLNs                                        atomic.Int64
+	// warmRetries counts retried warmup attempts, warmRetriesLogged the
+	// retries logged one by one.
+	warmRetries, warmRetriesLogged atomic.Int64
+	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
+	// first error.
+	sinkErr    FallibleSink
+	sinkFailed atomic.Bool
 }
 
 // lane is the state owned by one lane goroutine.
@@ -232,6 +271,10 @@ type lane struct {
 	// scratch for pruning it.
 	trees map[int64]*treeState
 	live  []int64
+	// lastProgress is the engine time (ns) of the lane's latest response
+	// event; nowProgress reads the clock and stores it there (liveness.go).
+	lastProgress atomic.Int64
+	nowProgress  func() int64
 	// free are idle slots; mu guards all (read by the kill goroutine).
 	free []*slot
 	mu   sync.Mutex
@@ -242,8 +285,11 @@ type lane struct {
 // stream holds a slot while its turn is in flight; a lane has as many
 // slots as it ever had requests in flight at once.
 type slot struct {
-	k       *conn
+	k *conn
+	// body is the request body, or only its head and tail when the
+	// message list is streamed (stream.conv set; streambody.go).
 	body    []byte
+	stream  streamBody
 	text    []byte
 	session []byte
 }
@@ -347,6 +393,7 @@ func (e *engine) run() {
 	if timeout != nil {
 		timeout.Stop()
 	}
+	e.logWarmupRetries()
 	if e.stopped() {
 		return
 	}
@@ -367,10 +414,15 @@ func (e *engine) run() {
 	defer graceTimer.Stop()
 	e.stage()
 	e.res.ProfilingEnd = time.Now()
+	e.mu.Lock()
+	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
+	e.mu.Unlock()
 	switch {
-	case e.res.Aborted != "":
-		e.res.EndReason = "aborted: " + e.res.Aborted
-	case e.res.Cancelled:
+	case aborted != "":
+		e.res.EndReason = "aborted: " + aborted
+	case killed:
+		e.res.EndReason = "interrupted twice: the requests in flight were cancelled at once, without the grace period"
+	case cancelled:
 		e.res.EndReason = "interrupted"
 	case e.res.ProfilingEnd.Before(e.res.Deadline):
 		e.res.EndedEarly = true
@@ -550,7 +602,7 @@ func (e *engine) wakeAll() {
 // launch starts send s of lane l on a goroutine of its own.
 func (e *engine) launch(l *lane, s *timing.Send) {
 	st := l.stream(e, s)
-	sl := l.slot(e.c)
+	sl := l.slot(e.c, e.kill)
 	snd := *s
 	e.requests.Add(1)
 	go func() {
@@ -657,7 +709,7 @@ func (ts *treeState) link(st *stream) {
 }
 
 // slot returns an idle slot of the lane, creating one when none is free.
-func (l *lane) slot(c *Config) *slot {
+func (l *lane) slot(c *Config, kill <-chan struct{}) *slot {
 	if n := len(l.free); n > 0 {
 		sl := l.free[n-1]
 		l.free = l.free[:n-1]
@@ -672,7 +724,22 @@ func (l *lane) slot(c *Config) *slot {
 	l.mu.Lock()
 	l.all = append(l.all, sl)
 	l.mu.Unlock()
+	if killed(kill) {
+		// The kill goroutine may have aborted the lane's slots before this
+		// one existed: a request must not outlive the kill.
+		k.abort()
+	}
 	return sl
+}
+
+// killed reports whether kill is closed.
+func killed(kill <-chan struct{}) bool {
+	select {
+	case <-kill:
+		return true
+	default:
+		return false
+	}
 }
 
 func (l *lane) abortSlots() {
@@ -688,7 +755,7 @@ func (l *lane) closeSlots() {
 	defer l.mu.Unlock()
 	for _, sl := range l.all {
 		sl.k.close()
-		sl.body, sl.text = nil, nil
+		sl.body, sl.text, sl.stream = nil, nil, streamBody{}
 	}
 }
 

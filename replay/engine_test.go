@@ -269,11 +269,14 @@ func TestRunFailedRequestThresholdAborts(t *testing.T) {
 	}
 }
 
+// TestRunWarmupFailureAborts: a root warmup request that fails with an
+// error that is not transient (a 4xx other than 429) aborts the run at
+// once; transient ones are retried (retry_test.go).
 func TestRunWarmupFailureAborts(t *testing.T) {
 	srv := newFakeServer(t)
 	srv.fail = func(n int64, _ []byte) (int, string) {
 		if n == 2 {
-			return 503, `{"error":"overloaded"}`
+			return 422, `{"error":"overloaded"}`
 		}
 		return 0, ""
 	}
@@ -286,8 +289,11 @@ func TestRunWarmupFailureAborts(t *testing.T) {
 	if res.Aborted != AbortWarmupFailed || !res.ProfilingStart.IsZero() {
 		t.Fatalf("aborted = %q, profiling started %v; want a warmup abort before profiling", res.Aborted, res.ProfilingStart)
 	}
-	if !strings.Contains(res.AbortMessage, "overloaded") {
-		t.Fatalf("abort message %q does not carry the server's error", res.AbortMessage)
+	if !strings.Contains(res.AbortMessage, "overloaded") || !strings.Contains(res.AbortMessage, "not retried") {
+		t.Fatalf("abort message %q does not carry the server's error and why it was not retried", res.AbortMessage)
+	}
+	if res.WarmupRetries != 0 {
+		t.Fatalf("%d retries of a 422", res.WarmupRetries)
 	}
 	checkAccounting(t, res, srv, sink, ovf)
 }

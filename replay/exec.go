@@ -114,7 +114,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		phase = metrics.PhaseWarmup
 	}
 	model := st.models.wire(req.Model, c.Models)
-	rec := &metrics.Record{
+	base := metrics.Record{
 		SessionNum:          st.session,
 		XRequestID:          uuid.NewString(),
 		XCorrelationID:      st.corrID,
@@ -136,10 +136,10 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		CreditIssuedNs:      s.At.UnixNano(),
 	}
 	if h, ok := e.prefixHits(s.Trace, ps, s.Turn); ok {
-		rec.HitBlocks, rec.TotalBlocks = h.Hit, h.Total
+		base.HitBlocks, base.TotalBlocks = h.Hit, h.Total
 	}
 
-	// Build the body.
+	// Build the body, once: a retried warmup request sends the same bytes.
 	p := bodyParams{model: model, maxTokens: maxTok}
 	if ds := c.DynamoSession; ds != nil {
 		id := st.corrID
@@ -149,36 +149,67 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		sl.session = appendSessionControl(sl.session[:0], id, ds.TimeoutSeconds, s.NewSession)
 		p.session = sl.session
 	}
-	body := appendBodyHead(sl.body[:0], p)
 	conv, err := st.conv.get()
 	if err != nil {
 		err = fmt.Errorf("conversation %s of trace %s: cannot build its prompts: %v", ps.ConvID, tr.ID, err)
 	} else {
-		body, err = conv.AppendMessagesJSONAt(body, s.Turn, st.marker, markerPlacement(c.CacheBust))
+		err = sl.buildBody(c, p, conv, s.Turn, st.marker)
 	}
-	body = appendBodyTail(body, c, p)
-	sl.body = body
-	rec.PromptBytes = len(body)
+	base.PromptBytes = sl.bodyLen()
 
+	for attempt := 1; ; attempt++ {
+		rec := new(metrics.Record)
+		*rec = base
+		if attempt > 1 {
+			// A new request: its own id, due now (after the pause).
+			rec.XRequestID = uuid.NewString()
+			rec.Attempt = attempt
+			rec.CreditIssuedNs = e.nowNs()
+		}
+		errBody, seq := e.send(l, s, st, sl, rec, conv, err)
+		e.classify(rec, errBody)
+		if !e.retryable(s, rec, attempt) {
+			return e.finalOutcome(rec, s, seq, attempt, false)
+		}
+		// A transient warmup failure: wait, then send the request again.
+		// The failed attempt is recorded (a warmup error, counted as sent)
+		// once it is known whether the retry goes out; the core sees only
+		// the final outcome.
+		if !e.retryPause(l, s, rec, attempt) {
+			// Stopped during the pause: this failure is the final outcome.
+			return e.finalOutcome(rec, s, seq, attempt, true)
+		}
+		rec.Retried = true
+		e.warmRetries.Add(1)
+		e.emit(rec, seq, false)
+	}
+}
+
+// send sends one attempt of a request and fills rec with its outcome; it
+// returns the error body (for classification) and the threshold sequence
+// number. buildErr is the failure to build the prompt, recorded as this
+// request's error without sending anything.
+func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metrics.Record, conv *synth.Conversation, buildErr error) ([]byte, int) {
+	c := e.c
 	e.sent.Add(1)
-	seq := e.thresholdSent(phase)
+	seq := e.thresholdSent(rec.Phase)
 	c.Progress.Sent.Add(1)
 	c.Progress.InFlight.Add(1)
 	defer c.Progress.InFlight.Add(-1)
 	rec.RequestStartNs = e.nowNs()
-	if err != nil {
+	if buildErr != nil {
 		// A prompt that cannot be built is this request's failure; it is
 		// recorded like any other so nothing is lost silently.
 		rec.RequestEndNs = rec.RequestStartNs
-		rec.Error = &metrics.Error{Type: "PromptSynthesisError", Message: err.Error(), Category: metrics.CategoryMalformed}
-		return e.emit(rec, s, nil, seq)
+		rec.Error = &metrics.Error{Type: "PromptSynthesisError", Message: buildErr.Error(), Category: metrics.CategoryMalformed}
+		return nil, seq
 	}
 	var text *[]byte
 	if c.LiveAssistant {
 		sl.text = sl.text[:0]
 		text = &sl.text
 	}
-	x := sl.k.do(c, body, func(h *fasthttp.RequestHeader) {
+	x := sl.k.do(c, sl.body, sl.streamBody(), func(h *fasthttp.RequestHeader) {
 		h.Set("X-Request-ID", rec.XRequestID)
 		h.Set("X-Correlation-ID", st.corrID)
 		if c.SessionHeaders.XSessionID {
@@ -193,7 +224,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		if c.SessionHeaders.SMG {
 			h.Set("X-SMG-Routing-Key", st.corrID)
 		}
-	}, e.nowNs, text)
+	}, l.nowProgress, text)
 	rec.RequestAckNs = x.ackNs
 	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
 	rec.RequestEndNs = x.endNs
@@ -204,14 +235,21 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))
 	}
-	return e.emit(rec, s, x.errBody, seq)
+	return x.errBody, seq
 }
 
-// emit classifies a finished record once (its Bucket), routes it to
-// exactly one place, and updates the accounting, the progress counters and
-// the threshold from that bucket (seq is the request's threshold sequence
-// number, 0 for warmup requests).
-func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte, seq int) execOut {
+// finalOutcome records the last attempt of a request and decides what its
+// failure means for the run (see judge); it returns the outcome for the
+// core.
+func (e *engine) finalOutcome(rec *metrics.Record, s *timing.Send, seq, attempts int, interrupted bool) execOut {
+	o := e.emit(rec, seq, true)
+	e.judge(rec, s, attempts, interrupted)
+	return o
+}
+
+// classify marks a finished record's cancellation or context overflow and
+// sets its Bucket, once.
+func (e *engine) classify(rec *metrics.Record, errBody []byte) {
 	c := e.c
 	if rec.Error != nil {
 		switch {
@@ -223,6 +261,15 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte, seq i
 		}
 	}
 	rec.Bucket = metrics.BucketOf(rec)
+}
+
+// emit routes a classified record to exactly one place and updates the
+// accounting, the progress counters and the threshold from its bucket
+// (seq is the request's threshold sequence number, 0 for warmup
+// requests). final is false for a failed warmup attempt that is retried:
+// it is recorded and counted as sent, but the request is not done.
+func (e *engine) emit(rec *metrics.Record, seq int, final bool) execOut {
+	c := e.c
 	o := execOut{endNs: rec.RequestEndNs}
 	switch rec.Bucket {
 	case metrics.BucketOverflow:
@@ -257,9 +304,11 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte, seq i
 	if o.Failed {
 		c.Progress.Errors.Add(1)
 	}
-	if rec.Phase == metrics.PhaseWarmup {
+	switch {
+	case !final:
+	case rec.Phase == metrics.PhaseWarmup:
 		c.Progress.WarmupDone.Add(1)
-	} else if !o.Cancelled {
+	case !o.Cancelled:
 		c.Progress.ProfilingDone.Add(1)
 	}
 	if o.Overflow {
@@ -268,14 +317,36 @@ func (e *engine) emit(rec *metrics.Record, s *timing.Send, errBody []byte, seq i
 		c.Sink.Add(rec)
 	}
 	e.thresholdDone(seq, rec.Bucket)
+	e.checkSink()
+	return o
+}
+
+// judge decides what the final failure of a request means for the run: a
+// failed subagent request aborts it under AIPERF_DAG_FAIL_FAST; a root
+// (depth 0) warmup request that failed (after its retries, or with an
+// error that is not retried) aborts it, naming the trace and the last
+// error. A child's warmup failure never does, nor one whose retries were
+// cut short because the run was stopping anyway (interrupted).
+func (e *engine) judge(rec *metrics.Record, s *timing.Send, attempts int, interrupted bool) {
+	c := e.c
 	switch {
 	case c.DAGFailFast && s.Depth > 0 && (rec.Bucket == metrics.BucketProfilingError || rec.Bucket == metrics.BucketWarmupError):
 		e.abort(AbortSubagentFailed, fmt.Sprintf("subagent request failed (%s turn %d of trace %s): %s: %s; AIPERF_DAG_FAIL_FAST=true aborts the run on the first failed subagent request",
 			s.Plan.Streams[s.Stream].ConvID, s.Turn, c.Traces[s.Trace].ID, rec.Error.Type, rec.Error.Message))
-	case rec.Bucket == metrics.BucketWarmupError && s.Depth == 0:
+	case rec.Bucket == metrics.BucketWarmupError && s.Depth == 0 && !interrupted:
 		tr := &c.Traces[s.Trace]
-		e.abort(AbortWarmupFailed, fmt.Sprintf("warmup request failed on lane %d (trace %s, %s turn %d): %s: %s; the server must answer warmup requests before profiling can start — check the server log",
-			s.Lane, tr.ID, s.Plan.Streams[s.Stream].ConvID, s.Turn, rec.Error.Type, rec.Error.Message))
+		why := "not retried: " + notTransientReason(rec.Error)
+		if transient(rec.Error) {
+			why = fmt.Sprintf("the last of %d attempts (the retry budget is spent)", attempts)
+		}
+		e.abort(AbortWarmupFailed, fmt.Sprintf("warmup request failed on lane %d (trace %s, %s turn %d; %s): %s%s: %s; the server must answer warmup requests before profiling can start — check the server log",
+			s.Lane, tr.ID, s.Plan.Streams[s.Stream].ConvID, s.Turn, why, codePrefix(rec.Error.Code), rec.Error.Type, rec.Error.Message))
 	}
-	return o
+}
+
+func codePrefix(code int) string {
+	if code == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d ", code)
 }

@@ -46,7 +46,9 @@ func TestV10WarmupFailures(t *testing.T) {
 		return 0, ""
 	}
 	sink := &memSink{}
-	res, err := Run(context.Background(), v10Config(t, srv.URL, treeCorpus(), sink, 40))
+	cfg := v10Config(t, srv.URL, treeCorpus(), sink, 40)
+	cfg.WarmupRetryBackoff = time.Millisecond // the failures are retried first
+	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,9 @@ func TestV10WarmupFailures(t *testing.T) {
 		return 0, ""
 	}
 	sink = &memSink{}
-	res, err = Run(context.Background(), v10Config(t, srv.URL, treeCorpus(), sink, 40))
+	cfg = v10Config(t, srv.URL, treeCorpus(), sink, 40)
+	cfg.WarmupRetryBackoff = time.Millisecond
+	res, err = Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,19 +72,29 @@ type lineJSON struct {
 // give the line number. A record is kept when its phase is profiling (or
 // missing) and its error is absent or empty; every other record is
 // counted, never lost.
-func readRecords(r io.Reader, name string) (*records, error) {
+//
+// With tornTail (a .partial file that does not end with a newline: the
+// process died mid-write) a malformed last line is left out instead.
+func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxRecordLine)
 	rs := &records{Categories: map[string]int{}}
 	line := 0
+	var pending error // forgiven when it is the last line of a torn file
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
+		if pending != nil {
+			return nil, pending
+		}
 		if err := rs.add(b); err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadRecords, name, line, err)
+			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadRecords, name, line, err)
+			if !tornTail {
+				return nil, pending
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -44,7 +44,7 @@ func TestReadRecordsCountsEveryLine(t *testing.T) {
 		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
 		`{"metadata":{"benchmark_phase":"profiling","request_start_ns":3,"request_end_ns":4},"metrics":{"inter_chunk_latency":{"value":[1,2],"unit":"ms"}}}`,
 	}, "\n")
-	rs, err := readRecords(strings.NewReader(in), "x.jsonl")
+	rs, err := readRecords(strings.NewReader(in), "x.jsonl", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +55,21 @@ func TestReadRecordsCountsEveryLine(t *testing.T) {
 	if rs.kept[0].ttftMs != 5 || rs.kept[0].isl != 10 || rs.kept[0].osl != 3 {
 		t.Errorf("first record %+v", rs.kept[0])
 	}
-	_, err = readRecords(strings.NewReader(in+"\n{\"metadata\":"), "x.jsonl")
+	_, err = readRecords(strings.NewReader(in+"\n{\"metadata\":"), "x.jsonl", false)
 	if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), "x.jsonl:6") {
 		t.Errorf("malformed line: %v", err)
 	}
-	_, err = readRecords(strings.NewReader(`{"metadata":{},"metrics":{"request_latency":{"value":"fast"}}}`), "y.jsonl")
+	// A .partial file cut mid-write: the torn last line is left out, the
+	// rest is read; a malformed line before the last is still an error.
+	rs, err = readRecords(strings.NewReader(in+"\n{\"metadata\":"), "x.jsonl.partial", true)
+	if err != nil || rs.Total != 4 {
+		t.Errorf("torn last line of a partial file: %v (%d records, want 4)", err, rs.Total)
+	}
+	_, err = readRecords(strings.NewReader("{\"metadata\":\n"+in), "x.jsonl.partial", true)
+	if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), "x.jsonl.partial:1") {
+		t.Errorf("malformed first line of a torn file: %v", err)
+	}
+	_, err = readRecords(strings.NewReader(`{"metadata":{},"metrics":{"request_latency":{"value":"fast"}}}`), "y.jsonl", false)
 	if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), "metrics.request_latency") {
 		t.Errorf("bad metric value: %v", err)
 	}
@@ -73,7 +83,7 @@ func FuzzReadRecords(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"recorded_output_tokens":3.5,"theoretical_hit_blocks":9,"theoretical_total_blocks":2},"metrics":{},"error":"x:y"}`))
 	f.Add([]byte("not json\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rs, err := readRecords(strings.NewReader(string(b)), "fuzz.jsonl")
+		rs, err := readRecords(strings.NewReader(string(b)), "fuzz.jsonl", false)
 		if err != nil {
 			if !errors.Is(err, ErrBadRecords) {
 				t.Fatalf("error does not wrap ErrBadRecords: %v", err)

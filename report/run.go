@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -207,7 +208,7 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read records: %w", err)
 	}
-	r.recs, err = readRecords(f, path)
+	r.recs, err = readRecords(f, path, strings.HasSuffix(path, ".partial") && metrics.EndsMidLine(path))
 	f.Close()
 	if err != nil {
 		return nil, err

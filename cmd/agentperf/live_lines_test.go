@@ -39,7 +39,7 @@ func TestLiveLinesMatchSummary(t *testing.T) {
 	if m == nil {
 		t.Fatalf("last status line %q has no counts", status[len(status)-1])
 	}
-	sumRE := regexp.MustCompile(`Profiling: (\d+) ok, (\d+) errors, (\d+) cancelled; warmup: (\d+) ok, (\d+) errors, (\d+) cancelled; context overflows: (\d+)`)
+	sumRE := regexp.MustCompile(`Profiling: (\d+) ok, (\d+) errors, (\d+) cancelled, (\d+) context overflows; warmup: (\d+) ok, (\d+) errors, (\d+) cancelled, (\d+) context overflows`)
 	s := sumRE.FindStringSubmatch(out)
 	if s == nil {
 		t.Fatalf("summary line not found:\n%s", out)
@@ -51,11 +51,15 @@ func TestLiveLinesMatchSummary(t *testing.T) {
 	if got != want {
 		t.Errorf("last live line says %q, the summary %q\nlast line: %s\nsummary: %s", got, want, status[len(status)-1], s[0])
 	}
-	if s[2] == "0" || s[4] == "0" || s[7] == "0" {
-		t.Errorf("fixture: want profiling errors, warmup successes and overflows, got %q", s[0])
+	if s[2] == "0" || s[5] == "0" || s[4] == "0" {
+		t.Errorf("fixture: want profiling errors, warmup successes and profiling overflows, got %q", s[0])
+	}
+	// The summary's profiling overflows are the profiling phase's only.
+	if s[4] != fmt.Sprint(profOvf) {
+		t.Errorf("the summary says %s profiling context overflows, the engine counted %d", s[4], profOvf)
 	}
 	// The requests line splits the cancellations as the first line does.
-	if !strings.Contains(out, fmt.Sprintf("cancelled (profiling %s, warmup %s)", s[3], s[6])) {
+	if !strings.Contains(out, fmt.Sprintf("cancelled (profiling %s, warmup %s)", s[3], s[7])) {
 		t.Errorf("the requests line does not split the cancellations like the first line (%q):\n%s", s[0], out)
 	}
 }

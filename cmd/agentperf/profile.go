@@ -127,6 +127,9 @@ type profileRun struct {
 	// tokOrigin is where the tokenizer came from, for the summary and
 	// metadata.
 	tokOrigin tokenizer.Origin
+	// startWarnings are warnings found before the run (the free-space
+	// check), for metadata.warnings.
+	startWarnings []string
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
@@ -415,7 +418,8 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 
 	// Exporters, scraper, live view.
 	benchID := uuid.NewString()
-	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion()})
+	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion(),
+		ReserveBytes: r.checkFreeSpace(lg)})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}
@@ -499,13 +503,27 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
 	stopNote := context.AfterFunc(ctx, func() {
-		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period, then every artifact is written", seconds(p.graceBench))
+		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", seconds(p.graceBench))
 	})
 	defer stopNote()
 	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
 		interrupted: func() bool { return ctx.Err() != nil }})
 	lg.setOutput(lv.Log())
+	// The second signal cuts the grace period short; the run still ends
+	// through finish, which writes every artifact.
+	cfg.KillNow = claimKillSwitch(ctx)
+	runDone := make(chan struct{})
+	if cfg.KillNow != nil {
+		go func() {
+			select {
+			case <-cfg.KillNow:
+				lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
+			case <-runDone:
+			}
+		}()
+	}
 	res, err := replay.Run(ctx, cfg)
+	close(runDone)
 	if err := lv.Stop(); err != nil {
 		lg.Printf("warning: live view: %v", err)
 	}
@@ -519,6 +537,44 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		scr.Final(context.Background())
 	}
 	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
+}
+
+// maxReserve is the room the collector keeps for the end of a run on a
+// disk that fills up (the aggregates, the log; metrics.CollectorOptions).
+const maxReserve = 1 << 20
+
+// checkFreeSpace warns when the output directory has less room than the
+// run will likely need (metrics.EstimateArtifactBytes) and returns the
+// reserve to keep: maxReserve, or a quarter of the free space when that
+// is less.
+func (r *profileRun) checkFreeSpace(lg *runLog) int64 {
+	dir := r.p.outputDir
+	free, err := metrics.FreeBytes(dir)
+	if err != nil {
+		lg.Printf("note: free space in %s not checked: %v", dir, err)
+		return maxReserve
+	}
+	if need := metrics.EstimateArtifactBytes(r.concurrency, r.duration); free < need {
+		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
+			dir, humanBytes(free), humanBytes(need))
+		lg.Printf("warning: %s", w)
+		r.startWarnings = append(r.startWarnings, w)
+	}
+	return min(maxReserve, free/4)
+}
+
+// humanBytes formats n bytes with a binary unit.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // overflowSink routes context-overflow records to their own export.

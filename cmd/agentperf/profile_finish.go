@@ -29,8 +29,16 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	p := r.p
 	var problems, warnings []string
 
+	// After a failed write (a full disk) the aggregates are written first,
+	// into the room the collector kept; the server metrics export follows
+	// if it still fits.
+	aggFirst := col.Err() != nil
+	if aggFirst {
+		warnings = append(warnings, fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and the aggregates cover every record",
+			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial"))
+	}
 	var derived *server.Derived
-	if scr != nil {
+	if scr != nil && !aggFirst {
 		d, err := scr.Export(p.outputDir)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
@@ -85,6 +93,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			"abort_message":       res.AbortMessage,
 			"profiling_overflows": res.ProfilingOverflows,
 			"warmup_overflows":    res.WarmupOverflows,
+			"warmup_retries":      res.WarmupRetries,
 			"agentx_generation":   r.generation.Name,
 			"semantics":           r.generation.Doc,
 			"profiling_end":       res.EndReason,
@@ -92,6 +101,13 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 			"invalid_messages":    verdict.Messages,
 			"schedule":            scheduleMetadata(res),
 		},
+	}
+	switch {
+	case res.Killed:
+		info.Extra["interrupted"] = "twice"
+		warnings = append(warnings, fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
+	case res.Cancelled:
+		info.Extra["interrupted"] = "once"
 	}
 	if res.Schedule.Traces > 0 && r.generation.Replay != timing.V02 {
 		info.Extra["subagents"] = subagentMetadata(res)
@@ -116,6 +132,12 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("writing the request exports failed: %v", err))
 	}
+	if scr != nil && aggFirst {
+		if _, err := scr.Export(p.outputDir); err != nil {
+			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
+		}
+	}
+	_, aggErr := os.Stat(filepath.Join(p.outputDir, metrics.FileAggregateJSON))
 
 	if !p.noPlot {
 		w, err := renderPlot(p.outputDir)
@@ -127,13 +149,18 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	for _, w := range warnings {
 		lg.Printf("warning: %s", w)
 	}
-	if len(warnings) > 0 {
-		if err := metrics.AddWarnings(p.outputDir, warnings...); err != nil {
+	// The warnings found at the start were logged then.
+	if all := append(append([]string(nil), r.startWarnings...), warnings...); len(all) > 0 && aggErr == nil {
+		if err := metrics.AddWarnings(p.outputDir, all...); err != nil {
 			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
 		}
 	}
-	// report.html last, so that it shows every warning above.
-	if hw, err := writeHTMLReport(p.outputDir); err != nil {
+	// report.html last, so that it shows every warning above. Without the
+	// aggregates (their write failed, reported above) there is nothing to
+	// show.
+	if aggErr != nil {
+		problems = append(problems, "report.html was not written: it shows "+metrics.FileAggregateJSON+", which could not be written")
+	} else if hw, err := writeHTMLReport(p.outputDir); err != nil {
 		problems = append(problems, err.Error())
 	} else if len(hw) > 0 {
 		for _, w := range hw {
@@ -155,8 +182,12 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		// The same split as the summary's first line.
 		cancelled = fmt.Sprintf("%d cancelled (profiling %d, warmup %d)", a.Cancelled, sum.CancelledRequestCount, sum.WarmupCancelledCount)
 	}
-	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %s\n",
-		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, cancelled)
+	retried := ""
+	if res.WarmupRetries > 0 {
+		retried = fmt.Sprintf(" (%d of them failed attempts that were retried)", res.WarmupRetries)
+	}
+	fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed%s, %d context overflows, %s\n",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, retried, a.Overflows, cancelled)
 	if sa := res.Subagents; r.generation.Replay != timing.V02 && sa.Children > 0 {
 		fmt.Fprintf(io.out, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)

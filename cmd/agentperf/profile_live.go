@@ -61,7 +61,9 @@ func (l *liveSource) Sample() ui.Sample {
 			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99,
 			TheoreticalHitRate: st.TheoreticalHitRate},
 	}
-	s.WarmupDone = s.Warmup.Done()
+	// A failed warmup attempt that was sent again is an error record but
+	// not a request done.
+	s.WarmupDone = s.Warmup.Done() - st.WarmupRetried
 	switch {
 	case l.pc.ended.Load() != 0:
 		s.Phase = ui.PhaseDraining

@@ -1,7 +1,9 @@
 package synth
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -119,4 +121,47 @@ func BenchmarkConversation(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(best.Requests)), "turns")
+}
+
+// BenchmarkWriteMessagesJSON compares the two ways a client sends a turn's
+// messages, both through a 4 KiB bufio.Writer (fasthttp's default write
+// buffer) into io.Discard, in the steady state of a lane: "append" builds
+// the list in a reused buffer and writes it (one large write);
+// "stream" takes its length and renders it into the writer
+// (MessagesJSONLenAt + WriteMessagesJSONAt).
+func BenchmarkWriteMessagesJSON(b *testing.B) {
+	s := synthFor(b, tokenizer.Builtin(), 0, false)
+	const mk = "[rid:0123456789ab]"
+	for _, tokens := range []int{10_000, 100_000, 200_000} {
+		tr := benchTrace(tokens)
+		c, err := s.Conversation(tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf, err := c.AppendMessagesJSON(nil, 1, mk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriterSize(io.Discard, 4<<10)
+		b.Run(fmt.Sprintf("append/%dk", tokens/1000), func(b *testing.B) {
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				buf, _ = c.AppendMessagesJSON(buf[:0], 1, mk)
+				w.Write(buf)
+				w.Flush()
+			}
+		})
+		b.Run(fmt.Sprintf("stream/%dk", tokens/1000), func(b *testing.B) {
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.MessagesJSONLenAt(1, mk, FirstUserPrefix); err != nil {
+					b.Fatal(err)
+				}
+				c.WriteMessagesJSONAt(w, 1, mk, FirstUserPrefix)
+				w.Flush()
+			}
+		})
+	}
 }

@@ -129,3 +129,12 @@ func (c *corpus) textLen(spans []span) int {
 	}
 	return n
 }
+
+// escLen is the length of spans once JSON-escaped.
+func (c *corpus) escLen(spans []span) int {
+	n := 0
+	for _, s := range spans {
+		n += int(c.escOff[s.u1] - c.escOff[s.u0])
+	}
+	return n
+}

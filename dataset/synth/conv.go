@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -104,8 +105,13 @@ type Conversation struct {
 	tails  map[int32]ref
 	arena  []span
 	chain  []int32
-	key    []byte
-	live   map[int]string
+	// nodeText memoises, per node, its escaped text length and its
+	// blocks' (and tail's) spans as refs into arena, kept in nodeRefs
+	// (stream.go). Nodes never change once made.
+	nodeText []nodeText
+	nodeRefs []ref
+	key      []byte
+	live     map[int]string
 }
 
 // Conversation reconstructs the parent requests of tr. It runs the pass-1
@@ -529,37 +535,31 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 // AppendMessagesJSONAt is AppendMessagesJSON with the marker at the given
 // placement.
 func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at MarkerPlacement) ([]byte, error) {
-	chain, err := c.segments(k)
+	dst, _, err := c.appendMessages(dst, k, marker, at, nil)
+	return dst, err
+}
+
+// appendMessages renders turn k's message list into dst. With w set, dst
+// is written to w (and reset) whenever it holds flushAt bytes or more, so
+// that the list never needs a buffer of its own size
+// (WriteMessagesJSONAt), and the bytes written so far are returned; the
+// caller writes what is left in dst. Without w, dst grows to hold it all.
+func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, w io.Writer) ([]byte, int64, error) {
+	chain, target, err := c.messageChain(k, marker, at)
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
-	size := 2 + len(marker) + 8
-	target := -1 // index of the message that carries the marker
-	for i, ni := range chain {
-		n := &c.nodes[ni]
-		if c.skipped(n) {
-			continue
-		}
-		size += 32 + n.tokens()*5
-		if marker == "" || target >= 0 {
-			continue
-		}
-		switch at {
-		case FirstUserPrefix, FirstUserSuffix:
-			if n.role == roleUser {
-				target = i
-			}
-		default:
-			if n.role == roleSystem {
-				target = i
+	var written int64
+	if w == nil {
+		size := 2 + len(marker) + 8
+		for _, ni := range chain {
+			if n := &c.nodes[ni]; !c.skipped(n) {
+				size += 32 + n.tokens()*5
 			}
 		}
-	}
-	if marker != "" && target < 0 {
-		target = 0
+		dst = slices.Grow(dst, size)
 	}
 	suffix := at == FirstUserSuffix || at == SystemSuffix
-	dst = slices.Grow(dst, size)
 	dst = append(dst, '[')
 	first := true
 	for i, ni := range chain {
@@ -580,6 +580,21 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 		}
 		if r, ok := c.liveSlot(n); ok {
 			dst = appendJSONEscapedString(dst, r)
+		} else if w != nil {
+			// Streaming: the memoised spans only, so that the trace's
+			// hash ids (a mapped cache file) are not read while the
+			// request is being written.
+			for _, r := range c.nodeSpans(ni) {
+				dst = c.s.c.appendEscaped(dst, c.arena[r.off:r.off+r.n])
+				if len(dst) >= flushAt {
+					m, err := w.Write(dst)
+					written += int64(m)
+					if err != nil {
+						return dst[:0], written, err
+					}
+					dst = dst[:0]
+				}
+			}
 		} else {
 			ids := c.reqs[n.src].HashIDs
 			for b := n.start; b < n.end(); b++ {
@@ -595,5 +610,41 @@ func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at
 		}
 		dst = append(dst, `"}`...)
 	}
-	return append(dst, ']'), nil
+	return append(dst, ']'), written, nil
+}
+
+// messageChain returns turn k's segments in order and the index in it of
+// the message that carries the marker (-1 without a marker).
+func (c *Conversation) messageChain(k int, marker string, at MarkerPlacement) ([]int32, int, error) {
+	chain, err := c.segments(k)
+	if err != nil {
+		return nil, -1, err
+	}
+	target := -1
+	if marker == "" {
+		return chain, target, nil
+	}
+	for i, ni := range chain {
+		n := &c.nodes[ni]
+		if c.skipped(n) {
+			continue
+		}
+		switch at {
+		case FirstUserPrefix, FirstUserSuffix:
+			if n.role == roleUser {
+				target = i
+			}
+		default:
+			if n.role == roleSystem {
+				target = i
+			}
+		}
+		if target >= 0 {
+			break
+		}
+	}
+	if target < 0 {
+		target = 0
+	}
+	return chain, target, nil
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mountTmpfs mounts a tmpfs of size (mount -o size=…) on a new temporary
+// directory and returns it; the test is skipped without the right to
+// mount.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (%v: %s); run as root in a container that allows mounts", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", mnt, err, out)
+		}
+	})
+	return mnt
+}
+
+// TestProfileFullDiskStopsAtTheFirstFailedWrite is the report's repro: a
+// 1 MB tmpfs as the output directory and a run that writes far more.
+// Before, the run went its full duration, then reported ENOSPC; the record
+// file ended mid-record, there was no aggregate, and a follow-on error
+// appeared ("open profile_export_aiperf.json: no such file"). Now a
+// warning at the start says the directory is too small, the first failed
+// write stops issuing requests (the run is aborted as
+// artifact_write_failed), the record file is cut back to its last complete
+// record, the aggregates are written into the room the run kept, the
+// failed file is named with the reason, and nothing else fails for a
+// missing file.
+func TestProfileFullDiskStopsAtTheFirstFailedWrite(t *testing.T) {
+	bin := agentperfBinary(t)
+	mnt := mountTmpfs(t, "1m")
+	out := filepath.Join(mnt, "artifacts")
+	code, stdout, stderr := runBinary(t, bin, t.TempDir(), "profile", "--url", "sim://?zero-latency=true",
+		"--public-dataset", "synthetic:traces=8", "--model", "demo", "--concurrency", "4", "--benchmark-duration", "120",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "none", "--output-artifact-dir", out)
+	if code != exitRunFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRunFailed, stdout, stderr)
+	}
+	for _, w := range []string{
+		"free, but this run will likely write about", // the start-up check
+		"run aborted (artifact_write_failed)",
+		"profile_export.jsonl.partial: no space left on device",
+		"no new requests are sent",
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "no such file") {
+		t.Errorf("a follow-on error for a missing file:\n%s", stderr)
+	}
+	agg := readAggregate(t, out)
+	md := agg["metadata"].(map[string]any)
+	ap := md["agentperf"].(map[string]any)
+	acct := md["request_accounting"].(map[string]any)
+	if agg["was_cancelled"] != true || ap["aborted"] != "artifact_write_failed" || acct["adds_up"] != true {
+		t.Fatalf("was_cancelled %v, aborted %v, adds_up %v", agg["was_cancelled"], ap["aborted"], acct["adds_up"])
+	}
+	if !strings.HasPrefix(ap["profiling_end"].(string), "aborted: artifact_write_failed") {
+		t.Errorf("profiling_end = %v: the run did not stop at the failed write", ap["profiling_end"])
+	}
+	ws := strings.Join(toStrings(md["warnings"]), "\n")
+	for _, w := range []string{"will likely write about", "profile_export.jsonl is incomplete"} {
+		if !strings.Contains(ws, w) {
+			t.Errorf("metadata.warnings lack %q: %v", w, md["warnings"])
+		}
+	}
+	// The record file holds complete records only, fewer than were sent.
+	b, err := os.ReadFile(filepath.Join(out, "profile_export.jsonl.partial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("the record file does not end with a complete record (%d bytes)", len(b))
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if !json.Valid(sc.Bytes()) {
+			t.Fatalf("line %d of the record file is not a complete record", n)
+		}
+	}
+	if n == 0 || float64(n) >= num(acct, "sent") {
+		t.Errorf("%d complete records on disk for %v sent", n, num(acct, "sent"))
+	}
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") || e.Name() == ".agentperf-reserve" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package metrics
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// FileReserve is the reserve file a Collector keeps in its directory
+// (CollectorOptions.ReserveBytes); it is removed at Finish.
+const FileReserve = ".agentperf-reserve"
+
+// writeReserve writes a file of n zero bytes at path and returns the path,
+// or "" (and no file) when it does not fit.
+func writeReserve(path string, n int64) string {
+	f, err := os.Create(path)
+	if err != nil {
+		return ""
+	}
+	zeros := make([]byte, 64<<10)
+	for left := n; left > 0 && err == nil; {
+		k := min(left, int64(len(zeros)))
+		_, err = f.Write(zeros[:k])
+		left -= k
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return ""
+	}
+	return path
+}
+
+// cutToLastLine truncates f after its last newline, so that a stream whose
+// write failed part-way ends with a complete record.
+func cutToLastLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cut %s to its last complete line: %w", f.Name(), err)
+	}
+	end := st.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		off := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-off], off)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("cut %s to its last complete line: %w", f.Name(), err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			end = off + int64(i) + 1
+			break
+		}
+		end = off
+	}
+	if end == st.Size() {
+		return nil
+	}
+	if err := f.Truncate(end); err != nil {
+		return fmt.Errorf("cut %s to its last complete line: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// Artifact size estimate (EstimateArtifactBytes): measured on runs against
+// the simulator, a profile_export.jsonl record is about 1.9 KB; the server
+// metrics export grows by about 8 KB per second of run (1 s timeslices of
+// vLLM's metric set); the fixed part (metrics_plots.png, report.html, the
+// aggregates, the log) is under 2 MB.
+const (
+	estimateRecordBytes      = 2 << 10
+	estimateServerBytesPerS  = 8 << 10
+	estimateFixedBytes       = 2 << 20
+	estimateRequestsPerLaneS = 0.25
+)
+
+// EstimateArtifactBytes estimates the bytes a run of `lanes` lanes
+// profiling for d writes: the fixed artifacts (2 MB), the server metrics
+// export (8 KB per second) and one 2 KB record per request, at 0.25
+// requests per lane per second (a lane of an agentic replay sends a
+// request every few seconds: the response's time plus the recorded think
+// time; a faster server sends more). The warmup is left out. It is an
+// estimate for a warning, not a bound.
+func EstimateArtifactBytes(lanes int, d time.Duration) int64 {
+	s := d.Seconds()
+	return estimateFixedBytes + int64(estimateServerBytesPerS*s) + int64(float64(lanes)*s*estimateRequestsPerLaneS*estimateRecordBytes)
+}

@@ -1,0 +1,112 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/agentperf/agentperf/dataset/synth"
+)
+
+// streamBodyAbove is the message-list size above which a request body is
+// streamed: written as it is rendered from the shared corpus text
+// (synth.WriteMessagesJSONAt) instead of being built in the slot's buffer.
+// A slot then never holds more than about this much of a prompt: on the
+// real corpus a per-slot buffer grew to the largest prompt a lane ever
+// sent, about 1 MB, over 1 GB at 2,000 lanes. Smaller bodies (every
+// prompt of the client-ceiling benchmark) keep the one-buffer path. A
+// streamed list is rendered during the write, so the rendering (a copy of
+// its bytes, about 0.1 ms for a 100k-token prompt) falls inside the
+// request's timing, where writing the bytes to the socket already was.
+const streamBodyAbove = 64 << 10
+
+// streamBody is a request body whose message list is rendered while it is
+// written: body holds the bytes before it (head) and after it (tail).
+type streamBody struct {
+	conv   *synth.Conversation
+	turn   int
+	marker string
+	at     synth.MarkerPlacement
+	head   int // body[:head] precedes the message list, body[head:] follows it
+	body   []byte
+	size   int
+	// rd serves Read, the fallback for a writer that does not use
+	// WriterTo (fasthttp does): the body rendered whole.
+	rd *bytes.Reader
+}
+
+// buildBody prepares turn k's body in sl: whole in sl.body, or as a
+// stream when its message list is larger than streamBodyAbove.
+func (sl *slot) buildBody(c *Config, p bodyParams, conv *synth.Conversation, k int, marker string) error {
+	at := markerPlacement(c.CacheBust)
+	sl.stream = streamBody{}
+	n, err := conv.MessagesJSONLenAt(k, marker, at)
+	if err != nil {
+		return err
+	}
+	body := appendBodyHead(sl.body[:0], p)
+	if n <= streamBodyAbove {
+		body, err = conv.AppendMessagesJSONAt(body, k, marker, at)
+		sl.body = appendBodyTail(body, c, p)
+		return err
+	}
+	head := len(body)
+	sl.body = appendBodyTail(body, c, p)
+	sl.stream = streamBody{conv: conv, turn: k, marker: marker, at: at, head: head, body: sl.body, size: len(sl.body) + n}
+	return nil
+}
+
+// bodyLen is the length of the body buildBody prepared.
+func (sl *slot) bodyLen() int {
+	if sl.stream.conv != nil {
+		return sl.stream.size
+	}
+	return len(sl.body)
+}
+
+// streamBody returns the body to stream, or nil when sl.body is the body.
+func (sl *slot) streamBody() *streamBody {
+	if sl.stream.conv == nil {
+		return nil
+	}
+	sl.stream.rd = nil
+	return &sl.stream
+}
+
+// Len is the body's length (its Content-Length).
+func (b *streamBody) Len() int { return b.size }
+
+// WriteTo writes the body to w: the head, the message list as it is
+// rendered, the tail.
+func (b *streamBody) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b.body[:b.head])
+	total := int64(n)
+	if err != nil {
+		return total, err
+	}
+	m, err := b.conv.WriteMessagesJSONAt(w, b.turn, b.marker, b.at)
+	total += m
+	if err != nil {
+		return total, err
+	}
+	n, err = w.Write(b.body[b.head:])
+	total += int64(n)
+	if err == nil && total != int64(b.size) {
+		err = fmt.Errorf("request body: wrote %d bytes, announced %d", total, b.size)
+	}
+	return total, err
+}
+
+// Read implements io.Reader for a writer that does not use WriterTo: it
+// renders the body whole on the first call.
+func (b *streamBody) Read(p []byte) (int, error) {
+	if b.rd == nil {
+		var buf bytes.Buffer
+		buf.Grow(b.size)
+		if _, err := b.WriteTo(&buf); err != nil {
+			return 0, err
+		}
+		b.rd = bytes.NewReader(buf.Bytes())
+	}
+	return b.rd.Read(p)
+}
