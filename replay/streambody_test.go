@@ -20,9 +20,17 @@ import (
 // record's prompt bytes, and small bodies keep the one-buffer path.
 func TestLargeBodiesAreStreamedExactly(t *testing.T) {
 	srv := newFakeServer(t)
+	// Long traces give bodies above the streaming threshold whatever turn
+	// a lane starts at, short ones bodies below it: both kinds are sent
+	// however slow the machine (a race build) makes the run.
 	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 7, Traces: 3, MinTurns: 30, MaxTurns: 40, TimeScale: 0.0005})
+	for _, tr := range dataset.Synthesize(dataset.SynthOptions{Seed: 8, Traces: 3, MinTurns: 2, MaxTurns: 3, TimeScale: 0.0005}) {
+		tr.ID = "short_" + tr.ID
+		traces = append(traces, tr)
+	}
 	sink, ovf := &memSink{}, &memSink{}
 	cfg := testConfig(t, srv.URL, traces, sink, ovf)
+	cfg.Concurrency = len(traces)
 	cfg.CacheBust = scenario.CacheBustNone
 	cfg.BenchmarkDuration = 500 * time.Millisecond
 	res, err := Run(context.Background(), cfg)
