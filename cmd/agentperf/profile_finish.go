@@ -62,7 +62,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		Cancelled:         res.Cancelled || res.Aborted != "",
 		Overflows:         res.ProfilingOverflows,
 		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
-		OverflowRateLimit: judgeLimit(r.env.overflowRateLimit),
+		OverflowRateLimit: r.env.overflowRateLimit,
 		PhaseDuration:     r.duration,
 		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration),
 		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration),
@@ -354,16 +354,6 @@ func (r *profileRun) inputConfig() map[string]any {
 		cfg["server_metrics_header_names"] = names
 	}
 	return cfg
-}
-
-// judgeLimit converts the overflow-rate limit for scenario.Judge, where 0
-// means "the default": a configured 0 (no overflow allowed) is passed as a
-// negative limit.
-func judgeLimit(limit float64) float64 {
-	if limit == 0 {
-		return -1
-	}
-	return limit
 }
 
 // validityProblems turns the verdict into the problems that make the exit
