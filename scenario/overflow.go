@@ -213,15 +213,17 @@ func messageOf(doc []byte) []string {
 }
 
 // OverflowRateLimitFromEnv reads AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT
-// (a fraction in [0, 1]; unset or empty: 0.01).
-func OverflowRateLimitFromEnv(getenv func(string) string) (float64, error) {
+// (a fraction in [0, 1]) as JudgeInput.OverflowRateLimit: unset or empty
+// gives an unset Opt (the default, DefaultOverflowRateLimit); "0" gives
+// Some(0), no overflow allowed.
+func OverflowRateLimitFromEnv(getenv func(string) string) (Opt[float64], error) {
 	v := strings.TrimSpace(getenv(EnvOverflowRateLimit))
 	if v == "" {
-		return DefaultOverflowRateLimit, nil
+		return Opt[float64]{}, nil
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(f >= 0 && f <= 1) {
-		return 0, fmt.Errorf("%s=%q: want a fraction between 0 and 1 (default %v)", EnvOverflowRateLimit, v, DefaultOverflowRateLimit)
+		return Opt[float64]{}, fmt.Errorf("%s=%q: want a fraction between 0 and 1 (default %v)", EnvOverflowRateLimit, v, DefaultOverflowRateLimit)
 	}
-	return f, nil
+	return Some(f), nil
 }

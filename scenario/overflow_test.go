@@ -160,7 +160,7 @@ func TestClassifierFromEnv(t *testing.T) {
 
 func TestOverflowRateLimitFromEnv(t *testing.T) {
 	t.Parallel()
-	for env, want := range map[string]float64{"": 0.01, "0.05": 0.05, "0": 0, "1": 1} {
+	for env, want := range map[string]Opt[float64]{"": {}, " ": {}, "0.05": Some(0.05), "0": Some(0.0), "1": Some(1.0)} {
 		got, err := OverflowRateLimitFromEnv(func(string) string { return env })
 		if err != nil || got != want {
 			t.Errorf("env %q: %v %v, want %v", env, got, err, want)

@@ -40,10 +40,10 @@ type JudgeInput struct {
 	// response (successes + errors + overflows; request_count +
 	// error_request_count + skipped_context_overflow_count).
 	Overflows, Responses int
-	// OverflowRateLimit is the largest valid rate; 0 means
-	// DefaultOverflowRateLimit (use OverflowRateLimitFromEnv; to demand 0
-	// overflows pass a negative value).
-	OverflowRateLimit float64
+	// OverflowRateLimit is the largest valid rate, a fraction in [0, 1]
+	// (Some(0): no overflow allowed); unset means DefaultOverflowRateLimit.
+	// OverflowRateLimitFromEnv reads it from the environment.
+	OverflowRateLimit Opt[float64]
 	// PhaseDuration is the configured profiling duration
 	// (--benchmark-duration). The coverage rule applies when it is
 	// ≥ CoverageMinPhase.
@@ -92,16 +92,13 @@ func Judge(in JudgeInput) Verdict {
 			add(r, r)
 		}
 	}
-	limit := in.OverflowRateLimit
-	switch {
-	case limit == 0:
-		limit = DefaultOverflowRateLimit
-	case limit < 0:
-		limit = 0 // "no overflow allowed" (see JudgeInput.OverflowRateLimit)
+	limit := DefaultOverflowRateLimit
+	if in.OverflowRateLimit.Set {
+		limit = in.OverflowRateLimit.V
 	}
 	if rate := OverflowRate(in.Overflows, in.Responses); rate > limit {
 		add(ReasonOverflowRateExceeded, fmt.Sprintf("%d of %d profiling responses were context overflows (%.2f%%), above the %.2f%% limit (%s): the server's context window is smaller than the corpus needs; restart it without lowering --max-model-len, or use the _256k corpus",
-			in.Overflows, in.Responses, 100*rate, 100*max(limit, 0), EnvOverflowRateLimit))
+			in.Overflows, in.Responses, 100*rate, 100*limit, EnvOverflowRateLimit))
 	}
 	if in.Cancelled {
 		add(ReasonRunCancelled, "the run was cancelled before the end of the profiling phase")

@@ -22,9 +22,9 @@ func TestJudge(t *testing.T) {
 		{"overflow rate above 1%", func(in *JudgeInput) { in.Overflows = 101 }, []string{ReasonOverflowRateExceeded}},
 		// aiperf's regression: 101 of 10 101 responses is below 1 %.
 		{"overflows inside the denominator", func(in *JudgeInput) { in.Overflows, in.Responses = 101, 10101 }, nil},
-		{"custom limit at", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 500, 0.05 }, nil},
-		{"custom limit above", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 501, 0.05 }, []string{ReasonOverflowRateExceeded}},
-		{"zero tolerance", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 1, -1 }, []string{ReasonOverflowRateExceeded}},
+		{"custom limit at", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 500, Some(0.05) }, nil},
+		{"custom limit above", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 501, Some(0.05) }, []string{ReasonOverflowRateExceeded}},
+		{"zero tolerance", func(in *JudgeInput) { in.Overflows, in.OverflowRateLimit = 1, Some(0.0) }, []string{ReasonOverflowRateExceeded}},
 		{"no responses: rate 0", func(in *JudgeInput) { in.Responses, in.Overflows, in.Completed = 0, 0, 1 }, nil},
 		{"cancelled", func(in *JudgeInput) { in.Cancelled = true }, []string{ReasonRunCancelled}},
 		{"coverage: TTFT alone enough", func(in *JudgeInput) { in.TTFTCoverage, in.ITLCoverage = 0.98, 0.5 }, nil},
@@ -86,13 +86,22 @@ func TestCoverageRatio(t *testing.T) {
 	}
 }
 
-// TestJudgeNegativeLimitAllowsNoOverflow: a negative OverflowRateLimit is
-// the documented way to demand zero overflows; a clean run stays valid.
-func TestJudgeNegativeLimitAllowsNoOverflow(t *testing.T) {
-	if v := Judge(JudgeInput{Overflows: 0, Responses: 10, Completed: 10, OverflowRateLimit: -1}); !v.Valid {
+// TestJudgeZeroLimitAllowsNoOverflow: a limit set to 0 demands zero
+// overflows (a clean run stays valid), while an unset limit is the 1 %
+// default.
+func TestJudgeZeroLimitAllowsNoOverflow(t *testing.T) {
+	if v := Judge(JudgeInput{Overflows: 0, Responses: 10, Completed: 10, OverflowRateLimit: Some(0.0)}); !v.Valid {
 		t.Fatalf("clean run invalid: %v", v.Reasons)
 	}
-	if v := Judge(JudgeInput{Overflows: 1, Responses: 10, Completed: 9, OverflowRateLimit: -1}); v.Valid {
+	if v := Judge(JudgeInput{Overflows: 1, Responses: 10, Completed: 9, OverflowRateLimit: Some(0.0)}); v.Valid {
 		t.Fatal("an overflow passed a zero limit")
+	} else if !strings.Contains(v.Messages[0], "above the 0.00% limit") {
+		t.Errorf("message does not name the zero limit: %s", v.Messages[0])
+	}
+	if v := Judge(JudgeInput{Overflows: 1, Responses: 100, Completed: 99}); !v.Valid {
+		t.Fatalf("an unset limit is not the 1 %% default: %v", v.Reasons)
+	}
+	if v := Judge(JudgeInput{Overflows: 2, Responses: 100, Completed: 98}); v.Valid {
+		t.Fatal("an unset limit let 2 % overflows pass")
 	}
 }

@@ -36,6 +36,8 @@ var libraryNames = map[string]string{
 	"SelectOptions.MaxOSL":           "--synthesis-max-osl",
 	"SelectOptions.NumEntries":       "--num-dataset-entries",
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
+	// profile.Input
+	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
 	// dataset/tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",
 	"the 'builtin' tokenizer":               "--tokenizer builtin",

@@ -22,7 +22,7 @@ import (
 // boundaryObserver takes a live sample when profiling starts, i.e. right
 // after the warmup barrier, when every warmup request has finished.
 type boundaryObserver struct {
-	phaseObserver
+	phaseLog
 	src     *liveSource
 	prog    *replay.Progress
 	mu      sync.Mutex
@@ -31,7 +31,7 @@ type boundaryObserver struct {
 }
 
 func (o *boundaryObserver) ProfilingStarted(start, deadline time.Time) {
-	o.phaseObserver.ProfilingStarted(start, deadline)
+	o.phaseLog.ProfilingStarted(start, deadline)
 	o.mu.Lock()
 	o.sample = o.src.Sample()
 	o.engineN = o.prog.WarmupDone.Load()
@@ -76,7 +76,7 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	prog := &replay.Progress{}
 	pc := &phaseClock{duration: 300 * time.Millisecond}
 	src := &liveSource{prog: prog, col: col, pc: pc, streaming: true}
-	obs := &boundaryObserver{phaseObserver: phaseObserver{lg: &runLog{w: &strings.Builder{}}, pc: pc}, src: src, prog: prog}
+	obs := &boundaryObserver{phaseLog: phaseLog{lg: &runLog{w: &strings.Builder{}}, pc: pc}, src: src, prog: prog}
 	rc := replay.DefaultConfig()
 	rc.Generation = timing.V02
 	rc.URL, rc.Models, rc.Traces, rc.Synth, rc.Concurrency, rc.Seed = srv.URL, []string{"demo"}, traces, syn, 8, 7

@@ -439,7 +439,12 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	}
 	progress := &replay.Progress{}
 	pc := &phaseClock{duration: r.duration}
-	obs := &phaseObserver{scr: scr, lg: lg, pc: pc, started: processStart}
+	// The scraper marks the profiling window itself; the log and the live
+	// view's clock watch the same phase changes.
+	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: processStart}}
+	if scr != nil {
+		obs = append(obs, scr)
+	}
 
 	// Every value is taken as the flags give it (a Config from DefaultConfig:
 	// 0 means 0, e.g. no grace period or no delay cap).
@@ -582,32 +587,25 @@ type overflowSink struct{ c *metrics.Collector }
 
 func (o overflowSink) Add(r *metrics.Record) { o.c.AddOverflow(r) }
 
-// phaseObserver forwards phase changes to the scraper and the log.
-type phaseObserver struct {
-	scr     *server.Scraper
+// phaseLog logs the phase changes and keeps them for the live view.
+type phaseLog struct {
 	lg      *runLog
 	pc      *phaseClock
 	started time.Time // when the command started, for the start-up figure
 }
 
-func (o *phaseObserver) WarmupStarted(requests int, at time.Time) {
+func (o *phaseLog) WarmupStarted(requests int, at time.Time) {
 	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
 	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
 }
 
-func (o *phaseObserver) ProfilingStarted(start, deadline time.Time) {
+func (o *phaseLog) ProfilingStarted(start, deadline time.Time) {
 	o.pc.start.Store(start.UnixNano())
-	if o.scr != nil {
-		o.scr.MarkProfilingStart(start)
-	}
 	o.lg.Printf("profiling: started, ends at %s", deadline.Format(time.TimeOnly))
 }
 
-func (o *phaseObserver) ProfilingEnded(at time.Time) {
+func (o *phaseLog) ProfilingEnded(at time.Time) {
 	o.pc.ended.Store(at.UnixNano())
-	if o.scr != nil {
-		o.scr.MarkProfilingEnd(at)
-	}
 	o.lg.Printf("profiling: ended")
 }
 

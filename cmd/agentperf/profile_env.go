@@ -90,7 +90,7 @@ type envSettings struct {
 	scrapeInterval     time.Duration
 	xSessionID, dynamo bool
 	smg                bool
-	overflowRateLimit  float64
+	overflowRateLimit  scenario.Opt[float64]
 	requiredPrefix     string
 	unsafeOverride     bool
 	dagFailFast        bool

@@ -1,181 +1,59 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	neturl "net/url"
-	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
-// finish writes every artifact, judges the run and returns the exit status:
-// nil for a valid run, errRunFailed (exit 1) for an aborted or invalid one,
-// context.Canceled (exit 130) for an interrupted one. Artifacts are written
-// in every case.
+// finish hands the run to profile.Finish, which writes every artifact and
+// judges it, then prints the outcome and returns the exit status: nil for
+// a valid run, errRunFailed (exit 1) for an aborted or invalid one,
+// context.Canceled (exit 130) for an interrupted one. Artifacts are
+// written in every case.
 func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *server.Scraper, id dataset.Identity, syn *synth.Synthesizer, lg *runLog, io stdio) error {
 	p := r.p
-	var problems, warnings []string
-
-	// After a failed write (a full disk) the aggregates are written first,
-	// into the room the collector kept; the server metrics export follows
-	// if it still fits.
-	aggFirst := col.Err() != nil
-	if aggFirst {
-		warnings = append(warnings, fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and the aggregates cover every record",
-			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial"))
-	}
-	var derived *server.Derived
-	if scr != nil && !aggFirst {
-		d, err := scr.Export(p.outputDir)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
-		} else {
-			derived = d
-		}
-		if d != nil && d.CollectionError != "" {
-			warnings = append(warnings, "server metrics: collection stopped by an "+d.CollectionError)
-		}
-		if pre := r.env.requiredPrefix; pre != "" {
-			b, err := os.ReadFile(filepath.Join(p.outputDir, "server_metrics_export.json"))
-			if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
-				problems = append(problems, fmt.Sprintf("AIPERF_REQUIRED_SERVER_METRIC_PREFIX=%s: no metric with that prefix was scraped from %s", pre, strings.Join(scr.URLs(), ", ")))
-			}
-		}
-	}
-
-	a := res.Accounting
-	verdict := scenario.Judge(scenario.JudgeInput{
-		StaticReasons:     r.validity,
-		Cancelled:         res.Cancelled || res.Aborted != "",
-		Overflows:         res.ProfilingOverflows,
-		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
-		OverflowRateLimit: judgeLimit(r.env.overflowRateLimit),
-		PhaseDuration:     r.duration,
-		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration),
-		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration),
-		Completed:         a.ProfilingOK,
+	kind, _, _ := p.data.loaderKind()
+	out, err := profile.Finish(res, profile.Input{
+		Dir: p.outputDir, Collector: col, Scraper: scr,
+		Scenario: r.scenario, StaticReasons: r.validity, Generation: r.generation,
+		Duration: r.duration, Concurrency: r.concurrency,
+		OverflowRateLimit: r.env.overflowRateLimit, OverflowAdvice: r.overflowAdvice(),
+		InputConfig: r.inputConfig(), Corpus: id, PublicDataset: kind == scenario.LoaderPublic,
+		Synth: syn, Tokenizer: r.tokOrigin,
+		RequiredServerMetricPrefix: r.env.requiredPrefix,
+		Warnings:                   r.startWarnings, // logged when found
+		NoPlot:                     p.noPlot,
 	})
-
-	ttftCov := scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, r.duration)
-	itlCov := scenario.CoverageRatio(res.ProfilingStart, res.LastITL, r.duration)
-	info := metrics.RunInfo{
-		Coverage: []metrics.PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: r.duration.Seconds(),
-			RequiredRatio: scenario.CoverageRequired, TTFTRatio: ttftCov, ITLRatio: itlCov}},
-		BenchmarkID:             res.BenchmarkID,
-		Scenario:                r.scenario,
-		StartTime:               res.StartTime,
-		EndTime:                 res.EndTime,
-		ProfilingStart:          res.ProfilingStart,
-		ProfilingEnd:            res.ProfilingEnd,
-		InputConfig:             r.inputConfig(),
-		Dataset:                 datasetMetadata(id, r),
-		Cancelled:               res.Cancelled || res.Aborted != "",
-		Accounting:              a,
-		Concurrency:             r.concurrency,
-		SkippedSubagentRequests: res.SkippedSubagentRequests,
-		Extra: map[string]any{
-			"synthesis":           syn.Describe(),
-			"start_turns":         res.StartTurns,
-			"aborted":             res.Aborted,
-			"abort_message":       res.AbortMessage,
-			"profiling_overflows": res.ProfilingOverflows,
-			"warmup_overflows":    res.WarmupOverflows,
-			"warmup_retries":      res.WarmupRetries,
-			"agentx_generation":   r.generation.Name,
-			"semantics":           r.generation.Doc,
-			"profiling_end":       res.EndReason,
-			"tokenizer":           tokenizerMetadata(r.tokOrigin, syn),
-			"invalid_messages":    verdict.Messages,
-			"schedule":            scheduleMetadata(res),
-		},
-	}
-	switch {
-	case res.Killed:
-		info.Extra["interrupted"] = "twice"
-		warnings = append(warnings, fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
-	case res.Cancelled:
-		info.Extra["interrupted"] = "once"
-	}
-	if res.Schedule.Traces > 0 && r.generation.Replay != timing.V02 {
-		info.Extra["subagents"] = subagentMetadata(res)
-	}
-	if derived != nil {
-		info.Extra["server_derived"] = derived
-	}
-	// Submission validity is a scenario's notion: without --scenario the
-	// verdict's findings are warnings (an overflow rate above the limit),
-	// or a failure when nothing was measured.
-	if r.scenario == "" {
-		delete(info.Extra, "invalid_messages")
-		for i, reason := range verdict.Reasons {
-			if reason == scenario.ReasonOverflowRateExceeded {
-				warnings = append(warnings, reason+": "+verdict.Messages[i]+"; "+r.overflowAdvice())
-			}
-		}
-	}
-	info.Validity.Valid = verdict.Valid
-	info.Validity.Reasons = verdict.Reasons
-	sum, err := col.Finish(info)
 	if err != nil {
-		problems = append(problems, fmt.Sprintf("writing the request exports failed: %v", err))
+		return err
 	}
-	if scr != nil && aggFirst {
-		if _, err := scr.Export(p.outputDir); err != nil {
-			problems = append(problems, fmt.Sprintf("writing the server metrics export failed: %v", err))
-		}
-	}
-	_, aggErr := os.Stat(filepath.Join(p.outputDir, metrics.FileAggregateJSON))
-
-	if !p.noPlot {
-		w, err := renderPlot(p.outputDir)
-		warnings = append(warnings, w...)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("metrics_plots.png was not rendered: %v", err))
-		}
-	}
-	for _, w := range warnings {
+	for _, w := range append(slices.Clone(out.Warnings), out.LateWarnings...) {
 		lg.Printf("warning: %s", w)
 	}
-	// The warnings found at the start were logged then.
-	if all := append(append([]string(nil), r.startWarnings...), warnings...); len(all) > 0 && aggErr == nil {
-		if err := metrics.AddWarnings(p.outputDir, all...); err != nil {
-			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
-		}
-	}
-	// report.html last, so that it shows every warning above. Without the
-	// aggregates (their write failed, reported above) there is nothing to
-	// show.
-	if aggErr != nil {
-		problems = append(problems, "report.html was not written: it shows "+metrics.FileAggregateJSON+", which could not be written")
-	} else if hw, err := writeHTMLReport(p.outputDir); err != nil {
-		problems = append(problems, err.Error())
-	} else if len(hw) > 0 {
-		for _, w := range hw {
-			lg.Printf("warning: %s", w)
-		}
-		if err := metrics.AddWarnings(p.outputDir, hw...); err != nil {
-			problems = append(problems, fmt.Sprintf("recording warnings in profile_export_aiperf.json: %v", err))
-		}
-	}
 
+	a, sum := res.Accounting, out.Summary
 	if sum != nil {
-		sum.WriteTable(io.out)
+		// The run's warnings were logged; the table adds the summary's own.
+		t := *sum
+		t.Info.Warnings = nil
+		t.WriteTable(io.out)
 	}
-	if derived != nil {
-		printDerived(io, derived)
+	if out.Derived != nil {
+		printDerived(io, out.Derived)
 	}
 	cancelled := fmt.Sprintf("%d cancelled", a.Cancelled)
 	if sum != nil && sum.CancelledRequestCount+sum.WarmupCancelledCount == a.Cancelled {
@@ -198,92 +76,18 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	fmt.Fprintf(io.out, "tokenizer: %s\n", r.tokOrigin)
 	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
 
-	if res.Aborted != "" {
-		problems = append(problems, "run aborted ("+res.Aborted+"): "+res.AbortMessage)
+	for _, pr := range out.Problems {
+		msg := flagNames(pr.Message)
+		fmt.Fprintf(io.err, "agentperf: %s\n", msg)
+		lg.FileOnly("error: %s", msg)
 	}
-	problems = append(problems, r.validityProblems(verdict)...)
-	for _, pr := range problems {
-		fmt.Fprintf(io.err, "agentperf: %s\n", pr)
-		lg.FileOnly("error: %s", pr)
-	}
-	if res.Cancelled && res.Aborted == "" {
+	if out.Interrupted {
 		return fmt.Errorf("run interrupted; artifacts written to %s: %w", p.outputDir, context.Canceled)
 	}
-	if len(problems) > 0 {
+	if out.Failed() {
 		return errRunFailed
 	}
 	return nil
-}
-
-// subagentMetadata is metadata.subagents: what was done with the corpus's
-// subagents.
-func subagentMetadata(res *replay.Result) map[string]any {
-	sa := res.Subagents
-	return map[string]any{
-		"branches":                 sa.Branches,
-		"child_streams":            sa.Children,
-		"child_requests_in_corpus": sa.Requests,
-		"dropped_no_anchor":        sa.Dropped,
-		"dropped_requests":         sa.DroppedRequests,
-		"branches_spawned":         sa.Spawned,
-		"children_started":         sa.Started,
-		"child_requests_sent":      sa.Sent,
-	}
-}
-
-// scheduleMetadata is metadata.schedule: the replay core's counters.
-func scheduleMetadata(res *replay.Result) map[string]any {
-	st := res.Schedule
-	return map[string]any{
-		"trees":                st.Trees,
-		"recycles":             st.Recycles,
-		"warmup_requests":      st.Sent[0],
-		"profiling_requests":   st.Sent[1],
-		"cut_by_duration":      st.Cut,
-		"wrap_filled_lanes":    st.WrapFilled,
-		"usable_traces":        st.Usable,
-		"live_fallbacks":       st.LiveFallbacks,
-		"lanes_done":           st.LanesDone,
-		"ended_early":          res.EndedEarly,
-		"system_idle_jumps":    st.SystemIdleJumps,
-		"system_idle_skipped":  st.SystemIdleSkipped.Seconds(),
-		"trace_idle_jumps":     st.TraceIdleJumps,
-		"trace_idle_skipped_s": st.TraceIdleSkipped.Seconds(),
-	}
-}
-
-// datasetMetadata is metadata.dataset: the corpus identity in the keys
-// InferenceX reads (docs/artifacts.md) plus agentperf's own.
-func datasetMetadata(id dataset.Identity, r *profileRun) map[string]any {
-	// source_type is aiperf's name for where the corpus came from
-	// (InferenceX copies the block verbatim); agentperf's own is in
-	// "source".
-	st := id.SourceType
-	if kind, _, _ := r.p.data.loaderKind(); kind == scenario.LoaderPublic {
-		st = "public_dataset"
-	}
-	m := map[string]any{
-		"source_type":         st,
-		"source":              id.SourceType,
-		"loader":              id.Loader,
-		"num_dataset_entries": id.NumDatasetEntries,
-		"traces":              id.Traces,
-		"parent_requests":     id.ParentRequests,
-		"subagent_requests":   id.SubagentRequests,
-	}
-	if id.HFRepo != "" {
-		m["hf_dataset_name"] = id.HFRepo
-		m["hf_revision"] = id.HFRevision
-		m["hf_commit"] = id.HFCommit
-		m["hf_split"] = id.HFSplit
-	}
-	if id.Path != "" {
-		m["path"] = id.Path
-	}
-	if id.SHA256 != "" {
-		m["sha256"] = id.SHA256
-	}
-	return m
 }
 
 // redactURL hides the password of a URL's user info (it is a credential).
@@ -356,39 +160,6 @@ func (r *profileRun) inputConfig() map[string]any {
 	return cfg
 }
 
-// judgeLimit converts the overflow-rate limit for scenario.Judge, where 0
-// means "the default": a configured 0 (no overflow allowed) is passed as a
-// negative limit.
-func judgeLimit(limit float64) float64 {
-	if limit == 0 {
-		return -1
-	}
-	return limit
-}
-
-// validityProblems turns the verdict into the problems that make the exit
-// code 1. Under --scenario every reason is one ("not a valid submission");
-// without a scenario only a run that completed no request is.
-func (r *profileRun) validityProblems(v scenario.Verdict) []string {
-	var out []string
-	for i, reason := range v.Reasons {
-		msg := reason
-		if i < len(v.Messages) {
-			msg = reason + ": " + v.Messages[i]
-		}
-		if reason == scenario.ReasonOverflowRateExceeded {
-			msg += "; " + r.overflowAdvice()
-		}
-		switch {
-		case r.scenario != "":
-			out = append(out, "not a valid submission: "+msg)
-		case reason == scenario.ReasonZeroCompleted:
-			out = append(out, "the run failed: "+msg)
-		}
-	}
-	return out
-}
-
 // overflowAdvice says how to stop context overflows from agentperf's side.
 func (r *profileRun) overflowAdvice() string {
 	a := "or pass --max-context-length N (the server's context window in tokens) so that only the traces that fit are replayed"
@@ -396,18 +167,4 @@ func (r *profileRun) overflowAdvice() string {
 		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
 	}
 	return a
-}
-
-// tokenizerMetadata is metadata.agentperf.tokenizer: the tokenizer used
-// and where it came from.
-func tokenizerMetadata(o tokenizer.Origin, syn *synth.Synthesizer) map[string]any {
-	m := map[string]any{"source": o.Kind, "name": syn.Tokenizer().Name(), "approximate": syn.Tokenizer().Approximate()}
-	if o.Path != "" {
-		m["path"] = o.Path
-	}
-	if o.Kind == "hub" {
-		m["hf_model"], m["hf_revision"], m["hf_commit"] = o.Repo, o.Revision, o.Commit
-		m["downloaded"] = append([]string{}, o.Downloaded...)
-	}
-	return m
 }

@@ -4,11 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentperf/agentperf/metrics/htmlreport"
-	"github.com/agentperf/agentperf/metrics/plot"
 )
-
-// renderPlot renders metrics_plots.png from an artifact directory.
-func renderPlot(dir string) ([]string, error) { return plot.RenderDir(dir) }
 
 // writeHTMLReport writes report.html into an artifact directory; the error
 // says what failed and where.

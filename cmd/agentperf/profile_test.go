@@ -391,20 +391,28 @@ func TestProfileUsageErrors(t *testing.T) {
 }
 
 // TestOverflowRateLimitZeroMeansNone: AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0
-// allows no overflow at all (scenario.Judge reads 0 as "the default").
+// allows no overflow at all (an explicit 0 is not the default).
 func TestOverflowRateLimitZeroMeansNone(t *testing.T) {
 	env := map[string]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT": "0"}
 	s, err := readEnv([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 1000, Completed: 999, OverflowRateLimit: judgeLimit(s.overflowRateLimit)})
+	v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 1000, Completed: 999, OverflowRateLimit: s.overflowRateLimit})
 	if v.Valid {
 		t.Fatal("one overflow in 1000 passed a limit of 0")
 	}
-	v = scenario.Judge(scenario.JudgeInput{Overflows: 0, Responses: 1000, Completed: 1000, OverflowRateLimit: judgeLimit(s.overflowRateLimit)})
+	v = scenario.Judge(scenario.JudgeInput{Overflows: 0, Responses: 1000, Completed: 1000, OverflowRateLimit: s.overflowRateLimit})
 	if !v.Valid {
 		t.Fatalf("no overflow failed a limit of 0: %v", v.Reasons)
+	}
+	// Unset: the 1 % default.
+	s, err = readEnv(nil, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 100, Completed: 99, OverflowRateLimit: s.overflowRateLimit}); !v.Valid {
+		t.Fatalf("1 %% overflows failed the default limit: %v", v.Reasons)
 	}
 	if _, err := readEnv([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
 		if k == "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL" {

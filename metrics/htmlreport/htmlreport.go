@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,36 +138,70 @@ var statNames = []string{"avg", "p50", "p90", "p99", "min", "max", "count"}
 // is a warning (its part of the page says "no data"); err is set only when
 // the folder has none of them.
 func Read(dir string) (*Data, []string, error) {
-	var warnings []string
-	d := &Data{Title: "agentperf report", Facts: [][2]string{}, Warnings: []string{}, Metrics: []Metric{}, Scalars: []Scalar{}}
-	found := 0
+	d, warnings, found := readSummary(dir)
+	for _, f := range []string{plot.RecordsFile, server.JSONFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			found = true
+		}
+	}
+	if !found {
+		return nil, warnings, fmt.Errorf("report.html: %s holds none of %s, %s, %s (is it an artifact folder?): %w",
+			dir, metrics.FileAggregateJSON, plot.RecordsFile, server.JSONFile, fs.ErrNotExist)
+	}
+	in, w := plot.ReadDir(dir)
+	fw := FigureWarnings(w)
+	d.setFigure(in, append(warnings, fw...))
+	return d, append(warnings, fw...), nil
+}
 
+// ReadWith builds the report's data from the aggregate JSON of dir and a
+// figure input the caller has read already (plot.ReadFiles, as a run that
+// also renders metrics_plots.png does), figureWarnings being that input's
+// warnings as FigureWarnings words them. The page shows figureWarnings
+// (once each, also when the aggregate's metadata.warnings hold them); the
+// warnings returned are only those of reading the summary.
+func ReadWith(dir string, in plot.Input, figureWarnings []string) (*Data, []string) {
+	d, warnings, _ := readSummary(dir)
+	d.setFigure(in, append(slices.Clone(warnings), figureWarnings...))
+	return d, warnings
+}
+
+// FigureWarnings words the warnings of reading a figure's input
+// (plot.ReadDir, plot.ReadFiles) as the page's: what report.html could
+// not show.
+func FigureWarnings(plotWarnings []string) []string {
+	out := make([]string, 0, len(plotWarnings))
+	for _, s := range plotWarnings {
+		out = append(out, "report.html: "+strings.TrimPrefix(s, "plot: "))
+	}
+	return out
+}
+
+// readSummary starts the page's data from the aggregate JSON of dir;
+// found says whether the file exists.
+func readSummary(dir string) (d *Data, warnings []string, found bool) {
+	d = &Data{Title: "agentperf report", Facts: [][2]string{}, Warnings: []string{}, Metrics: []Metric{}, Scalars: []Scalar{}}
 	aggPath := filepath.Join(dir, metrics.FileAggregateJSON)
 	if b, err := os.ReadFile(aggPath); err == nil {
-		found++
+		found = true
 		if err := d.fillSummary(b); err != nil {
 			warnings = append(warnings, fmt.Sprintf("report.html: summary left out: %s: %v", aggPath, err))
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		warnings = append(warnings, fmt.Sprintf("report.html: summary left out: %v", err))
 	}
+	return d, warnings, found
+}
 
-	for _, f := range []string{plot.RecordsFile, server.JSONFile} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			found++
+// setFigure sets the figure and adds the warnings the page shows, each
+// once.
+func (d *Data) setFigure(in plot.Input, warnings []string) {
+	d.Figure = figureData(plot.Figure(in))
+	for _, w := range warnings {
+		if !slices.Contains(d.Warnings, w) {
+			d.Warnings = append(d.Warnings, w)
 		}
 	}
-	if found == 0 {
-		return nil, warnings, fmt.Errorf("report.html: %s holds none of %s, %s, %s (is it an artifact folder?): %w",
-			dir, metrics.FileAggregateJSON, plot.RecordsFile, server.JSONFile, fs.ErrNotExist)
-	}
-	in, w := plot.ReadDir(dir)
-	for _, s := range w {
-		warnings = append(warnings, "report.html: "+strings.TrimPrefix(s, "plot: "))
-	}
-	d.Figure = figureData(plot.Figure(in))
-	d.Warnings = append(d.Warnings, warnings...)
-	return d, warnings, nil
 }
 
 // fillSummary reads the aggregate JSON, keeping its key order.
@@ -371,8 +406,19 @@ func WriteDir(dir string) ([]string, error) {
 	if err != nil {
 		return warnings, err
 	}
-	err = atomicfile.Write(filepath.Join(dir, FileName), func(w io.Writer) error { return Write(w, d) })
-	return warnings, err
+	return warnings, writeFile(dir, d)
+}
+
+// WriteDirWith writes report.html into an artifact folder, atomically,
+// from its aggregate JSON and a figure input already read (see ReadWith).
+// The warnings are those of reading the summary.
+func WriteDirWith(dir string, in plot.Input, figureWarnings []string) ([]string, error) {
+	d, warnings := ReadWith(dir, in, figureWarnings)
+	return warnings, writeFile(dir, d)
+}
+
+func writeFile(dir string, d *Data) error {
+	return atomicfile.Write(filepath.Join(dir, FileName), func(w io.Writer) error { return Write(w, d) })
 }
 
 // LibraryVersion is the version of the embedded charting library (uPlot).

@@ -34,22 +34,32 @@ func RenderDir(dir string) ([]string, error) {
 // start (ProfilingStartNs). A missing or unreadable file leaves its part
 // empty and is named in a warning.
 func ReadDir(dir string) (Input, []string) {
+	return ReadFiles(filepath.Join(dir, RecordsFile), filepath.Join(dir, server.JSONFile), ProfilingStartNs(dir))
+}
+
+// ReadFiles reads the figure's input from named files: records is a
+// profile_export.jsonl (or the stream's .partial file while a run
+// finishes), serverExport a server_metrics_export.json (a missing one
+// leaves the server panels empty without a warning, as a run without
+// server metrics has none), profilingStartNs the profiling start (0:
+// unknown). An unreadable file leaves its part empty and is named in a
+// warning.
+func ReadFiles(records, serverExport string, profilingStartNs int64) (Input, []string) {
 	var warnings []string
-	reqs, w, err := ReadRequests(filepath.Join(dir, RecordsFile))
+	reqs, w, err := ReadRequests(records)
 	warnings = append(warnings, w...)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("plot: request panels empty: %v", err))
 	}
 	var ex *server.Export
-	sp := filepath.Join(dir, server.JSONFile)
-	if _, statErr := os.Stat(sp); statErr == nil {
-		ex, err = server.ReadExport(sp)
+	if _, statErr := os.Stat(serverExport); statErr == nil {
+		ex, err = server.ReadExport(serverExport)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("plot: server panels empty: %v", err))
 			ex = nil
 		}
 	}
-	return Input{Requests: reqs, Server: ex, ProfilingStartNs: ProfilingStartNs(dir)}, warnings
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, warnings
 }
 
 // ProfilingStartNs reads when profiling started from the aggregate JSON of

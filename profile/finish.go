@@ -1,0 +1,447 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/htmlreport"
+	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
+)
+
+// Collector is what Finish needs of the run's record collector
+// (*metrics.Collector, the replay.Config.Sink).
+type Collector interface {
+	// Flush writes the records buffered so far to the record stream
+	// (profile_export.jsonl.partial), which the plot reads before the
+	// aggregates are written; its error is also Err's.
+	Flush() error
+	// Err is the first write error of the run, nil while every write
+	// succeeded.
+	Err() error
+	// Finish closes the record streams and writes the aggregates.
+	Finish(info metrics.RunInfo) (*metrics.Summary, error)
+}
+
+// Input is what Finish needs besides the replay.Result: the run's
+// settings as the caller gave them to replay.Run, and where the
+// artifacts go.
+type Input struct {
+	// Dir is the artifact folder: the collector's.
+	Dir string
+	// Collector received the run's records (required).
+	Collector Collector
+	// Scraper is the server-metrics scraper of the run, its final scrape
+	// done (nil: no server metrics).
+	Scraper *server.Scraper
+
+	// Scenario is the scenario preset's name; "" means none. Submission
+	// validity is a scenario's notion: without one, the verdict's
+	// findings are warnings, except a run that completed no request,
+	// which fails.
+	Scenario string
+	// StaticReasons are the reasons the run is already not a valid
+	// submission (scenario.Preset.Enforce: unsafe_override).
+	StaticReasons []string
+	// Generation is the AgentX generation replayed
+	// (metadata.agentperf.agentx_generation and semantics).
+	Generation scenario.Generation
+	// Duration is the configured profiling duration
+	// (replay.Config.BenchmarkDuration), the coverage rule's phase.
+	Duration time.Duration
+	// Concurrency is the number of lanes (replay.Config.Concurrency).
+	Concurrency int
+	// OverflowRateLimit is the largest valid context-overflow rate, a
+	// fraction in [0, 1]; unset is scenario.DefaultOverflowRateLimit,
+	// Some(0) allows none.
+	OverflowRateLimit scenario.Opt[float64]
+	// OverflowAdvice, when set, is appended to an overflow-rate finding:
+	// what the caller's user can do about overflows (a CLI names its
+	// flags).
+	OverflowAdvice string
+
+	// InputConfig is the aggregate's input_config: the resolved settings,
+	// redacted by the caller.
+	InputConfig map[string]any
+	// Corpus is the corpus identity (dataset.Corpus.Identity; zero for
+	// traces built in memory), metadata.dataset.
+	Corpus dataset.Identity
+	// PublicDataset says the corpus was named by a published alias
+	// (dataset.Source.PublicDataset, not a synthetic one): its source_type
+	// is aiperf's "public_dataset".
+	PublicDataset bool
+	// Synth is the run's synthesizer (replay.Config.Synth, required).
+	Synth *synth.Synthesizer
+	// Tokenizer is where the synthesizer's tokenizer came from.
+	Tokenizer tokenizer.Origin
+
+	// RequiredServerMetricPrefix, when set, fails a run whose server
+	// metrics export holds no metric with this prefix.
+	RequiredServerMetricPrefix string
+	// Warnings are warnings found before the run (too little free space),
+	// written first in metadata.warnings.
+	Warnings []string
+	// NoPlot leaves metrics_plots.png out.
+	NoPlot bool
+}
+
+// Outcome is how the run ended and what was written.
+type Outcome struct {
+	// Summary is the aggregates as written (nil only when the collector
+	// had been finished before).
+	Summary *metrics.Summary
+	// Verdict is the scenario verdict (computed also without a scenario).
+	Verdict scenario.Verdict
+	// Derived are the prefix-cache and KV figures derived from the server
+	// metrics (nil without a scraper, or when its export failed or came
+	// after a failed write).
+	Derived *server.Derived
+	// Warnings are the warnings found while finishing, in
+	// metadata.warnings after Input.Warnings.
+	Warnings []string
+	// LateWarnings are warnings found after the aggregates were written
+	// (after a failed write during the run, or while writing report.html):
+	// they are not in metadata.warnings.
+	LateWarnings []string
+	// Problems are what makes the run fail, in the order found.
+	Problems []Problem
+	// Interrupted is set when the run was cancelled (a signal) rather than
+	// aborted or ended: a CLI exits 130.
+	Interrupted bool
+}
+
+// Failed reports whether the run failed: a problem was found (an
+// artifact not written, an abort, an invalid submission).
+func (o *Outcome) Failed() bool { return len(o.Problems) > 0 }
+
+// ProblemKind says what a Problem is about.
+type ProblemKind int
+
+// The problem kinds.
+const (
+	// ProblemWrite: an artifact could not be written (Problem.Err).
+	ProblemWrite ProblemKind = iota + 1
+	// ProblemRequiredMetric: no scraped metric has
+	// Input.RequiredServerMetricPrefix.
+	ProblemRequiredMetric
+	// ProblemAborted: the run stopped early (Problem.Reason is
+	// replay.Result.Aborted).
+	ProblemAborted
+	// ProblemInvalid: not a valid submission under Input.Scenario
+	// (Problem.Reason is the verdict's reason).
+	ProblemInvalid
+	// ProblemNothingCompleted: without a scenario, no profiling request
+	// completed (Reason scenario.ReasonZeroCompleted).
+	ProblemNothingCompleted
+)
+
+// Problem is one reason the run failed.
+type Problem struct {
+	Kind ProblemKind
+	// Reason is the abort or verdict reason, for ProblemAborted,
+	// ProblemInvalid and ProblemNothingCompleted.
+	Reason string
+	// Message says what went wrong, ready to print.
+	Message string
+	// Err is the error behind a ProblemWrite.
+	Err error
+}
+
+func (p Problem) String() string { return p.Message }
+
+// recordsPartial is the record stream's name until the collector's
+// Finish renames it (it stays so after a failed write).
+const recordsPartial = metrics.FileRecords + ".partial"
+
+// Finish writes the artifacts of a run that replay.Run returned res for,
+// judges it and returns the Outcome. It returns an error only for an
+// Input it cannot work with (nothing is written then); a failed write is
+// a Problem of the Outcome, and every other artifact is still written.
+func Finish(res *replay.Result, in Input) (*Outcome, error) {
+	if err := in.validate(res); err != nil {
+		return nil, err
+	}
+	f := &finisher{res: res, in: in, out: &Outcome{}}
+	f.run()
+	return f.out, nil
+}
+
+func (in *Input) validate(res *replay.Result) error {
+	var errs []error
+	if res == nil {
+		errs = append(errs, errors.New("profile: Finish needs the replay.Result"))
+	}
+	if in.Dir == "" {
+		errs = append(errs, errors.New("profile: Input.Dir: required (the artifact folder)"))
+	}
+	if in.Collector == nil {
+		errs = append(errs, errors.New("profile: Input.Collector: required (the run's record collector)"))
+	}
+	if in.Synth == nil {
+		errs = append(errs, errors.New("profile: Input.Synth: required (the run's synthesizer)"))
+	}
+	if l := in.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
+		errs = append(errs, fmt.Errorf("profile: Input.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))
+	}
+	return errors.Join(errs...)
+}
+
+// finisher holds one Finish call's state.
+type finisher struct {
+	res *replay.Result
+	in  Input
+	out *Outcome
+	// late is set once the aggregates are written: warnings go to
+	// LateWarnings from then on.
+	late bool
+}
+
+func (f *finisher) warn(w string) {
+	if f.late {
+		f.out.LateWarnings = append(f.out.LateWarnings, w)
+	} else {
+		f.out.Warnings = append(f.out.Warnings, w)
+	}
+}
+
+func (f *finisher) problem(kind ProblemKind, reason, msg string, err error) {
+	f.out.Problems = append(f.out.Problems, Problem{Kind: kind, Reason: reason, Message: msg, Err: err})
+}
+
+func (f *finisher) writeProblem(what string, err error) {
+	f.problem(ProblemWrite, "", fmt.Sprintf("writing %s failed: %v", what, err), err)
+}
+
+func (f *finisher) run() {
+	res, in, col := f.res, &f.in, f.in.Collector
+	// The plot reads the record stream before the aggregates are
+	// written; a write error of this flush counts as one of the run.
+	_ = col.Flush()
+	// After a failed write (a full disk) the aggregates are written
+	// first, into the room the collector kept; the server metrics export
+	// follows if it still fits.
+	aggFirst := col.Err() != nil
+	if aggFirst {
+		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and the aggregates cover every record",
+			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial"))
+	}
+	if in.Scraper != nil && !aggFirst {
+		f.exportServer()
+	}
+	verdict := f.judge()
+	f.out.Verdict = verdict
+	info := f.runInfo(verdict)
+
+	var fig plot.Input
+	var figWarnings []string
+	if !aggFirst {
+		fig, figWarnings = f.figure()
+	}
+	info.Warnings = append(slices.Clone(in.Warnings), f.out.Warnings...)
+	sum, err := col.Finish(info)
+	f.out.Summary = sum
+	if err != nil {
+		f.writeProblem("the request exports", err)
+	}
+	f.late = true
+	if aggFirst {
+		if in.Scraper != nil {
+			if _, err := in.Scraper.Export(in.Dir); err != nil {
+				f.writeProblem("the server metrics export", err)
+			}
+		}
+		fig, figWarnings = f.figure()
+	}
+	// report.html shows the aggregates: without them (their write
+	// failed, reported above) there is nothing to show.
+	if _, err := os.Stat(filepath.Join(in.Dir, metrics.FileAggregateJSON)); err != nil {
+		f.problem(ProblemWrite, "", "report.html was not written: it shows "+metrics.FileAggregateJSON+", which could not be written", err)
+	} else if hw, err := htmlreport.WriteDirWith(in.Dir, fig, figWarnings); err != nil {
+		f.writeProblem(htmlreport.FileName, err)
+	} else {
+		for _, w := range hw {
+			f.warn(w)
+		}
+	}
+
+	if res.Aborted != "" {
+		f.problem(ProblemAborted, res.Aborted, "run aborted ("+res.Aborted+"): "+res.AbortMessage, nil)
+	}
+	f.validityProblems(verdict)
+	f.out.Interrupted = res.Cancelled && res.Aborted == ""
+}
+
+// exportServer writes the server metrics export and checks the required
+// metric prefix.
+func (f *finisher) exportServer() {
+	in := &f.in
+	d, err := in.Scraper.Export(in.Dir)
+	if err != nil {
+		f.writeProblem("the server metrics export", err)
+	} else {
+		f.out.Derived = d
+	}
+	if d != nil && d.CollectionError != "" {
+		f.warn("server metrics: collection stopped by an " + d.CollectionError)
+	}
+	if pre := in.RequiredServerMetricPrefix; pre != "" {
+		b, err := os.ReadFile(filepath.Join(in.Dir, server.JSONFile))
+		if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
+			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
+		}
+	}
+}
+
+// figure reads the figure's input once, for metrics_plots.png and
+// report.html, renders the plot and returns the input with the warnings
+// report.html shows about it.
+func (f *finisher) figure() (plot.Input, []string) {
+	in := &f.in
+	ps := f.res.ProfilingStart
+	if ps.IsZero() {
+		ps = f.res.StartTime
+	}
+	var psNs int64
+	if !ps.IsZero() {
+		psNs = ps.UnixNano()
+	}
+	fig, rw := plot.ReadFiles(filepath.Join(in.Dir, recordsPartial), filepath.Join(in.Dir, server.JSONFile), psNs)
+	if !in.NoPlot {
+		w, err := plot.Render(fig, filepath.Join(in.Dir, plot.FileName))
+		for _, s := range append(slices.Clone(rw), w...) {
+			f.warn(s)
+		}
+		if err != nil {
+			f.warn(fmt.Sprintf("%s was not rendered: %v", plot.FileName, err))
+		}
+	}
+	hw := htmlreport.FigureWarnings(rw)
+	for _, s := range hw {
+		f.warn(s)
+	}
+	return fig, hw
+}
+
+// judge is the scenario verdict of the run.
+func (f *finisher) judge() scenario.Verdict {
+	res, in := f.res, &f.in
+	a := res.Accounting
+	return scenario.Judge(scenario.JudgeInput{
+		StaticReasons:     in.StaticReasons,
+		Cancelled:         res.Cancelled || res.Aborted != "",
+		Overflows:         res.ProfilingOverflows,
+		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
+		OverflowRateLimit: in.OverflowRateLimit,
+		PhaseDuration:     in.Duration,
+		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
+		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration),
+		Completed:         a.ProfilingOK,
+	})
+}
+
+// withAdvice appends the caller's overflow advice to an overflow-rate
+// finding.
+func (f *finisher) withAdvice(reason, msg string) string {
+	if reason == scenario.ReasonOverflowRateExceeded && f.in.OverflowAdvice != "" {
+		return msg + "; " + f.in.OverflowAdvice
+	}
+	return msg
+}
+
+// runInfo is what the aggregates' metadata says about the run; it adds
+// the warnings of the verdict and of a second signal.
+func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
+	res, in := f.res, &f.in
+	a := res.Accounting
+	info := metrics.RunInfo{
+		Coverage: []metrics.PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: in.Duration.Seconds(),
+			RequiredRatio: scenario.CoverageRequired,
+			TTFTRatio:     scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
+			ITLRatio:      scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration)}},
+		BenchmarkID:             res.BenchmarkID,
+		Scenario:                in.Scenario,
+		StartTime:               res.StartTime,
+		EndTime:                 res.EndTime,
+		ProfilingStart:          res.ProfilingStart,
+		ProfilingEnd:            res.ProfilingEnd,
+		InputConfig:             in.InputConfig,
+		Dataset:                 datasetMetadata(in.Corpus, in.PublicDataset),
+		Cancelled:               res.Cancelled || res.Aborted != "",
+		Accounting:              a,
+		Concurrency:             in.Concurrency,
+		SkippedSubagentRequests: res.SkippedSubagentRequests,
+		Extra: map[string]any{
+			"synthesis":           in.Synth.Describe(),
+			"start_turns":         res.StartTurns,
+			"aborted":             res.Aborted,
+			"abort_message":       res.AbortMessage,
+			"profiling_overflows": res.ProfilingOverflows,
+			"warmup_overflows":    res.WarmupOverflows,
+			"warmup_retries":      res.WarmupRetries,
+			"agentx_generation":   in.Generation.Name,
+			"semantics":           in.Generation.Doc,
+			"profiling_end":       res.EndReason,
+			"tokenizer":           tokenizerMetadata(in.Tokenizer, in.Synth),
+			"invalid_messages":    verdict.Messages,
+			"schedule":            scheduleMetadata(res),
+		},
+	}
+	switch {
+	case res.Killed:
+		info.Extra["interrupted"] = "twice"
+		f.warn(fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
+	case res.Cancelled:
+		info.Extra["interrupted"] = "once"
+	}
+	if res.Schedule.Traces > 0 && in.Generation.Replay != timing.V02 {
+		info.Extra["subagents"] = subagentMetadata(res)
+	}
+	if f.out.Derived != nil {
+		info.Extra["server_derived"] = f.out.Derived
+	}
+	// Without a scenario the verdict's findings are warnings (an overflow
+	// rate above the limit), or a failure when nothing was measured.
+	if in.Scenario == "" {
+		delete(info.Extra, "invalid_messages")
+		for i, reason := range verdict.Reasons {
+			if reason == scenario.ReasonOverflowRateExceeded {
+				f.warn(f.withAdvice(reason, reason+": "+verdict.Messages[i]))
+			}
+		}
+	}
+	info.Validity.Valid = verdict.Valid
+	info.Validity.Reasons = verdict.Reasons
+	return info
+}
+
+// validityProblems turns the verdict into problems. Under a scenario every
+// reason is one ("not a valid submission"); without one only a run that
+// completed no request is.
+func (f *finisher) validityProblems(v scenario.Verdict) {
+	for i, reason := range v.Reasons {
+		msg := reason
+		if i < len(v.Messages) {
+			msg = reason + ": " + v.Messages[i]
+		}
+		msg = f.withAdvice(reason, msg)
+		switch {
+		case f.in.Scenario != "":
+			f.problem(ProblemInvalid, reason, "not a valid submission: "+msg, nil)
+		case reason == scenario.ReasonZeroCompleted:
+			f.problem(ProblemNothingCompleted, reason, "the run failed: "+msg, nil)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package profile_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// simRun replays a small synthetic corpus against the simulator (window
+// maxModelLen; 0: the default, -1: the median request) into a collector
+// on dir.
+func simRun(t *testing.T, dir string, maxModelLen int) (*replay.Result, *metrics.Collector, *synth.Synthesizer) {
+	t.Helper()
+	sc := sim.DefaultConfig()
+	sc.Model, sc.ZeroLatency = "demo", true
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 8, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001})
+	if maxModelLen < 0 {
+		// The median request: about half of the requests overflow, in
+		// either phase, however many the run gets to send.
+		var sizes []int
+		for _, tr := range traces {
+			for _, r := range tr.Requests {
+				sizes = append(sizes, r.In+r.Out)
+			}
+		}
+		slices.Sort(sizes)
+		maxModelLen = sizes[len(sizes)/2]
+	}
+	if maxModelLen > 0 {
+		sc.MaxModelLen = maxModelLen
+	}
+	srv, err := sim.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	col, err := metrics.NewCollector(dir, metrics.CollectorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.DefaultConfig()
+	cfg.URL, cfg.Models, cfg.Synth, cfg.Concurrency, cfg.Seed = srv.URL, []string{"demo"}, syn, 4, 7
+	cfg.Traces = traces
+	cfg.BenchmarkDuration, cfg.TraceIdleGapCap = 300*time.Millisecond, 10*time.Millisecond
+	cfg.Streaming, cfg.Sink = true, col
+	res, err := replay.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, col, syn
+}
+
+// spyCollector wraps the collector: its Flush leaves an undecodable line
+// at the end of the record stream (so reading the figure's input warns),
+// and its Finish keeps the aggregate JSON as Finish wrote it.
+type spyCollector struct {
+	*metrics.Collector
+	dir     string
+	written []byte
+}
+
+func (s *spyCollector) Flush() error {
+	if err := s.Collector.Flush(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, metrics.FileRecords+".partial"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("{not a record\n")
+	return err
+}
+
+func (s *spyCollector) Finish(info metrics.RunInfo) (*metrics.Summary, error) {
+	sum, err := s.Collector.Finish(info)
+	s.written, _ = os.ReadFile(filepath.Join(s.dir, metrics.FileAggregateJSON))
+	return sum, err
+}
+
+// TestFinishWritesTheAggregatesOnce: every warning (the caller's, the
+// plot's, report.html's) is in metadata.warnings, and the aggregate JSON
+// is not touched after the collector wrote it; report.html shows each
+// warning once.
+func TestFinishWritesTheAggregatesOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	spy := &spyCollector{Collector: col, dir: dir}
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: spy, Synth: syn, Duration: 300 * time.Millisecond,
+		Concurrency: 4, Warnings: []string{"a warning from before the run"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Failed() || len(out.LateWarnings) > 0 {
+		t.Fatalf("problems %v, late warnings %q", out.Problems, out.LateWarnings)
+	}
+	var plotW, pageW string
+	for _, w := range out.Warnings {
+		switch {
+		case strings.HasPrefix(w, "plot: ") && strings.Contains(w, "could not be decoded"):
+			plotW = w
+		case strings.HasPrefix(w, "report.html: ") && strings.Contains(w, "could not be decoded"):
+			pageW = w
+		}
+	}
+	if plotW == "" || pageW == "" {
+		t.Fatalf("warnings %q lack the plot's and the page's about the bad record line", out.Warnings)
+	}
+	final, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(final, spy.written) {
+		t.Fatal("the aggregate JSON was rewritten after the collector wrote it")
+	}
+	var agg struct {
+		Metadata struct {
+			Warnings []string `json:"warnings"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(final, &agg); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"a warning from before the run"}, out.Warnings...)
+	if !slices.Equal(agg.Metadata.Warnings, want) {
+		t.Errorf("metadata.warnings %q, want %q", agg.Metadata.Warnings, want)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(pageW)
+	if n := bytes.Count(page, quoted); n != 1 {
+		t.Errorf("report.html shows the page's warning %d times, want once", n)
+	}
+	for _, name := range []string{metrics.FileRecords, "metrics_plots.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestFinishOverflowLimit: the overflow-rate limit of Input, unset (the
+// 1 % default) or set to 0, decides validity under a scenario; without a
+// scenario the finding is a warning with the caller's advice, not a
+// problem.
+func TestFinishOverflowLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A window that about half the requests do not fit.
+	res, col, syn := simRun(t, dir, -1)
+	if res.ProfilingOverflows == 0 || res.Accounting.ProfilingOK == 0 {
+		t.Fatalf("fixture: %d profiling overflows, %d ok; want some of each", res.ProfilingOverflows, res.Accounting.ProfilingOK)
+	}
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true, OverflowAdvice: "use a larger window"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Failed() || out.Verdict.Valid {
+		t.Fatalf("without a scenario: failed %v (%v), valid %v; want a warning only", out.Failed(), out.Problems, out.Verdict.Valid)
+	}
+	if !slices.ContainsFunc(out.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, scenario.ReasonOverflowRateExceeded) && strings.HasSuffix(w, "; use a larger window")
+	}) {
+		t.Errorf("warnings %q lack the overflow rate with the advice", out.Warnings)
+	}
+
+	// The same counts judged under a scenario, with the limit set to 1
+	// (every rate passes) and to 0.
+	for _, c := range []struct {
+		limit scenario.Opt[float64]
+		valid bool
+	}{{scenario.Some(1.0), true}, {scenario.Some(0.0), false}} {
+		dir := t.TempDir()
+		res, col, syn := simRun(t, dir, -1)
+		out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true, Scenario: "inferencex-agentx-mvp", OverflowRateLimit: c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasProblem := slices.ContainsFunc(out.Problems, func(p profile.Problem) bool {
+			return p.Kind == profile.ProblemInvalid && p.Reason == scenario.ReasonOverflowRateExceeded
+		})
+		if out.Verdict.Valid != c.valid || hasProblem == c.valid {
+			t.Errorf("limit %v: valid %v, problems %v; want valid %v", c.limit, out.Verdict.Valid, out.Problems, c.valid)
+		}
+	}
+}
+
+// TestFinishRejectsAnIncompleteInput: nothing is written for an Input that
+// lacks what Finish needs, and the error names the fields.
+func TestFinishRejectsAnIncompleteInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := profile.Finish(&replay.Result{}, profile.Input{Dir: dir, OverflowRateLimit: scenario.Some(-1.0)})
+	if err == nil {
+		t.Fatal("an Input without a collector or synthesizer was accepted")
+	}
+	for _, field := range []string{"Input.Collector", "Input.Synth", "Input.OverflowRateLimit"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("%d files written for a rejected Input", len(ents))
+	}
+}
