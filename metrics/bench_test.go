@@ -25,6 +25,29 @@ func BenchmarkCollectorAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkCollectorAddParallel is the hot path as a run drives it: many
+// lanes adding records at once, with the real clock (the periodic flush
+// and the live window read it per record).
+func BenchmarkCollectorAddParallel(b *testing.B) {
+	c, err := NewCollector(b.TempDir(), CollectorOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
+	b.ReportAllocs()
+	b.SetParallelism(8) // 8 goroutines per core: more lanes than cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.Add(r)
+		}
+	})
+	b.StopTimer()
+	if err := c.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkRecordLine measures the JSONL encoding alone.
 func BenchmarkRecordLine(b *testing.B) {
 	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)

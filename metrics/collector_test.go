@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -128,7 +129,7 @@ func TestCollectorWriteErrorIsReturned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.recF.Close() // simulate the disk going away
+	c.w.recF.Close() // simulate the disk going away
 	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
 	if c.Err() == nil {
 		t.Fatal("write error not reported by Err")
@@ -176,7 +177,8 @@ func TestCollectorFlushesPeriodically(t *testing.T) {
 func TestSnapshotSlidingWindow(t *testing.T) {
 	t.Parallel()
 	clk := &fakeClock{t: t0}
-	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second})
+	var inFlight atomic.Int64
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second, InFlight: inFlight.Load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	c.SetInFlight(7)
+	inFlight.Store(7)
 	c.AddOverflow(okRecord(9, 0, 0, 0, 0, 1, 0, 0))
 	s = c.Snapshot()
 	if s.ProfilingOK != 20 || s.InFlight != 7 || s.Overflows != 1 || s.Elapsed != 5*time.Second {

@@ -66,7 +66,7 @@ func TestCollectorReserve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.recF.Close() // the disk goes away
+	c.w.recF.Close() // the disk goes away
 	c.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
 	if c.Err() == nil {
 		t.Fatal("write error not reported")

@@ -1,12 +1,17 @@
 // Package metrics owns everything a run leaves behind about its requests:
-// the per-record metrics derived from raw measurements (Compute), the
-// online Collector that streams
-// every record to profile_export.jsonl while it keeps compact per-record
-// values for exact percentiles, the aggregate exports
-// (profile_export_aiperf.json/.csv, timeslices) in aiperf's shapes
-// (every file and field: docs/artifacts.md), the live statistics of a
-// run (Collector.Snapshot; the terminal views are package ui), and Report,
-// which recomputes the aggregates from an artifact folder.
+// the per-record metrics derived from raw measurements (Compute), and
+// three sinks a caller combines (Tee), each owning one thing:
+//   - RecordWriter streams every record to profile_export.jsonl or
+//     context_overflow_export.jsonl (with a reserve file for a full disk);
+//   - Aggregator keeps compact per-record values for exact percentiles and
+//     writes the aggregate exports (profile_export_aiperf.json/.csv,
+//     timeslices) in aiperf's shapes (every file and field:
+//     docs/artifacts.md);
+//   - LiveWindow keeps the live statistics of a run (Snapshot; the
+//     terminal views are package ui).
+//
+// Collector is the three together, with one Finish. Report recomputes the
+// aggregates from an artifact folder.
 //
 // Invariants:
 //   - Every request sent is in exactly one place: profile_export.jsonl
@@ -36,7 +41,7 @@
 //     theoretical-hit definition, computed warnings, caller extras).
 //
 // Identification: schema_version "1.4" (the SemiAnalysis fork InferenceX
-// pins) and aiperf_version = CollectorOptions.Version.
+// pins) and aiperf_version = CollectorOptions.Version (AggregatorOptions.Version).
 //
 // The server /metrics scraper lives in metrics/server and the PNG plot in
 // metrics/plot.

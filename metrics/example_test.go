@@ -60,3 +60,33 @@ func ExampleCollector() {
 		sum.RequestCount, sum.BenchmarkDuration, ttft.P50, sum.TheoreticalHitPct)
 	// Output: 4 requests over 5.0 s, TTFT p50 250 ms, theoretical hit 37.5%
 }
+
+// ExampleTee combines the sinks a caller needs: here exact aggregates and
+// the live window, without any file.
+func ExampleTee() {
+	agg := metrics.NewAggregator(metrics.AggregatorOptions{})
+	live := metrics.NewLiveWindow(metrics.LiveOptions{})
+	sink := metrics.Tee(agg, live) // what replay.Config.Sink takes
+	start := time.Now().UnixNano()
+	for i := range 3 {
+		s := start + int64(i)*int64(time.Millisecond)
+		r := &metrics.Record{Phase: metrics.PhaseProfiling, RequestStartNs: s,
+			FirstChunkNs: s + int64(100+100*i)*1e6, LastChunkNs: s + 1e9, RequestEndNs: s + 1e9,
+			Usage: &metrics.Usage{PromptTokens: 1000, CompletionTokens: 50, TotalTokens: 1050}}
+		if i == 2 {
+			r.Error = &metrics.Error{Code: 503, Type: "Service Unavailable", Category: metrics.CategoryHTTP}
+		}
+		sink.Add(r)
+	}
+	st := live.Snapshot()
+	fmt.Printf("live: %d ok, %d errors\n", st.ProfilingOK, st.ProfilingErrors)
+	sum, err := agg.Summary(metrics.RunInfo{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ttft, _ := sum.Metric("time_to_first_token")
+	fmt.Printf("aggregates: %d requests, TTFT avg %.0f ms, %d error\n", sum.RequestCount, ttft.Avg, sum.ErrorRequestCount)
+	// Output:
+	// live: 2 ok, 1 errors
+	// aggregates: 2 requests, TTFT avg 150 ms, 1 error
+}

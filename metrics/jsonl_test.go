@@ -91,7 +91,7 @@ func TestRecordLineEdgeCases(t *testing.T) {
 				t.Fatalf("not one line: %q", line)
 			}
 			decodeJSON(t, line)
-			if _, _, err := parseLine(bytes.TrimSpace(line)); err != nil {
+			if _, _, _, err := parseLine(bytes.TrimSpace(line)); err != nil {
 				t.Fatalf("our reader rejects our line: %v\n%s", err, line)
 			}
 		})

@@ -72,9 +72,7 @@ func metricValue(raw json.RawMessage) (float64, bool, error) {
 
 // parsedExport is what readExport returns.
 type parsedExport struct {
-	rows columns
-	errs errorTally
-	acct Accounting
+	tally
 	// torn is 1 when the last line was cut mid-write and left out.
 	torn int
 }
@@ -99,7 +97,7 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 		if pending != nil {
 			return nil, pending
 		}
-		rw, e, err := parseLine(b)
+		rw, bk, e, err := parseLine(b)
 		if err != nil {
 			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
 			if !tornTail {
@@ -107,20 +105,7 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 			}
 			continue
 		}
-		p.rows.append(&rw)
-		switch {
-		case rw.cancelled:
-			p.acct.Cancelled++
-		case rw.warmup && rw.failed:
-			p.acct.WarmupErrors++
-		case rw.warmup:
-			p.acct.WarmupOK++
-		case rw.failed:
-			p.acct.ProfilingErrors++
-			p.errs.add(&e)
-		default:
-			p.acct.ProfilingOK++
-		}
+		p.add(bk, rw.warmup, &rw, &e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadExport, name, line, err)
@@ -151,19 +136,20 @@ func EndsMidLine(path string) bool {
 	return b[0] != '\n'
 }
 
-// parseLine decodes one record line.
-func parseLine(b []byte) (row, Error, error) {
+// parseLine decodes one record line and classifies it as BucketOf does a
+// record.
+func parseLine(b []byte) (row, Bucket, Error, error) {
 	var l exportLine
 	if err := json.Unmarshal(b, &l); err != nil {
-		return row{}, Error{}, err
+		return row{}, BucketUnset, Error{}, err
 	}
 	rw := row{v: emptyValues, startNs: l.Metadata.RequestStartNs, endNs: l.Metadata.RequestEndNs,
 		warmup: l.Metadata.BenchmarkPhase == string(PhaseWarmup), hit: l.Metadata.HitBlocks, total: l.Metadata.TotalBlocks}
 	if l.Metadata.BenchmarkPhase != "" && l.Metadata.BenchmarkPhase != string(PhaseWarmup) && l.Metadata.BenchmarkPhase != string(PhaseProfiling) {
-		return row{}, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
+		return row{}, BucketUnset, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
 	}
 	if rw.total < 0 || rw.hit < 0 || rw.hit > rw.total {
-		return row{}, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
+		return row{}, BucketUnset, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
 	}
 	for tag, raw := range l.Metrics {
 		i, ok := metricByTag(tag)
@@ -172,7 +158,7 @@ func parseLine(b []byte) (row, Error, error) {
 		}
 		f, present, err := metricValue(raw)
 		if err != nil {
-			return row{}, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
+			return row{}, BucketUnset, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
 		}
 		if present && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			Metrics[i].set(&rw.v, f)
@@ -197,12 +183,17 @@ func parseLine(b []byte) (row, Error, error) {
 				e.Code = n
 			}
 		}
-		rw.cancelled = l.Metadata.WasCancelled || e.Category == CategoryCancelled
-		rw.failed = !rw.cancelled
-	} else if l.Metadata.WasCancelled {
-		rw.cancelled = true
 	}
-	return rw, e, nil
+	rec := Record{Phase: PhaseProfiling, Cancelled: l.Metadata.WasCancelled}
+	if rw.warmup {
+		rec.Phase = PhaseWarmup
+	}
+	if l.Error != nil {
+		rec.Error = &e
+	}
+	bk := BucketOf(&rec)
+	rw.setBucket(bk)
+	return rw, bk, e, nil
 }
 
 // countOverflows counts the records of context_overflow_export.jsonl by

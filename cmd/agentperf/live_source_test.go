@@ -69,11 +69,11 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	col, err := metrics.NewCollector(filepath.Join(dir, "art"), metrics.CollectorOptions{})
+	prog := &replay.Progress{}
+	col, err := metrics.NewCollector(filepath.Join(dir, "art"), metrics.CollectorOptions{InFlight: prog.InFlight.Load})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog := &replay.Progress{}
 	pc := &phaseClock{duration: 300 * time.Millisecond}
 	src := &liveSource{prog: prog, col: col, pc: pc, streaming: true}
 	obs := &boundaryObserver{phaseLog: phaseLog{lg: &runLog{w: &strings.Builder{}}, pc: pc}, src: src, prog: prog}
@@ -81,7 +81,7 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	rc.Generation = timing.V02
 	rc.URL, rc.Models, rc.Traces, rc.Synth, rc.Concurrency, rc.Seed = srv.URL, []string{"demo"}, traces, syn, 8, 7
 	rc.BenchmarkDuration, rc.Streaming, rc.UseServerTokenCount = 300*time.Millisecond, true, true
-	rc.Sink, rc.Overflows, rc.Progress, rc.Observer = col, overflowSink{col}, prog, obs
+	rc.Sink, rc.Progress, rc.Observer = col, prog, obs
 	res, err := replay.Run(context.Background(), rc)
 	if err != nil {
 		t.Fatal(err)

@@ -418,8 +418,11 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 
 	// Exporters, scraper, live view.
 	benchID := uuid.NewString()
+	// The engine counts the requests in flight; the collector's live
+	// window reads that count itself.
+	progress := &replay.Progress{}
 	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion(),
-		ReserveBytes: r.checkFreeSpace(lg)})
+		ReserveBytes: r.checkFreeSpace(lg), InFlight: progress.InFlight.Load})
 	if err != nil {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}
@@ -437,7 +440,6 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 			Headers: httpHeader(r.metricsHeaders), InferenceURL: url, InferenceHeaders: r.inferenceHeaders()})
 		scr.Baseline(ctx)
 	}
-	progress := &replay.Progress{}
 	pc := &phaseClock{duration: r.duration}
 	// The scraper marks the profiling window itself; the log and the live
 	// view's clock watch the same phase changes.
@@ -486,8 +488,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	cfg.Headers = r.headers
 	cfg.SessionHeaders = replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg}
 	cfg.FailedRequestThreshold = p.threshold
-	cfg.Sink = col
-	cfg.Overflows = overflowSink{col}
+	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
 	cfg.BenchmarkID = benchID
 	cfg.Progress = progress
 	cfg.Observer = obs
@@ -581,11 +582,6 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
-
-// overflowSink routes context-overflow records to their own export.
-type overflowSink struct{ c *metrics.Collector }
-
-func (o overflowSink) Add(r *metrics.Record) { o.c.AddOverflow(r) }
 
 // phaseLog logs the phase changes and keeps them for the live view.
 type phaseLog struct {

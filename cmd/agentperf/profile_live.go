@@ -27,7 +27,8 @@ const serverWindow = 10 * time.Second
 
 // liveSource feeds the live view from what the engine exposes today: the
 // replay.Progress counters, the phase changes (phaseClock), the
-// collector's records and live window, and the scraper. It is the only
+// collector's records and live window (which reads the engine's in-flight
+// count itself, CollectorOptions.InFlight), and the scraper. It is the only
 // place that knows where each figure comes from.
 type liveSource struct {
 	prog        *replay.Progress
@@ -45,7 +46,6 @@ var _ ui.Source = (*liveSource)(nil)
 // the phase on the record; warmup progress is the warmup records' count
 // of every outcome against the engine's number of warmup requests.
 func (l *liveSource) Sample() ui.Sample {
-	l.col.SetInFlight(int(l.prog.InFlight.Load()))
 	st := l.col.Snapshot()
 	s := ui.Sample{
 		Phase:             ui.PhaseStarting,

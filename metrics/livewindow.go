@@ -1,0 +1,250 @@
+package metrics
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// LiveOptions configure a LiveWindow. The zero value is usable.
+type LiveOptions struct {
+	// Now is the clock of the sliding window (default time.Now).
+	Now func() time.Time
+	// Window is the sliding window of Snapshot's rates and percentiles
+	// (default 10 s, in 10 buckets).
+	Window time.Duration
+	// InFlight, when set, is read by every Snapshot as the number of
+	// requests in flight: e.g. replay.Progress.InFlight.Load. Without it
+	// LiveStats.InFlight is 0.
+	InFlight func() int64
+}
+
+// liveBuckets is the number of buckets of the sliding window.
+const liveBuckets = 10
+
+// LiveWindow is the sink that keeps the live statistics of a run: every
+// record's bucket counted, and a sliding window of the successful ones
+// (rates, TTFT and ITL percentiles from HDR histograms, the theoretical
+// hit rate). It keeps nothing per record. It is safe for concurrent use.
+type LiveWindow struct {
+	opt LiveOptions
+
+	mu         sync.Mutex
+	started    time.Time
+	acct       Accounting // Sent left 0
+	warmOvf    int        // overflows and cancellations of warmup records
+	warmCanc   int
+	warmRetr   int // failed warmup attempts that were retried
+	ttft, itl  *hdrhistogram.WindowedHistogram
+	winCount   [liveBuckets]int64
+	winTokens  [liveBuckets]float64
+	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
+	winBlocks  [liveBuckets]int64
+	winIdx     int
+	nextRotate time.Time
+	rotations  int
+}
+
+var _ Sink = (*LiveWindow)(nil)
+
+// NewLiveWindow returns an empty window; its elapsed time starts now.
+func NewLiveWindow(opt LiveOptions) *LiveWindow {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Window <= 0 {
+		opt.Window = 10 * time.Second
+	}
+	l := &LiveWindow{opt: opt}
+	now := opt.Now()
+	l.started = now
+	// Latencies in microseconds, 1 µs .. 1 h, 3 significant figures.
+	l.ttft = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
+	l.itl = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
+	l.nextRotate = now.Add(l.bucketDur())
+	return l
+}
+
+func (l *LiveWindow) bucketDur() time.Duration { return l.opt.Window / liveBuckets }
+
+// Add counts r in its bucket (Record.Bucket) and, when it succeeded, in
+// the window. It does not retain r.
+func (l *LiveWindow) Add(r *Record) {
+	e := newEntry(r)
+	l.addEntry(&e)
+}
+
+func (l *LiveWindow) addEntry(e *entry) {
+	now := e.now
+	if now.IsZero() {
+		now = l.opt.Now()
+	}
+	r, v := e.r, &e.v
+	warmup := r.Phase == PhaseWarmup
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rotate(now)
+	switch e.b {
+	case BucketOverflow:
+		l.acct.Overflows++
+		if warmup {
+			l.warmOvf++
+		}
+		return
+	case BucketCancelled:
+		l.acct.Cancelled++
+		if warmup {
+			l.warmCanc++
+		}
+		return
+	case BucketWarmupError:
+		l.acct.WarmupErrors++
+		if r.Retried {
+			l.warmRetr++
+		}
+		return
+	case BucketProfilingError:
+		l.acct.ProfilingErrors++
+		return
+	case BucketWarmupOK:
+		l.acct.WarmupOK++
+	default:
+		l.acct.ProfilingOK++
+	}
+	if Has(v.TTFT) {
+		recordClamped(l.ttft.Current, v.TTFT)
+	}
+	if Has(v.ITL) {
+		recordClamped(l.itl.Current, v.ITL)
+	}
+	l.winCount[l.winIdx]++
+	if Has(v.OSL) {
+		l.winTokens[l.winIdx] += v.OSL
+	}
+	if r.TotalBlocks > 0 {
+		l.winHit[l.winIdx] += int64(r.HitBlocks)
+		l.winBlocks[l.winIdx] += int64(r.TotalBlocks)
+	}
+}
+
+// rotate advances the window to now. l.mu held.
+func (l *LiveWindow) rotate(now time.Time) {
+	if now.Before(l.nextRotate) {
+		return
+	}
+	bd := l.bucketDur()
+	steps := int(now.Sub(l.nextRotate)/bd) + 1
+	if steps > liveBuckets {
+		steps = liveBuckets
+		l.nextRotate = now.Add(bd)
+	} else {
+		l.nextRotate = l.nextRotate.Add(time.Duration(steps) * bd)
+	}
+	for range steps {
+		l.ttft.Rotate()
+		l.itl.Rotate()
+		l.winIdx = (l.winIdx + 1) % liveBuckets
+		l.winCount[l.winIdx] = 0
+		l.winTokens[l.winIdx] = 0
+		l.winHit[l.winIdx], l.winBlocks[l.winIdx] = 0, 0
+		l.rotations++
+	}
+}
+
+// LiveStats is a snapshot for the live view. Rates and percentiles cover
+// the sliding window (LiveOptions.Window) of successful records; counts
+// cover the whole run. Percentiles are NaN without samples.
+type LiveStats struct {
+	Elapsed         time.Duration
+	ProfilingOK     int
+	ProfilingErrors int
+	WarmupOK        int
+	WarmupErrors    int
+	Cancelled       int
+	Overflows       int
+	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
+	// Overflows that belong to warmup records.
+	WarmupCancelled, WarmupOverflows int
+	// WarmupRetried is the part of WarmupErrors that are failed attempts
+	// of requests sent again (Record.Retried): not requests done.
+	WarmupRetried int
+	// InFlight is the number of requests in flight (LiveOptions.InFlight).
+	InFlight           int
+	RequestsPerSec     float64
+	OutputTokensPerSec float64
+	TTFTP50, TTFTP99   float64 // ms
+	ITLP50, ITLP99     float64 // ms
+	WindowSamples      int
+	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
+	// would reach on the window's successful records (Σ hit blocks / Σ
+	// blocks); NaN when they carry no block counts.
+	TheoreticalHitRate float64
+	// Window is the span the rates cover (shorter early in a run).
+	Window time.Duration
+}
+
+// Errors returns all failed records (both phases).
+func (s LiveStats) Errors() int { return s.ProfilingErrors + s.WarmupErrors }
+
+// Snapshot returns the live statistics now.
+func (l *LiveWindow) Snapshot() LiveStats {
+	now := l.opt.Now()
+	var inFlight int64
+	if l.opt.InFlight != nil {
+		inFlight = l.opt.InFlight()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rotate(now)
+	s := LiveStats{
+		Elapsed:     now.Sub(l.started),
+		ProfilingOK: l.acct.ProfilingOK, ProfilingErrors: l.acct.ProfilingErrors,
+		WarmupOK: l.acct.WarmupOK, WarmupErrors: l.acct.WarmupErrors,
+		Cancelled: l.acct.Cancelled, Overflows: l.acct.Overflows,
+		WarmupCancelled: l.warmCanc, WarmupOverflows: l.warmOvf, WarmupRetried: l.warmRetr,
+		InFlight: int(inFlight),
+	}
+	var n, hit, blocks int64
+	var tok float64
+	for i := range liveBuckets {
+		n += l.winCount[i]
+		tok += l.winTokens[i]
+		hit += l.winHit[i]
+		blocks += l.winBlocks[i]
+	}
+	s.TheoreticalHitRate = math.NaN()
+	if blocks > 0 {
+		s.TheoreticalHitRate = float64(hit) / float64(blocks)
+	}
+	// The window spans the full older buckets plus the current partial
+	// one, but never more than the time since start.
+	bd := l.bucketDur()
+	span := time.Duration(min(l.rotations, liveBuckets-1))*bd + bd - l.nextRotate.Sub(now)
+	span = min(span, now.Sub(l.started))
+	s.Window = max(span, 0)
+	if span > 0 {
+		s.RequestsPerSec = float64(n) / span.Seconds()
+		s.OutputTokensPerSec = tok / span.Seconds()
+	}
+	s.WindowSamples = int(n)
+	s.TTFTP50, s.TTFTP99 = hdrPercentiles(l.ttft.Merge())
+	s.ITLP50, s.ITLP99 = hdrPercentiles(l.itl.Merge())
+	return s
+}
+
+// recordClamped records ms (as µs) into h, clamped to its range so that
+// no sample is dropped.
+func recordClamped(h *hdrhistogram.Histogram, ms float64) {
+	us := int64(ms * 1000)
+	us = max(h.LowestTrackableValue(), min(us, h.HighestTrackableValue()))
+	_ = h.RecordValue(us) // in range by construction
+}
+
+func hdrPercentiles(h *hdrhistogram.Histogram) (float64, float64) {
+	if h.TotalCount() == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return float64(h.ValueAtQuantile(50)) / 1000, float64(h.ValueAtQuantile(99)) / 1000
+}

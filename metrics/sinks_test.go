@@ -1,0 +1,301 @@
+package metrics
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tornWriter writes the first half of what it is given, then fails: a
+// disk that fills up in the middle of a line.
+type tornWriter struct{ w io.Writer }
+
+func (t tornWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p[:len(p)/2])
+	if err == nil {
+		err = syscall.ENOSPC
+	}
+	return n, err
+}
+
+// TestRecordWriterCutsBackAfterFailedWrite: a write that fails after half
+// a line leaves the stream with its complete lines only, Err says so, and
+// Close keeps the stream under its .partial name.
+func TestRecordWriterCutsBackAfterFailedWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := NewRecordWriter(dir, WriterOptions{Now: fixedClock(t0), BufferSize: 64, ReserveBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	w.Add(okRecord(1, 0, 10, 1, 10, 3, 0, 0))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	partial := filepath.Join(dir, FileRecords+partialSuffix)
+	good, _ := os.ReadFile(partial)
+	if strings.Count(string(good), "\n") != 2 {
+		t.Fatalf("before the failure: %q", good)
+	}
+	w.recW = bufio.NewWriterSize(tornWriter{w.recF}, 64) // the disk fills up
+	w.Add(okRecord(2, 0, 10, 1, 10, 3, 0, 0))
+	if err := w.Err(); !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), FileRecords) {
+		t.Fatalf("Err %v, want ENOSPC naming %s", err, FileRecords)
+	}
+	if b, _ := os.ReadFile(partial); string(b) != string(good) {
+		t.Errorf("after the torn write the stream is %d bytes, want its %d bytes of complete lines", len(b), len(good))
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileReserve)); !os.IsNotExist(err) {
+		t.Errorf("reserve kept after a write error: %v", err)
+	}
+	w.Add(okRecord(3, 0, 10, 1, 10, 3, 0, 0)) // nothing more is written
+	if err := w.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Close: %v, want the write error", err)
+	}
+	if b, _ := os.ReadFile(partial); string(b) != string(good) {
+		t.Errorf("after another record the stream is %d bytes, want %d: something was written after the failure", len(b), len(good))
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileRecords)); !os.IsNotExist(err) {
+		t.Errorf("a failed stream was published as %s: %v", FileRecords, err)
+	}
+}
+
+// TestRecordWriterRoutesAndCloses: alone, the writer puts each record in
+// its stream by its bucket, publishes both at Close and counts records
+// that come later.
+func TestRecordWriterRoutesAndCloses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := NewRecordWriter(dir, WriterOptions{Now: fixedClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, ovf := fixtureRecords()
+	for _, r := range recs {
+		w.Add(r)
+	}
+	w.Add(ovf) // flagged ContextOverflow: its own stream
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLines(t, filepath.Join(dir, FileRecords))); n != len(recs) {
+		t.Errorf("%d record lines, want %d", n, len(recs))
+	}
+	if n := len(readLines(t, filepath.Join(dir, FileOverflow))); n != 1 {
+		t.Errorf("%d overflow lines, want 1", n)
+	}
+	w.Add(recs[0])
+	if w.LateRecords() != 1 {
+		t.Errorf("late records %d, want 1", w.LateRecords())
+	}
+	if err := w.Close(); err == nil {
+		t.Error("second Close succeeded")
+	}
+}
+
+// TestAggregatorAlone: the aggregator without a writer gives the Summary
+// and the aggregate files of a Collector, byte for byte (the golden
+// files), and writes nothing else.
+func TestAggregatorAlone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := NewAggregator(AggregatorOptions{SliceDuration: time.Second, Location: time.UTC, Version: "agentperf-test"})
+	recs, ovf := fixtureRecords()
+	for _, r := range append(recs, ovf) {
+		a.Add(r)
+	}
+	if acct := a.Accounting(); acct.Sent != 10 || acct.Overflows != 1 || acct.ProfilingErrors != 1 || acct.WarmupErrors != 1 || acct.Cancelled != 1 {
+		t.Errorf("accounting %+v", acct)
+	}
+	s, err := a.Finish(dir, fixtureInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RequestCount != 5 || s.ErrorRequestCount != 1 || s.ContextOverflowCount != 1 || len(s.Errors) != 1 {
+		t.Errorf("summary counts %d ok / %d errors / %d overflows, errors %+v", s.RequestCount, s.ErrorRequestCount, s.ContextOverflowCount, s.Errors)
+	}
+	for _, name := range []string{FileAggregateJSON, FileAggregateCSV, FileTimeslicesJSON, FileTimeslicesCSV} {
+		checkGolden(t, name, readFile(t, dir, name))
+	}
+	for _, name := range []string{FileRecords, FileOverflow, FileRecords + partialSuffix} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("the aggregator wrote %s", name)
+		}
+	}
+	a.Add(recs[0])
+	if a.LateRecords() != 1 {
+		t.Errorf("late records %d, want 1", a.LateRecords())
+	}
+}
+
+// TestAggregatorSummaryWritesNothing: Summary alone computes the
+// aggregates and checks the caller's accounting without any file.
+func TestAggregatorSummaryWritesNothing(t *testing.T) {
+	t.Parallel()
+	a := NewAggregator(AggregatorOptions{})
+	a.Add(okRecord(0, 0, 100, 10, 1000, 11, 0, 0))
+	a.Add(okRecord(1, 0, 300, 10, 1000, 11, 0, 0))
+	s, err := a.Summary(RunInfo{Accounting: Accounting{Sent: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft, ok := s.Metric("time_to_first_token")
+	if !ok || ttft.Avg != 200 || s.RequestCount != 2 {
+		t.Errorf("ttft %+v (found %v), %d requests", ttft, ok, s.RequestCount)
+	}
+	if !errors.Is(s.AccountingErr, ErrAccounting) {
+		t.Errorf("3 sent, 2 records: AccountingErr %v", s.AccountingErr)
+	}
+	if _, err := a.Summary(RunInfo{}); err == nil {
+		t.Error("second Summary succeeded")
+	}
+}
+
+// TestLiveWindowInFlight: the live window reads the in-flight count from
+// the source it was given, at every Snapshot; without one it is 0.
+func TestLiveWindowInFlight(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	l := NewLiveWindow(LiveOptions{Now: fixedClock(t0), InFlight: n.Load})
+	if s := l.Snapshot(); s.InFlight != 0 {
+		t.Errorf("in flight %d before any request", s.InFlight)
+	}
+	n.Add(3)
+	if s := l.Snapshot(); s.InFlight != 3 {
+		t.Errorf("in flight %d, want 3", s.InFlight)
+	}
+	n.Add(-2)
+	l.Add(okRecord(0, 0, 100, 10, 1000, 11, 0, 0))
+	if s := l.Snapshot(); s.InFlight != 1 || s.ProfilingOK != 1 || s.WindowSamples != 1 {
+		t.Errorf("snapshot %+v, want 1 in flight and 1 record", s)
+	}
+	if s := NewLiveWindow(LiveOptions{}).Snapshot(); s.InFlight != 0 {
+		t.Errorf("no source: in flight %d", s.InFlight)
+	}
+}
+
+// TestLiveWindowCountsByBucket: alone, the window counts every bucket and
+// keeps only successes in its rates.
+func TestLiveWindowCountsByBucket(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	l := NewLiveWindow(LiveOptions{Now: clk.Now})
+	recs, ovf := fixtureRecords()
+	for _, r := range append(recs, ovf) {
+		l.Add(r)
+	}
+	clk.Advance(time.Second)
+	s := l.Snapshot()
+	if s.ProfilingOK != 5 || s.ProfilingErrors != 1 || s.Cancelled != 1 || s.WarmupOK != 1 || s.WarmupErrors != 1 || s.Overflows != 1 {
+		t.Errorf("counts %+v", s)
+	}
+	if s.WindowSamples != 6 || !near(s.RequestsPerSec, 6) {
+		t.Errorf("window: %d samples at %v req/s, want the 6 successes in 1 s", s.WindowSamples, s.RequestsPerSec)
+	}
+}
+
+// recordingSink is a Sink of another package's kind: it keeps the ids.
+type recordingSink struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *recordingSink) Add(r *Record) {
+	s.mu.Lock()
+	s.ids = append(s.ids, r.XRequestID)
+	s.mu.Unlock()
+}
+
+// TestTee: a Tee gives each record to every sink, passes on the writer's
+// error, and its parts end as they would alone.
+func TestTee(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := NewRecordWriter(dir, WriterOptions{Now: fixedClock(t0), BufferSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAggregator(AggregatorOptions{})
+	other := &recordingSink{}
+	s := Tee(w, a, other)
+	fs, ok := s.(interface{ Err() error })
+	if !ok {
+		t.Fatal("a Tee with a RecordWriter has no Err")
+	}
+	recs, ovf := fixtureRecords()
+	for _, r := range append(recs, ovf) {
+		s.Add(r)
+	}
+	if fs.Err() != nil || len(other.ids) != len(recs)+1 || a.Accounting().Sent != len(recs)+1 {
+		t.Fatalf("err %v, other sink %d records, aggregator %+v", fs.Err(), len(other.ids), a.Accounting())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLines(t, filepath.Join(dir, FileRecords))); n != len(recs) {
+		t.Errorf("%d lines, want %d", n, len(recs))
+	}
+
+	// A failing writer's error reaches the Tee's Err.
+	w2, err := NewRecordWriter(t.TempDir(), WriterOptions{Now: fixedClock(t0), BufferSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := Tee(NewLiveWindow(LiveOptions{}), w2).(interface {
+		Sink
+		Err() error
+	})
+	w2.recF.Close() // the disk goes away
+	s2.Add(okRecord(0, 0, 10, 1, 10, 3, 0, 0))
+	if s2.Err() == nil {
+		t.Error("the writer's error did not reach the Tee")
+	}
+	w2.Close()
+}
+
+// TestCollectorFinishDuringAdds: records added while Finish runs are
+// either in every artifact or late, never in one and not another.
+func TestCollectorFinishDuringAdds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lanes, per = 4, 500
+	var wg sync.WaitGroup
+	started := make(chan struct{}, lanes)
+	for l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				c.Add(okRecord(l*per+i, 0, 10, 1, 10, 3, 0, 0))
+				if i == per/10 {
+					started <- struct{}{}
+				}
+			}
+		}()
+	}
+	for range lanes {
+		<-started
+	}
+	s, err := c.Finish(RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	lines := len(readLines(t, filepath.Join(dir, FileRecords)))
+	if lines != s.RequestCount || lines+c.LateRecords() != lanes*per {
+		t.Errorf("%d lines, %d in the aggregates, %d late: want lines = aggregates and lines + late = %d", lines, s.RequestCount, c.LateRecords(), lanes*per)
+	}
+}
