@@ -335,13 +335,19 @@ func (e *engine) stopped() bool {
 }
 
 func (e *engine) abort(reason, msg string) {
+	e.markAborted(reason, msg)
+	e.killAll()
+}
+
+// markAborted records the first reason the run was aborted for (later
+// ones are dropped) and logs it.
+func (e *engine) markAborted(reason, msg string) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.res.Aborted == "" {
 		e.res.Aborted, e.res.AbortMessage = reason, msg
 		e.c.Logf("%s", msg)
 	}
-	e.mu.Unlock()
-	e.killAll()
 }
 
 func (e *engine) accounting() metrics.Accounting {

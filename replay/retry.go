@@ -69,7 +69,7 @@ func notTransientReason(e *metrics.Error) string {
 	case e.Category == metrics.CategoryTimeout:
 		return "a timeout already waited the whole request timeout"
 	case e.Type == "ConnectionRefused":
-		return "nothing accepts connections at the URL (is the server up, and is --url right?)"
+		return "nothing accepts connections at the URL (is the server up, and is the URL right?)"
 	}
 	return "this kind of failure (" + e.Category + ") is not transient"
 }

@@ -29,19 +29,14 @@ func (e *engine) checkSink() {
 	if err == nil || !e.sinkFailed.CompareAndSwap(false, true) {
 		return
 	}
-	e.abortDrain(AbortArtifactWriteFailed, fmt.Sprintf("writing the artifacts failed: %v; no new requests are sent, the %d in flight may finish within the grace period (%s), and every artifact that fits is written: free space in the output directory or pass another --output-artifact-dir",
+	e.abortDrain(AbortArtifactWriteFailed, fmt.Sprintf("writing the artifacts failed: %v; no new requests are sent, the %d in flight may finish within the grace period (%s), and every artifact that fits is written: free space in the output directory or write the artifacts to another one",
 		err, e.c.Progress.InFlight.Load(), e.c.GracePeriod))
 }
 
 // abortDrain aborts the run like abort, but lets the requests in flight
 // finish within the grace period before they are cancelled.
 func (e *engine) abortDrain(reason, msg string) {
-	e.mu.Lock()
-	if e.res.Aborted == "" {
-		e.res.Aborted, e.res.AbortMessage = reason, msg
-		e.c.Logf("%s", msg)
-	}
-	e.mu.Unlock()
+	e.markAborted(reason, msg)
 	e.stop()
 	time.AfterFunc(e.c.GracePeriod, e.killAll)
 }
