@@ -172,7 +172,10 @@ type idStore struct {
 // must be the previous array of this store, or a foreign prefix when the
 // store is empty), then fresh ids up to n in total.
 func (st *idStore) next(s *synthState, prev []uint32, keep, n int) []uint32 {
-	keep = min(keep, len(prev), n)
+	// A tiny context (max-context of a few tokens) leaves no whole block:
+	// n and keep can come in at or below zero.
+	n = max(n, 0)
+	keep = max(0, min(keep, len(prev), n))
 	extend := st.n > 0 && keep == st.n && st.start+st.n == len(st.chunk) && cap(st.chunk)-st.start >= n
 	if !extend {
 		if cap(st.chunk)-len(st.chunk) < n {
