@@ -542,12 +542,6 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	if scr != nil {
 		scr.Final(context.Background())
 	}
-	// The run's connections and buffers are garbage now. Collecting them
-	// before the artifacts are written keeps what finishing allocates
-	// (report.html reads the records back) inside the run's peak memory:
-	// otherwise it lands on top of that garbage, as the heap goal set
-	// during the run is about twice the run's live heap.
-	runtime.GC()
 	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
 }
 
