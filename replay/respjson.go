@@ -32,54 +32,66 @@ const scanDepthLimit = 512
 // value that is not an object. Servers send none of these, so the
 // fallback costs nothing in practice.
 func scanCompletion(b []byte) (s completionScan, ok bool) {
-	i := skipSpace(b, 0)
+	i, ok := scanObject(b, skipSpace(b, 0), false, topNames, scanDepthLimit-1, func(k uint8, i int) (int, bool) {
+		switch k {
+		case topChoices:
+			return scanChoices(b, i, &s)
+		case topUsage:
+			return scanUsage(b, i, &s)
+		default: // topError
+			if hasLiteral(b, i, "null") {
+				return i + 4, true
+			}
+			s.errorSet = true
+			return scanValue(b, i, scanDepthLimit-1)
+		}
+	})
+	return s, ok && skipSpace(b, i) == len(b)
+}
+
+// scanObject reads the object at b[i] (or null, when nullable) whose
+// known fields are names: field reads the value of names[k], which starts
+// at i, and returns the index after it. The values of other keys are
+// skipped, nested at most depth deep. A field given twice, or a key that
+// matches a name only up to ASCII case (encoding/json would match it), is
+// refused, leaving the object to encoding/json.
+func scanObject(b []byte, i int, nullable bool, names []string, depth int, field func(k uint8, i int) (int, bool)) (int, bool) {
+	if nullable && hasLiteral(b, i, "null") {
+		return i + 4, true
+	}
 	if i >= len(b) || b[i] != '{' {
-		return s, false
+		return i, false
 	}
 	i, empty, ok := openObject(b, i)
 	if !ok {
-		return s, false
+		return i, false
 	}
 	var seen uint8
 	for !empty {
 		var key []byte
 		if key, i, ok = readKey(b, i); !ok {
-			return s, false
+			return i, false
 		}
-		switch k := topKey(key); k {
+		switch k := matchKey(key, names); k {
 		case keyUnknown:
-			if i, ok = scanValue(b, i, scanDepthLimit-1); !ok {
-				return s, false
-			}
+			i, ok = scanValue(b, i, depth)
 		case keyFolded:
-			return s, false
+			return i, false
 		default:
 			if seen&(1<<k) != 0 {
-				return s, false
+				return i, false
 			}
 			seen |= 1 << k
-			switch k {
-			case topChoices:
-				i, ok = scanChoices(b, i, &s)
-			case topUsage:
-				i, ok = scanUsage(b, i, &s)
-			case topError:
-				if hasLiteral(b, i, "null") {
-					i += 4
-				} else {
-					s.errorSet = true
-					i, ok = scanValue(b, i, scanDepthLimit-1)
-				}
-			}
-			if !ok {
-				return s, false
-			}
+			i, ok = field(k, i)
+		}
+		if !ok {
+			return i, false
 		}
 		if i, empty, ok = afterMember(b, i, '}'); !ok {
-			return s, false
+			return i, false
 		}
 	}
-	return s, skipSpace(b, i) == len(b)
+	return i, true
 }
 
 // Key classes returned by the key matchers.
@@ -191,45 +203,18 @@ const (
 )
 
 func scanChoice(b []byte, i int, s *completionScan) (int, bool) {
-	i, empty, ok := openObject(b, i)
-	if !ok {
-		return i, false
-	}
-	var seen uint8
-	for !empty {
-		var key []byte
-		if key, i, ok = readKey(b, i); !ok {
-			return i, false
+	return scanObject(b, i, false, choiceNames, scanDepthLimit-3, func(k uint8, i int) (int, bool) {
+		switch k {
+		case choiceDelta:
+			return scanMessage(b, i, &s.deltaContent, &s.deltaReasoning)
+		case choiceMessage:
+			return scanMessage(b, i, &s.msgContent, &s.msgReasoning)
+		default: // choiceText
+			j, nonEmpty, ok := scanOptString(b, i)
+			s.text = s.text || nonEmpty
+			return j, ok
 		}
-		switch k := matchKey(key, choiceNames); k {
-		case keyUnknown:
-			i, ok = scanValue(b, i, scanDepthLimit-3)
-		case keyFolded:
-			return i, false
-		default:
-			if seen&(1<<k) != 0 {
-				return i, false
-			}
-			seen |= 1 << k
-			switch k {
-			case choiceDelta:
-				i, ok = scanMessage(b, i, &s.deltaContent, &s.deltaReasoning)
-			case choiceMessage:
-				i, ok = scanMessage(b, i, &s.msgContent, &s.msgReasoning)
-			case choiceText:
-				var nonEmpty bool
-				i, nonEmpty, ok = scanOptString(b, i)
-				s.text = s.text || nonEmpty
-			}
-		}
-		if !ok {
-			return i, false
-		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
-			return i, false
-		}
-	}
-	return i, true
+	})
 }
 
 // Fields of a delta or message.
@@ -242,48 +227,15 @@ const (
 // scanMessage reads a delta or message object (or null), ORing into
 // content and reasoning whether it has non-empty ones.
 func scanMessage(b []byte, i int, content, reasoning *bool) (int, bool) {
-	if hasLiteral(b, i, "null") {
-		return i + 4, true
-	}
-	if i >= len(b) || b[i] != '{' {
-		return i, false
-	}
-	i, empty, ok := openObject(b, i)
-	if !ok {
-		return i, false
-	}
-	var seen uint8
-	for !empty {
-		var key []byte
-		if key, i, ok = readKey(b, i); !ok {
-			return i, false
+	return scanObject(b, i, true, messageNames, scanDepthLimit-5, func(k uint8, i int) (int, bool) {
+		j, nonEmpty, ok := scanOptString(b, i)
+		if k == msgContent {
+			*content = *content || nonEmpty
+		} else {
+			*reasoning = *reasoning || nonEmpty
 		}
-		switch k := matchKey(key, messageNames); k {
-		case keyUnknown:
-			i, ok = scanValue(b, i, scanDepthLimit-5)
-		case keyFolded:
-			return i, false
-		default:
-			if seen&(1<<k) != 0 {
-				return i, false
-			}
-			seen |= 1 << k
-			var nonEmpty bool
-			i, nonEmpty, ok = scanOptString(b, i)
-			if k == msgContent {
-				*content = *content || nonEmpty
-			} else {
-				*reasoning = *reasoning || nonEmpty
-			}
-		}
-		if !ok {
-			return i, false
-		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
-			return i, false
-		}
-	}
-	return i, true
+		return j, ok
+	})
 }
 
 // Fields of usage and of its details objects.
@@ -296,101 +248,36 @@ const (
 )
 
 func scanUsage(b []byte, i int, s *completionScan) (int, bool) {
-	if hasLiteral(b, i, "null") {
-		return i + 4, true
+	if !hasLiteral(b, i, "null") {
+		s.hasUsage = true
 	}
-	if i >= len(b) || b[i] != '{' {
-		return i, false
-	}
-	s.hasUsage = true
 	u := &s.usage
-	i, empty, ok := openObject(b, i)
-	if !ok {
-		return i, false
-	}
-	var seen uint8
-	for !empty {
-		var key []byte
-		if key, i, ok = readKey(b, i); !ok {
-			return i, false
+	return scanObject(b, i, true, usageNames, scanDepthLimit-2, func(k uint8, i int) (int, bool) {
+		switch k {
+		case usagePrompt:
+			return scanOptInt(b, i, &u.PromptTokens)
+		case usageCompletion:
+			return scanOptInt(b, i, &u.CompletionTokens)
+		case usageTotal:
+			return scanOptInt(b, i, &u.TotalTokens)
+		case usagePromptDetails:
+			return scanDetails(b, i, cachedNames, &u.CachedTokens, &u.HasCached)
+		default: // usageCompletionDetails
+			return scanDetails(b, i, reasoningNames, &u.ReasoningTokens, &u.HasReasoning)
 		}
-		switch k := matchKey(key, usageNames); k {
-		case keyUnknown:
-			i, ok = scanValue(b, i, scanDepthLimit-2)
-		case keyFolded:
-			return i, false
-		default:
-			if seen&(1<<k) != 0 {
-				return i, false
-			}
-			seen |= 1 << k
-			switch k {
-			case usagePrompt:
-				i, ok = scanOptInt(b, i, &u.PromptTokens)
-			case usageCompletion:
-				i, ok = scanOptInt(b, i, &u.CompletionTokens)
-			case usageTotal:
-				i, ok = scanOptInt(b, i, &u.TotalTokens)
-			case usagePromptDetails:
-				i, ok = scanDetails(b, i, cachedNames, &u.CachedTokens, &u.HasCached)
-			case usageCompletionDetails:
-				i, ok = scanDetails(b, i, reasoningNames, &u.ReasoningTokens, &u.HasReasoning)
-			}
-		}
-		if !ok {
-			return i, false
-		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
-			return i, false
-		}
-	}
-	return i, true
+	})
 }
 
 // scanDetails reads a details object (or null) whose one known field,
 // name[0], is an optional integer: *has reports whether it was a number.
 func scanDetails(b []byte, i int, name []string, v *int, has *bool) (int, bool) {
-	if hasLiteral(b, i, "null") {
-		return i + 4, true
-	}
-	if i >= len(b) || b[i] != '{' {
-		return i, false
-	}
-	i, empty, ok := openObject(b, i)
-	if !ok {
-		return i, false
-	}
-	seen := false
-	for !empty {
-		var key []byte
-		if key, i, ok = readKey(b, i); !ok {
-			return i, false
+	return scanObject(b, i, true, name, scanDepthLimit-3, func(_ uint8, i int) (int, bool) {
+		if hasLiteral(b, i, "null") {
+			return i + 4, true
 		}
-		switch matchKey(key, name) {
-		case keyUnknown:
-			i, ok = scanValue(b, i, scanDepthLimit-3)
-		case keyFolded:
-			return i, false
-		default:
-			if seen {
-				return i, false
-			}
-			seen = true
-			if hasLiteral(b, i, "null") {
-				i += 4
-			} else {
-				*has = true
-				i, ok = scanOptInt(b, i, v)
-			}
-		}
-		if !ok {
-			return i, false
-		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
-			return i, false
-		}
-	}
-	return i, true
+		*has = true
+		return scanOptInt(b, i, v)
+	})
 }
 
 // openObject reads '{' at b[i] and the space after it: j is the first key
