@@ -83,11 +83,35 @@ type parsedExport struct {
 // the process died mid-write), the last line, which is then left out and
 // counted in parsedExport.torn.
 func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
+	p := &parsedExport{}
+	torn, err := ReadJSONL(r, name, tornTail, ErrBadExport, func(b []byte) error {
+		rw, bk, e, err := parseLine(b)
+		if err != nil {
+			return err
+		}
+		p.add(bk, rw.warmup, &rw, &e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if torn {
+		p.torn = 1
+	}
+	return p, nil
+}
+
+// ReadJSONL calls add with each non-blank line of the JSONL stream r
+// (spaces trimmed; lines up to 16 MiB). An error of add or of reading is
+// returned wrapped in errBad, naming the stream and the line. With
+// tornTail (the stream is a .partial file that does not end with a
+// newline: its writer died mid-write) an error on the last line is
+// forgiven instead, and torn reports it.
+func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	p := &parsedExport{}
 	line := 0
-	var pending error // a parse error that is forgiven if it was the last line
+	var pending error // forgiven when it is the last line of a torn stream
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
@@ -95,25 +119,19 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 			continue
 		}
 		if pending != nil {
-			return nil, pending
+			return false, pending
 		}
-		rw, bk, e, err := parseLine(b)
-		if err != nil {
-			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadExport, name, line, err)
+		if err := add(b); err != nil {
+			pending = fmt.Errorf("%w: %s:%d: %v", errBad, name, line, err)
 			if !tornTail {
-				return nil, pending
+				return false, pending
 			}
-			continue
 		}
-		p.add(bk, rw.warmup, &rw, &e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadExport, name, line, err)
+		return false, fmt.Errorf("%w: %s after line %d: %v", errBad, name, line, err)
 	}
-	if pending != nil {
-		p.torn = 1
-	}
-	return p, nil
+	return pending != nil, nil
 }
 
 // EndsMidLine reports whether the file at path is non-empty and its last

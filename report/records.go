@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,13 +9,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // ErrBadRecords is wrapped by errors about a malformed profile_export.jsonl.
 var ErrBadRecords = errors.New("malformed record export")
-
-// maxRecordLine bounds one JSONL line.
-const maxRecordLine = 16 << 20
 
 // record is one kept request as InferenceX's processor sees it: a
 // profiling-phase record (a missing phase counts as profiling) without an
@@ -76,29 +74,9 @@ type lineJSON struct {
 // With tornTail (a .partial file that does not end with a newline: the
 // process died mid-write) a malformed last line is left out instead.
 func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxRecordLine)
 	rs := &records{Categories: map[string]int{}}
-	line := 0
-	var pending error // forgiven when it is the last line of a torn file
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if pending != nil {
-			return nil, pending
-		}
-		if err := rs.add(b); err != nil {
-			pending = fmt.Errorf("%w: %s:%d: %v", ErrBadRecords, name, line, err)
-			if !tornTail {
-				return nil, pending
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s after line %d: %v", ErrBadRecords, name, line, err)
+	if _, err := metrics.ReadJSONL(r, name, tornTail, ErrBadRecords, rs.add); err != nil {
+		return nil, err
 	}
 	return rs, nil
 }
