@@ -160,9 +160,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 
 // goneDown reports whether the server is down (the down fault) for
 // request n arriving at arrival; request DownAfterRequests+1 takes it down.
+// Every later request passes through the same Once too: one that arrives
+// while the request that tripped it has not yet stored the window must
+// still find the server down.
 func (s *Server) goneDown(n int64, arrival time.Time) bool {
 	f := &s.cfg.Faults
-	if f.DownAfterRequests > 0 && n == int64(f.DownAfterRequests)+1 {
+	if f.DownAfterRequests > 0 && n > int64(f.DownAfterRequests) {
 		s.downOnce.Do(func() {
 			s.downUntil.Store(arrival.Add(f.DownFor).UnixNano())
 			s.logf("sim: down for %v (fault down after %d requests)", f.DownFor, f.DownAfterRequests)
