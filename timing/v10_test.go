@@ -182,20 +182,26 @@ L0 T s0.3 @85
 	}
 }
 
-// TestV10Barriers: replay barriers between the sibling streams of one
-// subagent. A turn waits for, from each other stream, the latest turn that
-// had finished by its recorded start; touching intervals are ordered,
+// hashed gives r the hash ids ids.
+func hashed(r dataset.Request, ids ...uint32) dataset.Request {
+	r.HashIDs = ids
+	return r
+}
+
+// TestV10Barriers: replay barriers between the chains of one subagent. A
+// turn waits for, from each other stream, the latest turn that had
+// finished by its recorded start; touching intervals are ordered,
 // overlapping ones are not, and a turn implied by a later one is dropped.
 func TestV10Barriers(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("B",
 		[]dataset.Request{req(0, 1), req(0.5, 0.1), req(100, 1)},
 		sub("w", 2, 1, 50,
-			req(1, 4),  // s0 turn 0: 1–5
-			req(2, 2),  // s1 turn 0: 2–4 (overlaps s0.0: no edge)
-			req(5, 5),  // s0 turn 1: 5–10 (after s1.0 ended at 4: edge)
-			req(4, 1),  // s1 turn 1: 4–5 (touches s1.0's end; starts before s0.0 ends)
-			req(10, 1), // s0 turn 2: 10–11; from s1 only s1.1 (ended 5 ≤ 10)
+			hashed(req(1, 4), 1),        // s0 turn 0: 1–5
+			hashed(req(2, 2), 9),        // s1 turn 0: 2–4 (overlaps s0.0: no edge)
+			hashed(req(5, 5), 1, 2),     // s0 turn 1: 5–10 (after s1.0 ended at 4: edge)
+			hashed(req(4, 1), 9, 8),     // s1 turn 1: 4–5 (touches s1.0's end; starts before s0.0 ends)
+			hashed(req(10, 1), 1, 2, 3), // s0 turn 2: 10–11; from s1 only s1.1 (ended 5 ≤ 10)
 		))
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
 	preds := func(si int) string {
@@ -205,8 +211,8 @@ func TestV10Barriers(t *testing.T) {
 		}
 		return fmt.Sprint(out)
 	}
-	if len(p.Streams) != 3 {
-		t.Fatalf("plan %s: want two sibling streams", describePlan(p))
+	if len(p.Streams) != 3 || p.Streams[2].ConvID != "B::sa:w:fa:000" {
+		t.Fatalf("plan %s: want two chains, the second B::sa:w:fa:000", describePlan(p))
 	}
 	// s0 = turns at 1, 5, 10; s1 = turns at 2, 4.
 	if got := preds(1); got != "[0:[] 1:[{2 1}] 2:[{2 1}]]" {
