@@ -108,6 +108,10 @@ type Config struct {
 	// a t* snapshot (the early v0.3 runs; v0.2 always does). DefaultConfig:
 	// the default generation's.
 	TurnStart bool
+	// Chains are the switches of v1.0's session layout (the pinned
+	// loader's AIPERF_DATASET_WEKA_* variables; nil:
+	// dataset.DefaultChainOptions). See timing.LayoutOf.
+	Chains *dataset.ChainOptions
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
@@ -312,6 +316,11 @@ func (c *Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
+	}
+	if c.Chains != nil {
+		if err := c.Chains.Validate(); err != nil {
+			bad("Chains", "%v", err)
+		}
 	}
 	if c.URL == "" {
 		bad("URL", "required")

@@ -58,6 +58,10 @@ type Result struct {
 	SkippedSubagentRequests int
 	// Subagents describes the subagent replay (v0.3 and later).
 	Subagents SubagentStats
+	// Flat counts the top-level chains replayed as streams of their
+	// root's tree (v1.0's chain layout): Traces split, Chains, their
+	// Requests and Branches.
+	Flat struct{ Traces, Chains, Requests, Branches int }
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
@@ -115,10 +119,26 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		e.res.SkippedSubagentRequests += p.SkippedRequests
 		e.res.Subagents.Dropped += p.DroppedSubagents
 		e.res.Subagents.DroppedRequests += p.DroppedRequests
-		e.res.Subagents.Branches += len(p.Branches)
+		for i := range p.Branches {
+			if b := &p.Branches[i]; len(b.Children) > 0 && p.Streams[b.Children[0]].Kind == timing.SourceFlat {
+				e.res.Flat.Branches++
+			} else {
+				e.res.Subagents.Branches++
+			}
+		}
+		split := false
 		for i := 1; i < len(p.Streams); i++ {
+			if p.Streams[i].Kind == timing.SourceFlat {
+				e.res.Flat.Chains++
+				e.res.Flat.Requests += len(p.Streams[i].Turns)
+				split = true
+				continue
+			}
 			e.res.Subagents.Children++
 			e.res.Subagents.Requests += len(p.Streams[i].Turns)
+		}
+		if split {
+			e.res.Flat.Traces++
 		}
 	}
 	sched, err := timing.New(cfg.timingConfig(), plans)
@@ -126,6 +146,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return nil, err
 	}
 	e.sched = sched
+	if e.res.Flat.Chains > 0 {
+		cfg.Logf("session layout: %d traces split into %d flat chains (%d top-level requests, %d branches) replayed beside their roots",
+			e.res.Flat.Traces, e.res.Flat.Chains, e.res.Flat.Requests, e.res.Flat.Branches)
+	}
 	e.hits = make([]hitsOnce, len(cfg.Traces))
 	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold)
 	switch {
@@ -211,7 +235,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 // generation rules (and its defaults, as Run reads them).
 func BuildPlans(c *Config) []*timing.Plan {
 	d := c.withDefaults()
-	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap}
+	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap, Chains: d.Chains}
 	plans := make([]*timing.Plan, len(c.Traces))
 	for i := range c.Traces {
 		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)
