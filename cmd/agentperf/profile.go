@@ -466,6 +466,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	cfg.WarmupGracePeriod = r.warmupGrace()
 	cfg.Generation = r.generation.Replay
 	cfg.TurnStart = r.generation.TurnStart
+	cfg.Chains = &r.env.chains
 	cfg.InterTurnDelayCap = r.delayCap
 	cfg.TraceIdleGapCap = r.idleGapCap
 	cfg.SystemIdleGapCap = r.sysIdleCap

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/scenario"
 )
@@ -76,9 +78,19 @@ var knownEnv = map[string]envVar{
 	"AIPERF_DYNAMO_SESSION_TIMEOUT_SECONDS":               {handling: envAccepted, why: "read by InferenceX's launcher"},
 	"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": {handling: envRejected, isDefault: falsy,
 		why: "tool-shaped messages are not supported yet; tool results are sent as user messages"},
-	"AIPERF_DAG_FAIL_FAST":                   {handling: envHonoured},
-	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":     {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
-	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW": {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
+	"AIPERF_DAG_FAIL_FAST":                       {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS": {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SEAM_MAX_GAP_SECONDS":   {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SEAM_MIN_OVERLAP_RATIO": {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_MAX_REQUESTS":       {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_ISL_RATIO":          {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_ISL_FLOOR":          {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_CROSS_MODEL":        {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_REDUCTION_OSL_MAX":  {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_REDUCTION_RATIO":    {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_WORKER_GROUP_MIN":       {handling: envHonoured},
+	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":         {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
+	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW":     {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
 }
 
 // envSettings are the environment variables agentperf acts on.
@@ -94,7 +106,9 @@ type envSettings struct {
 	requiredPrefix     string
 	unsafeOverride     bool
 	dagFailFast        bool
-	notes              []string // accepted-but-inert variables, for the log
+	// chains are v1.0's session layout switches (AIPERF_DATASET_WEKA_*).
+	chains dataset.ChainOptions
+	notes  []string // accepted-but-inert variables, for the log
 }
 
 // readEnv validates the AIPERF_* environment. Unknown AIPERF_* variables
@@ -167,8 +181,67 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 	s.requiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	s.unsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
 	s.dagFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
+	s.chains, errs = chainOptionsFromEnv(getenv, errs)
 	if len(errs) > 0 {
 		return s, usagef("environment:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return s, nil
+}
+
+// chainOptionsFromEnv reads the AIPERF_DATASET_WEKA_* switches of v1.0's
+// session layout over the pinned loader's defaults, appending a message
+// per malformed or out-of-range value to errs.
+func chainOptionsFromEnv(getenv func(string) string, errs []string) (dataset.ChainOptions, []string) {
+	o := dataset.DefaultChainOptions()
+	const pre = "AIPERF_DATASET_WEKA_"
+	boolean := func(name string, dst *bool) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		switch strings.ToLower(v) {
+		case "1", "true", "yes", "on":
+			*dst = true
+		case "0", "false", "no", "off":
+			*dst = false
+		default:
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected true or false", pre, name, v))
+		}
+	}
+	number := func(name string, dst *float64, lo, hi float64) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < lo || f > hi {
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected a number in [%g, %g]", pre, name, v, lo, hi))
+			return
+		}
+		*dst = f
+	}
+	integer := func(name string, dst *int) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected a whole number ≥ 0", pre, name, v))
+			return
+		}
+		*dst = n
+	}
+	inf := math.Inf(1)
+	boolean("SPLIT_FLATTENED_AGENTS", &o.Split)
+	number("SEAM_MAX_GAP_SECONDS", &o.SeamMaxGap, 0, inf)
+	number("SEAM_MIN_OVERLAP_RATIO", &o.SeamMinOverlap, 0, 1)
+	integer("AUX_MAX_REQUESTS", &o.AuxMaxRequests)
+	number("AUX_ISL_RATIO", &o.AuxISLRatio, 0, math.MaxFloat64)
+	integer("AUX_ISL_FLOOR", &o.AuxISLFloor)
+	boolean("AUX_CROSS_MODEL", &o.AuxCrossModel)
+	integer("AUX_REDUCTION_OSL_MAX", &o.ReductionOSLMax)
+	number("AUX_REDUCTION_RATIO", &o.ReductionRatio, 0, math.MaxFloat64)
+	integer("WORKER_GROUP_MIN", &o.WorkerGroupMin)
+	return o, errs
 }
