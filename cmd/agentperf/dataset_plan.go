@@ -278,13 +278,22 @@ func writePlanTable(w io.Writer, gen string, rows []planTrace, t *planTotals) er
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	var fams []string
+	var keys []string
 	n := 0
 	for f, c := range t.chains {
-		fams = append(fams, fmt.Sprintf("%d %s", c, f))
+		keys = append(keys, f)
 		n += c
 	}
-	sort.Strings(fams)
+	sort.Slice(keys, func(a, b int) bool {
+		if ca, cb := t.chains[keys[a]], t.chains[keys[b]]; ca != cb {
+			return ca > cb
+		}
+		return keys[a] < keys[b]
+	})
+	var fams []string
+	for _, f := range keys {
+		fams = append(fams, fmt.Sprintf("%d %s", t.chains[f], f))
+	}
 	pct := func(a, b int) float64 {
 		if b == 0 {
 			return 0
