@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,5 +242,47 @@ L0 B s2.0 @3 new#2
 L0 B s2.1 @4
 L0 B s1.1 @14
 L0 B s1.2 @15
+`)
+}
+
+// TestV10FlatChains: a top-level chain recorded while the root's turn 1
+// was in flight is spawned when that turn is sent, at its recorded offset
+// (5 ms), runs beside the root's turns 1 and 2, and the root's turn 3,
+// recorded after the chain ended, waits for it.
+func TestV10FlatChains(t *testing.T) {
+	t.Parallel()
+	ms := func(x float64) float64 { return x / 1000 }
+	tr := traceOf("F", []dataset.Request{
+		hashed(req(0, ms(20)), 1, 2),
+		hashed(req(ms(30), ms(20)), 1, 2, 3),
+		hashed(req(ms(35), ms(50)), 1, 2, 9),
+		hashed(req(ms(60), ms(20)), 1, 2, 3, 4),
+		hashed(req(ms(90), ms(20)), 1, 2, 9, 10),
+		hashed(req(ms(120), ms(20)), 1, 2, 3, 4, 5),
+	})
+	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
+	if got := describePlan(p); !strings.Contains(got, "1 F::fa:000 parent=0 depth=1: [0 0.005s] [1 0.005s]") ||
+		!strings.Contains(got, "[1 0.01s spawn[0]]") || !strings.Contains(got, "[3 0.04s join[0]]") {
+		t.Fatalf("plan %s", got)
+	}
+	// The chain's second request takes 100 ms: the root's turn 3 waits.
+	srv := func(snd Send) (time.Duration, Outcome) {
+		if snd.Stream == 1 && snd.Turn == 1 {
+			return 100 * time.Millisecond, Outcome{}
+		}
+		return 20 * time.Millisecond, Outcome{}
+	}
+	sc := mustSchedule(t, Config{Generation: V10, Lanes: 1, Duration: 300 * time.Millisecond}, []*Plan{p})
+	log, _ := drive(t, sc, t0, srv)
+	// s1.1 also waits for the root's turn 2 (a replay barrier: the root
+	// and its chains share the trace's scope; recorded 60–80 ms, before
+	// the chain's 90 ms).
+	checkSchedule(t, log[:6], `
+L0 F s0.0 @0 new#0
+L0 F s0.1 @0.03
+L0 F s1.0 @0.035 new#1
+L0 F s0.2 @0.06
+L0 F s1.1 @0.08
+L0 F s0.3 @0.18
 `)
 }
