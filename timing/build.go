@@ -19,8 +19,9 @@ type PlanOptions struct {
 	// merged request timeline longer than it are shortened to it (0 = no
 	// warp). Later generations apply their idle caps at run time instead.
 	IdleGapCap time.Duration
-	// Chains are the switches of the chain layout (v1.0; nil: the pinned
-	// loader's defaults, dataset.DefaultChainOptions).
+	// Chains are the switches of the chain layout (the generation's
+	// Layout; nil: the pinned loader's defaults,
+	// dataset.DefaultChainOptions).
 	Chains *dataset.ChainOptions
 }
 
@@ -33,7 +34,8 @@ const joinEpsilon = 1e-6
 func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
 	p := &Plan{Trace: index, TraceID: tr.ID}
 	outer := outerIndices(tr)
-	layout, co := LayoutOf(o.Generation), o.chainOptions()
+	g := o.Generation
+	layout, co := g.Layout, o.chainOptions()
 	rootIdx, cl := rootLayout(tr, layout, co)
 	p.Preamble, p.Seams = cl.Preamble >= 0 && len(cl.Workers) > 0, cl.Seams
 	root := Stream{ConvID: tr.ID, Parent: -1, Branch: -1, Kind: SourceMain, Reqs: tr.Requests,
@@ -49,28 +51,23 @@ func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
 		root.Turns[k] = Turn{Inner: i, OuterIdx: outer[i], Start: r.T, End: endOf(r)}
 	}
 	p.Streams = []Stream{root}
-	if o.Generation == V02 {
-		rs := p.Streams[0].Turns
-		for k := 1; k < len(tr.Requests); k++ {
-			r, prev := &tr.Requests[k], &tr.Requests[k-1]
-			rs[k].Delay = thinkTimeDelay(r.ThinkTime, r.T, prev.T, o.InterTurnDelayCap)
-		}
-		p.SkippedRequests = tr.NumSubagentRequests()
-		return p
-	}
-	subs := p.addSubagents(tr, layout, co)
-	flat := p.addFlatStreams(tr, outer, &cl)
 	var warp *timeWarp
-	if o.Generation == V03 && o.IdleGapCap > 0 {
-		warp = newTimeWarp(p, o.IdleGapCap.Seconds())
+	if !g.Subagents {
+		p.SkippedRequests = tr.NumSubagentRequests()
+	} else {
+		subs := p.addSubagents(tr, layout, co)
+		flat := p.addFlatStreams(tr, outer, &cl)
+		if g.IdleWarp && o.IdleGapCap > 0 {
+			warp = newTimeWarp(p, o.IdleGapCap.Seconds())
+		}
+		p.addBranches(tr, subs, warp)
+		p.addFlatBranches(tr, flat, warp)
+		p.spawnOnSend(g)
 	}
-	p.addBranches(tr, subs, warp)
-	p.addFlatBranches(tr, flat, warp)
-	p.spawnOnSend(o.Generation)
 	for si := range p.Streams {
-		p.setDelays(si, warp, o.Generation)
+		p.setDelays(si, warp, o)
 	}
-	if o.Generation == V10 {
+	if g.Barriers {
 		p.addBarriers()
 	}
 	return p
@@ -339,10 +336,11 @@ func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp) {
 	}
 }
 
-// spawnOnSend marks, in v1.0, every branch recorded as starting before
-// its spawning request ended: it is spawned when that request is sent.
+// spawnOnSend marks, where the generation's children wait their recorded
+// offsets, every branch recorded as starting before its spawning request
+// ended: it is spawned when that request is sent.
 func (p *Plan) spawnOnSend(gen Generation) {
-	if gen != V10 {
+	if !gen.Children {
 		return
 	}
 	for i := range p.Branches {
@@ -355,7 +353,8 @@ func (p *Plan) spawnOnSend(gen Generation) {
 }
 
 // setDelays sets the delay of every turn of stream si.
-func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
+func (p *Plan) setDelays(si int, warp *timeWarp, o PlanOptions) {
+	gen := o.Generation
 	st := &p.Streams[si]
 	for k := range st.Turns {
 		t := &st.Turns[k]
@@ -364,7 +363,7 @@ func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
 			t.End = t.Start + (endOf(&st.Reqs[k]) - st.Reqs[k].T)
 		}
 		if k == 0 {
-			if st.Parent >= 0 && gen == V10 {
+			if st.Parent >= 0 && gen.Children {
 				// A child's first turn waits its recorded offset from the
 				// branch start (or from the spawning turn's send).
 				b := &p.Branches[st.Branch]
@@ -377,8 +376,11 @@ func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
 			continue
 		}
 		prev := &st.Turns[k-1]
-		switch gen {
-		case V03:
+		switch gen.Delay {
+		case DelayThinkTime:
+			r := &st.Reqs[k]
+			t.Delay = thinkTimeDelay(r.ThinkTime, r.T, st.Reqs[k-1].T, o.InterTurnDelayCap)
+		case DelayWarpedStart:
 			// The warped start-to-start gap, waited after the previous
 			// turn of the stream completes.
 			t.Delay = secondsDur(t.Start - prev.Start)

@@ -8,7 +8,7 @@
 // # Plans, streams and branches
 //
 // BuildPlan turns a trace into an immutable Plan for one AgentX
-// Generation. The generation's SessionLayout (LayoutOf, the one place it
+// Generation. The generation's Layout (a SessionLayout, the one place it
 // is chosen) says how requests become streams. v0.2 and v0.3 keep every
 // top-level request in the root; from v0.3 on, every top-level subagent
 // entry becomes one child stream per sibling (a subagent whose inner

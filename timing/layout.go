@@ -8,7 +8,8 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 )
 
-// SessionLayout says how a trace's requests become conversations.
+// SessionLayout says how a trace's requests become conversations: the
+// Layout of a Generation, the one place where the choice is made.
 type SessionLayout uint8
 
 const (
@@ -23,15 +24,6 @@ const (
 	// child streams.
 	LayoutChains
 )
-
-// LayoutOf returns the session layout of generation g. It is the one
-// place where the choice is made.
-func LayoutOf(g Generation) SessionLayout {
-	if g == V10 {
-		return LayoutChains
-	}
-	return LayoutOverlap
-}
 
 // chainOptions returns the chain layout switches in force.
 func (o PlanOptions) chainOptions() dataset.ChainOptions {

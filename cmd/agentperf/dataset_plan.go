@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -69,7 +70,7 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("dataset plan", "dataset plan (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]", datasetPlanExamples, io.err)
 	df := addDatasetFlags(fs)
 	scen := fs.String("scenario", "", "the scenario preset NAME[@GEN] whose generation to show (e.g. "+scenario.NameAgentXMVP+"@v0.3)")
-	gen := fs.String("agentx-generation", "", "the AgentX generation: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+")")
+	gen := fs.String("agentx-generation", "", "the AgentX generation: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+")")
 	idleCap := fs.Float64("trace-idle-gap-cap-seconds", -1, "v0.3's trace idle-gap warp, which moves its joins (default: the generation's, 60 for v0.3)")
 	format := fs.String("format", "table", "output format: table or json (one object per trace)")
 	if err := parseFlags(fs, args); err != nil {
@@ -85,18 +86,15 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	chains, errs := chainOptionsFromEnv(df.getenv, nil)
-	if len(errs) > 0 {
-		return usagef("environment:\n  %s", strings.Join(errs, "\n  "))
+	chains, err := profile.ChainOptionsFromEnv(df.getenv)
+	if err != nil {
+		return asUsage(err)
 	}
-	opt := timing.PlanOptions{Generation: g.Replay, Chains: &chains}
-	switch {
-	case *idleCap >= 0:
+	opt := timing.PlanOptions{Generation: g, Chains: &chains, IdleGapCap: g.DefaultTraceIdleGapCap}
+	if *idleCap >= 0 {
 		opt.IdleGapCap = seconds(*idleCap)
-	case g.Replay == timing.V03:
-		opt.IdleGapCap = timing.DefaultV03IdleGapCap
 	}
-	if g.Replay == timing.V02 {
+	if g.Takes.InterTurnDelayCap {
 		opt.InterTurnDelayCap = timing.DefaultInterTurnDelayCap
 	}
 	corpus, err := df.open(ctx, io)
@@ -112,7 +110,7 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 		p := timing.BuildPlan(&traces[i], i, opt)
 		pt := describeTracePlan(p)
 		tot.add(p, len(traces[i].Requests))
-		if g.Replay == timing.V10 && chains.Split && dataset.LayoutChains(traces[i].Requests, chains).Preamble >= 0 {
+		if g.Layout == timing.LayoutChains && chains.Split && dataset.LayoutChains(traces[i].Requests, chains).Preamble >= 0 {
 			tot.preamblesAll++
 		}
 		if *format == "json" {
@@ -132,9 +130,9 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 // planGeneration resolves the generation as profile does: --scenario
 // NAME@GEN, --agentx-generation and $AGENTPERF_AGENTX_GENERATION must
 // agree; none gives the default.
-func planGeneration(scen, flag, env string) (scenario.Generation, error) {
+func planGeneration(scen, flag, env string) (timing.Generation, error) {
 	if flag != "" && env != "" && flag != env {
-		return scenario.Generation{}, usagef("--agentx-generation %s and %s=%s disagree: set the AgentX generation once", flag, envGeneration, env)
+		return timing.Generation{}, usagef("--agentx-generation %s and %s=%s disagree: set the AgentX generation once", flag, envGeneration, env)
 	}
 	name := flag
 	if name == "" {
@@ -143,13 +141,13 @@ func planGeneration(scen, flag, env string) (scenario.Generation, error) {
 	if scen != "" {
 		p, err := scenario.LookupAt(scen, name)
 		if err != nil {
-			return scenario.Generation{}, asUsage(err)
+			return timing.Generation{}, asUsage(err)
 		}
 		return p.Generation, nil
 	}
-	g, err := scenario.LookupGeneration(name)
+	g, err := timing.LookupGeneration(name)
 	if err != nil {
-		return scenario.Generation{}, asUsage(err)
+		return timing.Generation{}, asUsage(err)
 	}
 	return g, nil
 }
