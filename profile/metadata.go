@@ -2,8 +2,8 @@ package profile
 
 import (
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/replay"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/agentperf/agentperf/internal/jsonx"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/scenario"
 )
 

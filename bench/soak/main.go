@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
