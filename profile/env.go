@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // envHandling says what agentperf does with one AIPERF_* variable.

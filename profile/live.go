@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/ui"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 )
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/hfhub/hubtest"
 	"github.com/agentperf/agentperf/internal/testshared"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 const (

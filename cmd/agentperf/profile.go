@@ -18,12 +18,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/ui"
 )
 
