@@ -300,7 +300,11 @@ func writePlanTable(w io.Writer, gen string, rows []planTrace, t *planTotals) er
 	}
 	fmt.Fprintf(w, "\nAgentX %s session layout of %d traces:\n", gen, t.traces)
 	fmt.Fprintf(w, "  traces split:     %d of %d\n", t.split, t.traces)
-	fmt.Fprintf(w, "  flat chains:      %d (%s)\n", n, strings.Join(fams, ", "))
+	if n > 0 {
+		fmt.Fprintf(w, "  flat chains:      %d (%s)\n", n, strings.Join(fams, ", "))
+	} else {
+		fmt.Fprintf(w, "  flat chains:      0\n")
+	}
 	fmt.Fprintf(w, "  seams merged:     %d in split traces (%d in all traces)\n", t.seamsSplit, t.seams)
 	fmt.Fprintf(w, "  preambles:        %d set aside in split traces (%d in all traces)\n", t.preambles, t.preamblesAll)
 	fmt.Fprintf(w, "  requests moved:   %s of %s top-level requests (%.1f %%) leave the root", groupInt(t.moved), groupInt(t.topRequests), pct(t.moved, t.topRequests))
