@@ -398,6 +398,7 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			"profiling_overflows": res.ProfilingOverflows,
 			"warmup_overflows":    res.WarmupOverflows,
 			"warmup_retries":      res.WarmupRetries,
+			"response_fallbacks":  res.ResponseFallbacks,
 			"agentx_generation":   in.Generation.Name,
 			"semantics":           in.Generation.Doc,
 			"profiling_end":       res.EndReason,

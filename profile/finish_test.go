@@ -227,3 +227,36 @@ func TestFinishRejectsAnIncompleteInput(t *testing.T) {
 		t.Errorf("%d files written for a rejected Input", len(ents))
 	}
 }
+
+// TestFinishCarriesResponseFallbacks: the engine's count of responses
+// decoded with encoding/json reaches metadata.agentperf.response_fallbacks;
+// a run against the simulator has none.
+func TestFinishCarriesResponseFallbacks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	if res.ResponseFallbacks != 0 {
+		t.Errorf("%d of the simulator's responses went to encoding/json, want 0", res.ResponseFallbacks)
+	}
+	res.ResponseFallbacks = 3
+	if _, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond, Concurrency: 4, NoPlot: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg struct {
+		Metadata struct {
+			Agentperf struct {
+				ResponseFallbacks *int `json:"response_fallbacks"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &agg); err != nil {
+		t.Fatal(err)
+	}
+	if got := agg.Metadata.Agentperf.ResponseFallbacks; got == nil || *got != 3 {
+		t.Errorf("metadata.agentperf.response_fallbacks = %v, want 3", got)
+	}
+}

@@ -61,6 +61,12 @@ type Result struct {
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
+	// ResponseFallbacks counts the responses (a non-streaming body, or a
+	// stream with at least one such event) that the one-pass scanner could
+	// not decide and encoding/json decoded instead: malformed or unusual
+	// JSON. The well-formed responses of the servers replayed against
+	// (vLLM, SGLang, Dynamo, llm-d-inference-sim, package sim) count 0.
+	ResponseFallbacks int
 	// WarmupRetries counts failed warmup attempts that were sent again
 	// (each is a warmup-error record; Config.WarmupRetries).
 	WarmupRetries int
@@ -195,6 +201,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.ProfilingOverflows = int(e.profOverflows.Load())
 	e.res.WarmupOverflows = int(e.warmOverflows.Load())
 	e.res.WarmupRetries = int(e.warmRetries.Load())
+	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -254,6 +261,9 @@ type engine struct {
 	// warmRetries counts retried warmup attempts, warmRetriesLogged the
 	// retries logged one by one.
 	warmRetries, warmRetriesLogged atomic.Int64
+	// respFallbacks counts responses decoded with encoding/json
+	// (Result.ResponseFallbacks).
+	respFallbacks atomic.Int64
 	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
 	// first error.
 	sinkErr    FallibleSink
