@@ -420,6 +420,9 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	if f.out.Derived != nil {
 		info.Extra["server_derived"] = f.out.Derived
 	}
+	if cpu := res.ProfilingUserCPU + res.ProfilingSystemCPU; cpu > 0 {
+		info.Extra["client_cpu"] = clientCPUMetadata(res)
+	}
 	// Without a scenario the verdict's findings are warnings (an overflow
 	// rate above the limit), or a failure when nothing was measured.
 	if in.Scenario == "" {

@@ -37,6 +37,12 @@ type Result struct {
 	Deadline       time.Time // ProfilingStart + BenchmarkDuration
 	ProfilingEnd   time.Time // last profiling request finished
 	EndTime        time.Time
+	// ProfilingUserCPU and ProfilingSystemCPU are the CPU time the whole
+	// process spent from ProfilingStart to ProfilingEnd (getrusage): the
+	// client's cost of the profiling phase, start-up, warmup and the
+	// artifacts left out; with a server in the same process (sim://) its
+	// cost too. Both zero where the platform has no getrusage.
+	ProfilingUserCPU, ProfilingSystemCPU time.Duration
 	// EndedEarly is set when every lane was done before the deadline
 	// (nothing left to send); EndReason says why profiling ended.
 	EndedEarly bool
@@ -417,6 +423,7 @@ func (e *engine) run() {
 	now = e.now()
 	e.sched.StartProfiling(now)
 	e.res.ProfilingStart = now
+	u0, s0, cpuOK := processCPU()
 	e.res.Deadline = e.sched.Deadline()
 	if c.Observer != nil {
 		c.Observer.ProfilingStarted(now, e.res.Deadline)
@@ -430,6 +437,9 @@ func (e *engine) run() {
 	defer graceTimer.Stop()
 	e.stage()
 	e.res.ProfilingEnd = time.Now()
+	if u1, s1, ok := processCPU(); ok && cpuOK {
+		e.res.ProfilingUserCPU, e.res.ProfilingSystemCPU = u1-u0, s1-s0
+	}
 	e.mu.Lock()
 	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
 	e.mu.Unlock()
