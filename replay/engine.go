@@ -308,6 +308,9 @@ type slot struct {
 	stream  streamBody
 	text    []byte
 	session []byte
+	// jobs feeds the slot's goroutine (engine.work), started by its first
+	// request and ended by closeSlots.
+	jobs chan slotJob
 }
 
 // stream is one conversation instance of a lane's tree.
@@ -629,13 +632,30 @@ func (e *engine) wakeAll() {
 func (e *engine) launch(l *lane, s *timing.Send) {
 	st := l.stream(e, s)
 	sl := l.slot(e.c, e.kill)
-	snd := *s
 	e.requests.Add(1)
-	go func() {
-		defer e.requests.Done()
-		o := e.execute(l, &snd, st, sl)
-		l.done <- completion{id: snd.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl}
-	}()
+	if sl.jobs == nil {
+		sl.jobs = make(chan slotJob, 1)
+		go e.work(sl)
+	}
+	sl.jobs <- slotJob{l: l, s: *s, st: st} // the slot is idle: never blocks
+}
+
+// slotJob is one request handed to a slot's goroutine.
+type slotJob struct {
+	l  *lane
+	s  timing.Send
+	st *stream
+}
+
+// work runs the requests of one slot, one at a time, on one goroutine,
+// until closeSlots: the stack the first request grew serves the next ones
+// (a goroutine per request grew a new stack every time).
+func (e *engine) work(sl *slot) {
+	for j := range sl.jobs {
+		o := e.execute(j.l, &j.s, j.st, sl)
+		j.l.done <- completion{id: j.s.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl}
+		e.requests.Done()
+	}
 }
 
 // treeState is the engine's side of one tree of a lane: the
@@ -782,6 +802,10 @@ func (l *lane) closeSlots() {
 	for _, sl := range l.all {
 		sl.k.close()
 		sl.body, sl.text, sl.stream = nil, nil, streamBody{}
+		if sl.jobs != nil {
+			close(sl.jobs)
+			sl.jobs = nil
+		}
 	}
 }
 
