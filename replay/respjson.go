@@ -349,17 +349,10 @@ func readKey(b []byte, i int) (key []byte, j int, ok bool) {
 		return nil, i, false
 	}
 	j = i + 1
-	for j < len(b) {
-		c := b[j]
-		if c == '"' {
-			break
-		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return nil, j, false
-		}
+	for j < len(b) && byteClass[b[j]]&plainKey != 0 {
 		j++
 	}
-	if j >= len(b) {
+	if j >= len(b) || b[j] != '"' {
 		return nil, j, false
 	}
 	key = b[i+1 : j]
