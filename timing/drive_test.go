@@ -59,9 +59,9 @@ func constServer(d time.Duration) server {
 
 // completion is a pending response in the driver.
 type completion struct {
-	at  time.Time
-	snd Send
-	out Outcome
+	at   time.Time
+	snd  Send
+	out  Outcome
 	idx  int // index into the log
 	lane *Lane
 }
