@@ -1,0 +1,219 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/replay"
+)
+
+// FileShard is the manifest a shard of a sharded run writes beside its
+// artifacts: who it is, which run it belongs to, its clock against shard
+// 0's, and what Merge needs to finish the merged run (docs/distributed.md).
+const FileShard = "agentperf_shard.json"
+
+// shardFormat is the manifest's format version.
+const shardFormat = 1
+
+// ShardManifest identifies one shard of a sharded run. The caller fills
+// the identity and the clock; Finish adds the run's Result and what it
+// finished the shard with, and writes it (Input.Shard).
+type ShardManifest struct {
+	Format int `json:"format"`
+	// RunID is the run's id, the same on every shard (the benchmark id).
+	RunID string `json:"run_id"`
+	// Index and Count: shard Index of Count.
+	Index int `json:"shard"`
+	Count int `json:"shards"`
+	// Seed, Argv (the command line with the shard's own value left out:
+	// ShardArgv) and CorpusDigest (CorpusDigest) must be the same on every
+	// shard of a run.
+	Seed         int64    `json:"seed"`
+	Argv         []string `json:"argv"`
+	CorpusDigest string   `json:"corpus_digest"`
+	// Clock is this shard's wall clock against shard 0's, measured at the
+	// rendezvous.
+	Clock ClockOffset `json:"clock"`
+	// Stop says how the shard's run ended with respect to the others: ""
+	// when it ran to the end, else the stop (this shard's own or one
+	// passed on from another).
+	Stop string `json:"stop,omitempty"`
+
+	// Written by Finish.
+	Result *replay.Result `json:"result,omitempty"`
+	Finish *shardFinish   `json:"finish,omitempty"`
+}
+
+// ClockOffset is a shard's wall clock against shard 0's: OffsetNs is this
+// shard's clock minus shard 0's, measured at the rendezvous over a round
+// trip of RTTNs (so within ±RTTNs/2). Measured is false for shard 0 and
+// when nothing was measured.
+type ClockOffset struct {
+	OffsetNs int64 `json:"offset_ns"`
+	RTTNs    int64 `json:"rtt_ns"`
+	Measured bool  `json:"measured"`
+}
+
+// shardFinish is the part of a shard's Finish Input a merge finishes with.
+type shardFinish struct {
+	Scenario          string           `json:"scenario,omitempty"`
+	StaticReasons     []string         `json:"static_reasons,omitempty"`
+	Generation        string           `json:"generation"`
+	DurationNs        int64            `json:"duration_ns"`
+	Concurrency       int              `json:"concurrency"`
+	OverflowRateLimit *float64         `json:"overflow_rate_limit,omitempty"`
+	OverflowAdvice    string           `json:"overflow_advice,omitempty"`
+	InputConfig       map[string]any   `json:"input_config,omitempty"`
+	Corpus            dataset.Identity `json:"corpus"`
+	PublicDataset     bool             `json:"public_dataset,omitempty"`
+	Described         Described        `json:"described"`
+	NoPlot            bool             `json:"no_plot,omitempty"`
+	Warnings          []string         `json:"warnings,omitempty"`
+	SliceDurationNs   int64            `json:"slice_duration_ns,omitempty"`
+	Version           string           `json:"version,omitempty"`
+	ServerDerived     any              `json:"server_derived,omitempty"`
+}
+
+// ShardArgv returns argv with the shard's own value taken out (the
+// --shard flag and its value), so that every shard of a run started with
+// --shard I/N, or with --shard auto, has the same one.
+func ShardArgv(argv []string) []string {
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--shard":
+			i++
+			continue
+		case strings.HasPrefix(a, "--shard="):
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// CorpusDigest is a digest of a corpus identity that every machine reading
+// the same corpus computes alike: the identity without its local path.
+func CorpusDigest(id dataset.Identity) string {
+	id.Path = ""
+	b, _ := json.Marshal(id)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+func (m *ShardManifest) metadata() map[string]any {
+	return map[string]any{
+		"shard": m.Index, "shards": m.Count, "run_id": m.RunID,
+		"clock_offset_ns": m.Clock.OffsetNs, "clock_rtt_ns": m.Clock.RTTNs, "clock_measured": m.Clock.Measured,
+		"stop": m.Stop,
+	}
+}
+
+// String returns "shard I/N of run ID".
+func (m *ShardManifest) String() string {
+	return "shard " + strconv.Itoa(m.Index) + "/" + strconv.Itoa(m.Count) + " of run " + m.RunID
+}
+
+// writeShardManifest completes in.Shard with res and the Input and
+// writes it to dir.
+func writeShardManifest(dir string, in Input, res *replay.Result) error {
+	m := *in.Shard
+	m.Format = shardFormat
+	m.Result = res
+	fin := &shardFinish{
+		Scenario: in.Scenario, StaticReasons: in.StaticReasons, Generation: in.Generation.Name,
+		DurationNs: int64(in.Duration), Concurrency: in.Concurrency, OverflowAdvice: in.OverflowAdvice,
+		InputConfig: in.InputConfig, Corpus: in.Corpus, PublicDataset: in.PublicDataset, NoPlot: in.NoPlot,
+		Warnings: in.Warnings,
+	}
+	if in.OverflowRateLimit.Set {
+		v := in.OverflowRateLimit.V
+		fin.OverflowRateLimit = &v
+	}
+	switch {
+	case in.Synth != nil:
+		fin.Described = Described{Synthesis: in.Synth.Describe(), Tokenizer: tokenizerMetadata(in.Tokenizer, in.Synth)}
+	case in.Described != nil:
+		fin.Described = *in.Described
+	}
+	// What the aggregates recorded that the merge needs again.
+	if agg, err := readAggregateMeta(dir); err == nil {
+		fin.SliceDurationNs = int64(agg.sliceDuration)
+		fin.Version = agg.version
+		fin.ServerDerived = agg.serverDerived
+		fin.Warnings = agg.warnings
+	}
+	m.Finish = fin
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, FileShard), append(b, '\n'))
+}
+
+// aggregateMeta is what a shard's aggregate JSON holds for the merge.
+type aggregateMeta struct {
+	sliceDuration time.Duration
+	version       string
+	serverDerived any
+	warnings      []string
+}
+
+func readAggregateMeta(dir string) (aggregateMeta, error) {
+	var out aggregateMeta
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		return out, err
+	}
+	var agg struct {
+		Version  string `json:"aiperf_version"`
+		Metadata struct {
+			Warnings  []string `json:"warnings"`
+			Agentperf struct {
+				Slice         float64 `json:"slice_duration_sec"`
+				ServerDerived any     `json:"server_derived"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &agg); err != nil {
+		return out, fmt.Errorf("read %s: %w", filepath.Join(dir, "profile_export_aiperf.json"), err)
+	}
+	out.version = agg.Version
+	out.sliceDuration = time.Duration(agg.Metadata.Agentperf.Slice * 1e9)
+	out.serverDerived = agg.Metadata.Agentperf.ServerDerived
+	out.warnings = agg.Metadata.Warnings
+	return out, nil
+}
+
+// ReadShardManifest reads the manifest of the shard folder dir.
+func ReadShardManifest(dir string) (*ShardManifest, error) {
+	path := filepath.Join(dir, FileShard)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a finished shard folder: it has no %s (written when an `agentperf profile --shard` run finishes; a shard that was killed or never started writes none)", dir, FileShard)
+		}
+		return nil, err
+	}
+	var m ShardManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if m.Format != shardFormat {
+		return nil, fmt.Errorf("%s: format %d, this agentperf reads format %d", path, m.Format, shardFormat)
+	}
+	if m.Result == nil || m.Finish == nil {
+		return nil, fmt.Errorf("%s: incomplete manifest (no result): the shard did not finish", path)
+	}
+	return &m, nil
+}
