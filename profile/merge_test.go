@@ -317,4 +317,3 @@ func TestMergeRefuses(t *testing.T) {
 		}
 	}
 }
-
