@@ -84,6 +84,9 @@ func Merge(in MergeInput) (*Outcome, error) {
 			return nil, fmt.Errorf("merge: copy shard 0's %s: %w", name, err)
 		}
 	}
+	if err := mergeLogs(in.Dir, shards); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
 	gen, err := scenario.LookupGeneration(m0.Finish.Generation)
 	if err != nil {
 		return nil, fmt.Errorf("merge: shard 0's generation: %w", err)
@@ -397,6 +400,28 @@ func shiftLine(line []byte, shift int64) []byte {
 		line = line[j:]
 	}
 	return append(out, line...)
+}
+
+// mergeLogs writes logs/aiperf.log of the merged folder: every shard's
+// run log in shard order, each under a header naming it.
+func mergeLogs(out string, shards []*shardDir) error {
+	if err := os.MkdirAll(filepath.Join(out, "logs"), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(out, "logs", "aiperf.log"))
+	if err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		fmt.Fprintf(f, "==== shard %d/%d of run %s: %s ====\n", sh.m.Index, sh.m.Count, sh.m.RunID, sh.dir)
+		if in, err := os.Open(filepath.Join(sh.dir, "logs", "aiperf.log")); err == nil {
+			io.Copy(f, in)
+			in.Close()
+		} else {
+			fmt.Fprintf(f, "(no run log: %v)\n", err)
+		}
+	}
+	return f.Close()
 }
 
 func copyFile(src, dst string) error {

@@ -74,6 +74,9 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	if err := run.resolveShard(args); err != nil {
+		return err
+	}
 	return run.execute(ctx, io)
 }
 
@@ -121,6 +124,8 @@ type profileRun struct {
 	headers map[string]string
 	apiKey  string
 	filled  []string
+	// shard is the resolved sharding (nil: an unsharded run; profile_shard.go).
+	shard *shardRun
 
 	// metricsHeaders are the --server-metrics-header headers.
 	metricsHeaders map[string]string
@@ -417,7 +422,11 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	}
 
 	// Exporters, scraper, live view.
-	benchID := uuid.NewString()
+	benchID, err := r.joinShards(ctx, uuid.NewString(), corpus.Identity(), lg)
+	if err != nil {
+		return err
+	}
+	defer r.closeShard(lg)
 	// The engine counts the requests in flight; the collector's live
 	// window reads that count itself.
 	progress := &replay.Progress{}
@@ -427,7 +436,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
 	}
 	var scr *server.Scraper
-	if !p.noServerMetrics {
+	if !p.noServerMetrics && (r.shard == nil || r.shard.shard.Index == 0) { // scraped once, by shard 0
 		urls := server.URLsFrom(url, append(append([]string(nil), p.serverMetrics...), r.env.serverMetricsURLs...), os.Getenv)
 		// Server timeslices feed metrics_plots.png, so they default to 1 s
 		// (InferenceX's --slice-duration) when --slice-duration is unset.
@@ -490,6 +499,12 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	cfg.FailedRequestThreshold = p.threshold
 	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
 	cfg.BenchmarkID = benchID
+	if r.shard != nil {
+		cfg.Shard = r.shard.shard
+		if r.shard.peer != nil {
+			cfg.Coordinator = r.shard.peer
+		}
+	}
 	cfg.Progress = progress
 	cfg.Observer = obs
 	cfg.Logf = lg.Printf

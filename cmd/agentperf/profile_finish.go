@@ -37,6 +37,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		RequiredServerMetricPrefix: r.env.requiredPrefix,
 		Warnings:                   r.startWarnings, // logged when found
 		NoPlot:                     p.noPlot,
+		Shard:                      r.manifest(res.BenchmarkID, id, res.Aborted),
 	})
 	if err != nil {
 		return err

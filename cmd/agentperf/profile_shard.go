@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/rendezvous"
+	"github.com/agentperf/agentperf/timing"
+)
+
+// shardFlags are the flags of a sharded run (docs/distributed.md).
+type shardFlags struct {
+	shard      string
+	count      int
+	rendezvous string
+}
+
+func addShardFlags(fs *pflag.FlagSet) *shardFlags {
+	s := &shardFlags{}
+	fs.StringVar(&s.shard, "shard", "", "play shard I/N of the run (0-based: the global lanes i with i mod N == I; --concurrency stays the global lane count), or auto: SLURM_PROCID/SLURM_NTASKS under srun, JOB_COMPLETION_INDEX in a Kubernetes Indexed Job")
+	fs.IntVar(&s.count, "shard-count", 0, "with --shard auto in a Kubernetes Indexed Job: the number of shards (the Job's completions; also $"+rendezvous.EnvShardCount+")")
+	fs.StringVar(&s.rendezvous, "shard-rendezvous", "", "HOST:PORT where shard 0 listens and the other shards meet it (default under Slurm: the step's first node, a port from the job and step ids)")
+	return s
+}
+
+// shardRun is the resolved sharding of a run.
+type shardRun struct {
+	shard  timing.Shard
+	source string // "flag", "slurm", "kubernetes"
+	addr   string
+	argv   []string
+	peer   *rendezvous.Peer
+}
+
+// resolveShard reads the sharding flags: the shard, the rendezvous address
+// and the shard's artifact folder ({shard} in --output-artifact-dir, else a
+// shard-I subfolder). Nothing to do without --shard.
+func (r *profileRun) resolveShard(args []string) error {
+	sf := r.p.shard
+	if sf.shard == "" {
+		if sf.count != 0 || sf.rendezvous != "" {
+			return usagef("--shard-count and --shard-rendezvous need --shard I/N or --shard auto")
+		}
+		return nil
+	}
+	s := &shardRun{source: "flag", argv: profile.ShardArgv(args)}
+	var err error
+	if sf.shard == "auto" {
+		s.shard, s.source, err = rendezvous.Auto(os.Getenv, sf.count)
+	} else {
+		s.shard, err = rendezvous.ParseShard(sf.shard)
+	}
+	if err != nil {
+		return usagef("--shard: %v", err)
+	}
+	if s.shard.Index >= r.concurrency {
+		return usagef("--shard %s has no lane: --concurrency %d is the global lane count; use at most %d shards", s.shard, r.concurrency, r.concurrency)
+	}
+	dir := r.p.outputDir
+	if strings.Contains(dir, "{shard}") {
+		r.p.outputDir = strings.ReplaceAll(dir, "{shard}", fmt.Sprint(s.shard.Index))
+	} else if s.shard.Count > 1 {
+		r.p.outputDir = filepath.Join(dir, fmt.Sprintf("shard-%d", s.shard.Index))
+	}
+	if s.shard.Count > 1 {
+		s.addr = sf.rendezvous
+		if s.addr == "" && s.source == "slurm" {
+			if s.addr, err = rendezvous.SlurmAddr(os.Getenv); err != nil {
+				return usagef("--shard-rendezvous: %v", err)
+			}
+		}
+		if s.addr == "" {
+			return usagef("--shard %s: a run of several shards needs --shard-rendezvous HOST:PORT (shard 0's host; defaulted only under Slurm)", s.shard)
+		}
+		if _, err := rendezvous.Port(s.addr); err != nil {
+			return usagef("--shard-rendezvous %q: want HOST:PORT", s.addr)
+		}
+	}
+	r.shard = s
+	r.notes = append(r.notes, fmt.Sprintf("shard %s (from %s): lanes i with i mod %d == %d of %d; artifacts in %s", s.shard, s.source, s.shard.Count, s.shard.Index, r.concurrency, r.p.outputDir))
+	return nil
+}
+
+// joinShards meets the other shards once the corpus is loaded (the first
+// barrier): it returns the run id to use (shard 0's). Without sharding it
+// returns runID.
+func (r *profileRun) joinShards(ctx context.Context, runID string, id dataset.Identity, lg *runLog) (string, error) {
+	s := r.shard
+	if s == nil || s.shard.Count < 2 {
+		return runID, nil
+	}
+	lg.Printf("shard %s: joining the rendezvous at %s", s.shard, s.addr)
+	peer, err := rendezvous.Join(ctx, rendezvous.Config{
+		Addr: s.addr, Shard: s.shard, RunID: runID, Logf: lg.Printf,
+		Key: rendezvous.Key{Seed: r.seed, Argv: s.argv, CorpusDigest: profile.CorpusDigest(id), Lanes: r.concurrency},
+	})
+	if err != nil {
+		return "", fmt.Errorf("shard %s: %w", s.shard, err)
+	}
+	s.peer = peer
+	if off, rtt, ok := peer.Clock(); ok {
+		lg.Printf("shard %s: run %s; clock %+.3f ms from shard 0's (round trip %.3f ms)", s.shard, peer.RunID(), float64(off)/1e6, float64(rtt)/1e6)
+	}
+	return peer.RunID(), nil
+}
+
+// manifest is the shard's manifest for profile.Finish (nil unsharded).
+func (r *profileRun) manifest(runID string, id dataset.Identity, aborted string) *profile.ShardManifest {
+	s := r.shard
+	if s == nil {
+		return nil
+	}
+	m := &profile.ShardManifest{RunID: runID, Index: s.shard.Index, Count: s.shard.Count, Seed: r.seed, Argv: s.argv, CorpusDigest: profile.CorpusDigest(id)}
+	if s.peer != nil {
+		off, rtt, ok := s.peer.Clock()
+		m.Clock = profile.ClockOffset{OffsetNs: int64(off), RTTNs: int64(rtt), Measured: ok}
+		select {
+		case <-s.peer.Stopped():
+			m.Stop = s.peer.StopReason()
+		default:
+		}
+	}
+	if m.Stop == "" && aborted != "" {
+		m.Stop = "this shard stopped: " + aborted
+	}
+	return m
+}
+
+// closeShard leaves the rendezvous after the artifacts are written.
+func (r *profileRun) closeShard(lg *runLog) {
+	if r.shard == nil || r.shard.peer == nil {
+		return
+	}
+	if err := r.shard.peer.Close(); err != nil {
+		lg.Printf("warning: shard %s: %v", r.shard.shard, err)
+	}
+}
