@@ -17,6 +17,7 @@ import (
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
 )
 
 // ErrMerge is wrapped by Merge's refusals: folders of different runs,
@@ -87,16 +88,16 @@ func Merge(in MergeInput) (*Outcome, error) {
 	if err := mergeLogs(in.Dir, shards); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	gen, err := scenario.LookupGeneration(m0.Finish.Generation)
-	if err != nil {
-		return nil, fmt.Errorf("merge: shard 0's generation: %w", err)
+	if gen, err := timing.LookupGeneration(m0.Finish.Generation); err == nil {
+		res.Generation = gen
+	} else if res.Generation.IsZero() {
+		return nil, fmt.Errorf("merge: shard 0's generation %q: %w", m0.Finish.Generation, err)
 	}
 	fin := Input{
 		Dir:            in.Dir,
 		Collector:      &mergeCollector{dir: in.Dir, opt: metrics.ExportOptions{SliceDuration: time.Duration(m0.Finish.SliceDurationNs), Version: m0.Finish.Version}},
 		Scenario:       m0.Finish.Scenario,
 		StaticReasons:  m0.Finish.StaticReasons,
-		Generation:     gen,
 		Duration:       time.Duration(m0.Finish.DurationNs),
 		Concurrency:    m0.Finish.Concurrency,
 		OverflowAdvice: m0.Finish.OverflowAdvice,

@@ -21,7 +21,6 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -96,10 +95,6 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 8, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001})
 	const shards = 3
 	co := newBarrier(shards)
-	gen, err := scenario.LookupGeneration(scenario.DefaultGeneration)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dirs := make([]string, shards)
 	var wg sync.WaitGroup
 	for i := range shards {
@@ -128,8 +123,7 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 				t.Error(err)
 				return
 			}
-			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, Generation: gen,
-				Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency, NoPlot: true,
+			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, 				Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency, NoPlot: true,
 				Shard: &profile.ShardManifest{RunID: cfg.BenchmarkID, Index: i, Count: shards, Seed: cfg.Seed, Argv: []string{"profile", "--concurrency", "7"}, CorpusDigest: "c0ffee"}})
 			if err != nil {
 				t.Error(err)

@@ -1,7 +1,9 @@
 package profile
 
 import (
+	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/rendezvous"
 	"github.com/agentperf/agentperf/replay"
 )
 
@@ -131,7 +134,7 @@ func writeShardManifest(dir string, in Input, res *replay.Result) error {
 	m.Format = shardFormat
 	m.Result = res
 	fin := &shardFinish{
-		Scenario: in.Scenario, StaticReasons: in.StaticReasons, Generation: in.Generation.Name,
+		Scenario: in.Scenario, StaticReasons: in.StaticReasons, Generation: res.Generation.Name,
 		DurationNs: int64(in.Duration), Concurrency: in.Concurrency, OverflowAdvice: in.OverflowAdvice,
 		InputConfig: in.InputConfig, Corpus: in.Corpus, PublicDataset: in.PublicDataset, NoPlot: in.NoPlot,
 		Warnings: in.Warnings,
@@ -216,4 +219,52 @@ func ReadShardManifest(dir string) (*ShardManifest, error) {
 		return nil, fmt.Errorf("%s: incomplete manifest (no result): the shard did not finish", path)
 	}
 	return &m, nil
+}
+
+// joinShards joins a sharded Spec's rendezvous (nil without one): the
+// barrier of every shard's corpus loaded, with the run's key checked.
+func joinShards(ctx context.Context, s *Spec, runID string, l *Loaded, lg *runLog) (*rendezvous.Peer, error) {
+	sh := s.Replay.Shard
+	if s.Shard == nil || !sh.Sharded() {
+		return nil, nil
+	}
+	lg.Printf("shard %s: joining the rendezvous at %s", sh, s.Shard.Rendezvous)
+	peer, err := rendezvous.Join(ctx, rendezvous.Config{
+		Addr: s.Shard.Rendezvous, Shard: sh, RunID: runID, Logf: lg.Printf, JoinTimeout: s.Shard.JoinTimeout,
+		Key: rendezvous.Key{Seed: s.Replay.Seed, Argv: s.Shard.Argv, CorpusDigest: CorpusDigest(l.identity()), Lanes: s.Replay.Concurrency},
+	})
+	if err != nil {
+		if errors.Is(err, rendezvous.ErrRefused) {
+			return nil, inputErr(fmt.Errorf("shard %s: %w", sh, err))
+		}
+		return nil, fmt.Errorf("shard %s: %w", sh, err)
+	}
+	if off, rtt, ok := peer.Clock(); ok {
+		lg.Printf("shard %s: run %s; clock %+.3f ms from shard 0's (measured over a %.3f ms round trip)", sh, peer.RunID(), float64(off)/1e6, float64(rtt)/1e6)
+	} else {
+		lg.Printf("shard %s: run %s; every shard joined", sh, peer.RunID())
+	}
+	return peer, nil
+}
+
+// manifest is the shard's manifest for Finish (nil for an unsharded run).
+func (s *Spec) manifest(res *replay.Result, l *Loaded, peer *rendezvous.Peer) *ShardManifest {
+	if s.Shard == nil {
+		return nil
+	}
+	sh := s.Replay.Shard
+	m := &ShardManifest{RunID: res.BenchmarkID, Index: sh.Index, Count: max(sh.Count, 1), Seed: s.Replay.Seed, Argv: s.Shard.Argv, CorpusDigest: CorpusDigest(l.identity())}
+	if peer != nil {
+		off, rtt, ok := peer.Clock()
+		m.Clock = ClockOffset{OffsetNs: int64(off), RTTNs: int64(rtt), Measured: ok}
+		select {
+		case <-peer.Stopped():
+			m.Stop = peer.StopReason()
+		default:
+		}
+	}
+	if m.Stop == "" && res.Aborted != "" {
+		m.Stop = "this shard stopped: " + res.Aborted + ": " + res.AbortMessage
+	}
+	return m
 }

@@ -17,8 +17,8 @@ type recycler interface {
 // newRecycler returns the recycle source of the generation. pool is the
 // usable plans in corpus order; given marks those the lanes started with.
 func (s *Schedule) newRecycler(pool []*Plan, given []bool) recycler {
-	switch s.cfg.Generation {
-	case V02:
+	switch s.cfg.Generation.Recycle {
+	case RecycleUnused:
 		// A shard's queue starts with its share of the traces no global
 		// lane took, dealt by queue position.
 		q := &fifo{scan: s.cfg.RecycleScan}
@@ -32,7 +32,7 @@ func (s *Schedule) newRecycler(pool []*Plan, given []bool) recycler {
 			}
 		}
 		return q
-	case V03:
+	case RecyclePrefilled:
 		return &fifo{prefilled: true, q: append([]*Plan(nil), pool...)}
 	}
 	return &sampler{pool: pool, lanes: s.cfg.Lanes}

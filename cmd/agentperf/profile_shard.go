@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/rendezvous"
 	"github.com/agentperf/agentperf/timing"
@@ -36,7 +34,6 @@ type shardRun struct {
 	source string // "flag", "slurm", "kubernetes"
 	addr   string
 	argv   []string
-	peer   *rendezvous.Peer
 }
 
 // resolveShard reads the sharding flags: the shard, the rendezvous address
@@ -88,57 +85,12 @@ func (r *profileRun) resolveShard(args []string) error {
 	return nil
 }
 
-// joinShards meets the other shards once the corpus is loaded (the first
-// barrier): it returns the run id to use (shard 0's). Without sharding it
-// returns runID.
-func (r *profileRun) joinShards(ctx context.Context, runID string, id dataset.Identity, lg *runLog) (string, error) {
-	s := r.shard
-	if s == nil || s.shard.Count < 2 {
-		return runID, nil
-	}
-	lg.Printf("shard %s: joining the rendezvous at %s", s.shard, s.addr)
-	peer, err := rendezvous.Join(ctx, rendezvous.Config{
-		Addr: s.addr, Shard: s.shard, RunID: runID, Logf: lg.Printf,
-		Key: rendezvous.Key{Seed: r.seed, Argv: s.argv, CorpusDigest: profile.CorpusDigest(id), Lanes: r.concurrency},
-	})
-	if err != nil {
-		return "", fmt.Errorf("shard %s: %w", s.shard, err)
-	}
-	s.peer = peer
-	if off, rtt, ok := peer.Clock(); ok {
-		lg.Printf("shard %s: run %s; clock %+.3f ms from shard 0's (round trip %.3f ms)", s.shard, peer.RunID(), float64(off)/1e6, float64(rtt)/1e6)
-	}
-	return peer.RunID(), nil
-}
-
-// manifest is the shard's manifest for profile.Finish (nil unsharded).
-func (r *profileRun) manifest(runID string, id dataset.Identity, aborted string) *profile.ShardManifest {
-	s := r.shard
-	if s == nil {
-		return nil
-	}
-	m := &profile.ShardManifest{RunID: runID, Index: s.shard.Index, Count: s.shard.Count, Seed: r.seed, Argv: s.argv, CorpusDigest: profile.CorpusDigest(id)}
-	if s.peer != nil {
-		off, rtt, ok := s.peer.Clock()
-		m.Clock = profile.ClockOffset{OffsetNs: int64(off), RTTNs: int64(rtt), Measured: ok}
-		select {
-		case <-s.peer.Stopped():
-			m.Stop = s.peer.StopReason()
-		default:
-		}
-	}
-	if m.Stop == "" && aborted != "" {
-		m.Stop = "this shard stopped: " + aborted
-	}
-	return m
-}
-
-// closeShard leaves the rendezvous after the artifacts are written.
-func (r *profileRun) closeShard(lg *runLog) {
-	if r.shard == nil || r.shard.peer == nil {
+// shardSpec makes the Spec a shard of its run: its share of the lanes, the
+// rendezvous and the command line every shard must share.
+func (r *profileRun) shardSpec(s *profile.Spec) {
+	if r.shard == nil {
 		return
 	}
-	if err := r.shard.peer.Close(); err != nil {
-		lg.Printf("warning: shard %s: %v", r.shard.shard, err)
-	}
+	s.Replay.Shard = r.shard.shard
+	s.Shard = &profile.ShardSpec{Rendezvous: r.shard.addr, Argv: r.shard.argv}
 }
