@@ -123,7 +123,7 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 				t.Error(err)
 				return
 			}
-			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, 				Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency, NoPlot: true,
+			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency, NoPlot: true,
 				Shard: &profile.ShardManifest{RunID: cfg.BenchmarkID, Index: i, Count: shards, Seed: cfg.Seed, Argv: []string{"profile", "--concurrency", "7"}, CorpusDigest: "c0ffee"}})
 			if err != nil {
 				t.Error(err)
