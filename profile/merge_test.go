@@ -311,3 +311,10 @@ func TestMergeRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestShardArgv(t *testing.T) {
+	got := profile.ShardArgv([]string{"--url", "u", "--shard", "2/3", "--output-artifact-dir", "a/2", "--artifact-dir=b", "--shard=auto", "--concurrency", "9"})
+	if want := []string{"--url", "u", "--concurrency", "9"}; !slices.Equal(got, want) {
+		t.Fatalf("ShardArgv = %q, want %q", got, want)
+	}
+}

@@ -86,18 +86,21 @@ type shardFinish struct {
 	ServerDerived     any              `json:"server_derived,omitempty"`
 }
 
-// ShardArgv returns argv with the shard's own value taken out (the
-// --shard flag and its value), so that every shard of a run started with
-// --shard I/N, or with --shard auto, has the same one.
+// ShardArgv returns argv with what may differ between the shards of one
+// run taken out: the --shard value and the artifact folder
+// (--output-artifact-dir, --artifact-dir), so that every shard of a run
+// started with --shard I/N or --shard auto, into a folder of its own, has
+// the same one.
 func ShardArgv(argv []string) []string {
 	var out []string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
-		switch {
-		case a == "--shard":
-			i++
-			continue
-		case strings.HasPrefix(a, "--shard="):
+		name, _, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--shard", "--output-artifact-dir", "--artifact-dir":
+			if !hasValue {
+				i++
+			}
 			continue
 		}
 		out = append(out, a)

@@ -74,9 +74,9 @@ func main() {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	total := *lanes * *shards
 	base := func(dir string) []string {
-		return []string{"profile", "--url", url, "--public-dataset", "synthetic:traces=200", "--model", "demo", "--tokenizer", "builtin",
+		return []string{"profile", "--url", url, "--public-dataset", "synthetic:traces=200,max-context=16384", "--model", "demo", "--tokenizer", "builtin",
 			"--concurrency", strconv.Itoa(total), "--benchmark-duration", strconv.Itoa(*duration), "--benchmark-grace-period", "2",
-			"--streaming", "--use-server-token-count", "--allow-dataset-wrap", "--trace-idle-gap-cap-seconds", "0.5",
+			"--streaming", "--use-server-token-count", "--allow-dataset-wrap",
 			"--ui-type", "none", "--no-plot", "--no-server-metrics", "--output-artifact-dir", dir}
 	}
 	var all []result
