@@ -88,7 +88,7 @@ func main() {
 	var names, dirs []string
 	for i := range *shards {
 		d := filepath.Join(*out, fmt.Sprintf("shard-%d", i))
-		argvs = append(argvs, append(base(d), "--shard", fmt.Sprintf("%d/%d", i, *shards), "--shard-rendezvous", rdv))
+		argvs = append(argvs, append(base(filepath.Join(*out, "shard-{shard}")), "--shard", fmt.Sprintf("%d/%d", i, *shards), "--shard-rendezvous", rdv))
 		names = append(names, fmt.Sprintf("shard %d/%d (%d)", i, *shards, *lanes))
 		dirs = append(dirs, d)
 	}
