@@ -12,6 +12,8 @@
 //     shard reached it, at one instant shard 0 chooses a little ahead and
 //     each shard converts to its own clock, with the shards' profiling
 //     alignments combined;
+//   - the failed-request threshold over every shard: each shard reports
+//     its counts, shard 0 judges the totals (scenario.ExceedsThreshold);
 //   - the stop: a shard that aborts tells shard 0, which tells the others;
 //     a shard whose connection closes without its goodbye, or that sends
 //     nothing (not even the heartbeat) for the dead time, has vanished,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -24,6 +25,9 @@ type hub struct {
 	align    map[string]timing.Alignment
 	stopped  bool
 	closing  bool
+	// judged and failed are every shard's latest threshold counts (shard
+	// 0's at index 0).
+	judged, failed []int64
 	done     chan struct{} // closed when every member said goodbye or left
 	quit     chan struct{} // closed by shutdown
 	quitOnce sync.Once
@@ -52,7 +56,7 @@ func (p *Peer) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rendezvous: shard 0 cannot listen at %s: %w (another run on this port? set --shard-rendezvous HOST:PORT)", addr, err)
 	}
-	h := &hub{p: p, ln: ln, members: map[int]*member{}, joinedCh: make(chan struct{}), arrived: map[string]int{}, align: map[string]timing.Alignment{}, done: make(chan struct{}), quit: make(chan struct{})}
+	h := &hub{p: p, ln: ln, judged: make([]int64, cfg.Shard.Count), failed: make([]int64, cfg.Shard.Count), members: map[int]*member{}, joinedCh: make(chan struct{}), arrived: map[string]int{}, align: map[string]timing.Alignment{}, done: make(chan struct{}), quit: make(chan struct{})}
 	p.hub = h
 	cfg.Logf("rendezvous: shard 0 listening at %s for %d more shards", ln.Addr(), cfg.Shard.Count-1)
 	go h.accept()
@@ -182,6 +186,8 @@ func (h *hub) handle(l *link) {
 				a = *m.Align
 			}
 			h.arrive(mb.idx, m.Name, a)
+		case tCounts:
+			h.counts(mb.idx, m.J, m.F)
 		case tAbort:
 			h.stopAll(mb.idx, fmt.Sprintf("shard %d/%d stopped: %s: %s", mb.idx, cfg.Shard.Count, m.Reason, m.Text))
 		case tBye:
@@ -269,6 +275,32 @@ func (h *hub) arrive(idx int, name string, a timing.Alignment) {
 	at := time.Now().Add(h.p.cfg.ReleaseLead).UnixNano()
 	h.broadcast(-1, msg{T: tRelease, Name: name, At: at, Align: &comb})
 	h.p.releaseCh(name) <- msg{T: tRelease, Name: name, At: at, Align: &comb}
+}
+
+// counts records shard idx's threshold counts and judges the threshold
+// over every shard.
+func (h *hub) counts(idx int, judged, failed int64) {
+	frac := h.p.cfg.FailedRequestThreshold
+	h.mu.Lock()
+	h.judged[idx], h.failed[idx] = judged, failed
+	var j, f int64
+	for i := range h.judged {
+		j += h.judged[i]
+		f += h.failed[i]
+	}
+	fire := !h.stopped && scenario.ExceedsThreshold(int(f), int(j), frac)
+	if fire {
+		h.stopped = true
+	}
+	h.mu.Unlock()
+	if !fire {
+		return
+	}
+	reason := fmt.Sprintf("failed_request_threshold: over every shard, %d of %d finished profiling requests failed (%.1f%%), above the %.1f%% limit with 99.9%% confidence; stopping every shard",
+		f, j, 100*float64(f)/float64(j), 100*frac)
+	h.broadcast(-1, msg{T: tStop, Reason: reason, Code: codeThreshold})
+	h.p.fired.Store(true)
+	h.p.stop(reason)
 }
 
 // broadcast sends m to every member but except.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentperf/agentperf/timing"
@@ -76,6 +77,11 @@ type Config struct {
 	Heartbeat time.Duration
 	// ReleaseLead: DefaultReleaseLead when 0.
 	ReleaseLead time.Duration
+	// FailedRequestThreshold is the run's failed-request limit, a
+	// fraction (0: none). Shard 0 judges it over the counts every shard
+	// reports (Peer.ReportThreshold) with scenario.ExceedsThreshold and,
+	// when it fires, stops every shard with it.
+	FailedRequestThreshold float64
 	// Logf, when set, gets the rendezvous's log lines.
 	Logf func(format string, args ...any)
 }
@@ -109,6 +115,11 @@ type msg struct {
 	C      int64             `json:"c,omitempty"`
 	S      int64             `json:"s,omitempty"`
 	Reason string            `json:"reason,omitempty"`
+	// Code is a stop's kind (codeThreshold: the threshold over every
+	// shard); J and F a shard's judged and failed profiling requests.
+	Code string `json:"code,omitempty"`
+	J    int64  `json:"j,omitempty"`
+	F    int64  `json:"f,omitempty"`
 }
 
 // Message types.
@@ -124,6 +135,9 @@ const (
 	tAbort   = "abort"
 	tStop    = "stop"
 	tBye     = "bye"
+	tCounts  = "counts"
+
+	codeThreshold = "failed_request_threshold"
 )
 
 // Peer is one shard's side of the rendezvous: a replay.Coordinator.
@@ -142,6 +156,11 @@ type Peer struct {
 	stopOnce sync.Once
 	reason   string
 	closing  bool
+
+	// judged and failed are this shard's threshold counts; fired is set
+	// when the threshold over every shard stopped the run.
+	judged, failed atomic.Int64
+	fired          atomic.Bool
 
 	// The link to shard 0 (other shards).
 	conn *link
@@ -212,6 +231,21 @@ func (p *Peer) Barrier(ctx context.Context, name string, a timing.Alignment) (ti
 		return time.Time{}, a, ctx.Err()
 	}
 }
+
+// ReportThreshold records this shard's finished profiling requests
+// (overflows and cancellations not counted) and the failed ones; they
+// reach shard 0 within a quarter heartbeat.
+func (p *Peer) ReportThreshold(judged, failed int) {
+	p.judged.Store(int64(judged))
+	p.failed.Store(int64(failed))
+	if p.hub != nil {
+		p.hub.counts(0, int64(judged), int64(failed))
+	}
+}
+
+// ThresholdFired reports whether the failed-request threshold over every
+// shard stopped the run.
+func (p *Peer) ThresholdFired() bool { return p.fired.Load() }
 
 // Abort tells every other shard that this one stopped the run.
 func (p *Peer) Abort(reason, text string) {
@@ -408,13 +442,24 @@ func (p *Peer) clientLoop() {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		t := time.NewTicker(p.cfg.Heartbeat)
+		// Every quarter heartbeat: the threshold counts when they changed;
+		// every heartbeat: a ping.
+		t := time.NewTicker(p.cfg.Heartbeat / 4)
 		defer t.Stop()
-		for {
+		var sentJ, sentF int64
+		for tick := 0; ; tick++ {
 			select {
 			case <-done:
 				return
 			case <-t.C:
+				if j, f := p.judged.Load(), p.failed.Load(); j != sentJ || f != sentF {
+					if l.send(msg{T: tCounts, J: j, F: f}) == nil {
+						sentJ, sentF = j, f
+					}
+				}
+				if tick%4 != 0 {
+					continue
+				}
 				if l.quietFor() > 10*p.cfg.Heartbeat {
 					p.stop(fmt.Sprintf("shard 0 at %s sent nothing for %s: lost the rendezvous", p.cfg.Addr, 10*p.cfg.Heartbeat))
 					l.close()
@@ -442,6 +487,9 @@ func (p *Peer) clientLoop() {
 			}
 			p.releaseCh(m.Name) <- m
 		case tStop:
+			if m.Code == codeThreshold {
+				p.fired.Store(true)
+			}
 			p.stop(m.Reason)
 		}
 	}

@@ -295,3 +295,45 @@ func TestFirstHostAndSlurmAddr(t *testing.T) {
 		t.Fatal("SlurmAddr without a node list succeeded")
 	}
 }
+
+// TestThresholdOverEveryShard: three shards each with 12 failures in 40
+// requests — not enough evidence on any one of them for a 10 % limit —
+// together fire the failed-request threshold, at shard 0, and every shard
+// is stopped by it.
+func TestThresholdOverEveryShard(t *testing.T) {
+	addr := freeAddr(t)
+	var cfgs []Config
+	for i := range 3 {
+		c := testCfg(addr, i, 3)
+		c.FailedRequestThreshold = 0.1
+		cfgs = append(cfgs, c)
+	}
+	peers, errs := joinAll(t, cfgs)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	peers[1].ReportThreshold(40, 12)
+	peers[2].ReportThreshold(40, 12)
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-peers[0].Stopped():
+		t.Fatalf("stopped on two shards' 24 of 80: %s", peers[0].StopReason())
+	default:
+	}
+	peers[0].ReportThreshold(40, 12)
+	for i, p := range peers {
+		select {
+		case <-p.Stopped():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("shard %d not stopped", i)
+		}
+		if !p.ThresholdFired() || !strings.Contains(p.StopReason(), "36 of 120") {
+			t.Fatalf("shard %d: fired=%v, reason %q", i, p.ThresholdFired(), p.StopReason())
+		}
+	}
+	peers[1].Close()
+	peers[2].Close()
+	peers[0].hub.shutdown()
+}

@@ -46,12 +46,30 @@ type Coordinator interface {
 	Abort(reason, msg string)
 }
 
+// GlobalThreshold is implemented by a Coordinator that also judges the
+// failed-request threshold over every shard of the run (the rendezvous
+// does, at shard 0): Run reports its shard's counts after each judged
+// profiling request, and a stop the judge decided is a
+// failed_request_threshold abort on every shard.
+type GlobalThreshold interface {
+	// ReportThreshold gives this shard's finished profiling requests
+	// (overflows and cancellations not counted) and the failed ones.
+	ReportThreshold(judged, failed int)
+	// ThresholdFired reports whether the run was stopped by the threshold
+	// over every shard.
+	ThresholdFired() bool
+}
+
 // coordinate watches the coordinator for a stop by another shard until
 // done is closed.
 func (e *engine) coordinate(done <-chan struct{}) {
 	co := e.c.Coordinator
 	select {
 	case <-co.Stopped():
+		if gt, ok := co.(GlobalThreshold); ok && gt.ThresholdFired() {
+			e.abortFrom(AbortFailedRequestThreshold, co.StopReason())
+			return
+		}
 		e.abortFrom(AbortShardStopped, fmt.Sprintf("the run was stopped by another shard: %s; stopping this shard (%s) too", co.StopReason(), e.c.Shard))
 	case <-done:
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,5 +308,42 @@ func TestShardStopStopsTheOthers(t *testing.T) {
 	}
 	if results[0].Aborted != AbortShardStopped || !strings.Contains(results[0].AbortMessage, "interrupted") {
 		t.Fatalf("shard 0: aborted %q (%s), want %q naming the interruption", results[0].Aborted, results[0].AbortMessage, AbortShardStopped)
+	}
+}
+
+// thresholdCoord is a memCoord that judges the threshold over every shard
+// and fires on the first report.
+type thresholdCoord struct {
+	*memCoord
+	reports atomic.Int64
+	fired   atomic.Bool
+}
+
+func (c *thresholdCoord) ReportThreshold(judged, failed int) {
+	if c.reports.Add(1) == 1 {
+		c.fired.Store(true)
+		c.memCoord.Abort("failed_request_threshold", "over every shard")
+	}
+}
+func (c *thresholdCoord) ThresholdFired() bool { return c.fired.Load() }
+
+// TestGlobalThresholdAborts: a shard's judged profiling requests are
+// reported to a coordinator that judges the threshold over every shard;
+// when it fires, the shard aborts with failed_request_threshold (not
+// shard_stopped).
+func TestGlobalThresholdAborts(t *testing.T) {
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 5, Traces: 5, MinTurns: 4, MaxTurns: 9, TimeScale: 0.002})
+	srv := startZeroSim(t)
+	co := &thresholdCoord{memCoord: newMemCoord(1)}
+	cfg := shardTestConfig(t, srv.URL, traces, &memSink{})
+	cfg.Shard = timing.Shard{Index: 0, Count: 2}
+	cfg.Coordinator = co
+	cfg.BenchmarkDuration = time.Minute
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Aborted != AbortFailedRequestThreshold || co.reports.Load() == 0 {
+		t.Fatalf("aborted %q (%s) after %d reports, want %q", res.Aborted, res.AbortMessage, co.reports.Load(), AbortFailedRequestThreshold)
 	}
 }
