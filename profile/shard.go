@@ -235,7 +235,7 @@ func joinShards(ctx context.Context, s *Spec, runID string, l *Loaded, lg *runLo
 	peer, err := rendezvous.Join(ctx, rendezvous.Config{
 		Addr: s.Shard.Rendezvous, Shard: sh, RunID: runID, Logf: lg.Printf, JoinTimeout: s.Shard.JoinTimeout,
 		FailedRequestThreshold: s.Replay.FailedRequestThreshold,
-		Key: rendezvous.Key{Seed: s.Replay.Seed, Argv: s.Shard.Argv, CorpusDigest: CorpusDigest(l.identity()), Lanes: s.Replay.Concurrency},
+		Key:                    rendezvous.Key{Seed: s.Replay.Seed, Argv: s.Shard.Argv, CorpusDigest: CorpusDigest(l.identity()), Lanes: s.Replay.Concurrency},
 	})
 	if err != nil {
 		if errors.Is(err, rendezvous.ErrRefused) {

@@ -28,9 +28,9 @@ type hub struct {
 	// judged and failed are every shard's latest threshold counts (shard
 	// 0's at index 0).
 	judged, failed []int64
-	done     chan struct{} // closed when every member said goodbye or left
-	quit     chan struct{} // closed by shutdown
-	quitOnce sync.Once
+	done           chan struct{} // closed when every member said goodbye or left
+	quit           chan struct{} // closed by shutdown
+	quitOnce       sync.Once
 }
 
 type member struct {
