@@ -169,7 +169,7 @@ func withSent(a Accounting, sent int) Accounting {
 
 // tally is what the aggregates are computed from: the rows of the records
 // that are not overflows, and every record's bucket counted. Both the
-// Aggregator (records of a run) and Report (lines of an export) fill it.
+// Aggregator (records of a run) and Recompute (lines of an export) fill it.
 // It is not safe for concurrent use.
 type tally struct {
 	rows    columns

@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // Collector is what Finish needs of the run's record collector
@@ -46,7 +46,7 @@ type Input struct {
 	Collector Collector
 	// Scraper is the server-metrics scraper of the run, its final scrape
 	// done (nil: no server metrics).
-	Scraper *server.Scraper
+	Scraper *servermetrics.Scraper
 
 	// Scenario is the scenario preset's name; "" means none. Submission
 	// validity is a scenario's notion: without one, the verdict's
@@ -124,7 +124,7 @@ type Outcome struct {
 	// Derived are the prefix-cache and KV figures derived from the server
 	// metrics (nil without a scraper, or when its export failed or came
 	// after a failed write).
-	Derived *server.Derived
+	Derived *servermetrics.Derived
 	// Warnings are the warnings found while finishing, in
 	// metadata.warnings after Input.Warnings.
 	Warnings []string
@@ -334,7 +334,7 @@ func (f *finisher) exportServer() {
 		f.warn("server metrics: collection stopped by an " + d.CollectionError)
 	}
 	if pre := in.RequiredServerMetricPrefix; pre != "" {
-		b, err := os.ReadFile(filepath.Join(in.Dir, server.JSONFile))
+		b, err := os.ReadFile(filepath.Join(in.Dir, servermetrics.JSONFile))
 		if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
 			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
 		}
@@ -354,7 +354,7 @@ func (f *finisher) figure() (plot.Input, []string) {
 	if !ps.IsZero() {
 		psNs = ps.UnixNano()
 	}
-	fig, rw := plot.ReadFiles(filepath.Join(in.Dir, recordsPartial), filepath.Join(in.Dir, server.JSONFile), psNs)
+	fig, rw := plot.ReadFiles(filepath.Join(in.Dir, recordsPartial), filepath.Join(in.Dir, servermetrics.JSONFile), psNs)
 	if !in.NoPlot {
 		w, err := plot.Render(fig, filepath.Join(in.Dir, plot.FileName))
 		for _, s := range append(slices.Clone(rw), w...) {

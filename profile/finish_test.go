@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // simRun replays a small synthetic corpus against the simulator (window

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -80,7 +80,7 @@ func Merge(in MergeInput) (*Outcome, error) {
 		}
 	}
 	// Server metrics were scraped by shard 0 only.
-	for _, name := range []string{server.JSONFile, server.CSVFile} {
+	for _, name := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {
 		if err := copyFile(filepath.Join(shards[0].dir, name), filepath.Join(in.Dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("merge: copy shard 0's %s: %w", name, err)
 		}

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // memCoord is an in-process Coordinator shared by the shards of one run

@@ -57,14 +57,15 @@ func (r *profileRun) resolveShard(args []string) error {
 	if err != nil {
 		return usagef("--shard: %v", err)
 	}
-	if s.shard.Index >= r.concurrency {
-		return usagef("--shard %s has no lane: --concurrency %d is the global lane count; use at most %d shards", s.shard, r.concurrency, r.concurrency)
+	lanes := r.spec.Replay.Concurrency
+	if s.shard.Index >= lanes {
+		return usagef("--shard %s has no lane: --concurrency %d is the global lane count; use at most %d shards", s.shard, lanes, lanes)
 	}
-	dir := r.p.outputDir
+	dir := r.spec.OutputDir
 	if strings.Contains(dir, "{shard}") {
-		r.p.outputDir = strings.ReplaceAll(dir, "{shard}", fmt.Sprint(s.shard.Index))
+		r.spec.OutputDir = strings.ReplaceAll(dir, "{shard}", fmt.Sprint(s.shard.Index))
 	} else if s.shard.Count > 1 {
-		r.p.outputDir = filepath.Join(dir, fmt.Sprintf("shard-%d", s.shard.Index))
+		r.spec.OutputDir = filepath.Join(dir, fmt.Sprintf("shard-%d", s.shard.Index))
 	}
 	if s.shard.Count > 1 {
 		s.addr = sf.rendezvous
@@ -80,17 +81,8 @@ func (r *profileRun) resolveShard(args []string) error {
 			return usagef("--shard-rendezvous %q: want HOST:PORT", s.addr)
 		}
 	}
-	r.shard = s
-	r.notes = append(r.notes, fmt.Sprintf("shard %s (from %s): lanes i with i mod %d == %d of %d; artifacts in %s", s.shard, s.source, s.shard.Count, s.shard.Index, r.concurrency, r.p.outputDir))
+	r.spec.Notes = append(r.spec.Notes, fmt.Sprintf("shard %s (from %s): lanes i with i mod %d == %d of %d; artifacts in %s", s.shard, s.source, s.shard.Count, s.shard.Index, lanes, r.spec.OutputDir))
+	r.spec.Replay.Shard = s.shard
+	r.spec.Shard = &profile.ShardSpec{Rendezvous: s.addr, Argv: s.argv}
 	return nil
-}
-
-// shardSpec makes the Spec a shard of its run: its share of the lanes, the
-// rendezvous and the command line every shard must share.
-func (r *profileRun) shardSpec(s *profile.Spec) {
-	if r.shard == nil {
-		return
-	}
-	s.Replay.Shard = r.shard.shard
-	s.Shard = &profile.ShardSpec{Rendezvous: r.shard.addr, Argv: r.shard.argv}
 }

@@ -204,7 +204,9 @@ func TestShardAuto(t *testing.T) {
 				t.Setenv(k, c.env[k])
 			}
 			f := c.flags
-			r := &profileRun{p: &profileFlags{shard: &f, outputDir: c.out}, concurrency: 9}
+			r := &profileRun{p: &profileFlags{shard: &f}}
+			r.spec.OutputDir = c.out
+			r.spec.Replay.Concurrency = 9
 			err := r.resolveShard([]string{"profile", "--shard", f.shard})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
@@ -215,11 +217,12 @@ func TestShardAuto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.shard.shard.String(); got != c.want || r.p.outputDir != c.wantDir || !strings.HasPrefix(r.shard.addr, c.addr) {
-				t.Fatalf("shard %s, dir %s, rendezvous %q; want %s, %s, %q…", got, r.p.outputDir, r.shard.addr, c.want, c.wantDir, c.addr)
+			sp := r.spec
+			if got := sp.Replay.Shard.String(); got != c.want || sp.OutputDir != c.wantDir || sp.Shard == nil || !strings.HasPrefix(sp.Shard.Rendezvous, c.addr) {
+				t.Fatalf("shard %s, dir %s, spec.Shard %+v; want %s, %s, rendezvous %q…", got, sp.OutputDir, sp.Shard, c.want, c.wantDir, c.addr)
 			}
-			if len(r.shard.argv) != 1 {
-				t.Fatalf("argv for the run key %q: the --shard value must be left out", r.shard.argv)
+			if len(sp.Shard.Argv) != 1 {
+				t.Fatalf("argv for the run key %q: the --shard value must be left out", sp.Shard.Argv)
 			}
 		})
 	}
