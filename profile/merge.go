@@ -118,7 +118,12 @@ func Merge(in MergeInput) (*Outcome, error) {
 	if l := m0.Finish.OverflowRateLimit; l != nil {
 		fin.OverflowRateLimit = scenario.Some(*l)
 	}
-	return Finish(res, fin)
+	out, err := Finish(res, fin)
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.Dir = res, in.Dir
+	return out, nil
 }
 
 // shardDir is one shard folder being merged.
