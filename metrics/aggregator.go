@@ -207,3 +207,32 @@ func (t *tally) add(b Bucket, warmup bool, rw *row, e *Error) {
 		t.acct.ProfilingOK++
 	}
 }
+
+// RequestRow is one request as the aggregates hold it: what a figure of
+// the run's requests draws.
+type RequestRow struct {
+	StartNs, EndNs     int64   // Unix ns
+	TTFT, Latency, ITL float64 // ms; NaN when absent
+	OK                 bool    // no error, not cancelled
+	Warmup             bool
+}
+
+// EachRequest calls fn with every record added so far that is not a
+// context overflow (those have no row), in the order they were added, so
+// that a figure of the run needs no second read of profile_export.jsonl.
+func (a *Aggregator) EachRequest(fn func(RequestRow)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	eachRow(&a.t.rows, fn)
+}
+
+// eachRow calls fn with every row of c, in order.
+func eachRow(c *columns, fn func(RequestRow)) {
+	ttft, lat, itl := metricIndex("time_to_first_token"), metricIndex("request_latency"), metricIndex("inter_token_latency")
+	for i := range c.len() {
+		f := c.flags(i)
+		start, end := c.times(i)
+		fn(RequestRow{StartNs: start, EndNs: end, TTFT: c.value(ttft, i), Latency: c.value(lat, i), ITL: c.value(itl, i),
+			OK: !f.failed() && !f.cancelled(), Warmup: f.warmup()})
+	}
+}

@@ -18,6 +18,24 @@ type ExportOptions struct {
 	Location *time.Location
 }
 
+// EachRequestIn calls fn with every request of the record export at path
+// that is not a context overflow, in file order, as an Aggregator's
+// EachRequest gives a run's (the figures' input of a folder whose records
+// were written elsewhere: a merged run).
+func EachRequestIn(path string, fn func(RequestRow)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := readExport(f, path, false)
+	if err != nil {
+		return err
+	}
+	eachRow(&p.rows, fn)
+	return nil
+}
+
 // FinishExport computes the aggregates of the records already in dir
 // (profile_export.jsonl and context_overflow_export.jsonl, as the
 // RecordWriter writes them) and writes them with info as an Aggregator's

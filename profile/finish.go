@@ -26,14 +26,16 @@ import (
 // (*metrics.Collector, the replay.Config.Sink).
 type Collector interface {
 	// Flush writes the records buffered so far to the record stream
-	// (profile_export.jsonl.partial), which the plot reads before the
-	// aggregates are written; its error is also Err's.
+	// (profile_export.jsonl.partial); its error is also Err's.
 	Flush() error
 	// Err is the first write error of the run, nil while every write
 	// succeeded.
 	Err() error
 	// Finish closes the record streams and writes the aggregates.
 	Finish(info metrics.RunInfo) (*metrics.Summary, error)
+	// EachRequest calls fn with every request recorded that is not a
+	// context overflow, in order: the figures' input.
+	EachRequest(fn func(metrics.RequestRow))
 }
 
 // Input is what Finish needs besides the replay.Result: the run's
@@ -185,10 +187,6 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Message }
 
-// recordsPartial is the record stream's name until the collector's
-// Finish renames it (it stays so after a failed write).
-const recordsPartial = metrics.FileRecords + ".partial"
-
 // Finish writes the artifacts of a run that replay.Run returned res for,
 // judges it and returns the Outcome. It returns an error only for an
 // Input it cannot work with (nothing is written then); a failed write is
@@ -263,8 +261,8 @@ func (f *finisher) writeProblem(what string, err error) {
 
 func (f *finisher) run() {
 	res, in, col := f.res, &f.in, f.in.Collector
-	// The plot reads the record stream before the aggregates are
-	// written; a write error of this flush counts as one of the run.
+	// The records buffered so far go to disk first: a write error of this
+	// flush counts as one of the run (the aggregates then go first).
 	_ = col.Flush()
 	// After a failed write (a full disk) the aggregates are written
 	// first, into the room the collector kept; the server metrics export
@@ -354,7 +352,11 @@ func (f *finisher) figure() (plot.Input, []string) {
 	if !ps.IsZero() {
 		psNs = ps.UnixNano()
 	}
-	fig, rw := plot.ReadFiles(filepath.Join(in.Dir, recordsPartial), filepath.Join(in.Dir, servermetrics.JSONFile), psNs)
+	// The requests come from the aggregates the collector holds (no second
+	// read of the record file); the server panels from the export just
+	// written.
+	ex, rw := plot.ReadServerExport(filepath.Join(in.Dir, servermetrics.JSONFile))
+	fig := plot.Input{Requests: plot.PointsFrom(in.Collector.EachRequest), Server: ex, ProfilingStartNs: psNs}
 	if !in.NoPlot {
 		w, err := plot.Render(fig, filepath.Join(in.Dir, plot.FileName))
 		for _, s := range append(slices.Clone(rw), w...) {

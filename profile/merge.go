@@ -453,10 +453,19 @@ func copyFile(src, dst string) error {
 type mergeCollector struct {
 	dir string
 	opt metrics.ExportOptions
+	err error
 }
 
 func (c *mergeCollector) Flush() error { return nil }
-func (c *mergeCollector) Err() error   { return nil }
+func (c *mergeCollector) Err() error   { return c.err }
+
+// EachRequest reads the merged record stream (before Finish publishes it)
+// for the figures.
+func (c *mergeCollector) EachRequest(fn func(metrics.RequestRow)) {
+	if err := metrics.EachRequestIn(filepath.Join(c.dir, metrics.FileRecords+".partial"), fn); err != nil && c.err == nil {
+		c.err = fmt.Errorf("merge: read the merged records for the figures: %w", err)
+	}
+}
 
 func (c *mergeCollector) Finish(info metrics.RunInfo) (*metrics.Summary, error) {
 	for _, name := range []string{metrics.FileRecords, metrics.FileOverflow} {
@@ -473,5 +482,6 @@ func (c *mergeCollector) Finish(info metrics.RunInfo) (*metrics.Summary, error) 
 			return nil, err
 		}
 	}
-	return metrics.FinishExport(c.dir, info, c.opt)
+	sum, err := metrics.FinishExport(c.dir, info, c.opt)
+	return sum, errors.Join(c.err, err)
 }

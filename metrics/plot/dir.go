@@ -51,15 +51,22 @@ func ReadFiles(records, serverExport string, profilingStartNs int64) (Input, []s
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("plot: request panels empty: %v", err))
 	}
-	var ex *servermetrics.Export
-	if _, statErr := os.Stat(serverExport); statErr == nil {
-		ex, err = servermetrics.ReadExport(serverExport)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("plot: server panels empty: %v", err))
-			ex = nil
-		}
+	ex, w := ReadServerExport(serverExport)
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, append(warnings, w...)
+}
+
+// ReadServerExport reads the server panels' input: a missing file is no
+// server metrics (nil, no warning); an unreadable one is named in a
+// warning.
+func ReadServerExport(path string) (*servermetrics.Export, []string) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
 	}
-	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, warnings
+	ex, err := servermetrics.ReadExport(path)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("plot: server panels empty: %v", err)}
+	}
+	return ex, nil
 }
 
 // ProfilingStartNs reads when profiling started from the aggregate JSON of
