@@ -148,9 +148,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			e.res.Subagents.Branches, e.res.Subagents.Children, e.res.Subagents.Requests, e.res.Subagents.Dropped, e.res.Subagents.DroppedRequests)
 	}
 
-	e.lanes = make([]*lane, cfg.Concurrency)
+	e.lanes = make([]*lane, sched.Lanes())
+	if cfg.Shard.Sharded() {
+		e.shard = cfg.Shard.String()
+	}
 	for i := range e.lanes {
-		l := &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		// The shard's lanes in global order; a lane is named by its global
+		// index.
+		g := sched.Lane(i).Index()
+		l := &lane{idx: g, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", g), done: make(chan completion, 8), trees: map[int64]*treeState{}}
 		l.nowProgress = l.progressClock(e)
 		e.lanes[i] = l
 		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
@@ -180,6 +186,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		e.mu.Lock()
 		e.res.Cancelled = true
 		e.mu.Unlock()
+		if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
+			go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
+		}
 		e.stop()
 		time.AfterFunc(cfg.GracePeriod, e.killAll)
 	})
@@ -199,6 +208,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}()
 	}
 
+	if cfg.Coordinator != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go e.coordinate(done)
+	}
 	e.run()
 	e.killAll() // nothing may outlive Run
 	e.requests.Wait()
@@ -240,7 +254,9 @@ type hitsOnce struct {
 }
 
 type engine struct {
-	c         *Config
+	c *Config
+	// shard is the shard's "I/N" for the records ("" when unsharded).
+	shard     string
 	sched     *timing.Schedule
 	base      time.Time
 	lanes     []*lane
@@ -274,6 +290,9 @@ type engine struct {
 	// first error.
 	sinkErr    FallibleSink
 	sinkFailed atomic.Bool
+	// fromPeer is set when the run was stopped by another shard, so the
+	// stop is not passed back.
+	fromPeer atomic.Bool
 }
 
 // lane is the state owned by one lane goroutine.
@@ -366,6 +385,9 @@ func (e *engine) markAborted(reason, msg string) {
 	if e.res.Aborted == "" {
 		e.res.Aborted, e.res.AbortMessage = reason, msg
 		e.c.Logf("%s", msg)
+		if co := e.c.Coordinator; co != nil && !e.fromPeer.Load() {
+			go co.Abort(reason, msg)
+		}
 	}
 }
 
@@ -412,8 +434,11 @@ func (e *engine) run() {
 		} else {
 			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token for %s", st.Sent[0], c.AgenticCacheWarmupDuration)
 		}
-		e.sched.StartAcceleratedWarmup(e.now())
-		e.stage()
+		at, _, ok := e.barrier(BarrierPrimers, timing.Alignment{})
+		if ok {
+			e.sched.StartAcceleratedWarmup(at)
+			e.stage()
+		}
 	}
 	if timeout != nil {
 		timeout.Stop()
@@ -423,8 +448,13 @@ func (e *engine) run() {
 		return
 	}
 	ws := e.sched.Stats()
-	now = e.now()
-	e.sched.StartProfiling(now)
+	// Every shard's warmup done: profiling starts at one instant, aligned
+	// over every lane of the run.
+	now, align, ok := e.barrier(BarrierWarmup, e.sched.PrepareProfiling())
+	if !ok {
+		return
+	}
+	e.sched.StartProfilingAligned(now, align)
 	e.res.ProfilingStart = now
 	u0, s0, cpuOK := processCPU()
 	e.res.Deadline = e.sched.Deadline()
@@ -442,6 +472,9 @@ func (e *engine) run() {
 	e.res.ProfilingEnd = time.Now()
 	if u1, s1, ok := processCPU(); ok && cpuOK {
 		e.res.ProfilingUserCPU, e.res.ProfilingSystemCPU = u1-u0, s1-s0
+	}
+	if c.Coordinator != nil && !e.stopped() {
+		e.barrier(BarrierEnd, timing.Alignment{})
 	}
 	e.mu.Lock()
 	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
@@ -510,10 +543,10 @@ func (e *engine) logStartStates() {
 		p := tr.Plan()
 		live, ready := tl.StartStreams()
 		if k := tl.StartTurn(); k >= 0 {
-			c.Logf("lane %4d: start_turn=%d/%d live=%d ready=%d trace_id=%s", i, k, len(p.Streams[0].Turns), live, ready, p.TraceID)
+			c.Logf("lane %4d: start_turn=%d/%d live=%d ready=%d trace_id=%s", tl.Index(), k, len(p.Streams[0].Turns), live, ready, p.TraceID)
 			continue
 		}
-		c.Logf("lane %4d: sample_time=%.1f%% root_next=%s live=%d ready=%d trace_id=%s", i, 100*tl.StartShare(), tl.RootNext(), live, ready, p.TraceID)
+		c.Logf("lane %4d: sample_time=%.1f%% root_next=%s live=%d ready=%d trace_id=%s", tl.Index(), 100*tl.StartShare(), tl.RootNext(), live, ready, p.TraceID)
 	}
 }
 

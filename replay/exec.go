@@ -128,6 +128,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		RootCorrelationID:   st.rootCorr,
 		Lane:                s.Lane,
 		WorkerID:            l.workerID,
+		Shard:               e.shard,
 		Phase:               phase,
 		Model:               model,
 		MaxTokens:           maxTok,
