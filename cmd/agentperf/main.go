@@ -19,27 +19,46 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentperf/agentperf/replay"
 )
+
+// termGrace bounds the grace of the requests in flight after a SIGTERM
+// (docs/stopping-early.md, "The SIGTERM budget"): with the artifacts
+// written in a few seconds after it, a run stops inside Slurm's default
+// KillWait of 30 s, and inside 10 s.
+const termGrace = 5 * time.Second
 
 // processStart is when the process started (package initialisation), for
 // the start-up figure in the log.
 var processStart = time.Now()
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ks := &killSwitch{ch: make(chan struct{})}
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
-		cancel()
+		ks.signals.Add(1)
+		if s == syscall.SIGTERM {
+			// A scheduler's SIGTERM: its SIGKILL follows (Slurm's KillWait,
+			// 30 s by default), so the requests in flight get a bounded grace.
+			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
+			cancel(&replay.Terminated{Signal: "SIGTERM", Grace: termGrace})
+		} else {
+			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
+			cancel(nil)
+		}
 		<-sigs
+		ks.signals.Add(1)
 		if !ks.claimed.Load() {
 			fmt.Fprintln(os.Stderr, "agentperf: second signal: exiting at once")
 			os.Exit(exitInterrupted)
@@ -50,8 +69,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agentperf: third signal: exiting at once; the artifacts may be incomplete (.partial files)")
 		os.Exit(exitInterrupted)
 	}()
-	code := run(withKillSwitch(ctx, ks), os.Args[1:], os.Stdout, os.Stderr)
-	cancel()
+	// A closed stdout or stderr (the reader of a pipe died: `| tee` under
+	// a scheduler's SIGTERM) must not end the run. Without a Notify for
+	// SIGPIPE, Go exits at a failed write to fd 1 or 2; with one, the
+	// write returns EPIPE, and terminalWriter turns that output off.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	go func() {
+		for range pipes {
+		}
+	}()
+	code := run(withKillSwitch(ctx, ks), os.Args[1:], &terminalWriter{w: os.Stdout}, &terminalWriter{w: os.Stderr})
+	cancel(nil)
 	os.Exit(code)
 }
 
@@ -61,6 +90,8 @@ func main() {
 type killSwitch struct {
 	ch      chan struct{}
 	claimed atomic.Bool
+	// signals counts the signals received so far.
+	signals atomic.Int32
 }
 
 type killSwitchKey struct{}
@@ -79,4 +110,54 @@ func claimKillSwitch(ctx context.Context) <-chan struct{} {
 	}
 	ks.claimed.Store(true)
 	return ks.ch
+}
+
+// signalCount returns a function reporting how many signals the process
+// has received (profile.Input.Signals); nil when ctx carries no kill
+// switch.
+func signalCount(ctx context.Context) func() int {
+	ks, _ := ctx.Value(killSwitchKey{}).(*killSwitch)
+	if ks == nil {
+		return nil
+	}
+	return func() int { return int(ks.signals.Load()) }
+}
+
+// terminalWriter is the process's stdout or stderr. The first failed write
+// (a closed pipe, a vanished terminal) turns it off: that write and every
+// later one are dropped and reported as written, so that live output never
+// stops a run; Failed returns the error. The run's log file and artifacts
+// do not go through it.
+type terminalWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (t *terminalWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		if _, err := t.w.Write(p); err != nil {
+			t.err = err
+		}
+	}
+	return len(p), nil
+}
+
+// Failed returns the write error that turned the output off, nil while it
+// works.
+func (t *terminalWriter) Failed() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// outputFailed returns the error that turned w off when w is a
+// terminalWriter that failed.
+func outputFailed(w any) error {
+	if t, ok := w.(*terminalWriter); ok {
+		return t.Failed()
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -130,6 +131,8 @@ type profileRun struct {
 	// startWarnings are warnings found before the run (the free-space
 	// check), for metadata.warnings.
 	startWarnings []string
+	// signals counts the process's signals (profile.Input.Signals).
+	signals func() int
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
@@ -509,7 +512,12 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
 	stopNote := context.AfterFunc(ctx, func() {
-		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", seconds(p.graceBench))
+		grace := fmt.Sprintf("the %s grace period", seconds(p.graceBench))
+		var term *replay.Terminated
+		if errors.As(context.Cause(ctx), &term) && term.Grace < seconds(p.graceBench) {
+			grace = fmt.Sprintf("at most %s (%s: the grace period is bounded so that the artifacts are written before a scheduler's kill)", term.Grace, term.Signal)
+		}
+		lg.Printf("interrupted: no new requests; in-flight requests get %s (a second signal cancels them at once), then every artifact is written", grace)
 	})
 	defer stopNote()
 	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
@@ -542,6 +550,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	if scr != nil {
 		scr.Final(context.Background())
 	}
+	r.signals = signalCount(ctx)
 	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
 }
 

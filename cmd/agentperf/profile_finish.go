@@ -37,6 +37,8 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 		RequiredServerMetricPrefix: r.env.requiredPrefix,
 		Warnings:                   r.startWarnings, // logged when found
 		NoPlot:                     p.noPlot,
+		FailOnInvalid:              p.failOnInvalid,
+		Signals:                    r.signals,
 	})
 	if err != nil {
 		return err
@@ -76,15 +78,33 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	fmt.Fprintf(io.out, "tokenizer: %s\n", r.tokOrigin)
 	fmt.Fprintf(io.out, "artifacts: %s\n", p.outputDir)
 
+	for _, w := range []any{io.out, io.err} {
+		if err := outputFailed(w); err != nil {
+			lg.FileOnly("note: terminal output was turned off after a failed write (%v); the run went on, and this log and the artifacts are complete", err)
+			break
+		}
+	}
+	forgiven := false
 	for _, pr := range out.Problems {
 		msg := flagNames(pr.Message)
 		fmt.Fprintf(io.err, "agentperf: %s\n", msg)
-		lg.FileOnly("error: %s", msg)
+		if out.Fatal(pr) {
+			lg.FileOnly("error: %s", msg)
+		} else {
+			lg.FileOnly("note: %s", msg)
+			forgiven = true
+		}
 	}
-	if out.Interrupted {
+	code := out.ExitCode()
+	if forgiven && code == profile.ExitOK {
+		m := "the run completed: under --scenario it exits 0 with submission_valid false, as the pinned aiperf does (--fail-on-invalid exits 1 instead)"
+		fmt.Fprintf(io.err, "agentperf: %s\n", m)
+		lg.FileOnly("note: %s", m)
+	}
+	switch code {
+	case profile.ExitInterrupted:
 		return fmt.Errorf("run interrupted; artifacts written to %s: %w", p.outputDir, context.Canceled)
-	}
-	if out.Failed() {
+	case profile.ExitFailed:
 		return errRunFailed
 	}
 	return nil
