@@ -308,8 +308,8 @@ func (f *finisher) run() {
 	// follows if it still fits.
 	aggFirst := col.Err() != nil
 	if aggFirst {
-		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and the aggregates cover every record",
-			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial"))
+		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and %s",
+			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial", metrics.WarnAggregatesCoverAll))
 	}
 	if in.Scraper != nil && !aggFirst {
 		f.exportServer()

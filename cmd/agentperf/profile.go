@@ -554,20 +554,19 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
 }
 
-// maxReserve is the room the collector keeps for the end of a run on a
-// disk that fills up (the aggregates, the log; metrics.CollectorOptions).
-const maxReserve = 1 << 20
-
 // checkFreeSpace warns when the output directory has less room than the
 // run will likely need (metrics.EstimateArtifactBytes) and returns the
-// reserve to keep: maxReserve, or a quarter of the free space when that
-// is less.
+// reserve to keep: the room the run's aggregates take
+// (metrics.ReserveFor), or all the free space when that is less (then the
+// first record that does not fit ends the run, and its aggregate is still
+// written).
 func (r *profileRun) checkFreeSpace(lg *runLog) int64 {
 	dir := r.p.outputDir
+	reserve := metrics.ReserveFor(r.concurrency, r.duration, seconds(r.p.sliceDuration))
 	free, err := metrics.FreeBytes(dir)
 	if err != nil {
 		lg.Printf("note: free space in %s not checked: %v", dir, err)
-		return maxReserve
+		return reserve
 	}
 	if need := metrics.EstimateArtifactBytes(r.concurrency, r.duration); free < need {
 		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
@@ -575,7 +574,7 @@ func (r *profileRun) checkFreeSpace(lg *runLog) int64 {
 		lg.Printf("warning: %s", w)
 		r.startWarnings = append(r.startWarnings, w)
 	}
-	return min(maxReserve, free/4)
+	return min(reserve, free)
 }
 
 // humanBytes formats n bytes with a binary unit.

@@ -87,7 +87,7 @@ func (r *profileRun) finish(res *replay.Result, col *metrics.Collector, scr *ser
 	forgiven := false
 	for _, pr := range out.Problems {
 		msg := flagNames(pr.Message)
-		fmt.Fprintf(io.err, "agentperf: %s\n", msg)
+		printPrefixed(io.err, msg)
 		if out.Fatal(pr) {
 			lg.FileOnly("error: %s", msg)
 		} else {
