@@ -40,7 +40,9 @@ echo "$replay_rc" >"$RESULT_DIR/replay_rc"
 // turns off, the run stops as documented, every artifact is complete and
 // marked cancelled, and the status the launcher reads is 130. The time
 // from the signal to the aggregate on disk is logged (the SIGTERM budget
-// of docs/stopping-early.md; not asserted, machines differ).
+// of docs/stopping-early.md; not asserted, machines differ). After a
+// SIGTERM, a SIGKILL follows 30 s later, as Slurm's KillWait sends it: the
+// run must have recorded its status before.
 func TestLauncherPipelineSignals(t *testing.T) {
 	bin := agentperfBinary(t)
 	for _, tool := range []string{"bash", "tee"} {
@@ -64,8 +66,17 @@ func TestLauncherPipelineSignals(t *testing.T) {
 		{"profiling", func(c *sim.Config) { c.DecodeBaseMs = 20; c.PrefillTokensPerSec = 1e6 }, "profiling: started"},
 	}
 	for _, ph := range phases {
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-			t.Run(ph.name+"/"+sig.String(), func(t *testing.T) {
+		for _, sg := range []struct {
+			name string
+			sigs []syscall.Signal
+			mark string // metadata.agentperf.interrupted
+		}{
+			{"SIGTERM", []syscall.Signal{syscall.SIGTERM}, "once"},
+			{"SIGINT", []syscall.Signal{syscall.SIGINT}, "once"},
+			{"SIGINT twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, "twice"},
+		} {
+			sig := sg.sigs[0]
+			t.Run(ph.name+"/"+sg.name, func(t *testing.T) {
 				cfg := sim.DefaultConfig()
 				ph.cfg(&cfg)
 				cfg.Model = "served-model"
@@ -109,6 +120,18 @@ func TestLauncherPipelineSignals(t *testing.T) {
 				if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil { // the whole process group, tee included
 					t.Fatal(err)
 				}
+				if sig == syscall.SIGTERM {
+					// A Slurm time limit: SIGKILL KillWait (30 s) after the
+					// SIGTERM. The run must have ended before it.
+					kill := time.AfterFunc(30*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+					defer kill.Stop()
+				}
+				if len(sg.sigs) > 1 {
+					go func() {
+						time.Sleep(300 * time.Millisecond) // apart, so that they are not merged into one
+						syscall.Kill(-cmd.Process.Pid, sg.sigs[1])
+					}()
+				}
 				var took time.Duration
 				for took == 0 {
 					if _, err := os.Stat(agg); err == nil {
@@ -128,12 +151,12 @@ func TestLauncherPipelineSignals(t *testing.T) {
 				select {
 				case <-done:
 				case <-time.After(120 * time.Second):
-					t.Fatalf("the launcher still runs 120 s after %v", sig)
+					t.Fatalf("the launcher still runs 120 s after %s", sg.name)
 				}
 				if took < 0 {
-					t.Fatalf("no aggregate after %v", sig)
+					t.Fatalf("no aggregate after %s", sg.name)
 				}
-				t.Logf("%s in %s: from the signal to %s on disk: %s", sig, ph.name, filepath.Base(agg), took.Round(time.Millisecond))
+				t.Logf("%s in %s: from the signal to %s on disk: %s", sg.name, ph.name, filepath.Base(agg), took.Round(time.Millisecond))
 
 				b, err := os.ReadFile(filepath.Join(resultDir, "replay_rc"))
 				if err != nil {
@@ -147,8 +170,8 @@ func TestLauncherPipelineSignals(t *testing.T) {
 				md := checkArtifacts(t, out)["metadata"].(map[string]any)
 				aggJSON := readAggregate(t, out)
 				ap := md["agentperf"].(map[string]any)
-				if aggJSON["was_cancelled"] != true || ap["interrupted"] != "once" {
-					t.Errorf("was_cancelled %v, interrupted %v; want true, once", aggJSON["was_cancelled"], ap["interrupted"])
+				if aggJSON["was_cancelled"] != true || ap["interrupted"] != sg.mark {
+					t.Errorf("was_cancelled %v, interrupted %v; want true, %s", aggJSON["was_cancelled"], ap["interrupted"], sg.mark)
 				}
 				if acct := md["request_accounting"].(map[string]any); acct["adds_up"] != true {
 					t.Errorf("the accounting does not add up: %v", acct)
