@@ -124,9 +124,10 @@ func signalCount(ctx context.Context) func() int {
 }
 
 // terminalWriter is the process's stdout or stderr. The first failed write
-// (a closed pipe, a vanished terminal) turns it off: that write and every
-// later one are dropped and reported as written, so that live output never
-// stops a run; Failed returns the error. The run's log file and artifacts
+// (a closed pipe, a vanished terminal) turns it off: that write returns
+// its error once (the run log notes it in logs/aiperf.log), and every
+// later one is dropped and reported as written, so that live output never
+// stops a run. The run's log file and artifacts
 // do not go through it.
 type terminalWriter struct {
 	mu  sync.Mutex
@@ -137,27 +138,13 @@ type terminalWriter struct {
 func (t *terminalWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.err == nil {
-		if _, err := t.w.Write(p); err != nil {
-			t.err = err
-		}
+	if t.err != nil {
+		return len(p), nil
 	}
-	return len(p), nil
-}
-
-// Failed returns the write error that turned the output off, nil while it
-// works.
-func (t *terminalWriter) Failed() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.err
-}
-
-// outputFailed returns the error that turned w off when w is a
-// terminalWriter that failed.
-func outputFailed(w any) error {
-	if t, ok := w.(*terminalWriter); ok {
-		return t.Failed()
+	n, err := t.w.Write(p)
+	if err != nil {
+		t.err = err
+		return n, err
 	}
-	return nil
+	return n, nil
 }
