@@ -3,13 +3,17 @@
 //
 // Exit codes (one table for scripts):
 //
-//	0    success (also --help)
+//	0    success (also --help); under --scenario also a completed run whose
+//	     only invalidity reasons are unsafe_override and the overflow rate,
+//	     as the pinned aiperf (profile.Outcome.ExitCode; --fail-on-invalid
+//	     makes them exit 1)
 //	1    the run failed or is not a valid submission (artifacts are written)
 //	2    usage or input error (bad flag, bad corpus, unsupported option)
 //	130  interrupted by a signal (artifacts are written)
 //
 // Signals (SIGINT, SIGTERM): the first stops a run gracefully (no new
-// requests; those in flight get the grace period); the second cancels the
+// requests; those in flight get the grace period, at most 5 s after a
+// SIGTERM, whose kill follows); the second cancels the
 // requests in flight at once, and every artifact is still written from
 // what was recorded, marked cancelled and "interrupted twice"; only a third
 // exits at once and may leave partial (.partial) files. A command that has
