@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agentperf/agentperf/replay"
 )
 
@@ -76,14 +78,14 @@ func main() {
 	// A closed stdout or stderr (the reader of a pipe died: `| tee` under
 	// a scheduler's SIGTERM) must not end the run. Without a Notify for
 	// SIGPIPE, Go exits at a failed write to fd 1 or 2; with one, the
-	// write returns EPIPE, and terminalWriter turns that output off.
+	// write returns EPIPE, and pipeWriter turns that output off.
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	go func() {
 		for range pipes {
 		}
 	}()
-	code := run(withKillSwitch(ctx, ks), os.Args[1:], &terminalWriter{w: os.Stdout}, &terminalWriter{w: os.Stderr})
+	code := run(withKillSwitch(ctx, ks), os.Args[1:], outputWriter(os.Stdout), outputWriter(os.Stderr))
 	cancel(nil)
 	os.Exit(code)
 }
@@ -127,19 +129,30 @@ func signalCount(ctx context.Context) func() int {
 	return func() int { return int(ks.signals.Load()) }
 }
 
-// terminalWriter is the process's stdout or stderr. The first failed write
+// outputWriter is f (stdout or stderr) as the commands write to it: a
+// terminal as it is (the live view and the progress bars look at the
+// *os.File; a terminal gives no EPIPE), a pipe or file through a
+// pipeWriter.
+func outputWriter(f *os.File) io.Writer {
+	if term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return &pipeWriter{w: f}
+}
+
+// pipeWriter is the process's stdout or stderr when it is a pipe or a file. The first failed write
 // (a closed pipe, a vanished terminal) turns it off: that write returns
 // its error once (the run log notes it in logs/aiperf.log), and every
 // later one is dropped and reported as written, so that live output never
 // stops a run. The run's log file and artifacts
 // do not go through it.
-type terminalWriter struct {
+type pipeWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
 	err error
 }
 
-func (t *terminalWriter) Write(p []byte) (int, error) {
+func (t *pipeWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
