@@ -140,12 +140,12 @@ func outputWriter(f *os.File) io.Writer {
 	return &pipeWriter{w: f}
 }
 
-// pipeWriter is the process's stdout or stderr when it is a pipe or a file. The first failed write
-// (a closed pipe, a vanished terminal) turns it off: that write returns
-// its error once (the run log notes it in logs/aiperf.log), and every
-// later one is dropped and reported as written, so that live output never
-// stops a run. The run's log file and artifacts
-// do not go through it.
+// pipeWriter is the process's stdout or stderr when it is a pipe or a
+// file. The first failed write (a closed pipe, a full disk) turns it off:
+// that write returns its error once (the run log notes it in
+// logs/aiperf.log), and every later one is dropped and reported as
+// written, so that live output never stops a run. The run's log file and
+// artifacts do not go through it.
 type pipeWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
