@@ -177,7 +177,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		e.mu.Lock()
 		e.res.Cancelled = true
 		if term != nil {
-			e.res.Terminated = term
+			// The grace in force: the cause's bound, or a shorter
+			// GracePeriod.
+			e.res.Terminated = &Terminated{Signal: term.Signal, Grace: grace}
 		}
 		e.mu.Unlock()
 		e.stop()

@@ -10,7 +10,8 @@ import (
 // SIGKILL KillWait later (30 s by default). When the ctx given to Run is
 // cancelled with a *Terminated, the requests in flight get at most Grace
 // (not Config.GracePeriod) before they are cancelled, so that the
-// artifacts are written before the kill. Result.Terminated is then set.
+// artifacts are written before the kill. Result.Terminated is then set,
+// with the grace that was in force (Grace, or a shorter GracePeriod).
 type Terminated struct {
 	// Signal names what stopped the run ("SIGTERM").
 	Signal string

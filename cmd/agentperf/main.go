@@ -57,7 +57,7 @@ func main() {
 		if s == syscall.SIGTERM {
 			// A scheduler's SIGTERM: its SIGKILL follows (Slurm's KillWait,
 			// 30 s by default), so the requests in flight get a bounded grace.
-			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
+			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
 			cancel(&replay.Terminated{Signal: "SIGTERM", Grace: termGrace})
 		} else {
 			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)

@@ -238,8 +238,11 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 		return "", "", usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
 	}
 	readOnly := *f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1
-	if (*f.noPlot || *f.noHTML || *f.force) && readOnly {
-		return "", "", usagef("report: --no-plot, --no-html and --force apply to recomputing one folder (without --format, --plot or --check)")
+	if (*f.noPlot || *f.noHTML) && readOnly {
+		return "", "", usagef("report: --no-plot and --no-html apply to recomputing one folder (without --format, --plot or --check)")
+	}
+	if *f.force && readOnly {
+		return "", "", usagef("report: --force applies to recomputing one folder (without --format, --plot or --check)")
 	}
 	return sch, py, nil
 }
@@ -336,7 +339,7 @@ func closeOut(f *os.File) {
 // accounting adds up (metrics.ErrAggregateKept) unless force is set, and
 // the kept aggregate is left byte for byte as it was.
 func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
-	_, err := metrics.ReportWith(dir, sio.out, metrics.ReportOptions{Force: force})
+	_, err := metrics.RecomputeWith(dir, sio.out, metrics.RecomputeOptions{Force: force})
 	var failed error
 	kept := errors.Is(err, metrics.ErrAggregateKept)
 	addWarnings := func(warnings ...string) error {

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // Artifact file names RenderDir reads.
@@ -36,7 +36,7 @@ func RenderDir(dir string) ([]string, error) {
 //
 // A folder whose run did not finish (a SIGKILL, a full disk) holds its
 // records as profile_export.jsonl.partial only: they are read from there,
-// as the aggregates are recomputed (metrics.Report), and a warning says so.
+// as the aggregates are recomputed (metrics.Recompute), and a warning says so.
 func ReadDir(dir string) (Input, []string) {
 	records := filepath.Join(dir, RecordsFile)
 	var note []string
@@ -46,7 +46,7 @@ func ReadDir(dir string) (Input, []string) {
 			note = []string{"the request panels are drawn from " + RecordsFile + ".partial: the run did not finish, so its last records may be missing"}
 		}
 	}
-	in, warnings := ReadFiles(records, filepath.Join(dir, server.JSONFile), ProfilingStartNs(dir))
+	in, warnings := ReadFiles(records, filepath.Join(dir, servermetrics.JSONFile), ProfilingStartNs(dir))
 	return in, append(note, warnings...)
 }
 
@@ -64,15 +64,22 @@ func ReadFiles(records, serverExport string, profilingStartNs int64) (Input, []s
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("plot: request panels empty: %v", err))
 	}
-	var ex *server.Export
-	if _, statErr := os.Stat(serverExport); statErr == nil {
-		ex, err = server.ReadExport(serverExport)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("plot: server panels empty: %v", err))
-			ex = nil
-		}
+	ex, w := ReadServerExport(serverExport)
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, append(warnings, w...)
+}
+
+// ReadServerExport reads the server panels' input: a missing file is no
+// server metrics (nil, no warning); an unreadable one is named in a
+// warning.
+func ReadServerExport(path string) (*servermetrics.Export, []string) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
 	}
-	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, warnings
+	ex, err := servermetrics.ReadExport(path)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("plot: server panels empty: %v", err)}
+	}
+	return ex, nil
 }
 
 // ProfilingStartNs reads when profiling started from the aggregate JSON of
