@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -55,6 +56,9 @@ type Result struct {
 	// requests in flight then were cancelled at once, without the grace
 	// period. Cancelled is set too.
 	Killed bool
+	// Terminated is the cause of the cancel when ctx was cancelled with a
+	// *Terminated (a job scheduler's SIGTERM); nil otherwise.
+	Terminated *Terminated
 	// Aborted names why the run stopped early ("" = it ran to the end).
 	Aborted string
 	// AbortMessage is the human-readable reason.
@@ -207,14 +211,24 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}()
 	// A cancelled ctx stops issuing and, after the grace period, kills.
 	stopWatch := context.AfterFunc(ctx, func() {
+		grace := cfg.GracePeriod
+		var term *Terminated
+		if errors.As(context.Cause(ctx), &term) && term.Grace < grace {
+			grace = max(term.Grace, 0)
+		}
 		e.mu.Lock()
 		e.res.Cancelled = true
+		if term != nil {
+			// The grace in force: the cause's bound, or a shorter
+			// GracePeriod.
+			e.res.Terminated = &Terminated{Signal: term.Signal, Grace: grace}
+		}
 		e.mu.Unlock()
 		if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
 			go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
 		}
 		e.stop()
-		time.AfterFunc(cfg.GracePeriod, e.killAll)
+		time.AfterFunc(grace, e.killAll)
 	})
 	defer stopWatch()
 	if cfg.KillNow != nil {
@@ -501,13 +515,15 @@ func (e *engine) run() {
 		e.barrier(BarrierEnd, timing.Alignment{})
 	}
 	e.mu.Lock()
-	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
+	aborted, cancelled, killed, term := e.res.Aborted, e.res.Cancelled, e.res.Killed, e.res.Terminated
 	e.mu.Unlock()
 	switch {
 	case aborted != "":
 		e.res.EndReason = "aborted: " + aborted
 	case killed:
 		e.res.EndReason = "interrupted twice: the requests in flight were cancelled at once, without the grace period"
+	case cancelled && term != nil:
+		e.res.EndReason = "interrupted (" + term.Error() + ")"
 	case cancelled:
 		e.res.EndReason = "interrupted"
 	case e.res.ProfilingEnd.Before(e.res.Deadline):
