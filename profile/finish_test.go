@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
@@ -391,7 +392,8 @@ func TestFinishCarriesClientCost(t *testing.T) {
 // TestFigureFromTheAggregates: the figure's request points, taken from what
 // the collector holds, are the points a read of the finished record file
 // gives (same requests, same order, same values): finishing needs no
-// second read of profile_export.jsonl.
+// second read of profile_export.jsonl. Concurrent records may reach the
+// two sinks in different orders, so the points are compared sorted.
 func TestFigureFromTheAggregates(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -407,6 +409,11 @@ func TestFigureFromTheAggregates(t *testing.T) {
 	if len(mem) == 0 || len(mem) != len(file) {
 		t.Fatalf("%d points from the aggregates, %d in the record file", len(mem), len(file))
 	}
+	byTime := func(a, b plot.RequestPoint) int {
+		return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.EndNs, b.EndNs), cmp.Compare(a.Phase, b.Phase))
+	}
+	slices.SortStableFunc(mem, byTime)
+	slices.SortStableFunc(file, byTime)
 	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-9 }
 	for i := range mem {
 		m, f := mem[i], file[i]

@@ -10,7 +10,9 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // flatTrace is a trace whose top level holds three agents, as a capture
@@ -51,7 +53,22 @@ func flatCorpus() []dataset.Trace {
 // the root where the recording overlaps, and no join turn starts before
 // its chains ended (checkTrees).
 func TestFlatChainsEndToEnd(t *testing.T) {
-	srv := treeSim(t)
+	// Requests must take time for chains to run beside the root: a
+	// zero-latency server answers before the next one is sent (on a quiet
+	// machine nothing would overlap). Ten output tokens at 3 ms a step
+	// keep each request in flight for about 30 ms, the recorded scale.
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.Tokenizer = "m", tokenizer.Builtin()
+	cfg.KVCapacityTokens, cfg.MaxModelLen = 100_000_000, 10_000_000
+	cfg.DecodeBaseMs = 3
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	r := runTrees(t, srv.URL, flatCorpus(), timing.V10, false, 2, 3*time.Second, 0)
 	p := r.plans[0]
 	if len(p.Streams) != 3 || p.Streams[1].ConvID != "F1::fa:000" || p.Streams[2].ConvID != "F1::fa:001" {
