@@ -27,7 +27,10 @@ const liveBuckets = 10
 // LiveWindow is the sink that keeps the live statistics of a run: every
 // record's bucket counted, and a sliding window of the successful ones
 // (rates, TTFT and ITL percentiles from HDR histograms, the theoretical
-// hit rate). It keeps nothing per record. It is safe for concurrent use.
+// hit rate). The window holds one phase: warmup records until
+// StartProfiling, profiling records only after it, so a profiling
+// percentile never includes a warmup request. It keeps nothing per
+// record. It is safe for concurrent use.
 type LiveWindow struct {
 	opt LiveOptions
 
@@ -45,6 +48,11 @@ type LiveWindow struct {
 	winIdx     int
 	nextRotate time.Time
 	rotations  int
+	// profiling is set by StartProfiling: from then on the window holds
+	// profiling records only (it was emptied then), and its span starts at
+	// profStart.
+	profiling bool
+	profStart time.Time
 }
 
 var _ Sink = (*LiveWindow)(nil)
@@ -110,6 +118,9 @@ func (l *LiveWindow) addEntry(e *entry) {
 		return
 	case BucketWarmupOK:
 		l.acct.WarmupOK++
+		if l.profiling {
+			return // counted; the window is profiling's
+		}
 	default:
 		l.acct.ProfilingOK++
 	}
@@ -127,6 +138,26 @@ func (l *LiveWindow) addEntry(e *entry) {
 		l.winHit[l.winIdx] += int64(r.HitBlocks)
 		l.winBlocks[l.winIdx] += int64(r.TotalBlocks)
 	}
+}
+
+// StartProfiling empties the window: from at on it holds profiling
+// records only, and its span starts at at. Warmup records added later are
+// counted but stay out of the window. Later calls do nothing.
+func (l *LiveWindow) StartProfiling(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.profiling {
+		return
+	}
+	l.profiling, l.profStart = true, at
+	for range liveBuckets {
+		l.ttft.Rotate()
+		l.itl.Rotate()
+	}
+	l.winCount = [liveBuckets]int64{}
+	l.winTokens = [liveBuckets]float64{}
+	l.winHit = [liveBuckets]int64{}
+	l.winBlocks = [liveBuckets]int64{}
 }
 
 // rotate advances the window to now. l.mu held.
@@ -181,8 +212,12 @@ type LiveStats struct {
 	// would reach on the window's successful records (Σ hit blocks / Σ
 	// blocks); NaN when they carry no block counts.
 	TheoreticalHitRate float64
-	// Window is the span the rates cover (shorter early in a run).
+	// Window is the span the rates cover (shorter early in a run, and
+	// early in profiling).
 	Window time.Duration
+	// WindowPhase is the phase of the window's records: PhaseWarmup
+	// until profiling starts, PhaseProfiling after.
+	WindowPhase Phase
 }
 
 // Errors returns all failed records (both phases).
@@ -223,6 +258,11 @@ func (l *LiveWindow) Snapshot() LiveStats {
 	bd := l.bucketDur()
 	span := time.Duration(min(l.rotations, liveBuckets-1))*bd + bd - l.nextRotate.Sub(now)
 	span = min(span, now.Sub(l.started))
+	s.WindowPhase = PhaseWarmup
+	if l.profiling {
+		s.WindowPhase = PhaseProfiling
+		span = min(span, now.Sub(l.profStart))
+	}
 	s.Window = max(span, 0)
 	if span > 0 {
 		s.RequestsPerSec = float64(n) / span.Seconds()

@@ -34,6 +34,12 @@ type Sample struct {
 	// asked the run to stop (the engine drains).
 	Phase       Phase
 	Interrupted bool
+	// Killed is set once the user asked a second time: the requests in
+	// flight are cancelled, then every artifact is written.
+	Killed bool
+	// WarmupStart is when the first warmup request was sent (zero before,
+	// or when unknown: then the first sample with WarmupTotal > 0 counts).
+	WarmupStart time.Time
 	// WarmupDone counts every finished warmup request, whatever its
 	// outcome (ok, error, context overflow, cancelled); WarmupTotal is the
 	// number of warmup requests (0 before warmup starts).
@@ -54,8 +60,12 @@ type Sample struct {
 }
 
 // ClientWindow holds the client-side figures over a recent window of
-// successful requests.
+// successful requests of one phase.
 type ClientWindow struct {
+	// Phase is the phase of the window's requests: PhaseWarmup before
+	// profiling starts, PhaseProfiling after (then no warmup request is in
+	// any figure). Empty: unknown.
+	Phase              Phase
 	Window             time.Duration
 	RequestsPerSec     float64
 	OutputTokensPerSec float64
@@ -243,6 +253,9 @@ func (t *Tracker) Update() Snapshot {
 	s.Elapsed = now.Sub(t.first)
 	if s.WarmupTotal > 0 && t.warmupStart.IsZero() {
 		t.warmupStart = now
+		if !s.WarmupStart.IsZero() {
+			t.warmupStart = s.WarmupStart
+		}
 	}
 	if !s.ProfilingStart.IsZero() && t.warmupEnd.IsZero() {
 		t.warmupEnd = s.ProfilingStart

@@ -26,7 +26,7 @@ func TestTrackerWarmupETAAndProfilingLeft(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	s := Sample{Phase: PhaseWarmup, WarmupTotal: 8, Streaming: true, Client: nanWindow(), ProfilingDuration: 5 * time.Minute}
 	tr := NewTracker(SourceFunc(func() Sample { return s }), clk.Now)
-	if snap := tr.Update(); snap.WarmupETA != -1 || !strings.Contains(phaseText(&snap), "ETA unknown") {
+	if snap := tr.Update(); snap.WarmupETA != -1 || !strings.Contains(phaseText(&snap), "ETA after the first warmup request finishes") {
 		t.Errorf("ETA before any warmup request finished = %v (%q), want unknown", snap.WarmupETA, phaseText(&snap))
 	}
 	// 10 s later 2 of 8 are done, one of them an overflow and one an

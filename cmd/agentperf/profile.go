@@ -443,7 +443,8 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 	pc := &phaseClock{duration: r.duration}
 	// The scraper marks the profiling window itself; the log and the live
 	// view's clock watch the same phase changes.
-	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: processStart}}
+	// The collector's live window turns to profiling records at the start.
+	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: processStart}, col}
 	if scr != nil {
 		obs = append(obs, scr)
 	}
@@ -512,12 +513,12 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", seconds(p.graceBench))
 	})
 	defer stopNote()
-	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
-		interrupted: func() bool { return ctx.Err() != nil }})
-	lg.setOutput(lv.Log())
 	// The second signal cuts the grace period short; the run still ends
 	// through finish, which writes every artifact.
 	cfg.KillNow = claimKillSwitch(ctx)
+	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
+		interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
+	lg.setOutput(lv.Log())
 	runDone := make(chan struct{})
 	if cfg.KillNow != nil {
 		go func() {
@@ -591,6 +592,7 @@ type phaseLog struct {
 }
 
 func (o *phaseLog) WarmupStarted(requests int, at time.Time) {
+	o.pc.warmup.Store(at.UnixNano())
 	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
 	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
 }
