@@ -384,3 +384,26 @@ func TestSnapshotWindowIsOnePhase(t *testing.T) {
 		t.Errorf("counts warmup %d profiling %d, want 6 and 4 (every record counted)", s.WarmupOK, s.ProfilingOK)
 	}
 }
+
+// TestSnapshotSendLateness: the live window measures how late requests
+// were sent against their intended send time (RequestStartNs −
+// CreditIssuedNs).
+func TestSnapshotSendLateness(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		r := okRecord(i, 0, 100, 10, 1000, 11, 0, 0)
+		if i >= 95 {
+			r.CreditIssuedNs = r.RequestStartNs - 250*ms // five sent 250 ms late
+		}
+		c.Add(r)
+	}
+	s := c.Snapshot()
+	if math.Abs(s.SendLateP50-1) > 0.01 || math.Abs(s.SendLateP99-250) > 0.5 {
+		t.Errorf("send lateness p50 %v p99 %v, want 1 ms and 250 ms", s.SendLateP50, s.SendLateP99)
+	}
+}

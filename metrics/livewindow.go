@@ -41,6 +41,7 @@ type LiveWindow struct {
 	warmCanc   int
 	warmRetr   int // failed warmup attempts that were retried
 	ttft, itl  *hdrhistogram.WindowedHistogram
+	sendLate   *hdrhistogram.WindowedHistogram // send time − intended send time
 	winCount   [liveBuckets]int64
 	winTokens  [liveBuckets]float64
 	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
@@ -71,6 +72,7 @@ func NewLiveWindow(opt LiveOptions) *LiveWindow {
 	// Latencies in microseconds, 1 µs .. 1 h, 3 significant figures.
 	l.ttft = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.itl = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
+	l.sendLate = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.nextRotate = now.Add(l.bucketDur())
 	return l
 }
@@ -130,6 +132,9 @@ func (l *LiveWindow) addEntry(e *entry) {
 	if Has(v.ITL) {
 		recordClamped(l.itl.Current, v.ITL)
 	}
+	if r.CreditIssuedNs > 0 && r.RequestStartNs > 0 {
+		recordClamped(l.sendLate.Current, float64(max(0, r.RequestStartNs-r.CreditIssuedNs))/1e6)
+	}
 	l.winCount[l.winIdx]++
 	if Has(v.OSL) {
 		l.winTokens[l.winIdx] += v.OSL
@@ -153,6 +158,7 @@ func (l *LiveWindow) StartProfiling(at time.Time) {
 	for range liveBuckets {
 		l.ttft.Rotate()
 		l.itl.Rotate()
+		l.sendLate.Rotate()
 	}
 	l.winCount = [liveBuckets]int64{}
 	l.winTokens = [liveBuckets]float64{}
@@ -176,6 +182,7 @@ func (l *LiveWindow) rotate(now time.Time) {
 	for range steps {
 		l.ttft.Rotate()
 		l.itl.Rotate()
+		l.sendLate.Rotate()
 		l.winIdx = (l.winIdx + 1) % liveBuckets
 		l.winCount[l.winIdx] = 0
 		l.winTokens[l.winIdx] = 0
@@ -207,7 +214,11 @@ type LiveStats struct {
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
 	ITLP50, ITLP99     float64 // ms
-	WindowSamples      int
+	// SendLateP50 and SendLateP99 are how late the window's requests
+	// were sent against their intended send time (RequestStartNs −
+	// CreditIssuedNs), in ms: a client that cannot keep its schedule.
+	SendLateP50, SendLateP99 float64
+	WindowSamples            int
 	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
 	// would reach on the window's successful records (Σ hit blocks / Σ
 	// blocks); NaN when they carry no block counts.
@@ -271,6 +282,7 @@ func (l *LiveWindow) Snapshot() LiveStats {
 	s.WindowSamples = int(n)
 	s.TTFTP50, s.TTFTP99 = hdrPercentiles(l.ttft.Merge())
 	s.ITLP50, s.ITLP99 = hdrPercentiles(l.itl.Merge())
+	s.SendLateP50, s.SendLateP99 = hdrPercentiles(l.sendLate.Merge())
 	return s
 }
 

@@ -62,7 +62,7 @@ func (l *liveSource) Sample() ui.Sample {
 		Profiling: ui.Outcomes{OK: st.ProfilingOK, Errors: st.ProfilingErrors,
 			Overflows: st.Overflows - st.WarmupOverflows, Cancelled: st.Cancelled - st.WarmupCancelled},
 		Client: ui.ClientWindow{Phase: ui.Phase(st.WindowPhase), Window: st.Window, RequestsPerSec: st.RequestsPerSec, OutputTokensPerSec: st.OutputTokensPerSec,
-			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99,
+			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99, SendLateP99: st.SendLateP99,
 			TheoreticalHitRate: st.TheoreticalHitRate},
 	}
 	// A failed warmup attempt that was sent again is an error record but
