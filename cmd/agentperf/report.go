@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"io/fs"
 	"os"
@@ -82,11 +83,11 @@ var envFlags = []struct{ flag, env, help string }{
 // usage or input error, 1 when a check fails or the accounting of a
 // recomputed folder does not add up.
 func runReport(_ context.Context, args []string, sio stdio) error {
-	fs := newFlagSet("report", "report [flags] DIR...", reportExamples, sio.err)
+	fs := newFlagSet("report", "report [flags] DIR...", reportExamples, sio.out)
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
-		fmt.Fprint(sio.err, reportDifferences)
+		fmt.Fprint(fs.Output(), reportDifferences)
 	}
 	f := addReportFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -94,7 +95,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
-		fs.Usage()
+		usageTo(fs, sio.err)
 		return usagef("report: at least one artifact folder is required")
 	}
 	sch, py, err := f.validate(fs, dirs)
@@ -200,7 +201,7 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	switch *f.format {
 	case "", "inferencex", "markdown", "csv", "json":
 	default:
-		return "", "", usagef("report: --format %q: use inferencex, markdown, csv or json", *f.format)
+		return "", "", usagef("report: --format %q%s: use inferencex, markdown, csv or json", *f.format, suggest.DidYouMean(*f.format, []string{"inferencex", "markdown", "csv", "json"}))
 	}
 	if set("schema") && *f.format != "inferencex" {
 		return "", "", usagef("report: --schema applies to --format inferencex only")

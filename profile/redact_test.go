@@ -1,0 +1,23 @@
+package profile
+
+import "testing"
+
+// TestRedactURL: a URL is echoed as it was typed, its secrets masked.
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"sim://", "sim://"},
+		{"sim://?decode-base-ms=2&kv-capacity-tokens=1000", "sim://?decode-base-ms=2&kv-capacity-tokens=1000"},
+		{"http://localhost:8000", "http://localhost:8000"},
+		{"http://localhost:8000/", "http://localhost:8000/"},
+		{"https://bob:hunter2@api.example.com/v1", "https://bob:xxxxx@api.example.com/v1"},
+		{"https://bob@api.example.com", "https://bob@api.example.com"},
+		{"https://api.example.com/v1?api_key=s3cret&model=x", "https://api.example.com/v1?api_key=xxxxx&model=x"},
+		{"https://api.example.com/?X-Amz-Signature=abc#top", "https://api.example.com/?X-Amz-Signature=xxxxx#top"},
+		{"http://[::1", "http://[::1"}, // unparsable: as given
+	} {
+		if got := RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
