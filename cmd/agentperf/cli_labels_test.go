@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,51 @@ func TestURLEchoedAsTyped(t *testing.T) {
 		"--concurrency", "2", "--benchmark-duration", "1", "--output-artifact-dir", t.TempDir())
 	if code != exitUsage || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "ftp://bob:xxxxx@example.com") {
 		t.Errorf("a bad URL with a password: exit %d, want it echoed masked:\n%s", code, errOut)
+	}
+}
+
+// TestReportCheckFailsOnUnsafeOverride: `report --check` on a run made
+// with --unsafe-override fails, naming unsafe_override; `report --format
+// inferencex` carries the verdict and the run's model.
+func TestReportCheckFailsOnUnsafeOverride(t *testing.T) {
+	src := filepath.Join("..", "..", "report", "testdata", "two-engine")
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "profile_export_aiperf.json" {
+			var doc map[string]any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			md, _ := doc["metadata"].(map[string]any)
+			ic, _ := doc["input_config"].(map[string]any)
+			if md == nil || ic == nil {
+				t.Fatal("the fixture's aggregate JSON has no metadata or input_config")
+			}
+			md["submission_valid"], md["submission_invalid_reasons"] = false, []any{"unsafe_override"}
+			ic["unsafe_override"], ic["model_names"] = true, []any{"Qwen/Qwen3-32B"}
+			if b, err = json.Marshal(doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, "report", "--check", "--failed-request-threshold", "1", dir)
+	if code != exitRunFailed || !strings.Contains(out, "FAIL unsafe_override") {
+		t.Errorf("report --check: exit %d, want %d with a failing unsafe_override check:\n%s%s", code, exitRunFailed, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "report", "--format", "inferencex", dir)
+	if code != exitOK || !strings.Contains(out, `"submission_invalid_reasons": [`) || !strings.Contains(out, `"unsafe_override"`) ||
+		!strings.Contains(out, `"model": "Qwen/Qwen3-32B"`) || !strings.Contains(errOut, "MODEL not set: model is the run's served model") {
+		t.Errorf("report --format inferencex: exit %d:\n%s\n%s", code, out, errOut)
 	}
 }

@@ -59,7 +59,10 @@ Where --format inferencex differs from InferenceX's processor (docs/report-infer
                                 each engine's peak averaged over engines (the v2 processor summed engines; v3 took the largest)
   v2/v3 *_output_tokens_expected from the records' recorded_output_tokens (the processor globbed the HF cache)
   v2/v3 kv_offload_*            also read from vllm:kv_offload_total_bytes/_time{transfer_type} (vLLM's native names)
-  v2 kv_cache_pool_tokens, warnings   added; v3 warnings also name every defaulted setting
+  v2 kv_cache_pool_tokens, warnings   added; v3 warnings also name every defaulted setting; both name every empty
+                                field, and model is the run's served model when MODEL is unset
+  v2/v3 validity                added: the run's scenario, submission_valid and submission_invalid_reasons (--check
+                                fails each reason under its own name, e.g. unsafe_override)
 `
 
 // envFlags are the named flags that stand for InferenceX's variables.
