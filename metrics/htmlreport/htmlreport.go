@@ -256,7 +256,7 @@ func (d *Data) fillFacts(agg *aggregateHead) {
 	ic := agg.InputConfig
 	for _, k := range []struct{ label, key string }{
 		{"model", "model_names"}, {"URL", "url"}, {"endpoint", "endpoint"}, {"concurrency", "concurrency"},
-		{"benchmark duration (s)", "benchmark_duration"}, {"streaming", "streaming"}, {"random seed", "random_seed"},
+		{"benchmark duration set (s)", "benchmark_duration"}, {"streaming", "streaming"}, {"random seed", "random_seed"},
 		{"tokenizer", "tokenizer"}, {"scenario", "scenario"},
 	} {
 		if ic != nil {
@@ -284,10 +284,10 @@ func (d *Data) fillFacts(agg *aggregateHead) {
 	}
 	sd := agg.Metadata.Agentperf.ServerDerived
 	for _, k := range []struct{ label, key string }{
-		{"server GPU prefix-cache hit rate", "prefix_cache_hit_rate_gpu_local"},
-		{"server overall prefix-cache hit rate", "prefix_cache_hit_rate_overall"},
-		{"server GPU KV usage, mean while active", "gpu_kv_usage_mean_active"},
-		{"server GPU KV usage, peak", "gpu_kv_usage_peak"},
+		{"GPU prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_gpu_local"},
+		{"overall prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_overall"},
+		{"GPU KV usage, mean while active (server, profiling window)", "gpu_kv_usage_mean_active"},
+		{"GPU KV usage, peak (server, profiling window)", "gpu_kv_usage_peak"},
 	} {
 		if v, ok := sd[k.key].(float64); ok {
 			fact(k.label, fmt.Sprintf("%.1f %%", 100*v))
@@ -317,6 +317,9 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 		if h, ok := headers[k]; ok {
 			name = h.Header
 		}
+		if n, ok := htmlNames[k]; ok {
+			name = n
+		}
 		if _, hasP50 := blk["p50"]; hasP50 {
 			m := Metric{Tag: k, Name: name, Unit: unit, Stats: map[string]*float64{}}
 			for _, s := range statNames {
@@ -336,6 +339,14 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: unit, Value: f})
 		}
 	}
+}
+
+// htmlNames are the report's names for figures whose aiperf header is
+// ambiguous beside another figure of the page: each says what it covers.
+var htmlNames = map[string]string{
+	"benchmark_duration":                  "Benchmark duration measured (first request sent to last response)",
+	"overall_usage_prompt_cache_read_pct": "Cached prompt tokens (the responses' usage, successful profiling requests)",
+	"theoretical_prefix_cache_hit":        "Theoretical prefix-cache hit (an infinite cache, successful profiling requests)",
 }
 
 // prettyName turns a snake_case tag into words.
