@@ -1,10 +1,10 @@
 package plot
 
 import (
-	"strings"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentperf/agentperf/metrics/server"
