@@ -84,7 +84,11 @@ type panelJSON struct {
 	YLabel  string       `json:"ylabel"`
 	Percent bool         `json:"percent"`
 	Note    string       `json:"note,omitempty"`
-	Series  []seriesJSON `json:"series"`
+	// YMax, when positive, is the top of the y axis (set by the
+	// profiling values); RightLabel names a second y axis.
+	YMax       float64      `json:"ymax,omitempty"`
+	RightLabel string       `json:"right_label,omitempty"`
+	Series     []seriesJSON `json:"series"`
 }
 
 type seriesJSON struct {
@@ -93,6 +97,7 @@ type seriesJSON struct {
 	Color string     `json:"color"`
 	X     nullFloats `json:"x"`
 	Y     nullFloats `json:"y"`
+	Right bool       `json:"right,omitempty"` // read on the right axis
 }
 
 // nullFloats encodes NaN and ±Inf as null (JSON has no NaN).
@@ -120,9 +125,9 @@ func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 
 func figureData(fd plot.FigureData) figureJSON {
 	out := figureJSON{HasProfilingStart: fd.HasProfilingStart, ProfilingStart: fd.ProfilingStart}
 	for _, p := range fd.Panels {
-		pj := panelJSON{Title: p.Title, YLabel: p.YLabel, Percent: p.Percent, Note: p.Note, Series: []seriesJSON{}}
+		pj := panelJSON{Title: p.Title, YLabel: p.YLabel, Percent: p.Percent, Note: p.Note, YMax: p.YMax, RightLabel: p.RightLabel, Series: []seriesJSON{}}
 		for _, s := range p.Series {
-			pj.Series = append(pj.Series, seriesJSON{Name: s.Name, Style: s.Style, Color: s.Color, X: s.X, Y: s.Y})
+			pj.Series = append(pj.Series, seriesJSON{Name: s.Name, Style: s.Style, Color: s.Color, X: s.X, Y: s.Y, Right: s.Right})
 		}
 		out.Panels = append(out.Panels, pj)
 	}

@@ -95,6 +95,48 @@ type panel struct {
 	right *rightAxis
 }
 
+// top is the top of the panel's y scale set by scaleFrom (5 % above its
+// largest value), NaN when the scale is not set that way.
+func (p *panel) top() float64 {
+	if len(p.scaleFrom) == 0 {
+		return math.NaN()
+	}
+	top := 0.0
+	for _, v := range p.scaleFrom {
+		top = math.Max(top, v)
+	}
+	if top <= 0 {
+		top = 1
+	}
+	return top * 1.05
+}
+
+// clamped is s with every point above top drawn on it, named clampName
+// when that moved a point.
+func (s *series) clamped(top float64) series {
+	moved := false
+	clamp := func(ps []point) []point {
+		out := make([]point, len(ps))
+		for j, q := range ps {
+			if q.y > top {
+				q.y, moved = top, true
+			}
+			out[j] = q
+		}
+		return out
+	}
+	c := *s
+	c.pts = clamp(s.pts)
+	c.parts = nil
+	for _, part := range s.parts {
+		c.parts = append(c.parts, clamp(part))
+	}
+	if moved && s.clampName != "" {
+		c.name = s.clampName
+	}
+	return c
+}
+
 // rightAxis is a second y axis on a panel's right edge: a value v of its
 // series is drawn at v × factor on the left axis, and its ticks are
 // labelled in the series' own unit.
@@ -690,45 +732,14 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, []legendItem, error) {
 			ln.FillColor = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255}
 		}
 	}
-	// The scale from the values that set it: others above it are drawn
-	// on the top edge.
-	top := math.NaN()
-	if len(pn.scaleFrom) > 0 {
-		top = 0
-		for _, v := range pn.scaleFrom {
-			top = math.Max(top, v)
-		}
-		if top <= 0 {
-			top = 1
-		}
-		top *= 1.05
-	}
+	top := pn.top()
 	for i := range pn.series {
 		s := &pn.series[i]
 		if len(s.pts) == 0 && len(s.parts) == 0 {
 			continue
 		}
 		if !math.IsNaN(top) {
-			clamped := false
-			clamp := func(ps []point) []point {
-				out := make([]point, len(ps))
-				for j, q := range ps {
-					if q.y > top {
-						q.y, clamped = top, true
-					}
-					out[j] = q
-				}
-				return out
-			}
-			c := *s
-			c.pts = clamp(s.pts)
-			c.parts = nil
-			for _, part := range s.parts {
-				c.parts = append(c.parts, clamp(part))
-			}
-			if clamped && s.clampName != "" {
-				c.name = s.clampName
-			}
+			c := s.clamped(top)
 			s = &c
 		}
 		if s.scatter {
