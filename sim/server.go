@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // Server is a simulated vLLM server. Build it with New, then Start it (or
