@@ -49,7 +49,7 @@ func TestRollingMeanDoesNotCrossThePhaseGap(t *testing.T) {
 		rs = append(rs, RequestPoint{StartNs: zeroNs + 300e9 + int64(i)*1e9, TTFTms: 100, OK: true, Phase: "profiling"})
 	}
 	p := requestPanel(rs, zeroNs, "TTFT", "ms", func(r *RequestPoint) float64 { return r.TTFTms })
-	mean := p.series[2]
+	mean := p.series[0]
 	if len(mean.parts) != 2 {
 		t.Fatalf("rolling mean in %d parts, want one per phase", len(mean.parts))
 	}

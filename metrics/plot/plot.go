@@ -477,9 +477,10 @@ func requestPanel(rs []RequestPoint, zero int64, title, ylabel string, val func(
 		scale = nil // only warmup: it sets the scale
 	}
 	return panel{title: title, ylabel: ylabel, scaleFrom: scale, series: []series{
+		// The mean first, so that the points are drawn over it.
+		{name: fmt.Sprintf("rolling mean (%d requests, per phase)", w), parts: parts, col: colRed, width: vg.Points(1.5)},
 		{name: "profiling", pts: prof, scatter: true, col: colBlue},
 		{name: "warmup", pts: warm, scatter: true, col: colGrey, clampName: "warmup (above the profiling scale: on the top edge)"},
-		{name: fmt.Sprintf("rolling mean (%d requests, per phase)", w), parts: parts, col: colRed, width: vg.Points(1.5)},
 	}}
 }
 
@@ -748,7 +749,7 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, []legendItem, error) {
 				return nil, legend, err
 			}
 			sc.GlyphStyle.Color = s.col
-			sc.GlyphStyle.Radius = vg.Points(1.2)
+			sc.GlyphStyle.Radius = vg.Points(1.8)
 			if s.ring {
 				sc.GlyphStyle.Shape = draw.RingGlyph{}
 				sc.GlyphStyle.Radius = vg.Points(3)
