@@ -80,10 +80,10 @@ type figureJSON struct {
 }
 
 type panelJSON struct {
-	Title   string       `json:"title"`
-	YLabel  string       `json:"ylabel"`
-	Percent bool         `json:"percent"`
-	Note    string       `json:"note,omitempty"`
+	Title   string `json:"title"`
+	YLabel  string `json:"ylabel"`
+	Percent bool   `json:"percent"`
+	Note    string `json:"note,omitempty"`
 	// YMax, when positive, is the top of the y axis (set by the
 	// profiling values); RightLabel names a second y axis.
 	YMax       float64      `json:"ymax,omitempty"`
