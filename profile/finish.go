@@ -168,7 +168,6 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Message }
 
-
 // Finish writes the artifacts of a run that replay.Run returned res for,
 // judges it and returns the Outcome. It returns an error only for an
 // Input it cannot work with (nothing is written then); a failed write is
