@@ -1,6 +1,10 @@
 package profile
 
-import "testing"
+import (
+	neturl "net/url"
+	"strings"
+	"testing"
+)
 
 // TestRedactURL: a URL is echoed as it was typed, its secrets masked.
 func TestRedactURL(t *testing.T) {
@@ -20,4 +24,22 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzRedactURL: any text is echoed without panicking, and a password in
+// the user info never survives.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{"sim://", "https://bob:hunter2@h/x?api_key=k", "http://[::1", "a:b@c", "?token=x#y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := RedactURL(s)
+		u, err := neturl.Parse(s)
+		if err != nil {
+			return
+		}
+		if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(out, u.User.Username()+":"+pw+"@") {
+			t.Errorf("RedactURL(%q) = %q keeps the password", s, out)
+		}
+	})
 }
