@@ -64,6 +64,18 @@ func TestDiagnosesFromTheSim(t *testing.T) {
 				}
 			}
 			if !seen {
+				// A client that cannot keep the schedule (a loaded machine,
+				// the race detector) is diagnosed first, rightly: the server
+				// state is then not the one configured.
+				late := 0
+				for _, l := range lines {
+					if strings.Contains(l, "client is the bottleneck") {
+						late++
+					}
+				}
+				if late > 0 && late >= len(lines)/2 {
+					t.Skipf("this machine's client sends late on %d of %d lines (diagnosed as the bottleneck): the %s state cannot be told", late, len(lines), c.name)
+				}
 				t.Errorf("no profiling line says %q:\n%s", c.want, strings.Join(lines, "\n"))
 			}
 		})
