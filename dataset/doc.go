@@ -10,6 +10,13 @@
 // timestamps and the hash ids of its 64-token KV blocks. Subagent entries
 // carry nested requests of their own.
 //
+// # Chain layout
+//
+// LayoutChains splits one list of requests (a trace's top level, or one
+// subagent entry's inner requests) into chains by their hash-id prefixes,
+// as AgentX v1.0's loader does: a pure, deterministic function of the
+// requests and ChainOptions (docs/replay.md, "v1.0 session layout").
+//
 // # Reading and validation
 //
 // ReadPath, ReadJSONL and ReadTraceJSON parse with a strict hand-written

@@ -12,27 +12,59 @@ import (
 // (CollectorOptions.ReserveBytes); it is removed at Finish.
 const FileReserve = ".agentperf-reserve"
 
-// writeReserve writes a file of n zero bytes at path and returns the path,
-// or "" (and no file) when it does not fit.
+// writeReserve writes a file of n zero bytes at path and returns the path.
+// When only part fits, the part that was written is kept (room for part
+// of the end of a run is better than none); "" (and no file) when nothing
+// could be written.
 func writeReserve(path string, n int64) string {
 	f, err := os.Create(path)
 	if err != nil {
 		return ""
 	}
 	zeros := make([]byte, 64<<10)
+	var written int64
 	for left := n; left > 0 && err == nil; {
 		k := min(left, int64(len(zeros)))
-		_, err = f.Write(zeros[:k])
+		var m int
+		m, err = f.Write(zeros[:k])
+		written += int64(m)
 		left -= k
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
+		f.Truncate(written) // a short write may have allocated more
+	}
+	f.Close()
+	if written == 0 {
 		os.Remove(path)
 		return ""
 	}
 	return path
+}
+
+// The bounds of ReserveFor, from the aggregates of simulator runs (an
+// aggregate JSON of about 22 KB with the warmup's metrics, a CSV of 4 KB,
+// a timeslice of about 9.5 KB of JSON and 11 KB of CSV), doubled for
+// error groups, warnings and long names.
+const (
+	reserveAggregateBytes = 64 << 10 // the aggregate JSON and CSV
+	reservePerLaneBytes   = 64       // per lane: start_turns and the like
+	reservePerSliceBytes  = 24 << 10 // one timeslice, JSON and CSV
+)
+
+// ReserveFor is the room a run keeps for its aggregates on a disk that
+// fills up (CollectorOptions.ReserveBytes): a bound on what
+// Collector.Finish writes for lanes lanes and a profiling phase of about
+// d cut into slices of slice (0: no timeslice files). The aggregate's size
+// is set by the metrics it holds, not by the number of records; the
+// timeslice files grow with the number of slices. A grace period's
+// trailing slices are counted in a margin of 10 %.
+func ReserveFor(lanes int, d, slice time.Duration) int64 {
+	n := int64(reserveAggregateBytes) + int64(max(lanes, 0))*reservePerLaneBytes
+	if slice > 0 && d > 0 {
+		slices := int64(d/slice) + 2
+		n += (slices + slices/10) * reservePerSliceBytes
+	}
+	return n
 }
 
 // cutToLastLine truncates f after its last newline, so that a stream whose

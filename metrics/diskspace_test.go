@@ -101,3 +101,58 @@ func TestFreeBytes(t *testing.T) {
 		t.Errorf("free bytes %d", n)
 	}
 }
+
+// TestReserveForHoldsTheAggregates: the reserve covers what Finish writes
+// (the aggregate JSON and CSV, and the timeslice files) for a run of the
+// given shape, measured on a real collector: a reserve smaller than the
+// aggregate (a quarter of a 100 KiB disk was) left a full disk without
+// one.
+func TestReserveForHoldsTheAggregates(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		lanes  int
+		d      time.Duration
+		slice  time.Duration
+		reqs   int
+		errors int
+	}{
+		{"small run", 4, 10 * time.Second, 0, 40, 0},
+		{"with timeslices", 8, 20 * time.Second, time.Second, 200, 5},
+		{"many lanes", 1024, 10 * time.Second, time.Second, 2000, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, err := NewCollector(dir, CollectorOptions{SliceDuration: tc.slice})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := time.Date(2026, 8, 12, 14, 0, 0, 0, time.UTC)
+			step := tc.d / time.Duration(tc.reqs)
+			for i := range tc.reqs {
+				start := base.Add(time.Duration(i) * step).UnixNano()
+				r := &Record{Phase: PhaseProfiling, RequestStartNs: start, FirstChunkNs: start + 1e8, SecondChunkNs: start + 11e7,
+					LastChunkNs: start + 2e8, RequestEndNs: start + 201e6, Usage: &Usage{PromptTokens: 1000, CompletionTokens: 11, TotalTokens: 1011}}
+				if i < tc.errors {
+					r.Error = &Error{Code: 500 + i, Type: "Internal", Message: strings.Repeat("x", 200) + string(rune('a'+i%26))}
+				}
+				c.Add(r)
+			}
+			turns := make([]int, tc.lanes)
+			info := RunInfo{BenchmarkID: "b", Accounting: Accounting{Sent: tc.reqs, ProfilingOK: tc.reqs - tc.errors, ProfilingErrors: tc.errors},
+				ProfilingStart: base, ProfilingEnd: base.Add(tc.d), Concurrency: tc.lanes, Extra: map[string]any{"start_turns": turns}}
+			if _, err := c.Finish(info); err != nil {
+				t.Fatal(err)
+			}
+			var written int64
+			for _, f := range []string{FileAggregateJSON, FileAggregateCSV, FileTimeslicesJSON, FileTimeslicesCSV} {
+				if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					written += st.Size()
+				}
+			}
+			if r := ReserveFor(tc.lanes, tc.d, tc.slice); r < written {
+				t.Errorf("ReserveFor = %d bytes, but Finish wrote %d", r, written)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -272,7 +273,29 @@ func countLines(path string) (int, error) {
 // RecomputeOptions configure Recompute. The zero value uses the local time zone.
 type RecomputeOptions struct {
 	Location *time.Location
+	// Force lets a recomputation from profile_export.jsonl.partial replace
+	// an aggregate whose accounting adds up (see RecomputeWith).
+	Force bool
 }
+
+// The names a recomputation from profile_export.jsonl.partial is written
+// to when the folder's aggregate says its accounting adds up: the partial
+// records cannot replace a complete account of the run.
+const (
+	FileAggregateFromPartialJSON = "profile_export_aiperf_from_partial.json"
+	FileAggregateFromPartialCSV  = "profile_export_aiperf_from_partial.csv"
+)
+
+// ErrAggregateKept is wrapped by RecomputeWith's error when it kept the
+// folder's aggregate and wrote the recomputation under
+// FileAggregateFromPartialJSON instead.
+var ErrAggregateKept = errors.New("the aggregate was kept")
+
+// WarnAggregatesCoverAll ends the warning of a run whose record stream
+// failed (a full disk): its aggregates count every record, also those
+// that did not reach the file. A recomputation from the file does not, so
+// it drops that warning.
+const WarnAggregatesCoverAll = "the aggregates cover every record"
 
 // Recompute recomputes the aggregates of an artifact folder from its
 // profile_export.jsonl (and context_overflow_export.jsonl), keeps the run
@@ -290,12 +313,29 @@ func RecomputeWith(dir string, w io.Writer, opt RecomputeOptions) (*Summary, err
 	if opt.Location == nil {
 		opt.Location = time.Local
 	}
-	s, version, err := summarize(dir, opt)
+	s, version, src, err := summarize(dir, opt)
 	if err != nil {
 		return nil, err
 	}
-	// The timeslice files are left as they are.
-	if err := s.writeAggregates(dir, exportOptions{version: version, location: opt.Location}, false); err != nil {
+	eo := exportOptions{version: version, location: opt.Location}
+	var kept error
+	if src.partial && src.existingAddsUp && !opt.Force {
+		// Never replace a complete account of the run with one from the
+		// partial records: the recomputation goes beside it.
+		j, err := s.aggregateJSON(eo)
+		if err != nil {
+			return s, err
+		}
+		if err := writeFileAtomic(dir, FileAggregateFromPartialJSON, j); err != nil {
+			return s, err
+		}
+		if err := writeFileAtomic(dir, FileAggregateFromPartialCSV, s.aggregateCSV()); err != nil {
+			return s, err
+		}
+		kept = fmt.Errorf("%w: %s says its accounting adds up (%s) and %s%s lacks %s; the recomputation from the partial file was written to %s and %s (--force replaces the aggregate)",
+			ErrAggregateKept, filepath.Join(dir, FileAggregateJSON), src.existing.summary(), FileRecords, partialSuffix,
+			src.existing.lacking(s.Info.Accounting), FileAggregateFromPartialJSON, FileAggregateFromPartialCSV)
+	} else if err := s.writeAggregates(dir, eo, false); err != nil { // the timeslice files are left as they are
 		return s, err
 	}
 	if w != nil {
@@ -303,7 +343,34 @@ func RecomputeWith(dir string, w io.Writer, opt RecomputeOptions) (*Summary, err
 			return s, err
 		}
 	}
-	return s, s.AccountingErr
+	return s, errors.Join(kept, s.AccountingErr)
+}
+
+// summary is the accounting in one line.
+func (a Accounting) summary() string {
+	return fmt.Sprintf("%d sent: profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+}
+
+// lacking says which records b (a recount) lacks against a.
+func (a Accounting) lacking(b Accounting) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		a, b int
+	}{
+		{"profiling ok", a.ProfilingOK, b.ProfilingOK}, {"profiling failed", a.ProfilingErrors, b.ProfilingErrors},
+		{"warmup ok", a.WarmupOK, b.WarmupOK}, {"warmup failed", a.WarmupErrors, b.WarmupErrors},
+		{"context overflow", a.Overflows, b.Overflows}, {"cancelled", a.Cancelled, b.Cancelled},
+	} {
+		if c.b < c.a {
+			parts = append(parts, fmt.Sprintf("%d %s", c.a-c.b, c.name))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("none of the aggregate's records by count, but holds %d of the %d requests sent", b.Total(), a.Sent)
+	}
+	return fmt.Sprintf("%s records of the %d requests sent (it holds %d)", strings.Join(parts, ", "), a.Sent, b.Total())
 }
 
 // Summarize computes the Summary of an artifact folder as Recompute does
@@ -312,13 +379,23 @@ func RecomputeWith(dir string, w io.Writer, opt RecomputeOptions) (*Summary, err
 // anything. An accounting mismatch is not an error here: it is in
 // Summary.AccountingErr.
 func Summarize(dir string, opt RecomputeOptions) (*Summary, error) {
-	s, _, err := summarize(dir, opt)
+	s, _, _, err := summarize(dir, opt)
 	return s, err
 }
 
-// summarize is the read-only part of ReportWith; it also returns the
-// aiperf_version to write back.
-func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
+// reportSource is what summarize read the records from.
+type reportSource struct {
+	// partial: the records came from profile_export.jsonl.partial.
+	partial bool
+	// existing is the accounting of the folder's aggregate before, and
+	// existingAddsUp whether that aggregate said it adds up.
+	existing       Accounting
+	existingAddsUp bool
+}
+
+// summarize is the read-only part of RecomputeWith; it also returns the
+// aiperf_version to write back and where the records came from.
+func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource, error) {
 	if opt.Location == nil {
 		opt.Location = time.Local
 	}
@@ -333,12 +410,12 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
 		}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
+		return nil, "", reportSource{}, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
 	p, err := readExport(f, path, partial && EndsMidLine(path))
 	f.Close()
 	if err != nil {
-		return nil, "", err
+		return nil, "", reportSource{}, err
 	}
 	ovfPath := filepath.Join(dir, FileOverflow)
 	if partial {
@@ -346,12 +423,12 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
 	}
 	ovf, err := countOverflows(ovfPath)
 	if err != nil {
-		return nil, "", fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
+		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
 	p.acct.Overflows = ovf.profiling + ovf.warmup
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
-		return nil, "", err
+		return nil, "", reportSource{}, err
 	}
 	if partial {
 		// A run that never reached Finish was cut short: it is never a
@@ -361,6 +438,9 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
 		if p.torn > 0 {
 			w += "; its last line was cut mid-write and is left out"
 		}
+		// The warning of a failed write says the aggregates cover every
+		// record; these, from the file, do not.
+		info.Warnings = slices.DeleteFunc(info.Warnings, func(x string) bool { return strings.HasSuffix(x, WarnAggregatesCoverAll) })
 		if !slices.Contains(info.Warnings, w) {
 			info.Warnings = append(info.Warnings, w)
 		}
@@ -378,7 +458,8 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
 		s.AccountingErr = fmt.Errorf("%w: the run did not finish (only %s%s): how many requests it sent is not recorded, so the %d records cannot be checked against it",
 			ErrAccounting, FileRecords, partialSuffix, p.acct.Total())
 	}
-	return s, version, nil
+	src := reportSource{partial: partial, existing: info.prevAccounting, existingAddsUp: info.prevAddsUp}
+	return s, version, src, nil
 }
 
 // readRunInfo recovers the run context from an existing aggregate JSON. A
@@ -408,7 +489,14 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 			SkippedSubagents  int            `json:"skipped_subagent_requests"`
 			Warnings          []string       `json:"warnings"`
 			RequestAccounting struct {
-				Sent int `json:"sent"`
+				Sent            int   `json:"sent"`
+				ProfilingOK     int   `json:"profiling_ok"`
+				ProfilingErrors int   `json:"profiling_errors"`
+				WarmupOK        int   `json:"warmup_ok"`
+				WarmupErrors    int   `json:"warmup_errors"`
+				Overflows       int   `json:"context_overflows"`
+				Cancelled       int   `json:"cancelled"`
+				AddsUp          *bool `json:"adds_up"`
 			} `json:"request_accounting"`
 			Agentperf map[string]any `json:"agentperf"`
 		} `json:"metadata"`
@@ -466,7 +554,11 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	info.Validity.Reasons = agg.Metadata.Reasons
 	info.Dataset = agg.Metadata.Dataset
 	info.SkippedSubagentRequests = agg.Metadata.SkippedSubagents
-	info.Accounting.Sent = agg.Metadata.RequestAccounting.Sent
+	ra := agg.Metadata.RequestAccounting
+	info.Accounting.Sent = ra.Sent
+	info.prevAccounting = Accounting{Sent: ra.Sent, ProfilingOK: ra.ProfilingOK, ProfilingErrors: ra.ProfilingErrors,
+		WarmupOK: ra.WarmupOK, WarmupErrors: ra.WarmupErrors, Overflows: ra.Overflows, Cancelled: ra.Cancelled}
+	info.prevAddsUp = ra.AddsUp != nil && *ra.AddsUp
 	var slice time.Duration
 	extra := map[string]any{}
 	nsTime := func(v any) time.Time {

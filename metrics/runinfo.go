@@ -48,6 +48,10 @@ type RunInfo struct {
 	// existing aggregate JSON that Recompute does not regenerate (written
 	// back unchanged, after the regenerated ones).
 	keepTop, keepMeta map[string]any
+	// prevAccounting and prevAddsUp are the request_accounting of the
+	// aggregate Report read the context from (what it would replace).
+	prevAccounting Accounting
+	prevAddsUp     bool
 }
 
 // profilingWindow returns the profiling window, falling back to the run's.

@@ -2,11 +2,13 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -77,9 +79,19 @@ var knownEnv = map[string]envVar{
 	"AIPERF_DYNAMO_SESSION_TIMEOUT_SECONDS":               {handling: envAccepted, why: "read by InferenceX's launcher"},
 	"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": {handling: envRejected, isDefault: falsy,
 		why: "tool-shaped messages are not supported yet; tool results are sent as user messages"},
-	"AIPERF_DAG_FAIL_FAST":                   {handling: envHonoured},
-	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":     {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
-	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW": {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
+	"AIPERF_DAG_FAIL_FAST":                       {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS": {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SEAM_MAX_GAP_SECONDS":   {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_SEAM_MIN_OVERLAP_RATIO": {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_MAX_REQUESTS":       {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_ISL_RATIO":          {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_ISL_FLOOR":          {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_CROSS_MODEL":        {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_REDUCTION_OSL_MAX":  {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_AUX_REDUCTION_RATIO":    {handling: envHonoured},
+	"AIPERF_DATASET_WEKA_WORKER_GROUP_MIN":       {handling: envHonoured},
+	"AIPERF_TIMING_CANCEL_DRAIN_TIMEOUT":         {handling: envAccepted, why: "cancellation drains for --benchmark-grace-period"},
+	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW":     {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
 }
 
 // Environment is what the AIPERF_* variables (aiperf's names, so that an
@@ -107,6 +119,11 @@ type Environment struct {
 	UnsafeOverride bool
 	// DAGFailFast is AIPERF_DAG_FAIL_FAST.
 	DAGFailFast bool
+	// Chains are the switches of v1.0's session layout (the
+	// AIPERF_DATASET_WEKA_* variables of ChainOptionsFromEnv), when
+	// ChainsSet (one of them is set).
+	Chains    dataset.ChainOptions
+	ChainsSet bool
 	// Notes are the accepted-but-inert and unknown variables, for the log.
 	Notes []string
 }
@@ -183,6 +200,12 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 	s.RequiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	s.UnsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
 	s.DAGFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
+	s.Chains, errs = chainOptionsFromEnv(getenv, errs)
+	for _, k := range chainEnvNames {
+		if getenv(chainEnvPrefix+k) != "" {
+			s.ChainsSet = true
+		}
+	}
 	if len(errs) > 0 {
 		return s, &InputError{Err: fmt.Errorf("environment:\n  %s", strings.Join(errs, "\n  "))}
 	}
@@ -212,6 +235,85 @@ func (e Environment) Apply(s *Spec) {
 		s.OverflowRateLimit = e.OverflowRateLimit
 	}
 	s.Replay.DAGFailFast = s.Replay.DAGFailFast || e.DAGFailFast
+	if e.ChainsSet {
+		chains := e.Chains
+		s.Replay.Chains = &chains
+	}
 	s.UnsafeOverride = s.UnsafeOverride || e.UnsafeOverride
 	s.Notes = append(append([]string(nil), e.Notes...), s.Notes...) // the environment first
+}
+
+// chainEnvPrefix and chainEnvNames are the chain layout's variables.
+const chainEnvPrefix = "AIPERF_DATASET_WEKA_"
+
+var chainEnvNames = []string{"SPLIT_FLATTENED_AGENTS", "SEAM_MAX_GAP_SECONDS", "SEAM_MIN_OVERLAP_RATIO", "AUX_MAX_REQUESTS",
+	"AUX_ISL_RATIO", "AUX_ISL_FLOOR", "AUX_CROSS_MODEL", "AUX_REDUCTION_OSL_MAX", "AUX_REDUCTION_RATIO", "WORKER_GROUP_MIN"}
+
+// ChainOptionsFromEnv reads the AIPERF_DATASET_WEKA_* switches of v1.0's
+// session layout over the pinned loader's defaults (unset variables keep
+// them); a malformed or out-of-range value is an InputError naming it.
+func ChainOptionsFromEnv(getenv func(string) string) (dataset.ChainOptions, error) {
+	o, errs := chainOptionsFromEnv(getenv, nil)
+	if len(errs) > 0 {
+		return o, &InputError{Err: fmt.Errorf("environment:\n  %s", strings.Join(errs, "\n  "))}
+	}
+	return o, nil
+}
+
+// chainOptionsFromEnv reads the AIPERF_DATASET_WEKA_* switches of v1.0's
+// session layout over the pinned loader's defaults, appending a message
+// per malformed or out-of-range value to errs.
+func chainOptionsFromEnv(getenv func(string) string, errs []string) (dataset.ChainOptions, []string) {
+	o := dataset.DefaultChainOptions()
+	const pre = chainEnvPrefix
+	boolean := func(name string, dst *bool) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		switch strings.ToLower(v) {
+		case "1", "true", "yes", "on":
+			*dst = true
+		case "0", "false", "no", "off":
+			*dst = false
+		default:
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected true or false", pre, name, v))
+		}
+	}
+	number := func(name string, dst *float64, lo, hi float64) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < lo || f > hi {
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected a number in [%g, %g]", pre, name, v, lo, hi))
+			return
+		}
+		*dst = f
+	}
+	integer := func(name string, dst *int) {
+		v := strings.TrimSpace(getenv(pre + name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Sprintf("%s%s=%q: expected a whole number ≥ 0", pre, name, v))
+			return
+		}
+		*dst = n
+	}
+	inf := math.Inf(1)
+	boolean("SPLIT_FLATTENED_AGENTS", &o.Split)
+	number("SEAM_MAX_GAP_SECONDS", &o.SeamMaxGap, 0, inf)
+	number("SEAM_MIN_OVERLAP_RATIO", &o.SeamMinOverlap, 0, 1)
+	integer("AUX_MAX_REQUESTS", &o.AuxMaxRequests)
+	number("AUX_ISL_RATIO", &o.AuxISLRatio, 0, math.MaxFloat64)
+	integer("AUX_ISL_FLOOR", &o.AuxISLFloor)
+	boolean("AUX_CROSS_MODEL", &o.AuxCrossModel)
+	integer("AUX_REDUCTION_OSL_MAX", &o.ReductionOSLMax)
+	number("AUX_REDUCTION_RATIO", &o.ReductionRatio, 0, math.MaxFloat64)
+	integer("WORKER_GROUP_MIN", &o.WorkerGroupMin)
+	return o, errs
 }

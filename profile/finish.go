@@ -95,6 +95,16 @@ type Input struct {
 	Warnings []string
 	// NoPlot leaves metrics_plots.png out.
 	NoPlot bool
+	// FailOnInvalid makes every reason a run is not a valid submission
+	// fail it (Outcome.ExitCode 1), as outside a scenario's pinned rule;
+	// see Outcome.ExitCode.
+	FailOnInvalid bool
+	// Signals, when set, returns how many interrupts (signals) the caller
+	// has received so far. Finish reads it before it writes the
+	// aggregates and once more at the end: a run interrupted while its
+	// artifacts were written is marked interrupted (and exits 130) even
+	// though its requests all ended.
+	Signals func() int
 
 	// Shard, when set, makes the run one shard of a sharded run: Finish
 	// writes its manifest (FileShard, with the run's Result) beside the
@@ -137,7 +147,8 @@ type Outcome struct {
 	// Problems are what makes the run fail, in the order found.
 	Problems []Problem
 	// Interrupted is set when the run was cancelled (a signal) rather than
-	// aborted or ended: a CLI exits 130.
+	// aborted or ended, or a signal came while its artifacts were written:
+	// a CLI exits 130.
 	Interrupted bool
 
 	// Result is what the engine returned (set by Run).
@@ -146,11 +157,66 @@ type Outcome struct {
 	Dir string
 	// Tokenizer is where the run's tokenizer came from (set by Run).
 	Tokenizer tokenizer.Origin
+
+	// failOnInvalid is Input.FailOnInvalid.
+	failOnInvalid bool
 }
 
 // Failed reports whether the run failed: a problem was found (an
-// artifact not written, an abort, an invalid submission).
+// artifact not written, an abort, an invalid submission). Whether the
+// run's process fails is ExitCode's rule, which forgives some of them
+// under a scenario.
 func (o *Outcome) Failed() bool { return len(o.Problems) > 0 }
+
+// The exit codes ExitCode returns (a CLI's process exit status).
+const (
+	// ExitOK: the run completed and nothing fatal was found.
+	ExitOK = 0
+	// ExitFailed: a fatal problem (Outcome.Fatal): an abort, a failed
+	// write, a missing required metric, or an invalid submission the
+	// rule does not forgive. Every artifact that could be written was.
+	ExitFailed = 1
+	// ExitInterrupted: a signal stopped the run or came while its
+	// artifacts were written.
+	ExitInterrupted = 130
+)
+
+// Fatal reports whether p fails the run's process (ExitFailed).
+//
+// Every problem is fatal but an invalid submission under a scenario,
+// which follows the pinned aiperf: a run that completed exits 0 with
+// submission_valid false when its only reasons are unsafe_override (a
+// lock lifted by --unsafe-override), context_overflow_rate_exceeded or
+// run_cancelled (the cancel has its own code); aiperf fails the process
+// only for its fatal errors, which among the validity reasons are
+// insufficient_profile_metric_coverage (its ProfileMetricCoverageError)
+// and a run without results (zero_completed_requests). With
+// Input.FailOnInvalid every reason is fatal.
+func (o *Outcome) Fatal(p Problem) bool {
+	if p.Kind != ProblemInvalid || o.failOnInvalid {
+		return true
+	}
+	switch p.Reason {
+	case scenario.ReasonUnsafeOverride, scenario.ReasonOverflowRateExceeded, scenario.ReasonRunCancelled:
+		return false
+	}
+	return true
+}
+
+// ExitCode is the exit status of the run's process: ExitInterrupted for
+// an interrupted run, else ExitFailed when a problem is Fatal, else
+// ExitOK. docs/artifacts.md has the table.
+func (o *Outcome) ExitCode() int {
+	if o.Interrupted {
+		return ExitInterrupted
+	}
+	for _, p := range o.Problems {
+		if o.Fatal(p) {
+			return ExitFailed
+		}
+	}
+	return ExitOK
+}
 
 // ProblemKind says what a Problem is about.
 type ProblemKind int
@@ -201,7 +267,7 @@ func Finish(res *replay.Result, in Input) (*Outcome, error) {
 	// top of that garbage, under a heap goal about twice the run's live
 	// heap.
 	runtime.GC()
-	f := &finisher{res: res, in: in, out: &Outcome{}}
+	f := &finisher{res: res, in: in, out: &Outcome{failOnInvalid: in.FailOnInvalid}}
 	f.run()
 	if in.Shard != nil {
 		if err := writeShardManifest(in.Dir, in, res); err != nil {
@@ -269,8 +335,8 @@ func (f *finisher) run() {
 	// follows if it still fits.
 	aggFirst := col.Err() != nil
 	if aggFirst {
-		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and the aggregates cover every record",
-			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial"))
+		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and %s",
+			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial", metrics.WarnAggregatesCoverAll))
 	}
 	if in.Scraper != nil && !aggFirst {
 		f.exportServer()
@@ -279,11 +345,15 @@ func (f *finisher) run() {
 	f.out.Verdict = verdict
 	info := f.runInfo(verdict)
 
+	// After a scheduler's SIGTERM the kill follows: the aggregates go
+	// before the figure, which takes longest.
+	figLate := aggFirst || res.Terminated != nil
 	var fig plot.Input
 	var figWarnings []string
-	if !aggFirst {
+	if !figLate {
 		fig, figWarnings = f.figure()
 	}
+	marked := f.markLateSignal(&info)
 	info.Warnings = append(slices.Clone(in.Warnings), f.out.Warnings...)
 	sum, err := col.Finish(info)
 	f.out.Summary = sum
@@ -291,12 +361,12 @@ func (f *finisher) run() {
 		f.writeProblem("the request exports", err)
 	}
 	f.late = true
-	if aggFirst {
-		if in.Scraper != nil {
-			if _, err := in.Scraper.Export(in.Dir); err != nil {
-				f.writeProblem("the server metrics export", err)
-			}
+	if aggFirst && in.Scraper != nil {
+		if _, err := in.Scraper.Export(in.Dir); err != nil {
+			f.writeProblem("the server metrics export", err)
 		}
+	}
+	if figLate {
 		fig, figWarnings = f.figure()
 	}
 	// report.html shows the aggregates: without them (their write
@@ -315,7 +385,47 @@ func (f *finisher) run() {
 		f.problem(ProblemAborted, res.Aborted, "run aborted ("+res.Aborted+"): "+res.AbortMessage, nil)
 	}
 	f.validityProblems(verdict)
-	f.out.Interrupted = res.Cancelled && res.Aborted == ""
+	late := !res.Cancelled && f.signals() > 0
+	if late && !marked {
+		// The signal came after the aggregates were written: the mark
+		// goes into their warnings, the exit code says it too.
+		w := lateSignalWarning
+		f.warn(w)
+		if err := metrics.AddWarnings(in.Dir, w); err != nil {
+			f.warn(fmt.Sprintf("the interruption could not be recorded in %s: %v", metrics.FileAggregateJSON, err))
+		}
+	}
+	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+}
+
+// lateSignalWarning is the mark of a run interrupted while its artifacts
+// were written.
+const lateSignalWarning = "interrupted while the artifacts were written: every request had ended, so the records and aggregates are complete; the run is marked interrupted and exits 130"
+
+// signals is Input.Signals (0 without it).
+func (f *finisher) signals() int {
+	if f.in.Signals == nil {
+		return 0
+	}
+	return f.in.Signals()
+}
+
+// markLateSignal marks info interrupted when a signal came after the
+// replay ended (while finishing) and reports whether it did.
+func (f *finisher) markLateSignal(info *metrics.RunInfo) bool {
+	if f.res.Cancelled {
+		return false
+	}
+	n := f.signals()
+	if n == 0 {
+		return false
+	}
+	info.Extra["interrupted"] = "once"
+	if n > 1 {
+		info.Extra["interrupted"] = "twice"
+	}
+	f.warn(lateSignalWarning)
+	return true
 }
 
 // exportServer writes the server metrics export and checks the required
@@ -380,6 +490,8 @@ func (f *finisher) judge() scenario.Verdict {
 	return scenario.Judge(scenario.JudgeInput{
 		StaticReasons:     in.StaticReasons,
 		Cancelled:         res.Cancelled || res.Aborted != "",
+		Interrupted:       res.Cancelled && res.Aborted == "",
+		Aborted:           res.Aborted,
 		Overflows:         res.ProfilingOverflows,
 		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
 		OverflowRateLimit: in.OverflowRateLimit,
@@ -457,6 +569,9 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		f.warn(fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 	case res.Cancelled:
 		info.Extra["interrupted"] = "once"
+		if t := res.Terminated; t != nil {
+			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
+		}
 	}
 	if res.Schedule.Traces > 0 && res.Generation.Subagents {
 		info.Extra["subagents"] = subagentMetadata(res)

@@ -226,6 +226,118 @@ func TestFinishRejectsAnIncompleteInput(t *testing.T) {
 	}
 }
 
+// TestOutcomeExitCode: the exit-code rule (docs/artifacts.md). Under a
+// scenario the pinned aiperf's: a completed run whose only reasons are
+// unsafe_override or the overflow rate exits 0 with submission_valid
+// false; coverage and a run without results fail it; FailOnInvalid fails
+// every reason; without a scenario only a run that completed nothing
+// fails; a signal is 130 whatever else.
+func TestOutcomeExitCode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	base := profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond, Concurrency: 4, NoPlot: true}
+	out, err := profile.Finish(res, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode() != profile.ExitOK {
+		t.Fatalf("a clean run: exit %d (%v)", out.ExitCode(), out.Problems)
+	}
+	// The rule reads the problems; these are the ones Finish finds.
+	for _, tc := range []struct {
+		name    string
+		reasons []string
+		strict  bool
+		want    int
+	}{
+		{"unsafe_override", []string{scenario.ReasonUnsafeOverride}, false, profile.ExitOK},
+		{"overflow rate", []string{scenario.ReasonUnsafeOverride, scenario.ReasonOverflowRateExceeded}, false, profile.ExitOK},
+		{"coverage is fatal in the pin", []string{scenario.ReasonInsufficientCoverage}, false, profile.ExitFailed},
+		{"no result", []string{scenario.ReasonZeroCompleted}, false, profile.ExitFailed},
+		{"--fail-on-invalid", []string{scenario.ReasonUnsafeOverride}, true, profile.ExitFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			res, col, syn := simRun(t, d, 0)
+			in := profile.Input{Dir: d, Collector: col, Synth: syn, Duration: 300 * time.Millisecond, Concurrency: 4, NoPlot: true,
+				Scenario: "inferencex-agentx-mvp", StaticReasons: tc.reasons, FailOnInvalid: tc.strict}
+			out, err := profile.Finish(res, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.ExitCode(); got != tc.want {
+				t.Errorf("exit %d, want %d (problems %v)", got, tc.want, out.Problems)
+			}
+			if out.Verdict.Valid {
+				t.Errorf("valid with reasons %v", tc.reasons)
+			}
+		})
+	}
+}
+
+// TestFinishSignalWhileWriting: a signal that comes after the replay
+// ended, while the artifacts are written, used to leave exit 0 and no
+// mark. Before the aggregates are written it is in them (interrupted once
+// or twice, a warning); after, in their warnings; either way the outcome
+// is interrupted (exit 130), and the accounting still adds up.
+func TestFinishSignalWhileWriting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		signals  []int // what Signals returns on each call
+		wantMark string
+	}{
+		{"two signals before the aggregates", []int{2, 2}, "twice"},
+		{"one signal before the aggregates", []int{1, 1}, "once"},
+		{"a signal after the aggregates", []int{0, 1}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, col, syn := simRun(t, dir, 0)
+			calls := 0
+			signals := func() int {
+				n := tc.signals[min(calls, len(tc.signals)-1)]
+				calls++
+				return n
+			}
+			out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+				Concurrency: 4, NoPlot: true, Signals: signals})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Interrupted || out.ExitCode() != profile.ExitInterrupted {
+				t.Fatalf("interrupted %v, exit %d; want an interrupted run (130)", out.Interrupted, out.ExitCode())
+			}
+			b, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var agg struct {
+				Metadata struct {
+					Warnings  []string       `json:"warnings"`
+					Agentperf map[string]any `json:"agentperf"`
+					Acct      struct {
+						AddsUp bool `json:"adds_up"`
+					} `json:"request_accounting"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(b, &agg); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := agg.Metadata.Agentperf["interrupted"].(string); got != tc.wantMark {
+				t.Errorf("metadata.agentperf.interrupted = %q, want %q", got, tc.wantMark)
+			}
+			if !strings.Contains(strings.Join(agg.Metadata.Warnings, "\n"), "interrupted while the artifacts were written") {
+				t.Errorf("metadata.warnings do not say the run was interrupted: %q", agg.Metadata.Warnings)
+			}
+			if !agg.Metadata.Acct.AddsUp {
+				t.Errorf("the accounting does not add up")
+			}
+		})
+	}
+}
+
 // TestFinishCarriesClientCost: the engine's count of responses decoded
 // with encoding/json reaches metadata.agentperf.response_fallbacks (a run
 // against the simulator has none), and its CPU time of the profiling

@@ -18,6 +18,10 @@ type runLog struct {
 	w       io.Writer
 	file    *os.File
 	pending []string
+	// termErr is the first failed write to the terminal side: a closed
+	// pipe (`| tee` whose tee died) or terminal. The run goes on; the
+	// file says so once.
+	termErr error
 }
 
 func newRunLog(w io.Writer) *runLog {
@@ -95,7 +99,10 @@ func (l *runLog) Printf(format string, args ...any) {
 	line := logLine(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	io.WriteString(l.w, line)
+	if _, err := io.WriteString(l.w, line); err != nil && l.termErr == nil {
+		l.termErr = err
+		l.toFile(logLine("note: terminal output failed (%v): the run goes on; this log and the artifacts are complete", err))
+	}
 	l.toFile(line)
 }
 

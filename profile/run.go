@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -146,7 +147,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
 	stopNote := context.AfterFunc(ctx, func() {
-		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", cfg.GracePeriod)
+		grace := fmt.Sprintf("the %s grace period", cfg.GracePeriod)
+		var term *replay.Terminated
+		if errors.As(context.Cause(ctx), &term) && term.Grace < cfg.GracePeriod {
+			grace = fmt.Sprintf("at most %s (%s: the grace period is bounded so that the artifacts are written before a scheduler's kill)", term.Grace, term.Signal)
+		}
+		lg.Printf("interrupted: no new requests; in-flight requests get %s (a second signal cancels them at once), then every artifact is written", grace)
 	})
 	defer stopNote()
 	var view interface {
@@ -199,7 +205,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		lg.Printf("warning: %s", w)
 	}
 	for _, pr := range out.Problems {
-		lg.FileOnly("error: %s", pr.Message)
+		if out.Fatal(pr) {
+			lg.FileOnly("error: %s", pr.Message)
+		} else {
+			lg.FileOnly("note: %s", pr.Message)
+		}
 	}
 	return out, nil
 }
@@ -231,6 +241,8 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
 		Warnings:                   warnings,
 		NoPlot:                     s.NoPlot,
+		FailOnInvalid:              s.FailOnInvalid,
+		Signals:                    s.Signals,
 	}
 }
 
@@ -243,20 +255,19 @@ func (s *Spec) overflowAdvice() string {
 	return a
 }
 
-// maxReserve is the room the collector keeps for the end of a run on a
-// disk that fills up (the aggregates, the log; metrics.CollectorOptions).
-const maxReserve = 1 << 20
-
 // checkFreeSpace warns when the output directory has less room than the
 // run will likely need (metrics.EstimateArtifactBytes) and returns the
-// reserve to keep: maxReserve, or a quarter of the free space when that
-// is less.
+// reserve to keep: the room the run's aggregates take
+// (metrics.ReserveFor), or all the free space when that is less (then the
+// first record that does not fit ends the run, and its aggregate is still
+// written).
 func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
 	dir := s.OutputDir
+	reserve := metrics.ReserveFor(s.Replay.Concurrency, s.Replay.BenchmarkDuration, s.SliceDuration)
 	free, err := metrics.FreeBytes(dir)
 	if err != nil {
 		lg.Printf("note: free space in %s not checked: %v", dir, err)
-		return maxReserve, nil
+		return reserve, nil
 	}
 	var warnings []string
 	if need := metrics.EstimateArtifactBytes(s.Replay.Concurrency, s.Replay.BenchmarkDuration); free < need {
@@ -265,7 +276,7 @@ func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
 		lg.Printf("warning: %s", w)
 		warnings = append(warnings, w)
 	}
-	return min(maxReserve, free/4), warnings
+	return min(reserve, free), warnings
 }
 
 // humanBytes formats n bytes with a binary unit.

@@ -78,7 +78,17 @@ type Spec struct {
 
 	// Log receives the run's log lines (timestamped; they also go to
 	// logs/aiperf.log) and the corpus loading lines. nil discards them.
+	// A failed write to it (a closed pipe) never stops the run: the log
+	// file notes it once.
 	Log io.Writer
+	// FailOnInvalid makes every reason the run is not a valid submission
+	// fail it (Outcome.ExitCode 1) instead of the pinned aiperf's rule
+	// under a scenario (Input.FailOnInvalid).
+	FailOnInvalid bool
+	// Signals, when set, returns how many interrupts (signals) the caller
+	// has received; a signal while the artifacts are written marks the
+	// run interrupted (Input.Signals).
+	Signals func() int
 	// Notes are lines logged first, prefixed "note: ".
 	Notes []string
 	// View, when set, starts the live view over the run's live figures;

@@ -102,6 +102,10 @@ type Config struct {
 	// replay mechanisms (DefaultConfig: timing.DefaultGeneration, v1.0; in
 	// a Config literal the zero value means timing.V02).
 	Generation timing.Generation
+	// Chains are the switches of the generation's chain layout (the
+	// pinned loader's AIPERF_DATASET_WEKA_* variables; nil:
+	// dataset.DefaultChainOptions). See timing.SessionLayout.
+	Chains *dataset.ChainOptions
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
@@ -331,6 +335,11 @@ func (c *Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
+	}
+	if c.Chains != nil {
+		if err := c.Chains.Validate(); err != nil {
+			bad("Chains", "%v", err)
+		}
 	}
 	if err := CheckURL(c.URL); err != nil {
 		errs = append(errs, err)

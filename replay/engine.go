@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -55,6 +56,9 @@ type Result struct {
 	// requests in flight then were cancelled at once, without the grace
 	// period. Cancelled is set too.
 	Killed bool
+	// Terminated is the cause of the cancel when ctx was cancelled with a
+	// *Terminated (a job scheduler's SIGTERM); nil otherwise.
+	Terminated *Terminated
 	// Aborted names why the run stopped early ("" = it ran to the end).
 	Aborted string
 	// AbortMessage is the human-readable reason.
@@ -64,6 +68,10 @@ type Result struct {
 	SkippedSubagentRequests int
 	// Subagents describes the subagent replay (v0.3 and later).
 	Subagents SubagentStats
+	// Flat counts the top-level chains replayed as streams of their
+	// root's tree (v1.0's chain layout): Traces split, Chains, their
+	// Requests and Branches.
+	Flat struct{ Traces, Chains, Requests, Branches int }
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
@@ -127,10 +135,26 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		e.res.SkippedSubagentRequests += p.SkippedRequests
 		e.res.Subagents.Dropped += p.DroppedSubagents
 		e.res.Subagents.DroppedRequests += p.DroppedRequests
-		e.res.Subagents.Branches += len(p.Branches)
+		for i := range p.Branches {
+			if b := &p.Branches[i]; len(b.Children) > 0 && p.Streams[b.Children[0]].Kind == timing.SourceFlat {
+				e.res.Flat.Branches++
+			} else {
+				e.res.Subagents.Branches++
+			}
+		}
+		split := false
 		for i := 1; i < len(p.Streams); i++ {
+			if p.Streams[i].Kind == timing.SourceFlat {
+				e.res.Flat.Chains++
+				e.res.Flat.Requests += len(p.Streams[i].Turns)
+				split = true
+				continue
+			}
 			e.res.Subagents.Children++
 			e.res.Subagents.Requests += len(p.Streams[i].Turns)
+		}
+		if split {
+			e.res.Flat.Traces++
 		}
 	}
 	sched, err := timing.New(cfg.timingConfig(), plans)
@@ -138,6 +162,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return nil, err
 	}
 	e.sched = sched
+	if e.res.Flat.Chains > 0 {
+		cfg.Logf("session layout: %d traces split into %d flat chains (%d top-level requests, %d branches) replayed beside their roots",
+			e.res.Flat.Traces, e.res.Flat.Chains, e.res.Flat.Requests, e.res.Flat.Branches)
+	}
 	e.hits = make([]hitsOnce, len(cfg.Traces))
 	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold)
 	switch {
@@ -183,14 +211,24 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}()
 	// A cancelled ctx stops issuing and, after the grace period, kills.
 	stopWatch := context.AfterFunc(ctx, func() {
+		grace := cfg.GracePeriod
+		var term *Terminated
+		if errors.As(context.Cause(ctx), &term) && term.Grace < grace {
+			grace = max(term.Grace, 0)
+		}
 		e.mu.Lock()
 		e.res.Cancelled = true
+		if term != nil {
+			// The grace in force: the cause's bound, or a shorter
+			// GracePeriod.
+			e.res.Terminated = &Terminated{Signal: term.Signal, Grace: grace}
+		}
 		e.mu.Unlock()
 		if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
 			go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
 		}
 		e.stop()
-		time.AfterFunc(cfg.GracePeriod, e.killAll)
+		time.AfterFunc(grace, e.killAll)
 	})
 	defer stopWatch()
 	if cfg.KillNow != nil {
@@ -238,7 +276,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 // generation rules (and its defaults, as Run reads them).
 func BuildPlans(c *Config) []*timing.Plan {
 	d := c.withDefaults()
-	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap}
+	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap, Chains: d.Chains}
 	plans := make([]*timing.Plan, len(c.Traces))
 	for i := range c.Traces {
 		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)
@@ -477,13 +515,15 @@ func (e *engine) run() {
 		e.barrier(BarrierEnd, timing.Alignment{})
 	}
 	e.mu.Lock()
-	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
+	aborted, cancelled, killed, term := e.res.Aborted, e.res.Cancelled, e.res.Killed, e.res.Terminated
 	e.mu.Unlock()
 	switch {
 	case aborted != "":
 		e.res.EndReason = "aborted: " + aborted
 	case killed:
 		e.res.EndReason = "interrupted twice: the requests in flight were cancelled at once, without the grace period"
+	case cancelled && term != nil:
+		e.res.EndReason = "interrupted (" + term.Error() + ")"
 	case cancelled:
 		e.res.EndReason = "interrupted"
 	case e.res.ProfilingEnd.Before(e.res.Deadline):

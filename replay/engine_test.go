@@ -410,3 +410,42 @@ func TestMarkerPlacementCoversEveryCacheBust(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTerminatedBoundsTheGrace: a ctx cancelled with a *Terminated (a
+// scheduler's SIGTERM) gives the requests in flight at most its Grace, not
+// the hour of GracePeriod: Run returns with the stalled requests recorded
+// as cancelled (a hang here would mean the bound was ignored), and the
+// result names the cause.
+func TestRunTerminatedBoundsTheGrace(t *testing.T) {
+	srv := newFakeServer(t)
+	var once sync.Once
+	started := make(chan struct{})
+	srv.fail = func(n int64, _ []byte) (int, string) {
+		if n > 3 {
+			once.Do(func() { close(started) })
+		}
+		return 0, ""
+	}
+	sink, ovf := &memSink{}, &memSink{}
+	cfg := testConfig(t, srv.URL, testCorpus(t, 5), sink, ovf)
+	cfg.BenchmarkDuration = time.Minute
+	cfg.GracePeriod = time.Hour
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		<-started
+		srv.stall.Store(int64(time.Hour)) // later requests hang until cancelled
+		time.Sleep(100 * time.Millisecond)
+		cancel(&Terminated{Signal: "SIGTERM", Grace: 100 * time.Millisecond})
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.Killed || res.Terminated == nil || res.Terminated.Signal != "SIGTERM" {
+		t.Fatalf("cancelled %v, killed %v, terminated %v", res.Cancelled, res.Killed, res.Terminated)
+	}
+	if !res.ProfilingStart.IsZero() && !strings.Contains(res.EndReason, "SIGTERM") {
+		t.Errorf("EndReason %q does not name SIGTERM", res.EndReason)
+	}
+	checkAccounting(t, res, srv, sink, ovf)
+}

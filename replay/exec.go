@@ -28,12 +28,8 @@ type convBuilder struct {
 
 func (b *convBuilder) get() (*synth.Conversation, error) {
 	b.once.Do(func() {
-		if b.st.Parent < 0 {
-			b.conv, b.err = b.syn.Conversation(b.tr)
-			return
-		}
 		scope := b.tr.ID
-		if b.ownScope {
+		if b.ownScope && b.st.Parent >= 0 {
 			scope = b.st.ConvID
 		}
 		b.conv, b.err = b.syn.StreamConversation(b.tr, scope, b.st.ConvID, b.st.Reqs, b.st.ToolTokens, b.st.SystemTokens)
@@ -58,7 +54,7 @@ func (e *engine) prefixHits(ti int, st *timing.Stream, k int) (dataset.HitCount,
 		h.subOffset = subagentOffsets(tr)
 	})
 	inner := st.Turns[k].Inner
-	if st.Parent < 0 {
+	if st.Kind != timing.SourceSubagent {
 		if inner < len(h.parent) {
 			return h.parent[inner], true
 		}
@@ -100,7 +96,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 	turn := &ps.Turns[s.Turn]
 	req := &ps.Reqs[s.Turn]
 	maxTok := req.Out
-	if s.Stream == 0 && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
+	if ps.Kind != timing.SourceSubagent && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
 		maxTok = c.SynthesisMaxOSL
 	}
 	if s.MaxTokens > 0 {

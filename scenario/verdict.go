@@ -35,6 +35,12 @@ type JudgeInput struct {
 	// Cancelled: the run was cancelled or aborted (signal,
 	// --failed-request-threshold, fatal error).
 	Cancelled bool
+	// Interrupted: the cancel was the user's (a signal), not an abort.
+	// Aborted is the abort's reason (replay.Result.Aborted) when it was
+	// one. The verdict names the cause: a run the user stopped never
+	// blames the server.
+	Interrupted bool
+	Aborted     string
 	// Overflows is the number of profiling responses classified as context
 	// overflow; Responses is the overflow-rate denominator: every profiling
 	// response (successes + errors + overflows; request_count +
@@ -100,18 +106,37 @@ func Judge(in JudgeInput) Verdict {
 		add(ReasonOverflowRateExceeded, fmt.Sprintf("%d of %d profiling responses were context overflows (%.2f%%), above the %.2f%% limit (%s): the server's context window is smaller than the corpus needs; restart it without lowering --max-model-len, or use the _256k corpus",
 			in.Overflows, in.Responses, 100*rate, 100*limit, EnvOverflowRateLimit))
 	}
+	cause := in.cancelCause()
 	if in.Cancelled {
-		add(ReasonRunCancelled, "the run was cancelled before the end of the profiling phase")
+		add(ReasonRunCancelled, "the run was cancelled before the end of the profiling phase: "+cause)
 	}
 	if in.PhaseDuration >= CoverageMinPhase && in.TTFTCoverage < CoverageRequired && in.ITLCoverage < CoverageRequired {
-		add(ReasonInsufficientCoverage, fmt.Sprintf("TTFT observations reach %.1f%% and ITL observations %.1f%% of the %v profiling phase; one of them must reach %.0f%%: the server stopped answering before the end, check the inference server logs",
-			100*in.TTFTCoverage, 100*in.ITLCoverage, in.PhaseDuration, 100*CoverageRequired))
+		why := "the server stopped answering before the end, check the inference server logs"
+		if in.Cancelled {
+			why = "the observations stop where the run was cut short (" + cause + ")"
+			if in.Interrupted {
+				why += ", not because of the server"
+			}
+		}
+		add(ReasonInsufficientCoverage, fmt.Sprintf("TTFT observations reach %.1f%% and ITL observations %.1f%% of the %v profiling phase; one of them must reach %.0f%%: %s",
+			100*in.TTFTCoverage, 100*in.ITLCoverage, in.PhaseDuration, 100*CoverageRequired, why))
 	}
 	if in.Completed == 0 {
 		add(ReasonZeroCompleted, "no profiling request completed successfully")
 	}
 	v.Valid = len(v.Reasons) == 0
 	return v
+}
+
+// cancelCause says who cut the run short.
+func (in *JudgeInput) cancelCause() string {
+	switch {
+	case in.Aborted != "":
+		return "aborted (" + in.Aborted + ")"
+	case in.Interrupted:
+		return "interrupted by a signal (the user or the job scheduler stopped it)"
+	}
+	return "cancelled"
 }
 
 // OverflowRate is overflows/responses, 0 when responses is 0.

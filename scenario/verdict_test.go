@@ -105,3 +105,38 @@ func TestJudgeZeroLimitAllowsNoOverflow(t *testing.T) {
 		t.Fatal("an unset limit let 2 % overflows pass")
 	}
 }
+
+// TestJudgeNamesTheCause: coverage that falls short because the run was
+// cut short says who cut it; a run the user stopped (a signal) never
+// blames the server, and run_cancelled names the cause.
+func TestJudgeNamesTheCause(t *testing.T) {
+	t.Parallel()
+	base := JudgeInput{PhaseDuration: time.Hour, TTFTCoverage: 0.4, ITLCoverage: 0.4, Completed: 10, Responses: 10}
+	for _, tc := range []struct {
+		name          string
+		in            func(*JudgeInput)
+		want, notWant string
+	}{
+		{"server stopped", func(*JudgeInput) {}, "check the inference server logs", "interrupted"},
+		{"interrupted", func(in *JudgeInput) { in.Cancelled, in.Interrupted = true, true }, "interrupted by a signal", "server logs"},
+		{"aborted", func(in *JudgeInput) { in.Cancelled, in.Aborted = true, "failed_request_threshold" }, "aborted (failed_request_threshold)", "server stopped answering"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			tc.in(&in)
+			v := Judge(in)
+			var cov string
+			for i, r := range v.Reasons {
+				if r == ReasonInsufficientCoverage {
+					cov = v.Messages[i]
+				}
+			}
+			if !strings.Contains(cov, tc.want) || strings.Contains(cov, tc.notWant) {
+				t.Errorf("coverage message %q: want %q, not %q", cov, tc.want, tc.notWant)
+			}
+			if in.Cancelled && !strings.Contains(strings.Join(v.Messages, "\n"), "before the end of the profiling phase: ") {
+				t.Errorf("run_cancelled does not name the cause: %q", v.Messages)
+			}
+		})
+	}
+}

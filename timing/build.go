@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -20,6 +19,10 @@ type PlanOptions struct {
 	// merged request timeline longer than it are shortened to it (0 = no
 	// warp). Later generations apply their idle caps at run time instead.
 	IdleGapCap time.Duration
+	// Chains are the switches of the chain layout (the generation's
+	// Layout; nil: the pinned loader's defaults,
+	// dataset.DefaultChainOptions).
+	Chains *dataset.ChainOptions
 }
 
 // joinEpsilon is the tolerance (seconds) of the join comparison: a parent
@@ -31,23 +34,35 @@ const joinEpsilon = 1e-6
 func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
 	p := &Plan{Trace: index, TraceID: tr.ID}
 	outer := outerIndices(tr)
+	g := o.Generation
+	layout, co := g.Layout, o.chainOptions()
+	rootIdx, cl := rootLayout(tr, layout, co)
+	p.Preamble, p.Seams = cl.Preamble >= 0 && len(cl.Workers) > 0, cl.Seams
 	root := Stream{ConvID: tr.ID, Parent: -1, Branch: -1, Kind: SourceMain, Reqs: tr.Requests,
-		ToolTokens: tr.ToolTokens, SystemTokens: tr.SystemTokens, Turns: make([]Turn, len(tr.Requests))}
-	for k := range tr.Requests {
-		r := &tr.Requests[k]
-		root.Turns[k] = Turn{Inner: k, OuterIdx: outer[k], Start: r.T, End: endOf(r)}
+		ToolTokens: tr.ToolTokens, SystemTokens: tr.SystemTokens, Turns: make([]Turn, len(rootIdx))}
+	if len(cl.Workers) > 0 {
+		root.Reqs = make([]dataset.Request, len(rootIdx))
+	}
+	for k, i := range rootIdx {
+		r := &tr.Requests[i]
+		if len(cl.Workers) > 0 {
+			root.Reqs[k] = *r
+		}
+		root.Turns[k] = Turn{Inner: i, OuterIdx: outer[i], Start: r.T, End: endOf(r)}
 	}
 	p.Streams = []Stream{root}
-	g := o.Generation
 	var warp *timeWarp
 	if !g.Subagents {
 		p.SkippedRequests = tr.NumSubagentRequests()
 	} else {
-		subs := p.addSubagents(tr)
+		subs := p.addSubagents(tr, layout, co)
+		flat := p.addFlatStreams(tr, outer, &cl)
 		if g.IdleWarp && o.IdleGapCap > 0 {
 			warp = newTimeWarp(p, o.IdleGapCap.Seconds())
 		}
-		p.addBranches(tr, subs, warp, g)
+		p.addBranches(tr, subs, warp)
+		p.addFlatBranches(tr, flat, warp)
+		p.spawnOnSend(g)
 	}
 	for si := range p.Streams {
 		p.setDelays(si, warp, o)
@@ -70,10 +85,7 @@ func (p *Plan) addBarriers() {
 	scopes := map[string][]int{}
 	for i := range p.Streams {
 		st := &p.Streams[i]
-		key := ""
-		if st.Parent >= 0 {
-			key = st.AgentID
-		}
+		key := barrierScope(st)
 		scopes[key] = append(scopes[key], i)
 	}
 	for _, streams := range scopes {
@@ -101,7 +113,7 @@ func (p *Plan) barrierPreds(scope []int, si, k int) []Pred {
 	}
 	var frontier []cand
 	for _, sj := range scope {
-		if sj == si {
+		if sj == si || !p.mayWait(si, k, sj) {
 			continue
 		}
 		best, ok := cand{}, false
@@ -182,12 +194,13 @@ type subagent struct {
 	end     float64
 }
 
-// addSubagents adds one child stream per sibling stream of every
-// top-level subagent entry that a parent request precedes, and counts the
-// others (and every nested entry, which the format does not replay) as
-// dropped.
-func (p *Plan) addSubagents(tr *dataset.Trace) []subagent {
+// addSubagents adds the child streams of every top-level subagent entry
+// that a root turn precedes (one per sibling or chain, see
+// subagentStreams), and counts the others (and every nested entry, which
+// the format does not replay) as dropped.
+func (p *Plan) addSubagents(tr *dataset.Trace, layout SessionLayout, co dataset.ChainOptions) []subagent {
 	var out []subagent
+	root := &p.Streams[0]
 	for j := range tr.Subagents {
 		sa := &tr.Subagents[j]
 		nested := countRequests(sa.Subagents)
@@ -195,22 +208,20 @@ func (p *Plan) addSubagents(tr *dataset.Trace) []subagent {
 			p.DroppedSubagents += nested.entries
 			p.DroppedRequests += nested.requests
 		}
-		s := subagent{entry: j, outer: sa.After + j, spawn: sa.After - 1, end: subagentEnd(sa)}
-		if s.spawn < 0 || len(tr.Requests) == 0 {
+		s := subagent{entry: j, outer: sa.After + j, end: subagentEnd(sa)}
+		s.spawn = spawnTurn(root, s.outer)
+		if s.spawn < 0 {
 			p.DroppedSubagents++
 			p.DroppedRequests += len(sa.Requests)
 			continue
 		}
-		split := splitStreams(sa.Requests)
+		split, seams := subagentStreams(tr, sa, layout, co)
+		p.SubagentSeams += seams
 		base := tr.ID + "::sa:" + sa.AgentID
-		for k, idx := range split {
-			id := base
-			if len(split) > 1 {
-				id += ":s" + strconv.Itoa(k)
-			}
-			st := Stream{ConvID: id, Parent: 0, Branch: -1, Depth: 1, Kind: SourceSubagent, AgentID: sa.AgentID,
-				Subagent: []int{j}, ToolTokens: sa.ToolTokens, SystemTokens: sa.SystemTokens}
-			for _, i := range idx {
+		for _, cs := range split {
+			st := Stream{ConvID: base + cs.suffix, Parent: 0, Branch: -1, Depth: 1, Kind: SourceSubagent, AgentID: sa.AgentID,
+				Label: cs.label, Subagent: []int{j}, ToolTokens: cs.tool, SystemTokens: cs.system}
+			for _, i := range cs.idx {
 				r := &sa.Requests[i]
 				st.Reqs = append(st.Reqs, *r)
 				st.Turns = append(st.Turns, Turn{Inner: i, OuterIdx: s.outer, Start: r.T, End: endOf(r)})
@@ -298,19 +309,12 @@ func splitStreams(reqs []dataset.Request) [][]int {
 // turn that starts at or after the subagent's end (a "tiered" join; none:
 // a background branch). Subagents with the same spawn and join turns share
 // one branch, in order of first appearance.
-func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp, gen Generation) {
+func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp) {
 	root := &p.Streams[0]
 	type key struct{ spawn, join int }
 	index := map[key]int{}
 	for _, s := range subs {
-		end := warp.at(s.end)
-		join := -1
-		for k := s.spawn + 1; k < len(root.Turns); k++ {
-			if warp.at(tr.Requests[k].T)+joinEpsilon >= end {
-				join = k
-				break
-			}
-		}
+		join := joinTurn(root, s.outer, warp.at(s.end), warp)
 		kk := key{s.spawn, join}
 		b, ok := index[kk]
 		if !ok {
@@ -330,14 +334,18 @@ func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp, g
 			br.Children = append(br.Children, c)
 		}
 	}
+}
+
+// spawnOnSend marks, where the generation's children wait their recorded
+// offsets, every branch recorded as starting before its spawning request
+// ended: it is spawned when that request is sent.
+func (p *Plan) spawnOnSend(gen Generation) {
 	if !gen.Children {
 		return
 	}
-	// A subagent recorded as starting before its spawning request ended
-	// is spawned when that request is sent.
 	for i := range p.Branches {
 		b := &p.Branches[i]
-		r := &tr.Requests[b.SpawnTurn]
+		r := &p.Streams[b.Parent].Reqs[b.SpawnTurn]
 		if !math.IsNaN(r.APITime) && r.APITime > 0 && b.start < r.T+r.APITime {
 			b.SpawnOnSend = true
 		}

@@ -48,8 +48,13 @@ type Generation struct {
 	// Without it children go at +0 after the spawning turn and a joined
 	// turn goes once the children are done.
 	Children bool
-	// Barriers: replay barriers order the sibling streams of a subagent.
+	// Barriers: replay barriers order the streams of one replay scope (the
+	// sibling streams or chains of a subagent; the root and its flat
+	// chains).
 	Barriers bool
+	// Layout is how a trace's requests become conversations (the root,
+	// flat chains, a subagent's streams; see SessionLayout).
+	Layout SessionLayout
 	// Recycle is where a lane's next trace comes from.
 	Recycle RecycleSource
 	// RecycleOnRoot: a lane recycles once its root conversation ends, its
@@ -160,7 +165,7 @@ var (
 	V10 = Generation{Name: "v1.0",
 		Doc:       "InferenceX v1.0 and today (aiperf 754356e9): t* snapshots, one-token primers, per-lane cache warmup, end-to-start delays, 10 s system idle cap, replay barriers, sampler recycle",
 		Subagents: true, Start: StartSnapshot, Delay: DelayEndToStart, RuntimeIdleCaps: true,
-		Primers: true, Children: true, Barriers: true, Recycle: RecycleSampler, WrapNeedsConsent: true,
+		Primers: true, Children: true, Barriers: true, Layout: LayoutChains, Recycle: RecycleSampler, WrapNeedsConsent: true,
 		Takes: Settings{TraceIdleGapCap: true, CacheWarmup: true}}
 )
 

@@ -16,12 +16,19 @@ const (
 	SourceMain SourceKind = iota
 	// SourceSubagent is the inner requests of a subagent entry.
 	SourceSubagent
+	// SourceFlat is a top-level chain other than the main one (v1.0's
+	// chain layout): requests the recording kept at the top level that
+	// belong to another agent.
+	SourceFlat
 )
 
 // String returns the record export's source_kind value.
 func (k SourceKind) String() string {
-	if k == SourceSubagent {
+	switch k {
+	case SourceSubagent:
 		return "weka_subagent"
+	case SourceFlat:
+		return "weka_flat"
 	}
 	return "weka_main"
 }
@@ -46,15 +53,23 @@ type Plan struct {
 	// Skipped counts subagent requests left out by a generation that does
 	// not replay subagents (v0.2).
 	SkippedRequests int
+	// Preamble is set when the chain layout set the trace's first request
+	// aside before detection (it rides the root); Seams counts the
+	// top-level continuations it spliced back, SubagentSeams those inside
+	// subagents.
+	Preamble             bool
+	Seams, SubagentSeams int
 }
 
-// Stream is one conversation of a plan: the root, or one child stream of a
-// subagent (a subagent whose inner requests overlap in time is split into
-// sibling streams).
+// Stream is one conversation of a plan: the root, a child stream of a
+// subagent (one per sibling or chain, see SessionLayout), or a flat chain
+// of the top level (v1.0).
 type Stream struct {
 	// ConvID is the conversation id of the records: the trace id for the
-	// root, "<trace>::sa:<agent>" for a child, with ":s<k>" for the k-th
-	// sibling of a split subagent.
+	// root, "<trace>::sa:<agent>" for a subagent's (main) stream, with
+	// ":s<k>" for the k-th sibling of a split subagent (v0.3) or
+	// ":<label>" for its other chains (v1.0), and "<trace>::<label>" for a
+	// flat chain.
 	ConvID string
 	// Parent is the index of the spawning stream, -1 for the root.
 	Parent int
@@ -65,8 +80,13 @@ type Stream struct {
 	Depth int
 	// Kind is where the requests come from.
 	Kind SourceKind
-	// AgentID is the subagent's agent_id ("" for the root).
+	// AgentID is the subagent's agent_id ("" for the root and flat
+	// chains).
 	AgentID string
+	// Label is a chain's label (fa:NNN, aux:NNN, aux:red:NNN,
+	// wg:GGG_MMM; see dataset.WorkerChain), "" for the root, a
+	// subagent's main chain and the v0.3 siblings.
+	Label string
 	// Subagent locates a child's subagent entry: the path of indices
 	// through Trace.Subagents (and nested Subagent.Subagents). Nil for
 	// the root.
@@ -86,8 +106,9 @@ type Stream struct {
 // Turn is one request of a stream and what gates it.
 type Turn struct {
 	// Inner is the index of the request in its source list: the trace's
-	// parent requests for the root, the subagent entry's inner requests
-	// for a child (a sibling stream holds a subset of them).
+	// parent requests for the root and flat chains, the subagent entry's
+	// inner requests for a subagent's streams (each holds a subset when
+	// the entry is split).
 	Inner int
 	// OuterIdx is the index of the request's entry in the trace's raw
 	// requests[] list, subagent entries included (for a child, the index
@@ -120,7 +141,8 @@ type Pred struct{ Stream, Turn int32 }
 // Branch is a SPAWN of one or more child streams by a turn of a parent
 // stream, and the SPAWN_JOIN of a later turn that waits for them.
 type Branch struct {
-	// ID is "<trace>:spawn:<agent>" of the branch's first subagent.
+	// ID is "<trace>:spawn:<agent>" of the branch's first subagent, or
+	// "<trace>:flatspawn:<n>" of its first flat chain.
 	ID string
 	// Parent is the spawning stream; SpawnTurn the turn whose completion
 	// spawns the children.

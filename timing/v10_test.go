@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,20 +188,26 @@ L0 T s0.3 @85
 	}
 }
 
-// TestV10Barriers: replay barriers between the sibling streams of one
-// subagent. A turn waits for, from each other stream, the latest turn that
-// had finished by its recorded start; touching intervals are ordered,
+// hashed gives r the hash ids ids.
+func hashed(r dataset.Request, ids ...uint32) dataset.Request {
+	r.HashIDs = ids
+	return r
+}
+
+// TestV10Barriers: replay barriers between the chains of one subagent. A
+// turn waits for, from each other stream, the latest turn that had
+// finished by its recorded start; touching intervals are ordered,
 // overlapping ones are not, and a turn implied by a later one is dropped.
 func TestV10Barriers(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("B",
 		[]dataset.Request{req(0, 1), req(0.5, 0.1), req(100, 1)},
 		sub("w", 2, 1, 50,
-			req(1, 4),  // s0 turn 0: 1–5
-			req(2, 2),  // s1 turn 0: 2–4 (overlaps s0.0: no edge)
-			req(5, 5),  // s0 turn 1: 5–10 (after s1.0 ended at 4: edge)
-			req(4, 1),  // s1 turn 1: 4–5 (touches s1.0's end; starts before s0.0 ends)
-			req(10, 1), // s0 turn 2: 10–11; from s1 only s1.1 (ended 5 ≤ 10)
+			hashed(req(1, 4), 1),        // s0 turn 0: 1–5
+			hashed(req(2, 2), 9),        // s1 turn 0: 2–4 (overlaps s0.0: no edge)
+			hashed(req(5, 5), 1, 2),     // s0 turn 1: 5–10 (after s1.0 ended at 4: edge)
+			hashed(req(4, 1), 9, 8),     // s1 turn 1: 4–5 (touches s1.0's end; starts before s0.0 ends)
+			hashed(req(10, 1), 1, 2, 3), // s0 turn 2: 10–11; from s1 only s1.1 (ended 5 ≤ 10)
 		))
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
 	preds := func(si int) string {
@@ -210,8 +217,8 @@ func TestV10Barriers(t *testing.T) {
 		}
 		return fmt.Sprint(out)
 	}
-	if len(p.Streams) != 3 {
-		t.Fatalf("plan %s: want two sibling streams", describePlan(p))
+	if len(p.Streams) != 3 || p.Streams[2].ConvID != "B::sa:w:fa:000" {
+		t.Fatalf("plan %s: want two chains, the second B::sa:w:fa:000", describePlan(p))
 	}
 	// s0 = turns at 1, 5, 10; s1 = turns at 2, 4.
 	if got := preds(1); got != "[0:[] 1:[{2 1}] 2:[{2 1}]]" {
@@ -240,5 +247,47 @@ L0 B s2.0 @3 new#2
 L0 B s2.1 @4
 L0 B s1.1 @14
 L0 B s1.2 @15
+`)
+}
+
+// TestV10FlatChains: a top-level chain recorded while the root's turn 1
+// was in flight is spawned when that turn is sent, at its recorded offset
+// (5 ms), runs beside the root's turns 1 and 2, and the root's turn 3,
+// recorded after the chain ended, waits for it.
+func TestV10FlatChains(t *testing.T) {
+	t.Parallel()
+	ms := func(x float64) float64 { return x / 1000 }
+	tr := traceOf("F", []dataset.Request{
+		hashed(req(0, ms(20)), 1, 2),
+		hashed(req(ms(30), ms(20)), 1, 2, 3),
+		hashed(req(ms(35), ms(50)), 1, 2, 9),
+		hashed(req(ms(60), ms(20)), 1, 2, 3, 4),
+		hashed(req(ms(90), ms(20)), 1, 2, 9, 10),
+		hashed(req(ms(120), ms(20)), 1, 2, 3, 4, 5),
+	})
+	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
+	if got := describePlan(p); !strings.Contains(got, "1 F::fa:000 parent=0 depth=1: [0 0.005s] [1 0.005s]") ||
+		!strings.Contains(got, "[1 0.01s spawn[0]]") || !strings.Contains(got, "[3 0.04s join[0]]") {
+		t.Fatalf("plan %s", got)
+	}
+	// The chain's second request takes 100 ms: the root's turn 3 waits.
+	srv := func(snd Send) (time.Duration, Outcome) {
+		if snd.Stream == 1 && snd.Turn == 1 {
+			return 100 * time.Millisecond, Outcome{}
+		}
+		return 20 * time.Millisecond, Outcome{}
+	}
+	sc := mustSchedule(t, Config{Generation: V10, Lanes: 1, Duration: 300 * time.Millisecond}, []*Plan{p})
+	log, _ := drive(t, sc, t0, srv)
+	// s1.1 also waits for the root's turn 2 (a replay barrier: the root
+	// and its chains share the trace's scope; recorded 60–80 ms, before
+	// the chain's 90 ms).
+	checkSchedule(t, log[:6], `
+L0 F s0.0 @0 new#0
+L0 F s0.1 @0.03
+L0 F s1.0 @0.035 new#1
+L0 F s0.2 @0.06
+L0 F s1.1 @0.08
+L0 F s0.3 @0.18
 `)
 }

@@ -98,15 +98,24 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "agentperf: %s\n", flagNames(err.Error()))
+		printPrefixed(stderr, flagNames(err.Error()))
 		return exitUsage
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentperf: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "agentperf: %s\n", flagNames(err.Error()))
+	printPrefixed(stderr, flagNames(err.Error()))
 	return exitRunFailed
+}
+
+// printPrefixed prints msg with the "agentperf: " prefix on each of its
+// lines (an errors.Join error has one per error), so that every error
+// line says where it comes from.
+func printPrefixed(w io.Writer, msg string) {
+	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
+		fmt.Fprintf(w, "agentperf: %s\n", line)
+	}
 }
 
 func printTopUsage(w io.Writer) {

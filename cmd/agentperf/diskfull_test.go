@@ -104,4 +104,62 @@ func TestProfileFullDiskStopsAtTheFirstFailedWrite(t *testing.T) {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}
+
+	// `report` on this folder, the disk still full: the complete aggregate
+	// (it counts every record, also those that did not reach the file)
+	// must survive a recomputation from the partial file byte for byte.
+	aggPath := filepath.Join(out, "profile_export_aiperf.json")
+	before, err := os.ReadFile(aggPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runBinary(t, bin, t.TempDir(), "report", out)
+	if code != exitRunFailed {
+		t.Errorf("report: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRunFailed, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(aggPath); !bytes.Equal(before, after) {
+		t.Errorf("report changed the complete aggregate on the full disk\nstderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "was kept") && !strings.Contains(stderr, "no space left") {
+		t.Errorf("report does not say it kept the aggregate:\n%s", stderr)
+	}
+}
+
+// TestProfileTinyDiskWritesTheAggregate: on a 100 KiB disk the reserve
+// used to be a quarter of the free space (about 24 KiB), smaller than the
+// aggregate (about 26 KB), so no aggregate was written at all, and that
+// error line lacked the agentperf: prefix. The reserve is now sized from
+// the run (metrics.ReserveFor): whatever records the disk held, the
+// aggregate JSON and CSV are written, and every error line is prefixed.
+func TestProfileTinyDiskWritesTheAggregate(t *testing.T) {
+	bin := agentperfBinary(t)
+	mnt := mountTmpfs(t, "100k")
+	out := filepath.Join(mnt, "artifacts")
+	code, stdout, stderr := runBinary(t, bin, t.TempDir(), "profile", "--url", "sim://?zero-latency=true",
+		"--public-dataset", "synthetic:traces=8", "--model", "demo", "--concurrency", "4", "--benchmark-duration", "120",
+		"--streaming", "--trace-idle-gap-cap-seconds", "0.01", "--ui-type", "none", "--output-artifact-dir", out)
+	if code != exitRunFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRunFailed, stdout, stderr)
+	}
+	for _, f := range []string{"profile_export_aiperf.json", "profile_export_aiperf.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("not written on a 100 KiB disk: %v\nstderr:\n%s", err, stderr)
+		}
+	}
+	agg := readAggregate(t, out)
+	md := agg["metadata"].(map[string]any)
+	if ap := md["agentperf"].(map[string]any); ap["aborted"] != "artifact_write_failed" {
+		t.Errorf("aborted = %v, want artifact_write_failed", ap["aborted"])
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		// Log lines start with a time stamp; every other line that reports
+		// an error carries the prefix (the failed CSV's line used not to:
+		// it was the second line of a joined error).
+		if len(line) > 12 && line[2] == ':' && line[5] == ':' && line[8] == '.' {
+			continue
+		}
+		if (strings.Contains(line, "no space") || strings.Contains(line, "fail")) && !strings.HasPrefix(line, "agentperf: ") {
+			t.Errorf("an error line without the agentperf: prefix: %q", line)
+		}
+	}
 }

@@ -3,13 +3,17 @@
 //
 // Exit codes (one table for scripts):
 //
-//	0    success (also --help)
+//	0    success (also --help); under --scenario also a completed run whose
+//	     only invalidity reasons are unsafe_override and the overflow rate,
+//	     as the pinned aiperf (profile.Outcome.ExitCode; --fail-on-invalid
+//	     makes them exit 1)
 //	1    the run failed or is not a valid submission (artifacts are written)
 //	2    usage or input error (bad flag, bad corpus, unsupported option)
 //	130  interrupted by a signal (artifacts are written)
 //
 // Signals (SIGINT, SIGTERM): the first stops a run gracefully (no new
-// requests; those in flight get the grace period); the second cancels the
+// requests; those in flight get the grace period, at most 5 s after a
+// SIGTERM, whose kill follows); the second cancels the
 // requests in flight at once, and every artifact is still written from
 // what was recorded, marked cancelled and "interrupted twice"; only a third
 // exits at once and may leave partial (.partial) files. A command that has
@@ -19,27 +23,48 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
+
+	"github.com/agentperf/agentperf/replay"
 )
+
+// termGrace bounds the grace of the requests in flight after a SIGTERM
+// (docs/stopping-early.md, "The SIGTERM budget"): with the artifacts
+// written in a few seconds after it, a run stops inside Slurm's default
+// KillWait of 30 s, and inside 10 s.
+const termGrace = 5 * time.Second
 
 // processStart is when the process started (package initialisation), for
 // the start-up figure in the log.
 var processStart = time.Now()
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ks := &killSwitch{ch: make(chan struct{})}
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
-		cancel()
+		ks.signals.Add(1)
+		if s == syscall.SIGTERM {
+			// A scheduler's SIGTERM: its SIGKILL follows (Slurm's KillWait,
+			// 30 s by default), so the requests in flight get a bounded grace.
+			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
+			cancel(&replay.Terminated{Signal: "SIGTERM", Grace: termGrace})
+		} else {
+			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
+			cancel(nil)
+		}
 		<-sigs
+		ks.signals.Add(1)
 		if !ks.claimed.Load() {
 			fmt.Fprintln(os.Stderr, "agentperf: second signal: exiting at once")
 			os.Exit(exitInterrupted)
@@ -50,8 +75,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agentperf: third signal: exiting at once; the artifacts may be incomplete (.partial files)")
 		os.Exit(exitInterrupted)
 	}()
-	code := run(withKillSwitch(ctx, ks), os.Args[1:], os.Stdout, os.Stderr)
-	cancel()
+	// A closed stdout or stderr (the reader of a pipe died: `| tee` under
+	// a scheduler's SIGTERM) must not end the run. Without a Notify for
+	// SIGPIPE, Go exits at a failed write to fd 1 or 2; with one, the
+	// write returns EPIPE, and pipeWriter turns that output off.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	go func() {
+		for range pipes {
+		}
+	}()
+	code := run(withKillSwitch(ctx, ks), os.Args[1:], outputWriter(os.Stdout), outputWriter(os.Stderr))
+	cancel(nil)
 	os.Exit(code)
 }
 
@@ -61,6 +96,8 @@ func main() {
 type killSwitch struct {
 	ch      chan struct{}
 	claimed atomic.Bool
+	// signals counts the signals received so far.
+	signals atomic.Int32
 }
 
 type killSwitchKey struct{}
@@ -79,4 +116,52 @@ func claimKillSwitch(ctx context.Context) <-chan struct{} {
 	}
 	ks.claimed.Store(true)
 	return ks.ch
+}
+
+// signalCount returns a function reporting how many signals the process
+// has received (profile.Input.Signals); nil when ctx carries no kill
+// switch.
+func signalCount(ctx context.Context) func() int {
+	ks, _ := ctx.Value(killSwitchKey{}).(*killSwitch)
+	if ks == nil {
+		return nil
+	}
+	return func() int { return int(ks.signals.Load()) }
+}
+
+// outputWriter is f (stdout or stderr) as the commands write to it: a
+// terminal as it is (the live view and the progress bars look at the
+// *os.File; a terminal gives no EPIPE), a pipe or file through a
+// pipeWriter.
+func outputWriter(f *os.File) io.Writer {
+	if term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return &pipeWriter{w: f}
+}
+
+// pipeWriter is the process's stdout or stderr when it is a pipe or a
+// file. The first failed write (a closed pipe, a full disk) turns it off:
+// that write returns its error once (the run log notes it in
+// logs/aiperf.log), and every later one is dropped and reported as
+// written, so that live output never stops a run. The run's log file and
+// artifacts do not go through it.
+type pipeWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (t *pipeWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return len(p), nil
+	}
+	n, err := t.w.Write(p)
+	if err != nil {
+		t.err = err
+		return n, err
+	}
+	return n, nil
 }

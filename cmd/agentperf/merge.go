@@ -47,12 +47,14 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 	}
 	fmt.Fprintf(io.out, "artifacts: %s\n", pos[0])
 	for _, pr := range out.Problems {
-		fmt.Fprintf(io.err, "agentperf: %s\n", flagNames(pr.Message))
+		printPrefixed(io.err, flagNames(pr.Message))
 	}
 	if out.Interrupted {
 		return fmt.Errorf("merged run was interrupted: %w", context.Canceled)
 	}
-	if out.Failed() {
+	// The run's exit-code rule (docs/artifacts.md): under a scenario a
+	// smoke run's unsafe_override alone does not fail it.
+	if out.ExitCode() == profile.ExitFailed {
 		return errRunFailed
 	}
 	return nil

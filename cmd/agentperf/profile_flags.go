@@ -20,6 +20,7 @@ import (
 type profileFlags struct {
 	scenario       string
 	unsafeOverride bool
+	failOnInvalid  bool
 
 	url             string
 	endpoint        string
@@ -107,6 +108,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
+	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
 
 	fs.StringVar(&p.url, "url", "", "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)")
 	fs.StringVar(&p.endpoint, "endpoint", replay.DefaultEndpoint, "endpoint path appended to --url")
@@ -195,7 +197,7 @@ var profileHelpGroups = []flagGroup{
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
-	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override"}},
+	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
 }
 

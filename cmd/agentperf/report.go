@@ -107,7 +107,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	}
 	inferencex := *f.format == "inferencex"
 	if !(*f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1) {
-		return recomputeFolder(dirs[0], *f.noPlot, *f.noHTML, sio)
+		return recomputeFolder(dirs[0], *f.noPlot, *f.noHTML, *f.force, sio)
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
@@ -167,7 +167,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 
 // reportFlags are the flags of `agentperf report`.
 type reportFlags struct {
-	noPlot, noHTML, check                                     *bool
+	noPlot, noHTML, check, force                              *bool
 	format, schema, output, plotPath, paretoY, prefix, config *string
 	threshold                                                 *float64
 	serverLogs, envKV                                         *[]string
@@ -180,6 +180,7 @@ func addReportFlags(fs *pflag.FlagSet) *reportFlags {
 	f := &reportFlags{named: map[string]*string{}}
 	f.noPlot = fs.Bool("no-plot", false, "do not re-render metrics_plots.png (one folder, recompute mode)")
 	f.noHTML = fs.Bool("no-html", false, "do not rewrite report.html, the interactive report (one folder, recompute mode)")
+	f.force = fs.Bool("force", false, "let a recomputation from profile_export.jsonl.partial replace an aggregate whose accounting adds up (one folder, recompute mode; otherwise it goes to profile_export_aiperf_from_partial.json)")
 	f.format = fs.String("format", "", "inferencex (result JSON), markdown, csv or json (sweep table; markdown is the default with several folders)")
 	f.schema = fs.String("schema", "v3", "result JSON schema with --format inferencex: v3 (nested, InferenceX v1.0+) or v2 (flat, v0.2/v0.3)")
 	f.output = fs.StringP("output", "o", "-", "write the result JSON or table to this file (- for stdout)")
@@ -243,6 +244,9 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	readOnly := *f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1
 	if (*f.noPlot || *f.noHTML) && readOnly {
 		return "", "", usagef("report: --no-plot and --no-html apply to recomputing one folder (without --format, --plot or --check)")
+	}
+	if *f.force && readOnly {
+		return "", "", usagef("report: --force applies to recomputing one folder (without --format, --plot or --check)")
 	}
 	return sch, py, nil
 }
@@ -333,13 +337,27 @@ func closeOut(f *os.File) {
 
 // recomputeFolder is `agentperf report DIR`: rewrite the aggregates and
 // the plot, print the summary and the run's seed-table row.
-func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
-	_, err := metrics.Recompute(dir, sio.out)
+//
+// A recomputation never destroys a result: from
+// profile_export.jsonl.partial it does not replace an aggregate whose
+// accounting adds up (metrics.ErrAggregateKept) unless force is set, and
+// the kept aggregate is left byte for byte as it was.
+func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
+	_, err := metrics.RecomputeWith(dir, sio.out, metrics.RecomputeOptions{Force: force})
 	var failed error
+	kept := errors.Is(err, metrics.ErrAggregateKept)
+	addWarnings := func(warnings ...string) error {
+		if kept {
+			return nil // the kept aggregate is not touched; the warnings were printed
+		}
+		return metrics.AddWarnings(dir, warnings...)
+	}
 	switch {
 	case err == nil:
-	case errors.Is(err, metrics.ErrAccounting):
-		fmt.Fprintf(sio.err, "agentperf: report %s: %v\n", dir, err)
+	case kept, errors.Is(err, metrics.ErrAccounting):
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(sio.err, "agentperf: report %s: %s\n", dir, line)
+		}
 		failed = errRunFailed
 	case errors.Is(err, metrics.ErrBadExport), isNotExist(err):
 		return asUsage(err)
@@ -354,7 +372,7 @@ func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
 		for _, w := range warnings {
 			fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
 		}
-		if err := metrics.AddWarnings(dir, warnings...); err != nil {
+		if err := addWarnings(warnings...); err != nil {
 			return fmt.Errorf("report %s: record plot warnings: %w", dir, err)
 		}
 	}
@@ -366,7 +384,7 @@ func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
 		if err != nil {
 			return fmt.Errorf("report %s: %w", dir, err)
 		}
-		if err := metrics.AddWarnings(dir, warnings...); err != nil {
+		if err := addWarnings(warnings...); err != nil {
 			return fmt.Errorf("report %s: record report.html warnings: %w", dir, err)
 		}
 	}

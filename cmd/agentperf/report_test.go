@@ -260,3 +260,98 @@ func TestReportUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReportKeepsACompleteAggregate is the fault campaign's repro without
+// a full disk: a run whose record stream failed leaves a complete
+// aggregate (its accounting adds up: it counts every record) beside a
+// profile_export.jsonl.partial that lacks the last records. `report` used
+// to recompute from the partial file and write that over the good
+// aggregate. Now the aggregate is kept byte for byte, the recomputation
+// goes to profile_export_aiperf_from_partial.json, the command says which
+// records the partial file lacks and exits 1, the copied warning that "the
+// aggregates cover every record" is not carried into the recomputation,
+// and the plot reads the partial records as the aggregates do. --force
+// replaces the aggregate.
+func TestReportKeepsACompleteAggregate(t *testing.T) {
+	dir := t.TempDir()
+	writeArtifacts(t, dir, metrics.Accounting{Sent: 3, ProfilingOK: 3})
+	aggPath := filepath.Join(dir, metrics.FileAggregateJSON)
+	full := readRecordLines(t, filepath.Join(dir, metrics.FileRecords))
+	// The state a failed write leaves: two of the three records on disk.
+	if err := os.WriteFile(filepath.Join(dir, metrics.FileRecords+".partial"), []byte(strings.Join(full[:2], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, metrics.FileRecords))
+	os.Rename(filepath.Join(dir, metrics.FileOverflow), filepath.Join(dir, metrics.FileOverflow+".partial"))
+	w := "profile_export.jsonl is incomplete: a write failed (no space left on device); profile_export.jsonl.partial holds the records written before, each complete, and " + metrics.WarnAggregatesCoverAll
+	if err := metrics.AddWarnings(dir, w); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(aggPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"report", dir}, &out, &errb)
+	if code != exitRunFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRunFailed, out.String(), errb.String())
+	}
+	after, _ := os.ReadFile(aggPath)
+	if !bytes.Equal(before, after) {
+		t.Fatalf("report changed the complete aggregate:\nbefore %s\nafter %s", before, after)
+	}
+	for _, want := range []string{"was kept", "lacks 1 profiling ok records of the 3 requests sent", metrics.FileAggregateFromPartialJSON, "--force"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errb.String())
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if !strings.HasPrefix(line, "agentperf: ") {
+			t.Errorf("an error line without the agentperf: prefix: %q", line)
+		}
+	}
+	if strings.Contains(out.String()+errb.String(), metrics.WarnAggregatesCoverAll) {
+		t.Errorf("the recomputation repeats that the aggregates cover every record:\n%s\n%s", out.String(), errb.String())
+	}
+	if strings.Contains(errb.String(), "does not exist") {
+		t.Errorf("the plot or report.html did not read the partial records:\n%s", errb.String())
+	}
+	var fromPartial map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateFromPartialJSON))
+	if err != nil || json.Unmarshal(b, &fromPartial) != nil {
+		t.Fatalf("no recomputation beside the aggregate: %v", err)
+	}
+	acct := fromPartial["metadata"].(map[string]any)["request_accounting"].(map[string]any)
+	if acct["profiling_ok"] != 2.0 || acct["adds_up"] != false || fromPartial["was_cancelled"] != true {
+		t.Errorf("the recomputation: accounting %v, was_cancelled %v", acct, fromPartial["was_cancelled"])
+	}
+	if ws := fmt.Sprint(fromPartial["metadata"].(map[string]any)["warnings"]); strings.Contains(ws, metrics.WarnAggregatesCoverAll) {
+		t.Errorf("the recomputation's warnings claim it covers every record: %s", ws)
+	}
+
+	errb.Reset()
+	if code := run(context.Background(), []string{"report", "--force", "--no-plot", "--no-html", dir}, &out, &errb); code != exitRunFailed {
+		t.Fatalf("--force: exit %d\n%s", code, errb.String())
+	}
+	after, _ = os.ReadFile(aggPath)
+	if bytes.Equal(before, after) {
+		t.Errorf("--force did not replace the aggregate")
+	}
+}
+
+// readRecordLines returns the non-blank lines of a JSONL file.
+func readRecordLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -191,6 +191,12 @@ func TestProfileThirdSignal(t *testing.T) {
 		}
 		return
 	}
+	if strings.Contains(stderr, "third signal: exiting at once") {
+		// The third signal may come while the artifacts are written (after
+		// a SIGTERM the aggregates go first): what is there may be
+		// incomplete, as documented.
+		return
+	}
 	checkArtifacts(t, out)
 }
 

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/dataset"
 )
 
 // TestNoScenarioNoValidity: without --scenario a run is not judged as a
@@ -86,6 +89,43 @@ func TestRefusedRunLeavesNothing(t *testing.T) {
 			locks, _ := filepath.Glob(filepath.Join(cache, "*.lock"))
 			if len(locks) > 0 {
 				t.Errorf("stray lock files: %v", locks)
+			}
+		})
+	}
+}
+
+// TestScenarioExitCodes: under --scenario the exit code follows the pinned
+// aiperf. InferenceX's smoke run (its command line with a 60 s-style short
+// duration and therefore --unsafe-override) completes, is not a valid
+// submission (unsafe_override) and exits 0, so the launcher's
+// PIPESTATUS check passes; --fail-on-invalid gives agentperf's strict rule
+// (exit 1); the artifacts say submission_valid false with the reason in
+// both cases.
+func TestScenarioExitCodes(t *testing.T) {
+	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 3, Traces: 6, MinTurns: 4, MaxTurns: 8, TimeScale: 0.002})
+	srv := startSim(t, "served-model")
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  int
+	}{
+		{"smoke run, as the pin", nil, 0},
+		{"--fail-on-invalid", []string{"--fail-on-invalid"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAIPerfEnv(t)
+			t.Setenv("HF_HUB_CACHE", writeHFCache(t, "semianalysisai/cc-traces-weka-062126-256k", traces))
+			out := filepath.Join(t.TempDir(), "aiperf_artifacts")
+			code, stdout, stderr := runProfileCLI(context.Background(), t, append(headArgv(srv.URL, out, 2, "2"), tc.extra...)...)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "agentperf: not a valid submission: unsafe_override") {
+				t.Errorf("stderr does not give the reason:\n%s", stderr)
+			}
+			md := checkArtifacts(t, out)["metadata"].(map[string]any)
+			if md["submission_valid"] != false || !strings.Contains(fmt.Sprint(md["submission_invalid_reasons"]), "unsafe_override") {
+				t.Errorf("submission_valid %v, reasons %v", md["submission_valid"], md["submission_invalid_reasons"])
 			}
 		})
 	}

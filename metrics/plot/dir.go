@@ -33,8 +33,21 @@ func RenderDir(dir string) ([]string, error) {
 // of profile_export.jsonl, the server metrics export and the profiling
 // start (ProfilingStartNs). A missing or unreadable file leaves its part
 // empty and is named in a warning.
+//
+// A folder whose run did not finish (a SIGKILL, a full disk) holds its
+// records as profile_export.jsonl.partial only: they are read from there,
+// as the aggregates are recomputed (metrics.Recompute), and a warning says so.
 func ReadDir(dir string) (Input, []string) {
-	return ReadFiles(filepath.Join(dir, RecordsFile), filepath.Join(dir, servermetrics.JSONFile), ProfilingStartNs(dir))
+	records := filepath.Join(dir, RecordsFile)
+	var note []string
+	if _, err := os.Stat(records); errors.Is(err, fs.ErrNotExist) {
+		if _, perr := os.Stat(records + ".partial"); perr == nil {
+			records += ".partial"
+			note = []string{"the request panels are drawn from " + RecordsFile + ".partial: the run did not finish, so its last records may be missing"}
+		}
+	}
+	in, warnings := ReadFiles(records, filepath.Join(dir, servermetrics.JSONFile), ProfilingStartNs(dir))
+	return in, append(note, warnings...)
 }
 
 // ReadFiles reads the figure's input from named files: records is a
