@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -185,7 +186,8 @@ func ResolveAlias(alias string) (HFRef, error) {
 	if alias == "weka_trace" || strings.HasPrefix(alias, "weka_trace:") {
 		return HFRef{}, ErrLocalAlias
 	}
-	return HFRef{}, fmt.Errorf("unknown public dataset %q; known: %s, weka_hf:ORG/NAME[@REV], weka_trace (local, with Source.InputFile), synthetic", alias, strings.Join(PublicDatasetAliases(), ", "))
+	return HFRef{}, fmt.Errorf("unknown public dataset %q%s; known: %s, weka_hf:ORG/NAME[@REV], weka_trace (local, with Source.InputFile), synthetic",
+		alias, suggest.DidYouMean(alias, append(PublicDatasetAliases(), "weka_trace", "synthetic")), strings.Join(PublicDatasetAliases(), ", "))
 }
 
 // ParseHFDataset parses "org/name[@revision]" (the --hf-dataset flag).

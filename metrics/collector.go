@@ -138,6 +138,19 @@ func (c *Collector) LateRecords() int { return int(c.late.Load()) }
 // with Sent set to their sum.
 func (c *Collector) Accounting() Accounting { return c.agg.Accounting() }
 
+// WarmupStarted does nothing; with ProfilingStarted and ProfilingEnded it
+// makes the Collector an observer of a run's phases (replay.Observer).
+func (c *Collector) WarmupStarted(int, time.Time) {}
+
+// ProfilingStarted starts the live window's profiling phase
+// (LiveWindow.StartProfiling): from start on, Snapshot's rates and
+// percentiles cover profiling records only.
+func (c *Collector) ProfilingStarted(start, _ time.Time) { c.live.StartProfiling(start) }
+
+// ProfilingEnded does nothing: records of the grace period are
+// profiling's.
+func (c *Collector) ProfilingEnded(time.Time) {}
+
 // Snapshot returns the live statistics now. It also flushes the streams
 // when the flush interval has passed, so that a quiet period still gets
 // its lines on disk.

@@ -338,3 +338,72 @@ func TestTimeslicesBogusWindow(t *testing.T) {
 		t.Errorf("%d slices, warnings %v", len(s.Timeslices), s.Warnings())
 	}
 }
+
+// TestSnapshotWindowIsOnePhase: once profiling starts, the live window's
+// percentiles and rates cover profiling records only: slow warmup
+// primers, finished before or after the start, never enter them, and the
+// rates' span starts at the profiling start.
+func TestSnapshotWindowIsOnePhase(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := func() {
+		r := okRecord(1, 0, 12_000, 10, 1000, 11, 0, 0) // TTFT 12 s
+		r.Phase = PhaseWarmup
+		c.Add(r)
+	}
+	for range 5 {
+		warm()
+	}
+	clk.Advance(2 * time.Second)
+	if s := c.Snapshot(); s.WindowPhase != PhaseWarmup || math.Abs(s.TTFTP50-12_000) > 20 {
+		t.Fatalf("during warmup: window phase %q, TTFT p50 %v; want warmup's 12 s", s.WindowPhase, s.TTFTP50)
+	}
+	c.ProfilingStarted(clk.Now(), clk.Now().Add(time.Minute))
+	s := c.Snapshot()
+	if s.WindowPhase != PhaseProfiling || !math.IsNaN(s.TTFTP50) || s.WindowSamples != 0 || s.RequestsPerSec != 0 {
+		t.Fatalf("at the profiling start the window still holds warmup: %+v", s)
+	}
+	clk.Advance(time.Second)
+	warm() // a primer that finishes after the start
+	for range 4 {
+		c.Add(okRecord(2, 0, 100, 10, 1000, 11, 0, 0))
+	}
+	clk.Advance(time.Second)
+	s = c.Snapshot()
+	if math.Abs(s.TTFTP99-100) > 0.5 || s.WindowSamples != 4 {
+		t.Errorf("profiling window: TTFT p99 %v over %d samples, want 100 ms over the 4 profiling records", s.TTFTP99, s.WindowSamples)
+	}
+	if s.Window != 2*time.Second || !near(s.RequestsPerSec, 2) {
+		t.Errorf("profiling window %v at %v req/s, want 2 s (since the start) at 2 req/s", s.Window, s.RequestsPerSec)
+	}
+	if s.WarmupOK != 6 || s.ProfilingOK != 4 {
+		t.Errorf("counts warmup %d profiling %d, want 6 and 4 (every record counted)", s.WarmupOK, s.ProfilingOK)
+	}
+}
+
+// TestSnapshotSendLateness: the live window measures how late requests
+// were sent against their intended send time (RequestStartNs −
+// CreditIssuedNs).
+func TestSnapshotSendLateness(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		r := okRecord(i, 0, 100, 10, 1000, 11, 0, 0)
+		if i >= 95 {
+			r.CreditIssuedNs = r.RequestStartNs - 250*ms // five sent 250 ms late
+		}
+		c.Add(r)
+	}
+	s := c.Snapshot()
+	if math.Abs(s.SendLateP50-1) > 0.01 || math.Abs(s.SendLateP99-250) > 0.5 {
+		t.Errorf("send lateness p50 %v p99 %v, want 1 ms and 250 ms", s.SendLateP50, s.SendLateP99)
+	}
+}

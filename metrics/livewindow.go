@@ -27,7 +27,10 @@ const liveBuckets = 10
 // LiveWindow is the sink that keeps the live statistics of a run: every
 // record's bucket counted, and a sliding window of the successful ones
 // (rates, TTFT and ITL percentiles from HDR histograms, the theoretical
-// hit rate). It keeps nothing per record. It is safe for concurrent use.
+// hit rate). The window holds one phase: warmup records until
+// StartProfiling, profiling records only after it, so a profiling
+// percentile never includes a warmup request. It keeps nothing per
+// record. It is safe for concurrent use.
 type LiveWindow struct {
 	opt LiveOptions
 
@@ -38,6 +41,7 @@ type LiveWindow struct {
 	warmCanc   int
 	warmRetr   int // failed warmup attempts that were retried
 	ttft, itl  *hdrhistogram.WindowedHistogram
+	sendLate   *hdrhistogram.WindowedHistogram // send time − intended send time
 	winCount   [liveBuckets]int64
 	winTokens  [liveBuckets]float64
 	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
@@ -45,6 +49,11 @@ type LiveWindow struct {
 	winIdx     int
 	nextRotate time.Time
 	rotations  int
+	// profiling is set by StartProfiling: from then on the window holds
+	// profiling records only (it was emptied then), and its span starts at
+	// profStart.
+	profiling bool
+	profStart time.Time
 }
 
 var _ Sink = (*LiveWindow)(nil)
@@ -63,6 +72,7 @@ func NewLiveWindow(opt LiveOptions) *LiveWindow {
 	// Latencies in microseconds, 1 µs .. 1 h, 3 significant figures.
 	l.ttft = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.itl = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
+	l.sendLate = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.nextRotate = now.Add(l.bucketDur())
 	return l
 }
@@ -110,6 +120,9 @@ func (l *LiveWindow) addEntry(e *entry) {
 		return
 	case BucketWarmupOK:
 		l.acct.WarmupOK++
+		if l.profiling {
+			return // counted; the window is profiling's
+		}
 	default:
 		l.acct.ProfilingOK++
 	}
@@ -119,6 +132,9 @@ func (l *LiveWindow) addEntry(e *entry) {
 	if Has(v.ITL) {
 		recordClamped(l.itl.Current, v.ITL)
 	}
+	if r.CreditIssuedNs > 0 && r.RequestStartNs > 0 {
+		recordClamped(l.sendLate.Current, float64(max(0, r.RequestStartNs-r.CreditIssuedNs))/1e6)
+	}
 	l.winCount[l.winIdx]++
 	if Has(v.OSL) {
 		l.winTokens[l.winIdx] += v.OSL
@@ -127,6 +143,27 @@ func (l *LiveWindow) addEntry(e *entry) {
 		l.winHit[l.winIdx] += int64(r.HitBlocks)
 		l.winBlocks[l.winIdx] += int64(r.TotalBlocks)
 	}
+}
+
+// StartProfiling empties the window: from at on it holds profiling
+// records only, and its span starts at at. Warmup records added later are
+// counted but stay out of the window. Later calls do nothing.
+func (l *LiveWindow) StartProfiling(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.profiling {
+		return
+	}
+	l.profiling, l.profStart = true, at
+	for range liveBuckets {
+		l.ttft.Rotate()
+		l.itl.Rotate()
+		l.sendLate.Rotate()
+	}
+	l.winCount = [liveBuckets]int64{}
+	l.winTokens = [liveBuckets]float64{}
+	l.winHit = [liveBuckets]int64{}
+	l.winBlocks = [liveBuckets]int64{}
 }
 
 // rotate advances the window to now. l.mu held.
@@ -145,6 +182,7 @@ func (l *LiveWindow) rotate(now time.Time) {
 	for range steps {
 		l.ttft.Rotate()
 		l.itl.Rotate()
+		l.sendLate.Rotate()
 		l.winIdx = (l.winIdx + 1) % liveBuckets
 		l.winCount[l.winIdx] = 0
 		l.winTokens[l.winIdx] = 0
@@ -176,13 +214,21 @@ type LiveStats struct {
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
 	ITLP50, ITLP99     float64 // ms
-	WindowSamples      int
+	// SendLateP50 and SendLateP99 are how late the window's requests
+	// were sent against their intended send time (RequestStartNs −
+	// CreditIssuedNs), in ms: a client that cannot keep its schedule.
+	SendLateP50, SendLateP99 float64
+	WindowSamples            int
 	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
 	// would reach on the window's successful records (Σ hit blocks / Σ
 	// blocks); NaN when they carry no block counts.
 	TheoreticalHitRate float64
-	// Window is the span the rates cover (shorter early in a run).
+	// Window is the span the rates cover (shorter early in a run, and
+	// early in profiling).
 	Window time.Duration
+	// WindowPhase is the phase of the window's records: PhaseWarmup
+	// until profiling starts, PhaseProfiling after.
+	WindowPhase Phase
 }
 
 // Errors returns all failed records (both phases).
@@ -223,6 +269,11 @@ func (l *LiveWindow) Snapshot() LiveStats {
 	bd := l.bucketDur()
 	span := time.Duration(min(l.rotations, liveBuckets-1))*bd + bd - l.nextRotate.Sub(now)
 	span = min(span, now.Sub(l.started))
+	s.WindowPhase = PhaseWarmup
+	if l.profiling {
+		s.WindowPhase = PhaseProfiling
+		span = min(span, now.Sub(l.profStart))
+	}
 	s.Window = max(span, 0)
 	if span > 0 {
 		s.RequestsPerSec = float64(n) / span.Seconds()
@@ -231,6 +282,7 @@ func (l *LiveWindow) Snapshot() LiveStats {
 	s.WindowSamples = int(n)
 	s.TTFTP50, s.TTFTP99 = hdrPercentiles(l.ttft.Merge())
 	s.ITLP50, s.ITLP99 = hdrPercentiles(l.itl.Merge())
+	s.SendLateP50, s.SendLateP99 = hdrPercentiles(l.sendLate.Merge())
 	return s
 }
 

@@ -62,14 +62,14 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "Requests sent: %d\n", a.Sent)
 	}
 	if !math.IsNaN(s.BenchmarkDuration) {
-		fmt.Fprintf(&b, "Duration %.2f s; throughput %.3f req/s, output %.1f tok/s, input %.1f tok/s, total %.1f tok/s\n",
+		fmt.Fprintf(&b, "Benchmark duration measured %.2f s (first request sent to last response); throughput %.3f req/s, output %.1f tok/s, input %.1f tok/s, total %.1f tok/s\n",
 			s.BenchmarkDuration, s.RequestThroughput, s.OutputTokenThroughput, s.InputTokenThroughput, s.TotalTokenThroughput)
 	}
 	if s.TheoreticalTotalBlocks > 0 {
-		fmt.Fprintf(&b, "Theoretical prefix-cache hit: %.2f %% (%d of %d blocks)\n", s.TheoreticalHitPct, s.TheoreticalHitBlocks, s.TheoreticalTotalBlocks)
+		fmt.Fprintf(&b, "Theoretical prefix-cache hit: %.2f %% (%d of %d blocks an infinite cache would hold; successful profiling requests)\n", s.TheoreticalHitPct, s.TheoreticalHitBlocks, s.TheoreticalTotalBlocks)
 	}
 	if x, ok := s.Scalar("overall_usage_prompt_cache_read_pct"); ok {
-		fmt.Fprintf(&b, "Server-reported cached prompt tokens: %.2f %%\n", x.Value)
+		fmt.Fprintf(&b, "Cached prompt tokens (the responses' usage): %.2f %% of the prompt tokens of successful profiling requests\n", x.Value)
 	}
 	var rows [][]string
 	for _, tag := range tableMetrics {

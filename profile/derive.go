@@ -118,12 +118,63 @@ func isSynthetic(public string) bool {
 	return public == "synthetic" || strings.HasPrefix(public, "synthetic:")
 }
 
-// RedactURL hides the password of a URL's user info (it is a credential).
+// RedactURL returns s as it was typed, with its secrets masked: the
+// password of the user info and the value of every query parameter whose
+// name says it is a credential (key, token, secret, password, auth,
+// signature) become "xxxxx". Nothing else changes ("sim://" stays
+// "sim://", where url.URL.String would print "sim:").
 func RedactURL(s string) string {
-	if u, err := neturl.Parse(s); err == nil {
-		return u.Redacted()
+	u, err := neturl.Parse(s)
+	if err != nil {
+		return s
 	}
-	return s
+	out := s
+	if _, ok := u.User.Password(); ok {
+		if at := strings.Index(out, "@"); at > 0 {
+			if scheme := strings.Index(out, "://"); scheme >= 0 && scheme < at {
+				info := out[scheme+3 : at]
+				if colon := strings.Index(info, ":"); colon >= 0 {
+					out = out[:scheme+3] + info[:colon+1] + "xxxxx" + out[at:]
+				}
+			}
+		}
+	}
+	q := strings.Index(out, "?")
+	if q < 0 {
+		return out
+	}
+	frag := ""
+	query := out[q+1:]
+	if h := strings.Index(query, "#"); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		if hasValue && secretParam(name) {
+			parts[i] = name + "=xxxxx"
+		}
+	}
+	return out[:q+1] + strings.Join(parts, "&") + frag
+}
+
+// secretParam reports whether a query parameter's name says it carries a
+// credential: one of its words (split at "-", "_" and ".") is key, token,
+// secret, password, auth, signature or the like ("api_key",
+// "access_token", "X-Amz-Signature"; not "kv-capacity-tokens").
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	if un, err := neturl.QueryUnescape(n); err == nil {
+		n = un
+	}
+	for _, w := range strings.FieldsFunc(n, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch w {
+		case "key", "apikey", "token", "accesstoken", "secret", "password", "passwd", "pwd", "auth", "authorization",
+			"signature", "sig", "credential", "credentials":
+			return true
+		}
+	}
+	return false
 }
 
 // redactURLs is RedactURL over a list.

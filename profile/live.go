@@ -14,6 +14,7 @@ import (
 // phaseClock remembers the phase changes the engine reports, for the live
 // view.
 type phaseClock struct {
+	warmup   atomic.Int64 // warmup start, unix ns
 	start    atomic.Int64 // profiling start, unix ns
 	ended    atomic.Int64 // profiling end, unix ns
 	duration time.Duration
@@ -35,6 +36,9 @@ type liveSource struct {
 	pc          *phaseClock
 	streaming   bool
 	interrupted func() bool
+	// killed reports the second signal (the requests in flight are
+	// cancelled); nil: never.
+	killed func() bool
 }
 
 var _ ui.Source = (*liveSource)(nil)
@@ -55,8 +59,8 @@ func (l *liveSource) Sample() ui.Sample {
 			Overflows: st.WarmupOverflows, Cancelled: st.WarmupCancelled},
 		Profiling: ui.Outcomes{OK: st.ProfilingOK, Errors: st.ProfilingErrors,
 			Overflows: st.Overflows - st.WarmupOverflows, Cancelled: st.Cancelled - st.WarmupCancelled},
-		Client: ui.ClientWindow{Window: st.Window, RequestsPerSec: st.RequestsPerSec, OutputTokensPerSec: st.OutputTokensPerSec,
-			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99,
+		Client: ui.ClientWindow{Phase: ui.Phase(st.WindowPhase), Window: st.Window, RequestsPerSec: st.RequestsPerSec, OutputTokensPerSec: st.OutputTokensPerSec,
+			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99, SendLateP99: st.SendLateP99,
 			TheoreticalHitRate: st.TheoreticalHitRate},
 	}
 	// A failed warmup attempt that was sent again is an error record but
@@ -73,8 +77,14 @@ func (l *liveSource) Sample() ui.Sample {
 	if l.interrupted != nil && l.interrupted() {
 		s.Phase, s.Interrupted = ui.PhaseDraining, true
 	}
+	if l.killed != nil && l.killed() {
+		s.Killed = true
+	}
 	if ns := l.pc.start.Load(); ns != 0 {
 		s.ProfilingStart = time.Unix(0, ns)
+	}
+	if ns := l.pc.warmup.Load(); ns != 0 {
+		s.WarmupStart = time.Unix(0, ns)
 	}
 	if l.scr != nil {
 		lf := l.scr.Live()
@@ -107,6 +117,7 @@ type phaseLog struct {
 }
 
 func (o *phaseLog) WarmupStarted(requests int, at time.Time) {
+	o.pc.warmup.Store(at.UnixNano())
 	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
 	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
 }
@@ -119,4 +130,20 @@ func (o *phaseLog) ProfilingStarted(start, deadline time.Time) {
 func (o *phaseLog) ProfilingEnded(at time.Time) {
 	o.pc.ended.Store(at.UnixNano())
 	o.lg.Printf("profiling: ended")
+}
+
+// closed returns a function reporting whether ch is closed; nil for a nil
+// channel.
+func closed(ch <-chan struct{}) func() bool {
+	if ch == nil {
+		return nil
+	}
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
 }

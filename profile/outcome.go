@@ -56,7 +56,7 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
-	fmt.Fprintf(w, "server: GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+	fmt.Fprintf(w, "server /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
 		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
 		pct(d.ExternalHitRate, d.ExternalHitRateValid),
 		pct(d.OverallHitRate, d.OverallHitRateValid),

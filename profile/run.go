@@ -120,7 +120,8 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	pc := &phaseClock{duration: s.Replay.BenchmarkDuration}
 	// The scraper marks the profiling window itself; the log and the live
 	// view's clock watch the same phase changes.
-	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}}
+	// The collector's live window turns to profiling records at the start.
+	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}, col}
 	if scr != nil {
 		obs = append(obs, scr)
 	}
@@ -160,7 +161,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	if s.View != nil {
 		v := s.View(&liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: cfg.Streaming,
-			interrupted: func() bool { return ctx.Err() != nil }})
+			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
 		view = v
 		terminal := lg.raw()
 		lg.setOutput(v.Log())

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -103,11 +104,49 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	default:
 		add("run_completed", true, "the run was neither aborted nor cancelled")
 	}
+	// The submission verdict: every reason it records fails under its
+	// own name (unsafe_override, context_overflow_rate_exceeded, …).
+	if v := r.Validity(); v.Known {
+		if v.Valid && len(v.Reasons) == 0 {
+			add("submission_valid", true, "scenario %s: a valid submission", v.Scenario)
+		}
+		for _, reason := range v.Reasons {
+			add(reason, false, "not a valid submission (%s): %s", scenarioName(v.Scenario), reasonText(reason))
+		}
+		if !v.Valid && len(v.Reasons) == 0 {
+			add("submission_valid", false, "metadata.submission_valid is false, with no reason recorded")
+		}
+	}
 	if p := opt.RequiredServerMetricPrefix; p != "" {
 		ok, msg := requiredPrefix(r.Dir, p)
 		add("server_metrics_prefix", ok, "%s", msg)
 	}
 	return out
+}
+
+// scenarioName is the scenario for a message ("no scenario" when empty).
+func scenarioName(s string) string {
+	if s == "" {
+		return "no scenario"
+	}
+	return "scenario " + s
+}
+
+// reasonText explains a submission_invalid_reasons value.
+func reasonText(reason string) string {
+	switch reason {
+	case scenario.ReasonUnsafeOverride:
+		return "--unsafe-override (or AIPERF_UNSAFE_OVERRIDE) lifted at least one scenario lock"
+	case scenario.ReasonOverflowRateExceeded:
+		return "more profiling responses were context overflows than the limit allows (AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT)"
+	case scenario.ReasonRunCancelled:
+		return "the run was cancelled before the end of the profiling phase"
+	case scenario.ReasonInsufficientCoverage:
+		return "TTFT and ITL observations do not reach 98 % of the profiling phase"
+	case scenario.ReasonZeroCompleted:
+		return "no profiling request completed successfully"
+	}
+	return "recorded in metadata.submission_invalid_reasons"
 }
 
 // requiredPrefix is InferenceX's launcher gate: both server-metrics

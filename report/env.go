@@ -62,6 +62,10 @@ type Env struct {
 	RouterMetadata           string // ROUTER_METADATA, a JSON object {name, version}
 	KVP2PTransfer            string // KV_P2P_TRANSFER
 	Prefill, Decode          Workers
+	// Unset lists the variables LoadEnv found unset or empty, each as
+	// NAME=default ("NAME (empty)" for an empty default), in reading order: the
+	// result's warnings name them.
+	Unset []string
 }
 
 // LoadEnv reads the variables through look. An unset or empty variable
@@ -74,9 +78,15 @@ func LoadEnv(look Lookup) (Env, error) {
 		}
 		return v, true
 	}
+	var unset []string
 	str := func(n, def string) string {
 		if v, ok := get(n); ok {
 			return v
+		}
+		if def == "" {
+			unset = append(unset, n+" (empty)")
+		} else {
+			unset = append(unset, n+"="+def)
 		}
 		return def
 	}
@@ -84,6 +94,7 @@ func LoadEnv(look Lookup) (Env, error) {
 	integer := func(n string, def int, positive bool) (int, bool) {
 		v, ok := get(n)
 		if !ok {
+			unset = append(unset, fmt.Sprintf("%s=%d", n, def))
 			return def, false
 		}
 		i, err := strconv.Atoi(strings.TrimSpace(v))
@@ -101,7 +112,10 @@ func LoadEnv(look Lookup) (Env, error) {
 		return i, true
 	}
 	boolean := func(n string) bool {
-		v, _ := get(n)
+		v, ok := get(n)
+		if !ok {
+			unset = append(unset, n+"=false")
+		}
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "1", "true", "yes", "on":
 			return true
@@ -137,6 +151,7 @@ func LoadEnv(look Lookup) (Env, error) {
 	e.AllocatedCPUDRAMGB, _ = integer("TOTAL_CPU_DRAM_GB", 0, false)
 	e.RouterMetadata = str("ROUTER_METADATA", "")
 	e.KVP2PTransfer = str("KV_P2P_TRANSFER", "")
+	e.Unset = unset // the workers' variables are named with their side
 	side := func(p string) Workers {
 		var w Workers
 		w.NumWorkers, _ = integer(p+"_NUM_WORKERS", 0, false)

@@ -22,7 +22,8 @@ var fixtureEnv = map[string]string{
 	"MODEL": "amd/Kimi-K2.5-MXFP4", "MODEL_PREFIX": "kimik2.5", "FRAMEWORK": "vllm", "PRECISION": "fp4",
 	"TP": "8", "EP_SIZE": "8", "DP_ATTENTION": "true", "KV_OFFLOADING": "dram", "KV_OFFLOAD_BACKEND": "lmcache",
 	"KV_OFFLOAD_BACKEND_METADATA": `{"name":"lmcache","version":"0.3.9"}`, "TOTAL_CPU_DRAM_GB": "2500",
-	"OFFLOADING": "cpu",
+	"OFFLOADING": "cpu", "SPEC_DECODING": "none", "DISAGG": "false", "IS_MULTINODE": "false",
+	"PP_SIZE": "1", "DCP_SIZE": "1", "PCP_SIZE": "1",
 }
 
 func fixtureResult(t *testing.T, schema Schema) (*Result, map[string]any) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 // Schema is a generation of InferenceX's agentic result JSON.
@@ -105,6 +106,41 @@ func (r *Run) resolve(opt Options, v3 bool) (*resolved, error) {
 			warn("TP not set: assuming tp 1, so every per-GPU throughput counts one GPU")
 		}
 	}
+	if e.Model == "" {
+		if m, ok := r.agg.model(); ok {
+			e.Model = m
+			warn("MODEL not set: model is the run's served model (%s)", m)
+		}
+	}
+	// Every field left empty is named; every other setting that took
+	// InferenceX's default is listed once (v3).
+	empty := []struct{ variable, field, value string }{
+		{"MODEL", "model", e.Model}, {"RUNNER_TYPE", "hw", e.HW}, {"FRAMEWORK", "framework", e.Framework},
+		{"PRECISION", "precision", e.Precision}, {"IMAGE", "image", e.Image},
+		{"MODEL_PREFIX", "infmax_model_prefix", e.ModelPrefix}, {"RECIPE_FINGERPRINT", "recipe_fingerprint", e.RecipeFingerprint},
+	}
+	named := map[string]bool{"CONC": true, "TP": true, "KV_OFFLOADING": true}
+	for _, f := range empty {
+		named[f.variable] = true
+		if f.value == "" {
+			warn("%s not set: %s is empty", f.variable, f.field)
+		}
+	}
+	if v3 {
+		var defaulted []string
+		for _, u := range e.Unset {
+			name, _, _ := strings.Cut(strings.TrimSuffix(u, " (empty)"), "=")
+			if !named[name] && name != "OFFLOADING" { // OFFLOADING is v2's
+				defaulted = append(defaulted, u)
+			}
+		}
+		if len(defaulted) > 0 {
+			warn("not set, so InferenceX's defaults are used: %s", strings.Join(defaulted, ", "))
+		}
+	}
+	if v := r.Validity(); v.Known && !v.Valid {
+		warn("not a valid submission (%s): %s", scenarioName(v.Scenario), strings.Join(v.Reasons, ", "))
+	}
 	x.env = e
 	x.shape, x.gpus, x.tp, x.ep, x.dpa = x.env.gpuShape(v3)
 	x.req = r.requests()
@@ -167,6 +203,7 @@ func (r *Run) InferenceX(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	doc = append(doc, field{"validity", r.validityJSON()})
 	res := &Result{Schema: opt.Schema, Warnings: x.warnings, doc: doc}
 	if len(x.warnings) > 0 {
 		ws := make([]any, len(x.warnings))
@@ -179,6 +216,26 @@ func (r *Run) InferenceX(opt Options) (*Result, error) {
 		roundTree(res.doc)
 	}
 	return res, nil
+}
+
+// validityJSON is the result's "validity": the submission verdict the
+// run recorded (submission_valid null when it recorded none: no
+// scenario).
+func (r *Run) validityJSON() obj {
+	v := r.Validity()
+	var valid any
+	if v.Known {
+		valid = v.Valid
+	}
+	reasons := make([]any, len(v.Reasons))
+	for i, s := range v.Reasons {
+		reasons[i] = s
+	}
+	var sc any
+	if v.Scenario != "" {
+		sc = v.Scenario
+	}
+	return obj{{"scenario", sc}, {"submission_valid", valid}, {"submission_invalid_reasons", reasons}}
 }
 
 // perGPU divides by the GPU count (null without GPUs).

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -60,6 +61,7 @@ var paretoShapes = []draw.GlyphDrawer{
 type paretoPoint struct {
 	x, y float64
 	conc int
+	dir  string // the run's folder, to tell apart runs of one concurrency
 }
 
 // groupName is the legend entry of a row: its configuration, else its TP.
@@ -154,7 +156,7 @@ func paretoGroups(t *Table, axis ParetoY) (groups map[string][]paretoPoint, orde
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], paretoPoint{x: r.Interactivity, y: y, conc: r.Conc})
+		groups[g] = append(groups[g], paretoPoint{x: r.Interactivity, y: y, conc: r.Conc, dir: r.Dir})
 	}
 	return groups, order, skipped
 }
@@ -183,6 +185,38 @@ func newParetoPlot(opt ParetoOptions) (*gplot.Plot, *gplot.Legend) {
 	return pl, &leg
 }
 
+// paretoLabels are the points' labels, "c16" by concurrency, unique
+// within the group: runs that share a concurrency also carry their
+// folder's name ("c16 run-a"), or their position when the names agree too
+// ("c16 #2").
+func paretoLabels(pts []paretoPoint) []string {
+	base := make([]string, len(pts))
+	n := map[string]int{}
+	for i, p := range pts {
+		base[i] = "c" + strconv.Itoa(p.conc)
+		if p.conc <= 0 {
+			base[i] = "c?"
+		}
+		n[base[i]]++
+	}
+	out := slices.Clone(base)
+	seen := map[string]int{}
+	for i, p := range pts {
+		if n[base[i]] > 1 {
+			out[i] = base[i] + " " + filepath.Base(p.dir)
+		}
+		seen[out[i]]++
+	}
+	k := map[string]int{}
+	for i := range out {
+		if seen[out[i]] > 1 {
+			k[out[i]]++
+			out[i] = fmt.Sprintf("%s #%d", out[i], k[out[i]])
+		}
+	}
+	return out
+}
+
 // addParetoGroup draws group g (the gi-th): its points labelled by
 // concurrency, its frontier, and the sweep in concurrency order; it
 // returns the largest x and y drawn.
@@ -195,12 +229,9 @@ func addParetoGroup(pl *gplot.Plot, leg *gplot.Legend, g string, pts []paretoPoi
 	for i, p := range pts {
 		xy[i] = plotter.XY{X: p.x, Y: p.y}
 		lab.XYs[i] = xy[i]
-		lab.Labels[i] = "c" + strconv.Itoa(p.conc)
-		if p.conc <= 0 {
-			lab.Labels[i] = "c?"
-		}
 		xmax, ymax = max(xmax, p.x), max(ymax, p.y)
 	}
+	copy(lab.Labels, paretoLabels(pts))
 	fr := frontier(pts)
 	fxy := make(plotter.XYs, len(fr))
 	for i, p := range fr {

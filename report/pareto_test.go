@@ -69,3 +69,22 @@ func TestParetoNeedsTP(t *testing.T) {
 		t.Errorf("err %v, skipped %q", err, skipped)
 	}
 }
+
+// TestParetoLabelsUnique: two runs of one concurrency in one group get
+// labels told apart by their folders, or by their position.
+func TestParetoLabelsUnique(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pts  []paretoPoint
+		want []string
+	}{
+		{[]paretoPoint{{conc: 4, dir: "r/a"}, {conc: 16, dir: "r/b"}}, []string{"c4", "c16"}},
+		{[]paretoPoint{{conc: 16, dir: "r/a"}, {conc: 16, dir: "r/b"}, {conc: 4, dir: "r/c"}}, []string{"c16 a", "c16 b", "c4"}},
+		{[]paretoPoint{{conc: 16, dir: "x/run"}, {conc: 16, dir: "y/run"}}, []string{"c16 run #1", "c16 run #2"}},
+	} {
+		got := paretoLabels(c.pts)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("labels %q, want %q", got, c.want)
+		}
+	}
+}

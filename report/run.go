@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -58,6 +60,7 @@ type aggregateJSON struct {
 	WasCancelled bool            `json:"was_cancelled"`
 	Metadata     struct {
 		Dataset         json.RawMessage `json:"dataset"`
+		Scenario        string          `json:"scenario"`
 		SubmissionValid *bool           `json:"submission_valid"`
 		Reasons         []string        `json:"submission_invalid_reasons"`
 		Accounting      *struct {
@@ -129,6 +132,64 @@ func (a *aggregateJSON) concurrency() (int, bool) {
 		return int(*c), true
 	}
 	return 0, false
+}
+
+// model returns the first served model name the run records
+// (input_config.model_names, or aiperf's input_config.endpoint.model_names).
+func (a *aggregateJSON) model() (string, bool) {
+	var ic struct {
+		ModelNames []string        `json:"model_names"`
+		Endpoint   json.RawMessage `json:"endpoint"` // agentperf's is a path, aiperf's an object
+	}
+	if len(a.InputConfig) == 0 || json.Unmarshal(a.InputConfig, &ic) != nil {
+		return "", false
+	}
+	var ep struct {
+		ModelNames []string `json:"model_names"`
+	}
+	_ = json.Unmarshal(ic.Endpoint, &ep) // a string leaves it empty
+	for _, names := range [][]string{ic.ModelNames, ep.ModelNames} {
+		if len(names) > 0 && names[0] != "" {
+			return names[0], true
+		}
+	}
+	return "", false
+}
+
+// unsafeOverride reports input_config.unsafe_override.
+func (a *aggregateJSON) unsafeOverride() bool {
+	var ic struct {
+		UnsafeOverride bool `json:"unsafe_override"`
+	}
+	return len(a.InputConfig) > 0 && json.Unmarshal(a.InputConfig, &ic) == nil && ic.UnsafeOverride
+}
+
+// Validity is the run's submission verdict as its metadata records it.
+type Validity struct {
+	// Known is false when the run records no verdict (no scenario).
+	Known bool
+	// Valid is metadata.submission_valid.
+	Valid bool
+	// Scenario is metadata.scenario; Reasons is
+	// metadata.submission_invalid_reasons, plus unsafe_override when
+	// input_config says the scenario's locks were lifted and the reasons
+	// do not (an older writer).
+	Scenario string
+	Reasons  []string
+}
+
+// Validity returns the run's submission verdict.
+func (r *Run) Validity() Validity {
+	md := &r.agg.Metadata
+	v := Validity{Scenario: md.Scenario, Reasons: append([]string(nil), md.Reasons...)}
+	if md.SubmissionValid != nil {
+		v.Known, v.Valid = true, *md.SubmissionValid
+	}
+	if r.agg.unsafeOverride() && !slices.Contains(v.Reasons, scenario.ReasonUnsafeOverride) {
+		v.Known, v.Valid = true, false
+		v.Reasons = append([]string{scenario.ReasonUnsafeOverride}, v.Reasons...)
+	}
+	return v
 }
 
 // resolveDir finds the artifact folder: dir itself, or its

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"strconv"
 	"strings"
 )
@@ -87,7 +88,11 @@ func ParseCacheBust(s string) (CacheBust, error) {
 	if strings.HasPrefix(v, "warmup_isolation") {
 		return "", fmt.Errorf("--cache-bust %s is not supported yet (it isolates warmup traffic only, which AgentX does not use); use one of %s", s, cacheBustList())
 	}
-	return "", fmt.Errorf("--cache-bust %q is not a cache-bust target; use one of %s", s, cacheBustList())
+	names := make([]string, len(CacheBusts))
+	for i, c := range CacheBusts {
+		names[i] = string(c)
+	}
+	return "", fmt.Errorf("--cache-bust %q is not a cache-bust target%s; use one of %s", s, suggest.DidYouMean(v, names), cacheBustList())
 }
 
 func cacheBustList() string {

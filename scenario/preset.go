@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,7 +259,7 @@ func LookupAt(name, gen string) (*Preset, error) {
 	base, suffix := SplitScenario(name)
 	if base != NameAgentXMVP {
 		names := []string{NameAgentXMVP}
-		return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s (optionally @%s)", name, strings.Join(names, ", "), strings.Join(timing.GenerationNames(), "|"))
+		return nil, fmt.Errorf("--scenario %q: unknown scenario%s; known scenarios: %s (optionally @%s)", name, suggest.DidYouMean(base, names), strings.Join(names, ", "), strings.Join(timing.GenerationNames(), "|"))
 	}
 	if suffix != "" && gen != "" && suffix != gen {
 		return nil, fmt.Errorf("--scenario %q selects AgentX %s but the generation was also set to %s: set it once", name, suffix, gen)

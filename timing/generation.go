@@ -3,6 +3,7 @@ package timing
 import (
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"strings"
 	"time"
 )
@@ -188,7 +189,7 @@ func LookupGeneration(name string) (Generation, error) {
 			return g, nil
 		}
 	}
-	return Generation{}, fmt.Errorf("%w %q; known: %s", ErrGeneration, name, strings.Join(GenerationNames(), ", "))
+	return Generation{}, fmt.Errorf("%w %q%s; known: %s", ErrGeneration, name, suggest.DidYouMean(name, GenerationNames()), strings.Join(GenerationNames(), ", "))
 }
 
 // Generations returns every generation, oldest first.

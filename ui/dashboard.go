@@ -155,11 +155,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 	case tickMsg:
+		prev := m.snap
 		m.snap = m.tr.Update()
-		if m.opt.Tick != nil {
-			return m, nil
+		var cmds []tea.Cmd
+		if repaint(&prev, &m.snap) {
+			cmds = append(cmds, tea.ClearScreen)
 		}
-		return m, m.tick()
+		if m.opt.Tick == nil {
+			cmds = append(cmds, m.tick())
+		}
+		return m, tea.Batch(cmds...)
 	case logMsg:
 		m.logs = append(m.logs, string(msg))
 		if len(m.logs) > 100 {
@@ -174,6 +179,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	return m, nil
+}
+
+// repaint reports whether the next frame must be drawn whole rather than
+// as the lines that changed: when the phase or the stop state changes, and
+// on every frame once the user interrupted the run. The process writes its
+// signal notes and the terminal echoes ^C on the screen the dashboard
+// owns, which shifts it; a frame drawn line by line over that would leave
+// stale rows beside the new ones.
+func repaint(prev, cur *Snapshot) bool {
+	return false && prev.Phase != cur.Phase || prev.Interrupted != cur.Interrupted || prev.Killed != cur.Killed || cur.Interrupted
 }
 
 // View draws the dashboard; a window smaller than MinWidth×MinHeight gets
@@ -212,15 +227,17 @@ func (m *model) View() string {
 	c := s.Counts()
 	add(fmt.Sprintf("%s ok %d  errors %d  overflows %d  cancelled %d  in flight %d %s", m.st.label.Render("requests "),
 		c.OK, c.Errors, c.Overflows, c.Cancelled, s.InFlight, m.st.dim.Render(phaseLabel(s))))
+	win := m.st.dim.Render("(" + windowText(s) + ")")
 	add(fmt.Sprintf("%s %s req/s  %s output tok/s %s", m.st.label.Render("rate     "), rate(s.Client.RequestsPerSec),
-		rate(s.Client.OutputTokensPerSec), m.st.dim.Render(fmt.Sprintf("(last %s)", s.Client.Window.Round(time.Second)))))
+		rate(s.Client.OutputTokensPerSec), win))
 	if s.Streaming {
 		cl := &s.Client
-		add(fmt.Sprintf("%s TTFT p50 %s  p99 %s   ITL p50 %s  p99 %s", m.st.label.Render("latency  "), ms(cl.TTFTP50), ms(cl.TTFTP99), ms(cl.ITLP50), ms(cl.ITLP99)))
+		add(fmt.Sprintf("%s TTFT p50 %s  p99 %s   ITL p50 %s  p99 %s %s", m.st.label.Render("latency  "), ms(cl.TTFTP50), ms(cl.TTFTP99), ms(cl.ITLP50), ms(cl.ITLP99), win))
 	} else {
 		add(m.st.label.Render("latency  ") + m.st.dim.Render(" TTFT/ITL n/a (not streaming)"))
 	}
 	add(m.st.label.Render("server   ") + " " + m.serverLine(s, w >= 100))
+	add(m.st.label.Render("cache    ") + " " + m.cacheLine(s, w >= 120))
 	if d := s.Diagnosis; d != "" {
 		// The figures in parentheses are on the server line too: they go
 		// first when the window is narrow.
@@ -239,16 +256,16 @@ func (m *model) View() string {
 	boxH := chartH / 2
 	colW := w / 2
 	hs := &m.tr.History
-	ttftTitle := "TTFT p50 (ms)"
+	ttftTitle := "TTFT p50 (ms, 10 s window)"
 	if !s.Streaming {
 		ttftTitle = "TTFT (not streaming)"
 	}
 	row1 := lipgloss.JoinHorizontal(lipgloss.Top,
 		m.chart(ttftTitle, hs.TTFTP50.Points, colW, boxH, 0, ms),
-		m.chart("output tok/s", hs.Throughput.Points, w-colW, boxH, 0, rate))
+		m.chart("output tok/s (10 s window)", hs.Throughput.Points, w-colW, boxH, 0, rate))
 	row2 := lipgloss.JoinHorizontal(lipgloss.Top,
 		m.chart("GPU KV usage (%)", hs.KVUsage.Points, colW, chartH-boxH, 100, pctPlain),
-		m.chart("prefix-cache hit rate (%)", hs.HitRate.Points, w-colW, chartH-boxH, 100, pctPlain))
+		m.chart("GPU prefix-cache hit (%, server)", hs.HitRate.Points, w-colW, chartH-boxH, 100, pctPlain))
 	lines = append(lines, row1, row2)
 
 	lines = append(lines, m.st.dim.Render(strings.Repeat("─", 2)+" log "+strings.Repeat("─", max(0, w-7))))
@@ -260,11 +277,36 @@ func (m *model) View() string {
 		}
 		add(l)
 	}
-	add(m.st.dim.Render("Ctrl-C stops: in-flight requests finish, artifacts are written. Twice: exit now."))
+	add(m.st.dim.Render(footer(s, w)))
 	return strings.Join(lines, "\n")
 }
 
-// serverLine is the server's figures, compact.
+// footer says what the next Ctrl-C does (the process's signal handling:
+// the first stops gracefully, the second cancels the requests in flight and
+// still writes every artifact, the third exits at once); the long form
+// when it fits in w cells.
+func footer(s *Snapshot, w int) string {
+	var long, short string
+	switch {
+	case s.Phase == PhaseDone:
+		long = "Run over: writing the artifacts. Ctrl-C now exits at once (artifacts may be left .partial)."
+		short = "Run over: writing artifacts. Ctrl-C: exit at once (.partial files)"
+	case s.Killed:
+		long = "Cancelling the requests in flight, then every artifact is written. Ctrl-C again: exit at once (artifacts may be left .partial)."
+		short = "Cancelling in-flight requests. Ctrl-C again: exit at once (.partial files)"
+	case s.Interrupted:
+		long = "Stopping: in-flight requests finish. Ctrl-C again: cancel them, still write every artifact; a third: exit at once."
+		short = "Stopping. Ctrl-C again: cancel in flight, write all; 3rd: exit now"
+	default:
+		long = "Ctrl-C: 1st stops gracefully (in-flight requests finish); 2nd cancels those in flight, still writes every artifact; 3rd exits at once."
+		short = "Ctrl-C: 1st graceful stop; 2nd cancel in flight, write all; 3rd exit now"
+	}
+	if lipgloss.Width(long) <= w {
+		return long
+	}
+	return short
+}
+
 // serverLine is the server's figures; short abbreviates the labels for a
 // narrow window.
 func (m *model) serverLine(s *Snapshot, long bool) string {
@@ -272,19 +314,37 @@ func (m *model) serverLine(s *Snapshot, long bool) string {
 	if !sv.Valid {
 		return m.st.dim.Render(serverText(s))
 	}
-	run, wait, theo, pre := "running", "waiting", " / %s theoretical", "preemptions"
+	run, wait, pre := "running", "waiting", "preemptions in all"
 	if !long {
-		run, wait, theo, pre = "run", "wait", " (theor. %s)", "preempt"
-	}
-	th := ""
-	if !math.IsNaN(s.Client.TheoreticalHitRate) {
-		th = fmt.Sprintf(theo, pct(s.Client.TheoreticalHitRate))
+		run, wait, pre = "run", "wait", "preempt"
 	}
 	p := ""
 	if !math.IsNaN(sv.PreemptionsTotal) {
 		p = fmt.Sprintf("  %s %s", pre, count(sv.PreemptionsTotal))
 	}
-	return fmt.Sprintf("%s %s  %s %s  KV %s  hit %s%s%s", run, count(sv.Running), wait, count(sv.Waiting), pct(sv.KVUsage), pct(sv.HitRate), th, p)
+	return fmt.Sprintf("%s %s  %s %s  KV %s%s %s", run, count(sv.Running), wait, count(sv.Waiting), pct(sv.KVUsage), p, m.st.dim.Render("(now)"))
+}
+
+// cacheLine is the server's GPU prefix-cache hit rate and the theoretical
+// one, each with the window it covers; short abbreviates for a narrow
+// window.
+func (m *model) cacheLine(s *Snapshot, long bool) string {
+	if long {
+		return cacheText(s)
+	}
+	sv := &s.Server
+	hit := "-"
+	if sv.Valid {
+		hit = pct(sv.HitRate)
+		if sv.HitWindow > 0 {
+			hit += " (server, " + sv.HitWindow.Round(time.Second).String() + ")"
+		}
+	}
+	out := "GPU hit " + hit
+	if th := s.Client.TheoreticalHitRate; !math.IsNaN(th) {
+		out += "  theoretical " + pct(th) + " (" + windowText(s) + ")"
+	}
+	return out
 }
 
 func (m *model) bar(frac float64, width int) string {
@@ -298,13 +358,18 @@ func (m *model) bar(frac float64, width int) string {
 }
 
 // chart draws one boxed chart of outer size w×h; top > 0 fixes the scale
-// (percentages end at 100).
+// (percentages end at 100). Otherwise, once profiling started, the scale
+// comes from the profiling columns only: slow warmup requests are drawn
+// (full columns when above the scale) but do not flatten the profiling
+// ones.
 func (m *model) chart(title string, ps []Point, w, h int, top float64, unit func(float64) string) string {
 	inW, inH := max(1, w-2), max(1, h-2)
 	plotH := max(1, inH-1)
 	vals := columns(ps, inW)
+	col := profilingColumn(ps, m.tr.History.ProfilingStart, inW)
 	if top <= 0 {
-		top = niceTop(vals)
+		from := max(col, 0)
+		top = niceTop(vals[from:])
 	}
 	head := fmt.Sprintf("%s  now %s", title, unit(last(ps)))
 	if scale := "  max " + unit(top); lipgloss.Width(head+scale) <= inW {
@@ -312,35 +377,38 @@ func (m *model) chart(title string, ps []Point, w, h int, top float64, unit func
 	}
 	rows := chartRows(vals, plotH, top)
 	// Mark where profiling started with a coloured column.
-	if ps0 := m.tr.History.ProfilingStart; !ps0.IsZero() && len(ps) > 0 {
-		col := -1
-		n := len(ps)
-		for i, p := range ps {
-			if !p.At.Before(ps0) {
-				col = i
-				break
-			}
-		}
-		if col >= 0 {
-			if n <= inW {
-				col += inW - n
-			} else {
-				col = col * inW / n
-			}
-			for r := range rows {
-				rr := []rune(rows[r])
-				if col < len(rr) {
-					ch := string(rr[col])
-					if ch == " " {
-						ch = "│"
-					}
-					rows[r] = string(rr[:col]) + m.st.mark.Render(ch) + string(rr[col+1:])
+	if col >= 0 {
+		for r := range rows {
+			rr := []rune(rows[r])
+			if col < len(rr) {
+				ch := string(rr[col])
+				if ch == " " {
+					ch = "│"
 				}
+				rows[r] = string(rr[:col]) + m.st.mark.Render(ch) + string(rr[col+1:])
 			}
 		}
 	}
 	body := lipgloss.NewStyle().MaxWidth(inW).Render(head) + "\n" + strings.Join(rows, "\n")
 	return m.st.box.Width(inW).Height(inH).MaxHeight(h).Render(body)
+}
+
+// profilingColumn is the column of w (as columns lays ps out) where
+// profiling starts; -1 before it starts.
+func profilingColumn(ps []Point, start time.Time, w int) int {
+	if start.IsZero() || len(ps) == 0 {
+		return -1
+	}
+	n := len(ps)
+	for i, p := range ps {
+		if !p.At.Before(start) {
+			if n <= w {
+				return i + w - n
+			}
+			return i * w / n
+		}
+	}
+	return -1
 }
 
 // pctPlain formats a 0..100 value.

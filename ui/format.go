@@ -105,7 +105,10 @@ func etaText(s *Snapshot) string {
 		return "done"
 	}
 	if s.WarmupETA < 0 {
-		return "ETA unknown until the first warmup request finishes"
+		if s.WarmupDone == 0 {
+			return "ETA after the first warmup request finishes"
+		}
+		return "ETA unknown"
 	}
 	return "ETA " + clock(s.WarmupETA)
 }
@@ -115,6 +118,42 @@ func etaText(s *Snapshot) string {
 func countsText(s *Snapshot) string {
 	c := s.Counts()
 	return fmt.Sprintf("%d ok, %d errors, %d overflows, %d cancelled, %d in flight", c.OK, c.Errors, c.Overflows, c.Cancelled, s.InFlight)
+}
+
+// windowText says what the client-side figures cover: "profiling, last
+// 10 s". Before profiling they cover warmup requests, after its start
+// profiling requests only.
+func windowText(s *Snapshot) string {
+	c := &s.Client
+	w := "last " + c.Window.Round(time.Second).String()
+	if c.Window < time.Second {
+		w = "last " + c.Window.Round(100*time.Millisecond).String()
+	}
+	if s.Phase == PhaseDone {
+		w += " of the run"
+	}
+	if c.Phase == "" {
+		return w
+	}
+	return string(c.Phase) + ", " + w
+}
+
+// cacheText is the server's prefix-cache hit rate and the theoretical one,
+// each with what it covers.
+func cacheText(s *Snapshot) string {
+	sv := &s.Server
+	hit := "-"
+	if sv.Valid {
+		hit = pct(sv.HitRate)
+		if sv.HitWindow > 0 {
+			hit += " (server, last " + sv.HitWindow.Round(time.Second).String() + ")"
+		}
+	}
+	out := "GPU prefix-cache hit " + hit
+	if th := s.Client.TheoreticalHitRate; !math.IsNaN(th) {
+		out += ", theoretical " + pct(th) + " (" + windowText(s) + " requests)"
+	}
+	return out
 }
 
 // latencyText is the TTFT/ITL percentiles, or why there are none.
@@ -135,21 +174,17 @@ func serverText(s *Snapshot) string {
 		}
 		return "/metrics: no data yet"
 	}
-	hit := "hit " + pct(sv.HitRate)
-	if !math.IsNaN(s.Client.TheoreticalHitRate) {
-		hit += " (theoretical " + pct(s.Client.TheoreticalHitRate) + ")"
-	}
 	pre := ""
 	if !math.IsNaN(sv.PreemptionsTotal) {
-		pre = fmt.Sprintf(", %s preemptions", count(sv.PreemptionsTotal))
+		pre = fmt.Sprintf(", %s preemptions in all", count(sv.PreemptionsTotal))
 	}
-	return fmt.Sprintf("%s running, %s waiting, KV %s, %s%s", count(sv.Running), count(sv.Waiting), pct(sv.KVUsage), hit, pre)
+	return fmt.Sprintf("%s running, %s waiting, KV %s%s now", count(sv.Running), count(sv.Waiting), pct(sv.KVUsage), pre)
 }
 
 // Line is the one-line form of a snapshot, as the log shows it.
 func Line(s *Snapshot) string {
-	l := fmt.Sprintf("[%s] %s | %s req/s, %s tok/s | %s | server %s", phaseText(s), countsText(s),
-		rate(s.Client.RequestsPerSec), rate(s.Client.OutputTokensPerSec), latencyText(s), serverText(s))
+	l := fmt.Sprintf("[%s] %s | %s: %s req/s, %s output tok/s, %s | server %s | %s", phaseText(s), countsText(s),
+		windowText(s), rate(s.Client.RequestsPerSec), rate(s.Client.OutputTokensPerSec), latencyText(s), serverText(s), cacheText(s))
 	if s.Diagnosis != "" {
 		l += " | " + s.Diagnosis
 	}
@@ -178,6 +213,8 @@ func Block(s *Snapshot, width int) []string {
 		}
 	}
 	switch {
+	case s.Phase == PhaseDraining && s.Killed:
+		out = append(out, "stopping  interrupted twice: the requests in flight are cancelled, then every artifact is written")
 	case s.Phase == PhaseDraining && s.Interrupted:
 		out = append(out, "stopping  interrupted: no new requests; in-flight requests finish, then every artifact is written")
 	case s.Phase == PhaseDraining:
@@ -185,9 +222,10 @@ func Block(s *Snapshot, width int) []string {
 	}
 	out = append(out,
 		fmt.Sprintf("requests  %s %s", phaseLabel(s), countsText(s)),
-		fmt.Sprintf("rate      %s req/s, %s output tok/s", rate(s.Client.RequestsPerSec), rate(s.Client.OutputTokensPerSec)),
-		"latency   "+latencyText(s),
-		"server    "+serverText(s))
+		fmt.Sprintf("rate      %s req/s, %s output tok/s (%s)", rate(s.Client.RequestsPerSec), rate(s.Client.OutputTokensPerSec), windowText(s)),
+		"latency   "+latencyText(s)+" ("+windowText(s)+")",
+		"server    "+serverText(s),
+		"cache     "+cacheText(s))
 	if s.Diagnosis != "" {
 		out = append(out, "diagnosis "+s.Diagnosis)
 	}

@@ -34,6 +34,12 @@ type Sample struct {
 	// asked the run to stop (the engine drains).
 	Phase       Phase
 	Interrupted bool
+	// Killed is set once the user asked a second time: the requests in
+	// flight are cancelled, then every artifact is written.
+	Killed bool
+	// WarmupStart is when the first warmup request was sent (zero before,
+	// or when unknown: then the first sample with WarmupTotal > 0 counts).
+	WarmupStart time.Time
 	// WarmupDone counts every finished warmup request, whatever its
 	// outcome (ok, error, context overflow, cancelled); WarmupTotal is the
 	// number of warmup requests (0 before warmup starts).
@@ -54,13 +60,20 @@ type Sample struct {
 }
 
 // ClientWindow holds the client-side figures over a recent window of
-// successful requests.
+// successful requests of one phase.
 type ClientWindow struct {
+	// Phase is the phase of the window's requests: PhaseWarmup before
+	// profiling starts, PhaseProfiling after (then no warmup request is in
+	// any figure). Empty: unknown.
+	Phase              Phase
 	Window             time.Duration
 	RequestsPerSec     float64
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
 	ITLP50, ITLP99     float64 // ms
+	// SendLateP99 is the 99th percentile of how late the window's
+	// requests were sent against their schedule, in ms (NaN: unknown).
+	SendLateP99 float64
 	// TheoreticalHitRate is the prefix-cache hit rate an infinite cache
 	// would reach on the window's requests (0..1).
 	TheoreticalHitRate float64
@@ -113,6 +126,9 @@ type Snapshot struct {
 	// ProfilingElapsed and ProfilingLeft measure the profiling window
 	// (ProfilingLeft -1 when the run is not time-bound).
 	ProfilingElapsed, ProfilingLeft time.Duration
+	// KVPeak is the highest GPU KV usage (0..1) of the samples over the
+	// server's hit-rate window (10 s when unknown); NaN without data.
+	KVPeak float64
 	// Diagnosis is one line naming what limits the server, when the
 	// picture is clear; empty otherwise.
 	Diagnosis string
@@ -219,6 +235,30 @@ type Tracker struct {
 	first, warmupStart, warmupEnd time.Time
 	final                         bool // the run is over: the next snapshot is the last
 	History                       History
+	kv                            []Point // recent KV usage samples, for KVPeak
+}
+
+// kvPeak adds the sample's KV usage and returns the peak over window.
+func (t *Tracker) kvPeak(s *Snapshot) float64 {
+	window := s.Server.HitWindow
+	if window <= 0 {
+		window = 10 * time.Second
+	}
+	if s.Server.Valid && !math.IsNaN(s.Server.KVUsage) {
+		t.kv = append(t.kv, Point{s.At, s.Server.KVUsage})
+	}
+	i := 0
+	for i < len(t.kv) && s.At.Sub(t.kv[i].At) > window {
+		i++
+	}
+	t.kv = append(t.kv[:0], t.kv[i:]...)
+	peak := math.NaN()
+	for _, p := range t.kv {
+		if math.IsNaN(peak) || p.V > peak {
+			peak = p.V
+		}
+	}
+	return peak
 }
 
 // finish marks the run as over: the next snapshot's phase is PhaseDone.
@@ -243,6 +283,9 @@ func (t *Tracker) Update() Snapshot {
 	s.Elapsed = now.Sub(t.first)
 	if s.WarmupTotal > 0 && t.warmupStart.IsZero() {
 		t.warmupStart = now
+		if !s.WarmupStart.IsZero() {
+			t.warmupStart = s.WarmupStart
+		}
 	}
 	if !s.ProfilingStart.IsZero() && t.warmupEnd.IsZero() {
 		t.warmupEnd = s.ProfilingStart
@@ -271,6 +314,7 @@ func (t *Tracker) Update() Snapshot {
 	if t.final {
 		s.Phase = PhaseDone
 	}
+	s.KVPeak = t.kvPeak(&s)
 	s.Diagnosis = Diagnose(&s)
 	t.History.add(&s)
 	return s
@@ -282,6 +326,10 @@ const (
 	// some blocks free for the running requests, so a thrashing cache
 	// shows 90–99 %).
 	kvFull = 0.90
+	// With requests waiting, a KV peak at or above this means they wait
+	// for KV room (a few long prompts fill the cache without reaching
+	// kvFull: the next one does not fit).
+	kvBusy = 0.50
 	// A hit rate below this fraction of the theoretical one is "far
 	// below".
 	hitFarBelow = 0.5
@@ -293,21 +341,51 @@ const (
 	minWaiting        = 4
 	// Context overflows above this share of finished requests are named.
 	overflowShare = 0.01
+	// A p99 send lateness above this (ms) means the client cannot keep
+	// its schedule: it, not the server, limits the run.
+	lateP99 = 50
 )
 
 // Diagnose returns a one-line diagnosis of what limits the run, or "" when
 // the picture is not clear. The first matching rule wins:
-//   - GPU KV usage ≥ 90 % and the server's hit rate below half the
-//     theoretical one (which is at least 20 %): prefix cache thrashing;
+//   - the client sends late: the p99 of the window's send lateness is
+//     above 50 ms, so the load is not what the trace asks for;
+//   - prefix cache thrashing: the server's hit rate is below half the
+//     theoretical one (which is at least 20 %) while the cache is under
+//     pressure: GPU KV usage ≥ 90 %, requests waiting (at least as many
+//     as run) with the KV peak of the window ≥ 50 % (admission waits for
+//     KV room), or preemptions in the window.
+//     The two rates must cover the same phase: during profiling, the
+//     server's window must lie inside it;
 //   - waiting ≥ 2 × running (and ≥ 4): the server is saturated;
 //   - more than 1 % of the finished requests overflow the context window.
 func Diagnose(s *Snapshot) string {
 	sv := &s.Server
-	th := s.Client.TheoreticalHitRate
-	if sv.Valid && !math.IsNaN(sv.KVUsage) && sv.KVUsage >= kvFull && !math.IsNaN(sv.HitRate) &&
-		!math.IsNaN(th) && th >= minTheoretical && sv.HitRate < hitFarBelow*th {
-		return fmt.Sprintf("prefix cache thrashing: working set exceeds KV capacity (KV %s full, hits %s vs %s theoretical)",
-			pct(sv.KVUsage), pct(sv.HitRate), pct(th))
+	c := &s.Client
+	if !math.IsNaN(c.SendLateP99) && c.SendLateP99 > lateP99 && c.Window > 0 {
+		return fmt.Sprintf("client is the bottleneck: requests are sent late (p99 %s behind schedule, %s); the offered load is below the trace's (CPU-starved client? fewer lanes, or another machine)",
+			ms(c.SendLateP99), windowText(s))
+	}
+	th := c.TheoreticalHitRate
+	sameSpan := c.Phase != PhaseProfiling || sv.HitWindow <= 0 || s.ProfilingElapsed >= sv.HitWindow
+	if sv.Valid && sameSpan && !math.IsNaN(sv.HitRate) && !math.IsNaN(th) && th >= minTheoretical && sv.HitRate < hitFarBelow*th {
+		var why string
+		peak := s.KVPeak
+		if math.IsNaN(peak) || (!math.IsNaN(sv.KVUsage) && sv.KVUsage > peak) {
+			peak = sv.KVUsage
+		}
+		switch {
+		case !math.IsNaN(peak) && peak >= kvFull:
+			why = "KV " + pct(peak) + " full"
+		case !math.IsNaN(sv.Waiting) && sv.Waiting >= 1 && sv.Waiting >= sv.Running && !math.IsNaN(peak) && peak >= kvBusy:
+			why = fmt.Sprintf("%.0f waiting for KV room, %.0f running, KV peak %s", sv.Waiting, sv.Running, pct(peak))
+		case !math.IsNaN(sv.Preemptions) && sv.Preemptions > 0:
+			why = fmt.Sprintf("%.0f preemptions", sv.Preemptions)
+		}
+		if why != "" {
+			return fmt.Sprintf("prefix cache thrashing: working set exceeds KV capacity (hits %s vs %s theoretical; %s)",
+				pct(sv.HitRate), pct(th), why)
+		}
 	}
 	if sv.Valid && !math.IsNaN(sv.Waiting) && !math.IsNaN(sv.Running) && sv.Waiting >= minWaiting &&
 		sv.Waiting >= waitingPerRunning*math.Max(sv.Running, 1) {

@@ -26,7 +26,7 @@ func TestTrackerWarmupETAAndProfilingLeft(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	s := Sample{Phase: PhaseWarmup, WarmupTotal: 8, Streaming: true, Client: nanWindow(), ProfilingDuration: 5 * time.Minute}
 	tr := NewTracker(SourceFunc(func() Sample { return s }), clk.Now)
-	if snap := tr.Update(); snap.WarmupETA != -1 || !strings.Contains(phaseText(&snap), "ETA unknown") {
+	if snap := tr.Update(); snap.WarmupETA != -1 || !strings.Contains(phaseText(&snap), "ETA after the first warmup request finishes") {
 		t.Errorf("ETA before any warmup request finished = %v (%q), want unknown", snap.WarmupETA, phaseText(&snap))
 	}
 	// 10 s later 2 of 8 are done, one of them an overflow and one an
@@ -84,14 +84,61 @@ func TestDiagnose(t *testing.T) {
 		{"thrashing wins over saturation", srv(0.99, 0.0, 4, 60), 0.9, Outcomes{OK: 10}, "prefix cache thrashing"},
 		{"overflows", ServerFigures{}, math.NaN(), Outcomes{OK: 90, Overflows: 10}, "context overflows: 10 of 100 requests exceed the server's context window (see --max-context-length)"},
 		{"no server data", ServerFigures{}, 0.9, Outcomes{OK: 10}, ""},
+		{"kv not full but requests wait for room", srv(0.60, 0.0, 1, 10), 0.98, Outcomes{OK: 10}, "prefix cache thrashing: working set exceeds KV capacity (hits 0.0 % vs 98.0 % theoretical; 10 waiting for KV room, 1 running, KV peak 60.0 %)"},
+		{"requests wait for a sequence slot, not KV room", srv(0.04, 0.30, 2, 6), 0.97, Outcomes{OK: 10}, "server saturated"},
+		{"preempting", ServerFigures{Valid: true, KVUsage: 0.5, HitRate: 0.1, Running: 8, Waiting: 0, Preemptions: 3, PreemptionsTotal: 9}, 0.9, Outcomes{OK: 10}, "prefix cache thrashing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := Snapshot{Sample: Sample{Server: c.sv, Profiling: c.prof, Client: ClientWindow{TheoreticalHitRate: c.th}}}
+			s := Snapshot{Sample: Sample{Server: c.sv, Profiling: c.prof, Client: ClientWindow{TheoreticalHitRate: c.th, SendLateP99: math.NaN()}}, KVPeak: math.NaN()}
 			got := Diagnose(&s)
 			if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
 				t.Errorf("Diagnose = %q, want prefix %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestDiagnoseNeedsOneSpan: early in profiling the server's hit-rate
+// window still holds the warmup primers (all misses) while the theoretical
+// rate covers profiling requests: no thrashing is diagnosed until the
+// server's window lies inside profiling.
+func TestDiagnoseNeedsOneSpan(t *testing.T) {
+	t.Parallel()
+	sv := ServerFigures{Valid: true, KVUsage: 0.99, HitRate: 0.05, HitWindow: 10 * time.Second, Running: 8, Waiting: 0,
+		Preemptions: math.NaN(), PreemptionsTotal: math.NaN()}
+	for _, c := range []struct {
+		elapsed time.Duration
+		want    string
+	}{{3 * time.Second, ""}, {12 * time.Second, "prefix cache thrashing"}} {
+		s := Snapshot{Sample: Sample{Phase: PhaseProfiling, Server: sv, Client: ClientWindow{Phase: PhaseProfiling, TheoreticalHitRate: 0.9, SendLateP99: math.NaN()}},
+			ProfilingElapsed: c.elapsed, KVPeak: math.NaN()}
+		if got := Diagnose(&s); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%v into profiling: Diagnose = %q, want %q", c.elapsed, got, c.want)
+		}
+	}
+}
+
+// TestDiagnoseLateClient: a client that sends its requests late is named
+// first: the server's figures then describe a lighter load than the
+// trace's.
+func TestDiagnoseLateClient(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		late float64
+		want string
+	}{{0.6, ""}, {40, ""}, {180, "client is the bottleneck: requests are sent late (p99 180 ms behind schedule, profiling, last 10s)"}} {
+		s := Snapshot{Sample: Sample{Phase: PhaseProfiling, Client: ClientWindow{Phase: PhaseProfiling, Window: 10 * time.Second, SendLateP99: c.late, TheoreticalHitRate: math.NaN()},
+			Server: ServerFigures{Valid: true, Running: 4, Waiting: 60, KVUsage: 0.5, HitRate: 0.9, Preemptions: math.NaN()}}}
+		got := Diagnose(&s)
+		if c.want == "" {
+			if strings.HasPrefix(got, "client") {
+				t.Errorf("p99 lateness %v ms: %q, want no client diagnosis", c.late, got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("p99 lateness %v ms: Diagnose = %q, want %q", c.late, got, c.want)
+		}
 	}
 }
 
@@ -142,5 +189,27 @@ func TestChartRows(t *testing.T) {
 	cols := columns([]Point{{V: 1}, {V: 3}, {V: 5}, {V: math.NaN()}}, 2)
 	if cols[0] != 2 || cols[1] != 5 {
 		t.Errorf("columns = %v, want [2 5]", cols)
+	}
+}
+
+// TestTrackerKVPeak: the KV peak covers the server's window: a full cache
+// a few seconds ago still counts, one older than the window does not.
+func TestTrackerKVPeak(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	kv := 0.95
+	tr := NewTracker(SourceFunc(func() Sample {
+		return Sample{Phase: PhaseProfiling, Server: ServerFigures{Valid: true, KVUsage: kv, HitWindow: 10 * time.Second}}
+	}), clk.Now)
+	tr.Update()
+	kv = 0.3
+	for _, c := range []struct {
+		after time.Duration
+		want  float64
+	}{{4 * time.Second, 0.95}, {7 * time.Second, 0.3}} {
+		clk.Advance(c.after)
+		if s := tr.Update(); s.KVPeak != c.want {
+			t.Errorf("after %v more: KV peak %v, want %v", c.after, s.KVPeak, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"os"
 	"sync"
@@ -38,7 +39,7 @@ func ParseType(s string) (Type, error) {
 	case TypeSimple, TypeNone:
 		return Type(s), nil
 	}
-	return "", fmt.Errorf("--ui-type %q: want dashboard (full screen; default), simple (progress bars, or log lines when not on a terminal) or none", s)
+	return "", fmt.Errorf("--ui-type %q%s: want dashboard (full screen; default), simple (progress bars, or log lines when not on a terminal) or none", s, suggest.DidYouMean(s, []string{"dashboard", "simple", "none"}))
 }
 
 // Minimum terminal size of the dashboard; smaller windows get the simple

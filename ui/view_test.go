@@ -19,7 +19,7 @@ func busySample() Sample {
 		ProfilingDuration: 30 * time.Minute, Streaming: true, InFlight: 64,
 		Warmup:    Outcomes{OK: 60, Overflows: 4},
 		Profiling: Outcomes{OK: 1234, Errors: 2, Overflows: 7},
-		Client: ClientWindow{Window: 10 * time.Second, RequestsPerSec: 3.2, OutputTokensPerSec: 4567, TTFTP50: 812, TTFTP99: 3120,
+		Client: ClientWindow{Phase: PhaseProfiling, Window: 10 * time.Second, RequestsPerSec: 3.2, OutputTokensPerSec: 4567, TTFTP50: 812, TTFTP99: 3120,
 			ITLP50: 8, ITLP99: 21.25, TheoreticalHitRate: 0.938},
 		Server: ServerFigures{Valid: true, Running: 64, Waiting: 60, KVUsage: 0.995, HitRate: 0.01, HitWindow: 10 * time.Second,
 			Preemptions: 0, PreemptionsTotal: 3}}
@@ -57,8 +57,8 @@ func TestDashboardFitsTheWindow(t *testing.T) {
 		}
 		for _, want := range []string{"profiling 01:40 / 30:00, 28:20 left", "warmup", "64/64", "took 05:00", "ok 1234", "errors 2", "overflows 7", "in flight 64",
 			"TTFT p50 ", "p99 3120 ms", "ITL p50 8.0 ms", "wait", " 60", "KV 99.5 %", "hit 1.0 %", "93.8 %",
-			"prefix cache thrashing", "TTFT p50 (ms)", "output tok/s", "GPU KV usage (%)", "prefix-cache hit rate (%)",
-			"profiling: started", "Ctrl-C", "█"} {
+			"prefix cache thrashing", "TTFT p50 (ms, 10 s window)", "output tok/s", "GPU KV usage (%)", "GPU prefix-cache hit (%, server)",
+			"(profiling, last 10s)", "theoretical 93.8 % (profiling, last 10s", "profiling: started", "Ctrl-C: 1st", "3rd exit", "█"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%dx%d: dashboard lacks %q:\n%s", size[0], size[1], want, out)
 			}
@@ -176,5 +176,127 @@ func TestSimpleViewRedrawsOnATerminal(t *testing.T) {
 	up := fmt.Sprintf("\x1b[%dA\x1b[J", n)
 	if !strings.HasPrefix(text, "warmup    [") || strings.Count(text, up) != 3 || !strings.Contains(text, up+"a log line\nwarmup") {
 		t.Errorf("redraws (want 3 × %q, the log line above the block):\n%q", up, text)
+	}
+}
+
+// TestFiguresSayTheirWindow: every client-side figure names its phase and
+// window, the cache figures say whose they are, and the last frame says it
+// is the run's last window, not its totals.
+func TestFiguresSayTheirWindow(t *testing.T) {
+	t.Parallel()
+	warm := busySample()
+	warm.Phase, warm.ProfilingStart, warm.Client.Phase, warm.Client.Window = PhaseWarmup, time.Time{}, PhaseWarmup, 8*time.Second
+	for _, c := range []struct {
+		name  string
+		s     Sample
+		final bool
+		want  []string
+	}{
+		{"warmup", warm, false, []string{"(warmup, last 8s)", "GPU prefix-cache hit 1.0 % (server, last 10s)", "theoretical 93.8 % (warmup, last 8s requests)"}},
+		{"profiling", busySample(), false, []string{"output tok/s (profiling, last 10s)", "ITL p50 8.0 ms p99 21.2 ms (profiling, last 10s)"}},
+		{"last frame", busySample(), true, []string{"(profiling, last 10s of the run)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := NewTracker(SourceFunc(func() Sample { return c.s }), (&fakeClock{t: t0.Add(10 * time.Minute)}).Now)
+			if c.final {
+				tr.finish()
+			}
+			snap := tr.Update()
+			text := strings.Join(Block(&snap, 10), "\n") + "\n" + Line(&snap)
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q:\n%s", w, text)
+				}
+			}
+			for _, l := range Block(&snap, 10) {
+				if (strings.HasPrefix(l, "rate") || strings.HasPrefix(l, "latency")) && !strings.Contains(l, "last ") {
+					t.Errorf("a windowed figure without its window: %q", l)
+				}
+			}
+		})
+	}
+}
+
+// TestFooterSaysWhatCtrlCDoes: the footer follows the signal handling of
+// the process: the first Ctrl-C stops gracefully, the second cancels the
+// requests in flight and still writes everything, the third exits; after
+// each it says what the next one does, and fits the window.
+func TestFooterSaysWhatCtrlCDoes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		s    Snapshot
+		want []string
+	}{
+		{"running", Snapshot{Sample: Sample{Phase: PhaseProfiling}}, []string{"1st", "graceful", "2nd", "cancel", "3rd", "exit"}},
+		{"interrupted", Snapshot{Sample: Sample{Phase: PhaseDraining, Interrupted: true}}, []string{"Ctrl-C again", "cancel", "exit"}},
+		{"killed", Snapshot{Sample: Sample{Phase: PhaseDraining, Interrupted: true, Killed: true}}, []string{"Ctrl-C again", "exit at once"}},
+	} {
+		for _, w := range []int{80, 200} {
+			f := footer(&c.s, w)
+			if lipgloss.Width(f) > w {
+				t.Errorf("%s at %d cells: the footer is %d wide", c.name, w, lipgloss.Width(f))
+			}
+			for _, want := range c.want {
+				if !strings.Contains(f, want) {
+					t.Errorf("%s at %d cells: footer %q lacks %q", c.name, w, f, want)
+				}
+			}
+			if strings.Contains(f, "Twice: exit") {
+				t.Errorf("footer %q says a second Ctrl-C exits", f)
+			}
+		}
+	}
+}
+
+// TestChartScaleFromProfiling: slow warmup requests (12 s) do not set the
+// TTFT chart's scale once profiling started: its top comes from the
+// profiling values (about 100 ms), which stay visible.
+func TestChartScaleFromProfiling(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	start := t0.Add(30 * time.Second)
+	tr := NewTracker(SourceFunc(func() Sample {
+		s := busySample()
+		s.ProfilingStart, s.Client.TTFTP50 = start, 12_000
+		if !clk.t.Before(start) {
+			s.Client.TTFTP50 = 80 + float64(clk.t.Unix()%5)*10
+		}
+		return s
+	}), clk.Now)
+	for range 60 {
+		tr.Update()
+		clk.Advance(time.Second)
+	}
+	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+	m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: 200, h: 50}
+	out := m.chart("TTFT", tr.History.TTFTP50.Points, 100, 20, 0, ms)
+	if !strings.Contains(out, "max 200 ms") {
+		t.Errorf("the scale is not the profiling values' (want max 200 ms):\n%s", out)
+	}
+}
+
+// TestRepaintAfterInterrupt: the dashboard redraws the whole screen when
+// the stop state changes and on every frame after an interrupt, so text
+// written under it (signal notes, ^C) leaves no stale row.
+func TestRepaintAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	run := Snapshot{Sample: Sample{Phase: PhaseProfiling}}
+	stop := Snapshot{Sample: Sample{Phase: PhaseDraining, Interrupted: true}}
+	kill := stop
+	kill.Killed = true
+	for _, c := range []struct {
+		name      string
+		prev, cur Snapshot
+		want      bool
+	}{
+		{"steady", run, run, false},
+		{"first Ctrl-C", run, stop, true},
+		{"while stopping", stop, stop, true},
+		{"second Ctrl-C", stop, kill, true},
+	} {
+		if got := repaint(&c.prev, &c.cur); got != c.want {
+			t.Errorf("%s: repaint %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -136,12 +136,15 @@ func printTopUsage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set for a subcommand whose usage text prints
-// the synopsis, the flags and the examples.
+// the synopsis, the flags and the examples to the flag set's output: help
+// that was asked for (--help) goes to w, the command's stdout, so that it
+// can be piped; usageTo prints it elsewhere (stderr, on a usage error).
 func newFlagSet(name, synopsis, examples string, w io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.SortFlags = false
 	fs.Usage = func() {
+		w := fs.Output()
 		fmt.Fprintf(w, "Usage:\n  agentperf %s\n\n", synopsis)
 		writeFlagUsages(w, fs, helpWidth)
 		if examples != "" {
@@ -149,6 +152,15 @@ func newFlagSet(name, synopsis, examples string, w io.Writer) *pflag.FlagSet {
 		}
 	}
 	return fs
+}
+
+// usageTo prints the usage text of fs to w (stderr, beside a usage
+// error) instead of its output.
+func usageTo(fs *pflag.FlagSet, w io.Writer) {
+	old := fs.Output()
+	fs.SetOutput(w)
+	fs.Usage()
+	fs.SetOutput(old)
 }
 
 // parseFlags parses args, turning flag errors into usage errors.

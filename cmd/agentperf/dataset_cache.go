@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"os"
 	"time"
 
@@ -35,18 +36,18 @@ var datasetCacheActions = map[string]func(ctx context.Context, d *datasetFlags, 
 }
 
 func runDatasetCache(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset cache", "dataset cache (build | verify | locate) (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]\n  agentperf dataset cache verify CACHE_FILE...", datasetCacheExamples, io.err)
+	fs := newFlagSet("dataset cache", "dataset cache (build | verify | locate) (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]\n  agentperf dataset cache verify CACHE_FILE...", datasetCacheExamples, io.out)
 	d := addDatasetFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
+		usageTo(fs, io.err)
 		return usagef("dataset cache: an action is required: build, verify or locate")
 	}
 	action, ok := datasetCacheActions[fs.Arg(0)]
 	if !ok {
-		return usagef("dataset cache: unknown action %q (want build, verify or locate)", fs.Arg(0))
+		return usagef("dataset cache: unknown action %q%s (want build, verify or locate)", fs.Arg(0), suggest.DidYouMean(fs.Arg(0), []string{"build", "verify", "locate"}))
 	}
 	files := fs.Args()[1:]
 	if len(files) > 0 && fs.Arg(0) != "verify" {

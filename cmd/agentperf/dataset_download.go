@@ -29,7 +29,7 @@ A gated or private dataset needs a token: HF_TOKEN, or the file HF_TOKEN_PATH
 (default $HF_HOME/token, written by 'hf auth login').`
 
 func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset download", "dataset download ALIAS|ORG/NAME[@REV] [flags]", datasetDownloadExamples, io.err)
+	fs := newFlagSet("dataset download", "dataset download ALIAS|ORG/NAME[@REV] [flags]", datasetDownloadExamples, io.out)
 	rev := fs.String("revision", "", "branch, tag or commit (default: the @REV of the name, else main)")
 	file := fs.String("file", dataset.DefaultHFFile, "the corpus file inside the repository")
 	if err := parseFlags(fs, args); err != nil {
@@ -68,7 +68,8 @@ func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return asUsage(err)
+		return asUsage(unreachable(err, "dataset download "+name, hub, os.Getenv,
+			"or do without it: give profile a local copy of the traces file with --input-file FILE"))
 	}
 	revName := ref.Revision
 	if revName == "" {

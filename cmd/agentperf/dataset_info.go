@@ -46,7 +46,7 @@ type datasetInfoRead struct {
 }
 
 func runDatasetInfo(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset info", "dataset info (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]", datasetInfoExamples, io.err)
+	fs := newFlagSet("dataset info", "dataset info (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]", datasetInfoExamples, io.out)
 	df := addDatasetFlags(fs)
 	asJSON := fs.Bool("json", false, "print the statistics as JSON")
 	if err := parseFlags(fs, args); err != nil {

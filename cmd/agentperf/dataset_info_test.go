@@ -141,9 +141,9 @@ func TestDatasetSynthUsage(t *testing.T) {
 		t.Errorf("-o -: exit %d, %d lines, stderr %q", code, strings.Count(stdout, "\n"), stderr)
 	}
 	for _, sub := range []string{"synth", "info"} {
-		code, _, stderr := runCLI(t, "dataset", sub, "--help")
-		if code != 0 || !strings.Contains(stderr, "Examples:") {
-			t.Errorf("dataset %s --help: exit %d\n%s", sub, code, stderr)
+		code, stdout, _ := runCLI(t, "dataset", sub, "--help")
+		if code != 0 || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("dataset %s --help: exit %d, stdout:\n%s", sub, code, stdout)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,7 @@ func openShowTokenizer(spec string, getenv func(string) string) (tokenizer.Token
 }
 
 func runDatasetShow(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset show", "dataset show (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME) --trace ID [--turn K] [flags]", datasetShowExamples, io.err)
+	fs := newFlagSet("dataset show", "dataset show (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME) --trace ID [--turn K] [flags]", datasetShowExamples, io.out)
 	data := addDatasetFlags(fs)
 	traceID := fs.String("trace", "", "trace id to show (required)")
 	turn := fs.Int("turn", 0, "parent turn (request index, from 0) to show")
@@ -98,7 +99,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 		return usagef("dataset show: --trace is required (run 'agentperf dataset info' to list the corpus)")
 	}
 	if *format != "json" && *format != "text" {
-		return usagef("dataset show: --format %q: want json or text", *format)
+		return usagef("dataset show: --format %q%s: want json or text", *format, suggest.DidYouMean(*format, []string{"json", "text"}))
 	}
 	tok, err := openShowTokenizer(*tokSpec, data.getenv)
 	if err != nil {

@@ -33,7 +33,7 @@ const datasetSynthExamples = `  # the corpus --public-dataset synthetic loads (s
   agentperf dataset info --input-file synth.jsonl`
 
 func runDatasetSynth(_ context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset synth", "dataset synth [flags] -o FILE", datasetSynthExamples, io.err)
+	fs := newFlagSet("dataset synth", "dataset synth [flags] -o FILE", datasetSynthExamples, io.out)
 	var opt dataset.SynthOptions
 	fs.Int64Var(&opt.Seed, "seed", 0, "random seed: the same flags and seed give a byte-identical corpus (0 is the seed of --public-dataset synthetic)")
 	fs.IntVar(&opt.Traces, "traces", 40, "number of traces")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"log"
 	"net"
@@ -52,9 +53,12 @@ const profileExamples = `  # The embedded defaults: in-process simulator, synthe
 
 // runProfile is `agentperf profile`: flags → config → replay.Run → artifacts.
 func runProfile(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("profile", "profile --url URL --model NAME --concurrency N --benchmark-duration S [flags]", profileExamples, io.err)
+	fs := newFlagSet("profile", "profile --url URL --model NAME --concurrency N --benchmark-duration S [flags]", profileExamples, io.out)
 	p := addProfileFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkRanges(fs, profileRanges); err != nil {
 		return err
 	}
 	if err := p.takePositional(fs); err != nil {
@@ -129,7 +133,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 		return nil, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
 	}
 	if p.exportLevel != "records" && p.exportLevel != "summary" {
-		return nil, usagef("--export-level %q: records or summary (raw is not supported yet)", p.exportLevel)
+		return nil, usagef("--export-level %q%s: records or summary (raw is not supported yet)", p.exportLevel, suggest.DidYouMean(p.exportLevel, []string{"records", "summary"}))
 	}
 	typ, err := ui.ParseType(p.uiType)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -249,3 +250,71 @@ func concurrencyValue(s string) (int, error) {
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// flagRange is the range of a numeric flag's value.
+type flagRange struct {
+	min, max   float64
+	minOpen    bool   // min itself is out of range
+	unit, what string // "seconds", "the profiling window's length"
+}
+
+// profileRanges are the ranges of profile's numeric flags; a value given
+// outside its range is a usage error that names the range.
+var profileRanges = map[string]flagRange{
+	"benchmark-duration":             {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the profiling window's length"},
+	"stats-interval":                 {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the period of the live statistics lines"},
+	"dynamo-session-timeout-seconds": {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the session timeout"},
+	"benchmark-grace-period":         {max: math.Inf(1), unit: "seconds", what: "0 cancels the requests in flight at the end at once"},
+	"request-timeout-seconds":        {max: math.Inf(1), unit: "seconds", what: "0 = no timeout"},
+	"connect-timeout-seconds":        {max: math.Inf(1), unit: "seconds", what: "0 = no timeout"},
+	"warmup-grace-period":            {max: math.Inf(1), unit: "seconds", what: "0 = unlimited"},
+	"agentic-warmup-grace-period":    {max: math.Inf(1), unit: "seconds", what: "0 = unlimited"},
+	"agentic-cache-warmup-duration":  {max: math.Inf(1), unit: "seconds", what: "0 = no timed cache warmup"},
+	"inter-turn-delay-cap-seconds":   {max: math.Inf(1), unit: "seconds", what: "0 = no cap"},
+	"trace-idle-gap-cap-seconds":     {max: math.Inf(1), unit: "seconds", what: "the longest start-to-start gap kept"},
+	"system-idle-gap-cap-seconds":    {max: math.Inf(1), unit: "seconds", what: "the longest idle stretch kept"},
+	"slice-duration":                 {max: math.Inf(1), unit: "seconds", what: "0 = no timeslices"},
+	"warmup-requests-per-lane":       {max: math.Inf(1), unit: "requests", what: "0 = no request-bounded cache warmup"},
+	"max-context-length":             {max: math.Inf(1), unit: "tokens", what: "0 = keep every trace"},
+	"num-dataset-entries":            {max: math.Inf(1), unit: "traces", what: "0 = all"},
+	"synthesis-max-osl":              {max: math.Inf(1), unit: "tokens", what: "0 = no cap"},
+	"trajectory-start-min-ratio":     {max: 1, unit: "", what: "a fraction of the trace's turns"},
+	"trajectory-start-max-ratio":     {max: 1, unit: "", what: "a fraction of the trace's turns"},
+}
+
+// checkRanges returns a usage error for the first flag of fs given a value
+// outside its range in ranges (in flag order), naming the range.
+func checkRanges(fs *pflag.FlagSet, ranges map[string]flagRange) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		r, ok := ranges[f.Name]
+		if err != nil || !ok || !fs.Changed(f.Name) {
+			return
+		}
+		v, perr := strconv.ParseFloat(f.Value.String(), 64)
+		if perr != nil {
+			return // not a number: the flag's own parser refused it already
+		}
+		if !math.IsNaN(v) && (v > r.min || (v == r.min && !r.minOpen)) && v <= r.max {
+			return
+		}
+		err = usagef("--%s %s: out of range: want %s (%s)", f.Name, f.Value.String(), r.text(), r.what)
+	})
+	return err
+}
+
+// text is the range in words: "seconds > 0", "0 to 1", "tokens ≥ 0".
+func (r flagRange) text() string {
+	unit := r.unit
+	if unit != "" {
+		unit += " "
+	}
+	lo := "≥"
+	if r.minOpen {
+		lo = ">"
+	}
+	if math.IsInf(r.max, 1) {
+		return fmt.Sprintf("%s%s %g", unit, lo, r.min)
+	}
+	return fmt.Sprintf("%s%g to %g", unit, r.min, r.max)
+}

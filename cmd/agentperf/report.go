@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"io/fs"
 	"os"
@@ -58,7 +59,10 @@ Where --format inferencex differs from InferenceX's processor (docs/report-infer
                                 each engine's peak averaged over engines (the v2 processor summed engines; v3 took the largest)
   v2/v3 *_output_tokens_expected from the records' recorded_output_tokens (the processor globbed the HF cache)
   v2/v3 kv_offload_*            also read from vllm:kv_offload_total_bytes/_time{transfer_type} (vLLM's native names)
-  v2 kv_cache_pool_tokens, warnings   added; v3 warnings also name every defaulted setting
+  v2 kv_cache_pool_tokens, warnings   added; v3 warnings also name every defaulted setting; both name every empty
+                                field, and model is the run's served model when MODEL is unset
+  v2/v3 validity                added: the run's scenario, submission_valid and submission_invalid_reasons (--check
+                                fails each reason under its own name, e.g. unsafe_override)
 `
 
 // envFlags are the named flags that stand for InferenceX's variables.
@@ -82,11 +86,11 @@ var envFlags = []struct{ flag, env, help string }{
 // usage or input error, 1 when a check fails or the accounting of a
 // recomputed folder does not add up.
 func runReport(_ context.Context, args []string, sio stdio) error {
-	fs := newFlagSet("report", "report [flags] DIR...", reportExamples, sio.err)
+	fs := newFlagSet("report", "report [flags] DIR...", reportExamples, sio.out)
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
-		fmt.Fprint(sio.err, reportDifferences)
+		fmt.Fprint(fs.Output(), reportDifferences)
 	}
 	f := addReportFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -94,7 +98,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
-		fs.Usage()
+		usageTo(fs, sio.err)
 		return usagef("report: at least one artifact folder is required")
 	}
 	sch, py, err := f.validate(fs, dirs)
@@ -201,7 +205,7 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	switch *f.format {
 	case "", "inferencex", "markdown", "csv", "json":
 	default:
-		return "", "", usagef("report: --format %q: use inferencex, markdown, csv or json", *f.format)
+		return "", "", usagef("report: --format %q%s: use inferencex, markdown, csv or json", *f.format, suggest.DidYouMean(*f.format, []string{"inferencex", "markdown", "csv", "json"}))
 	}
 	if set("schema") && *f.format != "inferencex" {
 		return "", "", usagef("report: --schema applies to --format inferencex only")

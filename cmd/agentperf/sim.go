@@ -26,7 +26,7 @@ const simExamples = `  agentperf sim
 // SIGTERM), then shuts down, giving in-flight requests a few seconds.
 func runSim(ctx context.Context, args []string, io stdio) error {
 	cfg := sim.DefaultConfig()
-	fs := newFlagSet("sim", "sim [--host 127.0.0.1] [--port 8000] [knobs]", simExamples, io.err)
+	fs := newFlagSet("sim", "sim [--host 127.0.0.1] [--port 8000] [knobs]", simExamples, io.out)
 	host := fs.String("host", "127.0.0.1", "address to listen on (use 0.0.0.0 to serve other machines)")
 	port := fs.Int("port", 8000, "TCP port (0 picks a free one)")
 	quiet := fs.Bool("quiet", false, "do not log injected faults")

@@ -42,7 +42,7 @@ file HF_TOKEN_PATH (default $HF_HOME/token, written by 'hf auth login'), for an 
 was granted access on the model's page.`
 
 func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("tokenizer download", "tokenizer download ORG/NAME[@REV] [flags]", tokenizerDownloadExamples, io.err)
+	fs := newFlagSet("tokenizer download", "tokenizer download ORG/NAME[@REV] [flags]", tokenizerDownloadExamples, io.out)
 	rev := fs.String("revision", "", "branch, tag or commit (default: the @REV of the name, else main)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -59,7 +59,8 @@ func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return asUsage(err)
+		return asUsage(unreachable(err, "tokenizer download "+fs.Arg(0), hub, os.Getenv,
+			"or do without it: give profile a local tokenizer with --tokenizer PATH (a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts"))
 	}
 	fmt.Fprintf(io.out, "tokenizer %s@%s: commit %s\n", origin.Repo, origin.Revision, origin.Commit)
 	describeFiles(io.out, res)

@@ -39,7 +39,7 @@ const versionExamples = `  agentperf version
   agentperf --version`
 
 func runVersion(_ context.Context, args []string, io stdio) error {
-	fs := newFlagSet("version", "version", versionExamples, io.err)
+	fs := newFlagSet("version", "version", versionExamples, io.out)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -80,11 +80,15 @@ type figureJSON struct {
 }
 
 type panelJSON struct {
-	Title   string       `json:"title"`
-	YLabel  string       `json:"ylabel"`
-	Percent bool         `json:"percent"`
-	Note    string       `json:"note,omitempty"`
-	Series  []seriesJSON `json:"series"`
+	Title   string `json:"title"`
+	YLabel  string `json:"ylabel"`
+	Percent bool   `json:"percent"`
+	Note    string `json:"note,omitempty"`
+	// YMax, when positive, is the top of the y axis (set by the
+	// profiling values); RightLabel names a second y axis.
+	YMax       float64      `json:"ymax,omitempty"`
+	RightLabel string       `json:"right_label,omitempty"`
+	Series     []seriesJSON `json:"series"`
 }
 
 type seriesJSON struct {
@@ -93,6 +97,7 @@ type seriesJSON struct {
 	Color string     `json:"color"`
 	X     nullFloats `json:"x"`
 	Y     nullFloats `json:"y"`
+	Right bool       `json:"right,omitempty"` // read on the right axis
 }
 
 // nullFloats encodes NaN and ±Inf as null (JSON has no NaN).
@@ -120,9 +125,9 @@ func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 
 func figureData(fd plot.FigureData) figureJSON {
 	out := figureJSON{HasProfilingStart: fd.HasProfilingStart, ProfilingStart: fd.ProfilingStart}
 	for _, p := range fd.Panels {
-		pj := panelJSON{Title: p.Title, YLabel: p.YLabel, Percent: p.Percent, Note: p.Note, Series: []seriesJSON{}}
+		pj := panelJSON{Title: p.Title, YLabel: p.YLabel, Percent: p.Percent, Note: p.Note, YMax: p.YMax, RightLabel: p.RightLabel, Series: []seriesJSON{}}
 		for _, s := range p.Series {
-			pj.Series = append(pj.Series, seriesJSON{Name: s.Name, Style: s.Style, Color: s.Color, X: s.X, Y: s.Y})
+			pj.Series = append(pj.Series, seriesJSON{Name: s.Name, Style: s.Style, Color: s.Color, X: s.X, Y: s.Y, Right: s.Right})
 		}
 		out.Panels = append(out.Panels, pj)
 	}
@@ -256,7 +261,7 @@ func (d *Data) fillFacts(agg *aggregateHead) {
 	ic := agg.InputConfig
 	for _, k := range []struct{ label, key string }{
 		{"model", "model_names"}, {"URL", "url"}, {"endpoint", "endpoint"}, {"concurrency", "concurrency"},
-		{"benchmark duration (s)", "benchmark_duration"}, {"streaming", "streaming"}, {"random seed", "random_seed"},
+		{"benchmark duration set (s)", "benchmark_duration"}, {"streaming", "streaming"}, {"random seed", "random_seed"},
 		{"tokenizer", "tokenizer"}, {"scenario", "scenario"},
 	} {
 		if ic != nil {
@@ -284,10 +289,10 @@ func (d *Data) fillFacts(agg *aggregateHead) {
 	}
 	sd := agg.Metadata.Agentperf.ServerDerived
 	for _, k := range []struct{ label, key string }{
-		{"server GPU prefix-cache hit rate", "prefix_cache_hit_rate_gpu_local"},
-		{"server overall prefix-cache hit rate", "prefix_cache_hit_rate_overall"},
-		{"server GPU KV usage, mean while active", "gpu_kv_usage_mean_active"},
-		{"server GPU KV usage, peak", "gpu_kv_usage_peak"},
+		{"GPU prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_gpu_local"},
+		{"overall prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_overall"},
+		{"GPU KV usage, mean while active (server, profiling window)", "gpu_kv_usage_mean_active"},
+		{"GPU KV usage, peak (server, profiling window)", "gpu_kv_usage_peak"},
 	} {
 		if v, ok := sd[k.key].(float64); ok {
 			fact(k.label, fmt.Sprintf("%.1f %%", 100*v))
@@ -317,6 +322,9 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 		if h, ok := headers[k]; ok {
 			name = h.Header
 		}
+		if n, ok := htmlNames[k]; ok {
+			name = n
+		}
 		if _, hasP50 := blk["p50"]; hasP50 {
 			m := Metric{Tag: k, Name: name, Unit: unit, Stats: map[string]*float64{}}
 			for _, s := range statNames {
@@ -336,6 +344,14 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: unit, Value: f})
 		}
 	}
+}
+
+// htmlNames are the report's names for figures whose aiperf header is
+// ambiguous beside another figure of the page: each says what it covers.
+var htmlNames = map[string]string{
+	"benchmark_duration":                  "Benchmark duration measured (first request sent to last response)",
+	"overall_usage_prompt_cache_read_pct": "Cached prompt tokens (the responses' usage, successful profiling requests)",
+	"theoretical_prefix_cache_hit":        "Theoretical prefix-cache hit (an infinite cache, successful profiling requests)",
 }
 
 // prettyName turns a snake_case tag into words.

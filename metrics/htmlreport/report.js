@@ -84,7 +84,7 @@
   var zooming = false;
 
   function seriesOpts(s) {
-    var o = { label: s.name, stroke: s.color, width: 1.5, spanGaps: false };
+    var o = { label: s.name, stroke: s.color, width: 1.5, spanGaps: false, scale: s.right ? "r" : "y" };
     switch (s.style) {
       case "dashed": o.dash = [6, 4]; break;
       case "fill": o.fill = s.color + "cc"; o.width = 1; break;
@@ -98,6 +98,15 @@
         break;
     }
     return o;
+  }
+
+  // yScale is the left axis: percentages end at 100; a panel whose
+  // profiling values set the scale (ymax) ends there (warmup points above
+  // it are drawn on the top edge); others end 5 % above their data.
+  function yScale(p) {
+    if (p.percent) return { range: [0, 100] };
+    if (p.ymax > 0) return { range: [0, p.ymax] };
+    return { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } };
   }
 
   // The warmup region is shaded and the start of profiling marked.
@@ -165,10 +174,12 @@
       height: 260,
       series: [{ label: "time (s)", value: function (u, v) { return v == null ? "–" : v.toFixed(1) + " s"; } }]
         .concat(withData.map(seriesOpts)),
-      axes: [{ label: "time (s)" }, { label: p.ylabel, size: 64, values: function (u, ticks) { return ticks.map(compact); } }],
-      scales: { x: { time: false }, y: p.percent ? { range: [0, 100] } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
+      axes: [{ label: "time (s)" }, { label: p.ylabel, size: 64, values: function (u, ticks) { return ticks.map(compact); } }]
+        .concat(p.right_label ? [{ scale: "r", side: 1, label: p.right_label, size: 64, grid: { show: false }, values: function (u, ticks) { return ticks.map(compact); } }] : []),
+      scales: { x: { time: false }, y: yScale(p), r: { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
       cursor: { sync: { key: syncKey }, drag: { x: true, y: false } },
-      legend: { live: true },
+      // A series' legend marker has its style: dashed for a dashed line.
+      legend: { live: true, markers: { width: 2, dash: function (u, i) { return u.series[i].dash ? "dashed" : "solid"; } } },
       hooks: {
         draw: [markProfiling],
         setScale: [function (u, key) {

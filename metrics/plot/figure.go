@@ -25,8 +25,14 @@ type PanelData struct {
 	// Percent is set for percentage axes, which end at 100.
 	Percent bool
 	// Note is an extra line about the panel (may be empty).
-	Note   string
-	Series []SeriesData
+	Note string
+	// YMax, when positive, is the top of the y axis: the profiling values
+	// set it, and points above it (warmup) are drawn on it.
+	YMax float64
+	// RightLabel, when set, is the label of a second y axis on the right
+	// for the series marked Right.
+	RightLabel string
+	Series     []SeriesData
 }
 
 // Series styles.
@@ -45,6 +51,9 @@ type SeriesData struct {
 	X, Y  []float64
 	Style string
 	Color string // #rrggbb
+	// Right marks a series read on the panel's right axis; its Y values
+	// are in that axis' unit.
+	Right bool
 }
 
 // Figure returns the figure's data for in.
@@ -54,8 +63,19 @@ func Figure(in Input) FigureData {
 	fd.ProfilingStart, fd.HasProfilingStart = profilingStart(&in, zero)
 	for _, p := range buildPanels(&in, zero) {
 		pd := PanelData{Title: p.title, YLabel: p.ylabel, Percent: p.percent, Note: p.note}
+		top := p.top()
+		if !math.IsNaN(top) {
+			pd.YMax = top
+		}
+		factor := 1.0
+		if p.right != nil {
+			pd.RightLabel, factor = p.right.label, p.right.factor
+		}
 		for _, s := range p.series {
-			sd := SeriesData{Name: s.name, Color: hex(s.col), Style: StyleLine}
+			if !math.IsNaN(top) {
+				s = s.clamped(top)
+			}
+			sd := SeriesData{Name: s.name, Color: hex(s.col), Style: StyleLine, Right: s.right && p.right != nil}
 			switch {
 			case s.ring:
 				sd.Style = StyleRings
@@ -76,8 +96,12 @@ func Figure(in Input) FigureData {
 					sd.Y = append(sd.Y, math.NaN())
 				}
 				for _, q := range part {
+					y := q.y
+					if sd.Right {
+						y /= factor // in the right axis' unit
+					}
 					sd.X = append(sd.X, q.x)
-					sd.Y = append(sd.Y, q.y)
+					sd.Y = append(sd.Y, y)
 				}
 			}
 			pd.Series = append(pd.Series, sd)

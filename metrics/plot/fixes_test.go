@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentperf/agentperf/servermetrics"
@@ -48,7 +49,7 @@ func TestRollingMeanDoesNotCrossThePhaseGap(t *testing.T) {
 		rs = append(rs, RequestPoint{StartNs: zeroNs + 300e9 + int64(i)*1e9, TTFTms: 100, OK: true, Phase: "profiling"})
 	}
 	p := requestPanel(rs, zeroNs, "TTFT", "ms", func(r *RequestPoint) float64 { return r.TTFTms })
-	mean := p.series[2]
+	mean := p.series[0]
 	if len(mean.parts) != 2 {
 		t.Fatalf("rolling mean in %d parts, want one per phase", len(mean.parts))
 	}
@@ -86,9 +87,27 @@ func TestDecodeFactor(t *testing.T) {
 			t.Errorf("decodeFactor(%v, %v) = %v, want %v", c.dec, c.total, got, c.want)
 		}
 	}
+	// A decode series that small is read on a right axis spanning it, not
+	// multiplied by a factor on the total's axis.
 	ps := buildPanels(&Input{Server: fixtureExport(30)}, zeroNs)
-	if name := ps[3].series[1].name; name != "decode (generation) ×5 on this axis" {
-		t.Errorf("throughput panel decode series %q", name)
+	p := ps[3]
+	if name := p.series[1].name; name != "decode (generation), right axis" || !p.series[1].right || p.right == nil {
+		t.Errorf("throughput panel decode series %q (right %v), axis %+v", name, p.series[1].right, p.right)
+	}
+	var maxDec, maxTotal float64
+	for _, q := range p.series[1].pts {
+		maxDec = math.Max(maxDec, q.y)
+	}
+	for _, q := range p.series[0].pts {
+		maxTotal = math.Max(maxTotal, q.y)
+	}
+	if math.Abs(maxDec-maxTotal) > 1e-6*maxTotal {
+		t.Errorf("the decode series' peak is drawn at %v, want the total's %v (the right axis spans it)", maxDec, maxTotal)
+	}
+	for _, s := range p.series {
+		if strings.Contains(s.name, "×") {
+			t.Errorf("a series is still named with a factor: %q", s.name)
+		}
 	}
 }
 

@@ -72,14 +72,77 @@ type series struct {
 	// parts, when set, are drawn as separate lines under one legend entry
 	// (a line never joins warmup to profiling).
 	parts [][]point
+	// right: the series is read on the panel's right axis (its points are
+	// already multiplied by the axis factor).
+	right bool
+	// clampName, when set, is the legend name used when some of the
+	// series' points lie above the panel's scale and are drawn on its top
+	// edge.
+	clampName string
 }
 
 // panel is one of the 12 subplots.
 type panel struct {
 	title, ylabel string
 	series        []series
-	note          string // extra legend line (e.g. the emulated second axis)
+	note          string // extra legend line
 	percent       bool   // a percentage: the axis ends at 100
+	// scaleFrom, when set, are the values that set the y scale (the
+	// profiling phase's); points above it are drawn on the top edge.
+	scaleFrom []float64
+	// right is the panel's second y axis, for a series of another unit or
+	// magnitude (nil: none).
+	right *rightAxis
+}
+
+// top is the top of the panel's y scale set by scaleFrom (5 % above its
+// largest value), NaN when the scale is not set that way.
+func (p *panel) top() float64 {
+	if len(p.scaleFrom) == 0 {
+		return math.NaN()
+	}
+	top := 0.0
+	for _, v := range p.scaleFrom {
+		top = math.Max(top, v)
+	}
+	if top <= 0 {
+		top = 1
+	}
+	return top * 1.05
+}
+
+// clamped is s with every point above top drawn on it, named clampName
+// when that moved a point.
+func (s *series) clamped(top float64) series {
+	moved := false
+	clamp := func(ps []point) []point {
+		out := make([]point, len(ps))
+		for j, q := range ps {
+			if q.y > top {
+				q.y, moved = top, true
+			}
+			out[j] = q
+		}
+		return out
+	}
+	c := *s
+	c.pts = clamp(s.pts)
+	c.parts = nil
+	for _, part := range s.parts {
+		c.parts = append(c.parts, clamp(part))
+	}
+	if moved && s.clampName != "" {
+		c.name = s.clampName
+	}
+	return c
+}
+
+// rightAxis is a second y axis on a panel's right edge: a value v of its
+// series is drawn at v × factor on the left axis, and its ticks are
+// labelled in the series' own unit.
+type rightAxis struct {
+	label  string
+	factor float64
 }
 
 func (p *panel) hasData() bool {
@@ -216,14 +279,14 @@ func buildPanels(in *Input, zero int64) []panel {
 			return math.NaN()
 		}))
 
-	// (5,1) Preemptions, with the cumulative count on an emulated second axis.
+	// (5,1) Preemptions, with the cumulative count on a right axis.
 	ps = append(ps, preemptions(ex, zero))
 	return ps
 }
 
 // throughput is the token throughput panel. The decode series is often a
-// few per cent of the total: it is drawn scaled up by a round factor, named
-// in its legend entry, so that its shape stays readable on the same axis.
+// few per cent of the total: it is read on a right axis of its own, so
+// that its shape stays readable and its values are read directly.
 func throughput(ex *servermetrics.Export, zero int64) panel {
 	prompt := collect(ex, mPrompt, nil, rateValue, aggSum)
 	gen := collect(ex, mGen, nil, rateValue, aggSum)
@@ -239,10 +302,14 @@ func throughput(ex *servermetrics.Export, zero int64) panel {
 	for _, q := range dec {
 		maxDec = math.Max(maxDec, q.y)
 	}
-	factor := decodeFactor(maxDec, maxTotal)
-	decName := "decode (generation)"
-	if factor > 1 {
-		decName = fmt.Sprintf("decode (generation) ×%g on this axis", factor)
+	p := panel{title: "Token throughput", ylabel: "tokens/s (total)"}
+	decName, right := "decode (generation)", false
+	if factor := decodeFactor(maxDec, maxTotal); factor > 1 {
+		// The right axis spans the decode series as the left one spans
+		// the total.
+		factor = maxTotal / maxDec
+		p.right = &rightAxis{label: "decode tokens/s (right axis)", factor: factor}
+		decName, right = "decode (generation), right axis", true
 		for i := range dec {
 			dec[i].y *= factor
 		}
@@ -250,20 +317,25 @@ func throughput(ex *servermetrics.Export, zero int64) panel {
 			decPart[i].y *= factor
 		}
 	}
-	p := panel{title: "Token throughput", ylabel: "tokens/s", series: []series{
+	p.series = []series{
 		{name: "total (prompt + generation)", pts: total, col: colBlue},
-		{name: decName, pts: dec, col: colOrange},
+		{name: decName, pts: dec, col: colOrange, right: right},
 		{name: "total, running average", pts: runningMean(total), col: colBlack, dashed: true},
-	}}
-	if all := append(part, decPart...); len(all) > 0 {
-		p.series = append(p.series, partialSeries(all, colBlack))
+	}
+	if len(part) > 0 {
+		p.series = append(p.series, partialSeries(part, colBlack))
+	}
+	if len(decPart) > 0 {
+		ps := partialSeries(decPart, colOrange)
+		ps.name, ps.right = "partial slice, decode", right
+		p.series = append(p.series, ps)
 	}
 	return p
 }
 
-// decodeFactor is the round factor (1, 2 or 5 × 10^k) that brings the
-// decode series' peak to at most half the total's, or 1 when the decode
-// series is already at least a fifth of it.
+// decodeFactor is greater than 1 when the decode series needs an axis of
+// its own: the round factor (1, 2 or 5 × 10^k) that brings its peak to at
+// most half the total's, or 1 when it is already at least a fifth of it.
 func decodeFactor(maxDec, maxTotal float64) float64 {
 	if maxDec <= 0 || maxTotal <= 0 || maxDec >= maxTotal/5 {
 		return 1
@@ -322,8 +394,7 @@ func preemptions(ex *servermetrics.Export, zero int64) panel {
 	p := panel{title: "Preemptions", ylabel: "preemptions/s"}
 	rate, part := collect(ex, mPreempt, nil, rateValue, aggSum).ratePoints(zero, 1)
 	cum := cumulative(collect(ex, mPreempt, nil, totalValue, aggSum).points(zero, 1))
-	// gonum/plot has no twin axes: the cumulative count is drawn scaled onto
-	// the rate axis, and the legend states the factor and the final count.
+	// The cumulative count is another unit: it is read on the right axis.
 	var maxRate, maxCum float64
 	for _, q := range rate {
 		maxRate = math.Max(maxRate, q.y)
@@ -331,20 +402,19 @@ func preemptions(ex *servermetrics.Export, zero int64) panel {
 	if len(cum) > 0 {
 		maxCum = cum[len(cum)-1].y
 	}
-	scale := 1.0
+	factor := 1.0
 	if maxCum > 0 && maxRate > 0 {
-		scale = maxRate / maxCum
+		factor = maxRate / maxCum
 	}
 	scaled := make([]point, len(cum))
 	for i, q := range cum {
-		scaled[i] = point{q.x, q.y * scale}
+		scaled[i] = point{q.x, q.y * factor}
 	}
-	p.series = []series{{name: "per second", pts: rate, col: colRed}}
-	cname := "cumulative (second axis emulated)"
+	p.series = []series{{name: "per second (left axis)", pts: rate, col: colRed}}
 	if len(cum) > 0 {
-		cname = fmt.Sprintf("cumulative ×%.3g on this axis (total %.0f)", scale, maxCum)
+		p.right = &rightAxis{label: "preemptions, cumulative", factor: factor}
+		p.series = append(p.series, series{name: fmt.Sprintf("cumulative, right axis (total %.0f)", maxCum), pts: scaled, col: colBlack, dashed: true, right: true})
 	}
-	p.series = append(p.series, series{name: cname, pts: scaled, col: colBlack, dashed: true})
 	if len(part) > 0 {
 		p.series = append(p.series, partialSeries(part, colBlack))
 	}
@@ -388,13 +458,29 @@ func requestPanel(rs []RequestPoint, zero int64, title, ylabel string, val func(
 	// One rolling mean per phase run: no line across the warmup/profiling
 	// gap, and no warmup request in a profiling mean.
 	var parts [][]point
-	for _, seg := range segments(pts, phases) {
-		parts = append(parts, rollingMean(seg, w))
+	var scale []float64 // the profiling values and their means set the scale
+	for _, q := range prof {
+		scale = append(scale, q.y)
 	}
-	return panel{title: title, ylabel: ylabel, series: []series{
-		{name: "profiling", pts: prof, scatter: true, col: colBlue},
-		{name: "warmup", pts: warm, scatter: true, col: colGrey},
+	off := 0
+	for _, seg := range segments(pts, phases) {
+		m := rollingMean(seg, w)
+		parts = append(parts, m)
+		if len(seg) > 0 && phases[off] != "warmup" {
+			for _, q := range m {
+				scale = append(scale, q.y)
+			}
+		}
+		off += len(seg)
+	}
+	if len(prof) == 0 {
+		scale = nil // only warmup: it sets the scale
+	}
+	return panel{title: title, ylabel: ylabel, scaleFrom: scale, series: []series{
+		// The mean first, so that the points are drawn over it.
 		{name: fmt.Sprintf("rolling mean (%d requests, per phase)", w), parts: parts, col: colRed, width: vg.Points(1.5)},
+		{name: "profiling", pts: prof, scatter: true, col: colBlue},
+		{name: "warmup", pts: warm, scatter: true, col: colGrey, clampName: "warmup (above the profiling scale: on the top edge)"},
 	}}
 }
 
@@ -430,8 +516,16 @@ func (m startMark) Plot(c draw.Canvas, plt *gplot.Plot) {
 	sty := plt.Legend.TextStyle
 	sty.Color = colMark
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
-	c.FillText(sty, vg.Point{X: x + vg.Points(3), Y: c.Max.Y - vg.Points(2)}, "profiling →")
+	// On a white box, so that no data line runs through the text.
+	at := vg.Point{X: x + vg.Points(3), Y: c.Max.Y - vg.Points(2)}
+	box := sty.Rectangle(markLabel).Add(at)
+	c.SetColor(color.White)
+	c.Fill(box.Path())
+	c.FillText(sty, at, markLabel)
 }
+
+// markLabel is the text beside the profiling-start mark.
+const markLabel = "profiling →"
 
 func xys(ps []point) plotter.XYs {
 	out := make(plotter.XYs, len(ps))
@@ -508,12 +602,7 @@ func Render(in Input, path string) (warnings []string, err error) {
 	sty.Font.Size = vg.Points(20)
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 	dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - vg.Points(8)}, title)
-	body := draw.Crop(dc, 0, 0, 0, -vg.Points(40))
-	// Legends go in a strip under each panel (in the padding between the
-	// rows), never over its data.
-	tiles := draw.Tiles{Rows: Rows, Cols: Cols, PadTop: vg.Points(4), PadBottom: legendStrip + vg.Points(8), PadLeft: vg.Points(8),
-		PadRight: vg.Points(16), PadX: vg.Points(24), PadY: legendStrip + vg.Points(14)}
-	canvases := gplot.Align(plots, tiles, body)
+	canvases := panelCanvases(plots, dc)
 	for r := range Rows {
 		for c := range Cols {
 			pl := plots[r][c]
@@ -535,12 +624,27 @@ func Render(in Input, path string) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// Legend strip geometry: two columns of at most legendRows entries.
-const legendRows = 2
+// panelCanvases lays the panels out on the figure's canvas dc, under the
+// title. Legends go in a strip under each panel (in the padding between
+// the rows), never over its data; the padding between the columns leaves
+// room for a right axis.
+func panelCanvases(plots [][]*gplot.Plot, dc draw.Canvas) [][]draw.Canvas {
+	body := draw.Crop(dc, 0, 0, 0, -vg.Points(40))
+	tiles := draw.Tiles{Rows: Rows, Cols: Cols, PadTop: vg.Points(4), PadBottom: legendStrip + vg.Points(8), PadLeft: vg.Points(8),
+		PadRight: rightAxisWidth + vg.Points(8), PadX: rightAxisWidth + vg.Points(16), PadY: legendStrip + vg.Points(14)}
+	return gplot.Align(plots, tiles, body)
+}
+
+// Legend strip geometry: two columns of at most legendRows entries, one
+// entry per row of legendRowH.
+const legendRows = 3
 
 var (
-	legendFont  = vg.Points(9)
-	legendStrip = vg.Length(legendRows) * vg.Points(13)
+	legendFont   = vg.Points(9)
+	legendRowH   = vg.Points(12)
+	legendStrip  = vg.Length(legendRows) * legendRowH
+	legendThumbW = vg.Points(18)
+	legendGap    = vg.Points(4) // between the thumbnail and the text
 )
 
 // legendItem is one legend entry.
@@ -549,29 +653,52 @@ type legendItem struct {
 	thumbs []gplot.Thumbnailer
 }
 
-// drawLegend draws the entries in two columns in the strip under c.
-func drawLegend(c draw.Canvas, entries []legendItem) {
-	if len(entries) == 0 {
-		return
-	}
+// legendBox is where one entry is drawn: its row, and the box its
+// thumbnail and text cover.
+type legendBox struct {
+	row vg.Rectangle // the entry's row (thumbnail, gap, then text)
+	box vg.Rectangle // what the thumbnail and text cover
+}
+
+// legendLayout places the entries in the strip under c: two columns (the
+// first half of the entries in the left one) of one entry per row, or one
+// column when an entry of the left one would reach into the right one.
+// Each box is the entry's thumbnail and text; no two intersect.
+func legendLayout(c draw.Canvas, entries []legendItem) []legendBox {
+	sty := gplot.NewLegend().TextStyle
+	sty.Font.Size = legendFont
+	width := func(e legendItem) vg.Length { return legendThumbW + legendGap + sty.Width(e.text) }
 	top := c.Min.Y - vg.Points(2)
-	half := (len(entries) + 1) / 2
 	colW := (c.Max.X - c.Min.X) / 2
-	for col := range 2 {
-		lo, hi := col*half, min(len(entries), (col+1)*half)
-		if lo >= hi {
-			continue
+	perCol := (len(entries) + 1) / 2
+	for _, e := range entries[:perCol] {
+		if width(e) > colW-vg.Points(6) {
+			perCol = len(entries) // one column
+			break
 		}
+	}
+	out := make([]legendBox, len(entries))
+	for i, e := range entries {
+		col, row := i/perCol, i%perCol
+		x0 := c.Min.X + vg.Length(col)*colW
+		y1 := top - vg.Length(row)*legendRowH
+		r := vg.Rectangle{Min: vg.Point{X: x0, Y: y1 - legendRowH}, Max: vg.Point{X: x0 + width(e), Y: y1}}
+		h := sty.Height(e.text)
+		out[i] = legendBox{row: r, box: vg.Rectangle{Min: vg.Point{X: x0, Y: y1 - (legendRowH+h)/2}, Max: vg.Point{X: r.Max.X, Y: y1 - (legendRowH-h)/2}}}
+	}
+	return out
+}
+
+// drawLegend draws the entries in the strip under c (legendLayout).
+func drawLegend(c draw.Canvas, entries []legendItem) {
+	for i, lb := range legendLayout(c, entries) {
 		sub := gplot.NewLegend()
 		sub.TextStyle.Font.Size = legendFont
 		sub.Top, sub.Left = true, true
-		sub.ThumbnailWidth = vg.Points(18)
-		for _, e := range entries[lo:hi] {
-			sub.Add(e.text, e.thumbs...)
-		}
-		x0 := c.Min.X + vg.Length(col)*colW
-		sub.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: x0, Y: top - legendStrip}, Max: vg.Point{X: x0 + colW, Y: top}}})
+		sub.ThumbnailWidth = legendThumbW
+		sub.Padding = legendGap
+		sub.Add(entries[i].text, entries[i].thumbs...)
+		sub.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: lb.row})
 	}
 }
 
@@ -606,10 +733,15 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, []legendItem, error) {
 			ln.FillColor = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255}
 		}
 	}
+	top := pn.top()
 	for i := range pn.series {
 		s := &pn.series[i]
 		if len(s.pts) == 0 && len(s.parts) == 0 {
 			continue
+		}
+		if !math.IsNaN(top) {
+			c := s.clamped(top)
+			s = &c
 		}
 		if s.scatter {
 			sc, err := plotter.NewScatter(xys(s.pts))
@@ -617,7 +749,7 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, []legendItem, error) {
 				return nil, legend, err
 			}
 			sc.GlyphStyle.Color = s.col
-			sc.GlyphStyle.Radius = vg.Points(1.2)
+			sc.GlyphStyle.Radius = vg.Points(1.8)
 			if s.ring {
 				sc.GlyphStyle.Shape = draw.RingGlyph{}
 				sc.GlyphStyle.Radius = vg.Points(3)
@@ -655,14 +787,54 @@ func newPlot(pn *panel, xmax float64) (*gplot.Plot, []legendItem, error) {
 	if pl.Y.Max <= pl.Y.Min {
 		pl.Y.Max = pl.Y.Min + 1
 	}
-	if pn.percent {
+	switch {
+	case pn.percent:
 		pl.Y.Min, pl.Y.Max = 0, math.Max(100, math.Ceil(pl.Y.Max))
-	} else {
+	case !math.IsNaN(top):
+		pl.Y.Min, pl.Y.Max = 0, top
+	default:
 		// A little room above the highest point.
 		pl.Y.Max += (pl.Y.Max - pl.Y.Min) * 0.05
 	}
+	if pn.right != nil {
+		pl.Add(*pn.right)
+	}
 	return pl, legend, nil
 }
+
+// Plot draws the right axis: its line, ticks in its own unit at the
+// heights of the left axis they stand for, and its label.
+func (a rightAxis) Plot(c draw.Canvas, plt *gplot.Plot) {
+	if a.factor <= 0 || math.IsNaN(a.factor) || math.IsInf(a.factor, 0) {
+		return
+	}
+	_, trY := plt.Transforms(&c)
+	x := c.Max.X
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}
+	c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+	sty := plt.Y.Tick.Label
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+	for _, t := range (compactTicks{}).Ticks(plt.Y.Min/a.factor, plt.Y.Max/a.factor) {
+		y := trY(t.Value * a.factor)
+		if y < c.Min.Y-0.5 || y > c.Max.Y+0.5 {
+			continue
+		}
+		l := vg.Points(2)
+		if t.Label != "" {
+			l = vg.Points(4)
+			c.FillText(sty, vg.Point{X: x + vg.Points(6), Y: y}, t.Label)
+		}
+		c.StrokeLine2(ls, x, y, x+l, y)
+	}
+	lab := plt.Y.Label.TextStyle
+	lab.Rotation = -math.Pi / 2
+	lab.XAlign, lab.YAlign = draw.XCenter, draw.YTop
+	c.FillText(lab, vg.Point{X: x + rightAxisWidth, Y: (c.Min.Y + c.Max.Y) / 2}, a.label)
+}
+
+// rightAxisWidth is the room a right axis takes beside the data: its tick
+// labels and its label.
+var rightAxisWidth = vg.Points(40)
 
 func writePNG(path string, img *vgimg.Canvas) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
