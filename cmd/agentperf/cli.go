@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/spf13/pflag"
 )
 
@@ -181,7 +182,7 @@ const helpWidth = 110
 func suggestCommand(typed string) string {
 	best, bestD := "", 3
 	for n := range commands {
-		if d := editDistance(typed, n); d < bestD || (d == bestD && n < best) {
+		if d := suggest.Distance(typed, n); d < bestD || (d == bestD && n < best) {
 			best, bestD = n, d
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/suggest"
 	"os"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/profile"

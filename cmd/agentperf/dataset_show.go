@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/suggest"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/synth"

@@ -13,7 +13,6 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/scenario"
 )
 
 // Environment variables of the dataset cache (aiperf's names, so that the
@@ -133,21 +132,6 @@ func (d *datasetFlags) cacheDir() string {
 
 // synthesisMaxOSL returns --synthesis-max-osl (0 = no cap).
 func (d *datasetFlags) synthesisMaxOSL() int { return d.maxOSL }
-
-// loaderKind says where the corpus comes from, for scenario checks.
-func (d *datasetFlags) loaderKind() (scenario.LoaderKind, string, string) {
-	switch {
-	case d.publicDataset != "" && (d.publicDataset == "synthetic" || strings.HasPrefix(d.publicDataset, "synthetic:")):
-		return scenario.LoaderSynthetic, d.publicDataset, ""
-	case d.inputFile != "":
-		return scenario.LoaderLocal, d.publicDataset, ""
-	case d.publicDataset != "":
-		return scenario.LoaderPublic, d.publicDataset, ""
-	case d.hfDataset != "":
-		return scenario.LoaderHF, "", d.hfDataset
-	}
-	return scenario.LoaderUnset, "", ""
-}
 
 // options returns the dataset.Options the flags and environment describe,
 // with warnings going to w.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/spf13/pflag"
 )
 
@@ -177,7 +178,7 @@ func suggestFlag(fs *pflag.FlagSet, err error) error {
 	typed := ne.GetSpecifiedName()
 	best, bestD := "", 3
 	fs.VisitAll(func(f *pflag.Flag) {
-		d := editDistance(typed, f.Name)
+		d := suggest.Distance(typed, f.Name)
 		if strings.HasPrefix(f.Name, typed) && len(typed) >= 3 {
 			d = min(d, 1)
 		}
@@ -189,26 +190,4 @@ func suggestFlag(fs *pflag.FlagSet, err error) error {
 		return fmt.Errorf("%w (see '%s --help' for the flags)", err, "agentperf "+fs.Name())
 	}
 	return fmt.Errorf("%w: did you mean --%s?", err, best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

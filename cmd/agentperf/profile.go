@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"log"
 	"net"
@@ -16,6 +15,8 @@ import (
 	rpprof "runtime/pprof"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/spf13/pflag"
 

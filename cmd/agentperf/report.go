@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/internal/suggest"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/spf13/pflag"
 
