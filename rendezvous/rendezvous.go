@@ -394,6 +394,14 @@ func (p *Peer) dial(ctx context.Context) error {
 			return err
 		}
 		m, err := l.recv()
+		// Shard 0's heartbeat pings may arrive between a ping and its
+		// pong (a slow round trip on a loaded machine): answer them, so
+		// that shard 0 hears from this shard, and read on.
+		for err == nil && m.T == tPing {
+			if err = l.send(msg{T: tPong, C: m.C}); err == nil {
+				m, err = l.recv()
+			}
+		}
 		if err != nil {
 			c.Close()
 			return fmt.Errorf("rendezvous: clock measurement: %w", err)
@@ -424,6 +432,15 @@ func (p *Peer) dial(ctx context.Context) error {
 		}
 		if m.T == tJoined {
 			break
+		}
+		if m.T == tPing {
+			// Shard 0 drops a member it has not heard from for ten
+			// heartbeats: while the others are still loading, answer.
+			if err := l.send(msg{T: tPong, C: m.C}); err != nil {
+				c.Close()
+				return fmt.Errorf("rendezvous: waiting for every shard to join: %w", err)
+			}
+			continue
 		}
 		if m.T == tStop {
 			c.Close()

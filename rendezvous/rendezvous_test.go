@@ -60,10 +60,8 @@ func TestBarriersReleaseTogether(t *testing.T) {
 		cfgs = append(cfgs, c)
 	}
 	peers, errs := joinAll(t, cfgs)
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("shard %d: %v", i, err)
-		}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("join: %v", err)
 	}
 	for i, p := range peers {
 		if p.RunID() != "run-1" {
@@ -336,4 +334,40 @@ func TestThresholdOverEveryShard(t *testing.T) {
 	peers[1].Close()
 	peers[2].Close()
 	peers[0].hub.shutdown()
+}
+
+// TestJoinWithHeartbeatsDuringTheClockMeasurement: with a heartbeat short
+// against a round trip, shard 0's pings arrive between a joining shard's
+// ping and its pong, and while it waits for slower shards to join; the
+// join still succeeds (a shard once closed its link on such a ping, or
+// stayed silent while waiting, and shard 0 reported it as vanished).
+func TestJoinWithHeartbeatsDuringTheClockMeasurement(t *testing.T) {
+	addr := freeAddr(t)
+	var cfgs []Config
+	for i := range 3 {
+		c := testCfg(addr, i, 3)
+		c.Heartbeat = 2 * time.Millisecond // pings interleave with the 8 round trips
+		cfgs = append(cfgs, c)
+	}
+	cfgs[2].JoinTimeout = 20 * time.Second
+	peers := make([]*Peer, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 2 {
+				time.Sleep(100 * time.Millisecond) // 50 heartbeats late: the others wait
+			}
+			peers[i], errs[i] = Join(context.Background(), cfgs[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	for i := len(peers) - 1; i >= 0; i-- { // shard 0 last: it waits for the others' goodbyes
+		peers[i].Close()
+	}
 }
