@@ -26,6 +26,9 @@ type Run struct {
 	// Errors counts the profiling records with an error, not cancelled;
 	// Cancelled the cancelled ones (left out of every figure).
 	Errors, Cancelled int
+	// Lateness holds, per profiling record that has both times, how late
+	// the client sent it: request_start_ns − credit_issued_ns, in ms.
+	Lateness []float64
 	// Duration is the summed benchmark_duration of the runs, seconds.
 	Duration float64
 	// Dirs are the folders read.
@@ -40,6 +43,8 @@ type recordLine struct {
 	Metadata struct {
 		Phase     string `json:"benchmark_phase"`
 		Cancelled bool   `json:"was_cancelled"`
+		Credit    *int64 `json:"credit_issued_ns"`
+		Start     *int64 `json:"request_start_ns"`
 	} `json:"metadata"`
 	Metrics map[string]struct {
 		Value *float64 `json:"value"`
@@ -88,6 +93,9 @@ func Load(dirs ...string) (*Run, error) {
 			if l.Metadata.Cancelled {
 				r.Cancelled++
 				return nil
+			}
+			if l.Metadata.Credit != nil && l.Metadata.Start != nil && *l.Metadata.Credit > 0 {
+				r.Lateness = append(r.Lateness, float64(*l.Metadata.Start-*l.Metadata.Credit)/1e6)
 			}
 			if len(l.Error) > 0 && string(l.Error) != "null" {
 				r.Errors++
