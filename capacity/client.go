@@ -20,12 +20,13 @@ const (
 type ClientCheck struct {
 	// MaxLatenessP99 bounds the p99 of the client's own send lateness
 	// (request_start_ns − credit_issued_ns: how long after its intended
-	// time a request left). Default DefaultMaxLatenessP99.
+	// time a request left). Default DefaultMaxLatenessP99; negative
+	// disables the check.
 	MaxLatenessP99 time.Duration
 	// MaxCPU bounds the process's CPU use over the probe, as a share of
 	// GOMAXPROCS (user + system time / wall time / GOMAXPROCS). Default
-	// DefaultMaxCPU. An in-process simulator's CPU counts too: it runs on
-	// the same processors.
+	// DefaultMaxCPU; negative disables the check. An in-process
+	// simulator's CPU counts too: it runs on the same processors.
 	MaxCPU float64
 }
 
@@ -69,22 +70,22 @@ func (m *CPUMeter) Stop() CPUUse {
 // the per-request send lateness in ms (slo.Run.Lateness).
 func (c ClientCheck) Judge(lateness []float64, cpu CPUUse) (bool, string) {
 	maxLate := c.MaxLatenessP99
-	if maxLate <= 0 {
+	if maxLate == 0 {
 		maxLate = DefaultMaxLatenessP99
 	}
 	maxCPU := c.MaxCPU
-	if maxCPU <= 0 {
+	if maxCPU == 0 {
 		maxCPU = DefaultMaxCPU
 	}
 	var why []string
-	if len(lateness) > 0 {
+	if len(lateness) > 0 && maxLate > 0 {
 		s := slices.Clone(lateness)
 		slices.Sort(s)
 		if p99 := metrics.Percentile(s, 99); p99 > float64(maxLate)/1e6 {
 			why = append(why, fmt.Sprintf("client send lateness p99 %.1f ms > %s", p99, maxLate))
 		}
 	}
-	if sh := cpu.Share(); sh >= maxCPU {
+	if sh := cpu.Share(); maxCPU > 0 && sh >= maxCPU {
 		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d processor(s) ≥ %.0f%%", 100*sh, cpu.Procs, 100*maxCPU))
 	}
 	if len(why) == 0 {
