@@ -49,6 +49,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 		d := &ProbeData{}
 		p := Probe{Data: d}
 		var reasons []string
+		cpuShare := 0.0
 		for r := range repeats {
 			name := ProbeDir(n, c)
 			if repeats > 1 {
@@ -68,6 +69,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 			meter := StartCPU()
 			err := cfg.Run(ctx, c, dir)
 			cpu := meter.Stop()
+			cpuShare = max(cpuShare, cpu.Share())
 			if ctx.Err() != nil {
 				return p, ctx.Err()
 			}
@@ -98,7 +100,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 		if f := d.Result.Failed(); len(f) > 0 {
 			p.Detail = strings.Join(f, ", ")
 		}
-		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s", p.Detail, d.Result.Goodput, d.Result.Throughput), "; ")
+		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpuShare), "; ")
 		return p, nil
 	}
 	sc := cfg.Search

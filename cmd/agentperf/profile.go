@@ -130,6 +130,10 @@ type profileRun struct {
 	// startWarnings are warnings found before the run (the free-space
 	// check), for metadata.warnings.
 	startWarnings []string
+	// server, when set, is the URL of a server already running for this
+	// run (a sweep's or search's one simulator for --url sim://): the run
+	// uses it instead of starting its own.
+	server string
 }
 
 func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
@@ -387,7 +391,9 @@ func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
 
 	// Server: a URL, or the in-process simulator.
 	url := p.url
-	if strings.HasPrefix(url, "sim://") {
+	if r.server != "" {
+		url = r.server
+	} else if strings.HasPrefix(url, "sim://") {
 		cfg, err := sim.ParseURL(url, sim.DefaultConfig())
 		if err != nil {
 			return asUsage(fmt.Errorf("--url %s: %w", url, err))

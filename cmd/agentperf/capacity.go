@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// pointFlags are the flags sweep and search add to the profile flags.
+type pointFlags struct {
+	reset        bool
+	drainTimeout float64
+}
+
+func addPointFlags(fs *pflag.FlagSet) *pointFlags {
+	f := &pointFlags{}
+	fs.BoolVar(&f.reset, "reset-prefix-cache", false, "before every point, wait until the server runs and queues nothing, then reset its prefix cache (vLLM POST /reset_prefix_cache, else SGLang POST /flush_cache); without it the server is only drained")
+	fs.Float64Var(&f.drainTimeout, "drain-timeout", server.DefaultDrainTimeout.Seconds(), "seconds to wait for the server's /metrics to show no running or waiting request before a point")
+	return f
+}
+
+// pointRunner runs the points of a sweep or the probes of a search: each
+// is one profile run with the shared flags and its own concurrency and
+// folder, against one server (one in-process simulator for --url sim://,
+// started here and shared by every point).
+type pointRunner struct {
+	p     *profileFlags
+	pf    *pointFlags
+	fs    *pflag.FlagSet
+	env   envSettings
+	io    stdio
+	url   string // the server every point uses
+	base  *profileRun
+	simSr *sim.Server
+	logf  func(format string, args ...any)
+}
+
+// newPointRunner validates the flags (resolving a first run) and starts
+// the simulator when the URL is sim://. Call close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (*pointRunner, error) {
+	if pf.drainTimeout <= 0 {
+		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
+	}
+	env, err := readEnv(os.Environ(), os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	pr := &pointRunner{p: p, pf: pf, fs: fs, env: env, io: io, url: p.url,
+		logf: func(format string, args ...any) { fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...)) }}
+	saved := p.concurrency
+	p.concurrency = strconv.Itoa(firstConc)
+	pr.base, err = p.resolve(fs, env)
+	p.concurrency = saved
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(p.url, "sim://") {
+		cfg, err := sim.ParseURL(p.url, sim.DefaultConfig())
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
+		}
+		if cfg.Model == "" {
+			cfg.Model = p.models[0]
+		}
+		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
+			// As a profile run does: the simulator counts prompts with the
+			// tokenizer that synthesizes them.
+			tok, _, err := resolveRunTokenizer(ctx, p, fs, io, pr.logf)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Tokenizer = tok
+		}
+		s, err := sim.New(cfg)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
+		}
+		if err := s.Start(); err != nil {
+			return nil, fmt.Errorf("start the in-process simulator: %w", err)
+		}
+		pr.simSr, pr.url = s, s.URL
+		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
+	}
+	return pr, nil
+}
+
+func (pr *pointRunner) close() {
+	if pr.simSr != nil {
+		pr.simSr.Close()
+	}
+}
+
+// run is a capacity.PointFunc: one profile run at concurrency c into dir.
+// A run that finished but failed or is not valid wraps
+// capacity.ErrPointFailed.
+func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
+	p := pr.p
+	savedC, savedDir := p.concurrency, p.outputDir
+	defer func() { p.concurrency, p.outputDir = savedC, savedDir }()
+	p.concurrency, p.outputDir = strconv.Itoa(c), dir
+	r, err := p.resolve(pr.fs, pr.env)
+	if err != nil {
+		return err
+	}
+	if pr.simSr != nil {
+		r.server = pr.url
+	}
+	err = r.execute(ctx, pr.io)
+	if errors.Is(err, errRunFailed) {
+		return fmt.Errorf("%w: the run at concurrency %d failed or is not a valid submission (its folder says why)", capacity.ErrPointFailed, c)
+	}
+	return err
+}
+
+// before readies the server for a point: drained, and with
+// --reset-prefix-cache its prefix cache reset. Without the flag a server
+// whose /metrics cannot say it is idle is a warning, not an error.
+func (pr *pointRunner) before(ctx context.Context, c int) error {
+	opt := server.ResetOptions{Headers: pr.base.inferenceHeaders(), DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
+	if !pr.pf.reset {
+		if err := server.WaitIdle(ctx, pr.url, opt); err != nil {
+			pr.logf("warning: before concurrency %d: %v (the point starts anyway)", c, err)
+		}
+		return nil
+	}
+	path, err := server.ResetAndDrain(ctx, pr.url, opt)
+	if err != nil {
+		return err
+	}
+	pr.logf("before concurrency %d: server idle, prefix cache reset (POST %s)", c, path)
+	return nil
+}
