@@ -56,7 +56,9 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		return nil, err
 	}
 	pr := &pointRunner{p: p, pf: pf, fs: fs, env: env, io: io, url: p.url,
-		logf: func(format string, args ...any) { fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...)) }}
+		logf: func(format string, args ...any) {
+			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		}}
 	saved := p.concurrency
 	p.concurrency = strconv.Itoa(firstConc)
 	pr.base, err = p.resolve(fs, env)
