@@ -14,15 +14,39 @@ import (
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 )
 
-// A whole embedded run, as a harness would drive it: the in-process
-// simulator as the server, a small synthetic corpus, replay.Run with a
-// collector and a server-metrics scraper, then profile.Finish for the
-// artifacts and the verdict.
+// A whole embedded run: the in-process simulator as the server, a small
+// synthetic corpus, every artifact written and the run judged.
 func Example() {
+	dir, _ := os.MkdirTemp("", "agentperf-example")
+	defer os.RemoveAll(dir)
+	s := profile.NewSpec() // every default: AgentX v1.0, the engine's settings
+	s.Corpus.Traces = dataset.Synthesize(dataset.SynthOptions{Seed: 1, Traces: 8, MinTurns: 6, MaxTurns: 12, TimeScale: 0.001})
+	s.Replay.URL, s.Replay.Models = "sim://?zero-latency=true", []string{"demo"}
+	s.Replay.Concurrency, s.Replay.Seed = 4, 7
+	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 300*time.Millisecond, 10*time.Millisecond
+	s.Replay.Streaming, s.Replay.UseServerTokenCount = true, true
+	s.OutputDir = dir
+	out, err := profile.Run(context.Background(), s)
+	if err != nil {
+		panic(err)
+	}
+	a := out.Result.Accounting
+	fmt.Println("valid:", out.Verdict.Valid, "failed:", out.Failed(), "problems:", out.Problems)
+	fmt.Println("accounting adds up:", a.Check() == nil && out.Summary.RequestCount == a.ProfilingOK && a.ProfilingOK > 0)
+	fmt.Println("server figures:", out.Derived != nil)
+	// Output:
+	// valid: true failed: false problems: []
+	// accounting adds up: true
+	// server figures: true
+}
+
+// The pieces Run puts together, for a harness that drives the engine
+// itself: replay.Run with a collector and a server-metrics scraper, then
+// profile.Finish for the artifacts and the verdict.
+func ExampleFinish() {
 	// The server: the simulator, answering at once.
 	sc := sim.DefaultConfig()
 	sc.Model, sc.ZeroLatency = "demo", true
@@ -50,10 +74,6 @@ func Example() {
 	ctx := context.Background()
 	scr.Baseline(ctx)
 
-	gen, err := scenario.LookupGeneration("") // v1.0, the default
-	if err != nil {
-		panic(err)
-	}
 	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
 	if err != nil {
 		panic(err)
@@ -75,7 +95,7 @@ func Example() {
 
 	out, err := profile.Finish(res, profile.Input{
 		Dir: dir, Collector: col, Scraper: scr,
-		Generation: gen, Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency,
+		Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency,
 		Synth: syn, Tokenizer: tokenizer.Origin{Kind: "builtin"},
 		InputConfig: map[string]any{"model_names": cfg.Models, "concurrency": cfg.Concurrency},
 	})

@@ -20,7 +20,6 @@ import (
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/timing"
 )
 
 // Collector is what Finish needs of the run's record collector
@@ -57,9 +56,6 @@ type Input struct {
 	// StaticReasons are the reasons the run is already not a valid
 	// submission (scenario.Preset.Enforce: unsafe_override).
 	StaticReasons []string
-	// Generation is the AgentX generation replayed
-	// (metadata.agentperf.agentx_generation and semantics).
-	Generation scenario.Generation
 	// Duration is the configured profiling duration
 	// (replay.Config.BenchmarkDuration), the coverage rule's phase.
 	Duration time.Duration
@@ -122,6 +118,13 @@ type Outcome struct {
 	// Interrupted is set when the run was cancelled (a signal) rather than
 	// aborted or ended: a CLI exits 130.
 	Interrupted bool
+
+	// Result is what the engine returned (set by Run).
+	Result *replay.Result
+	// Dir is the artifact folder (set by Run).
+	Dir string
+	// Tokenizer is where the run's tokenizer came from (set by Run).
+	Tokenizer tokenizer.Origin
 }
 
 // Failed reports whether the run failed: a problem was found (an
@@ -190,6 +193,8 @@ func (in *Input) validate(res *replay.Result) error {
 	var errs []error
 	if res == nil {
 		errs = append(errs, errors.New("profile: Finish needs the replay.Result"))
+	} else if res.Generation.IsZero() {
+		errs = append(errs, errors.New("profile: replay.Result.Generation: zero (the Result of replay.Run names its generation)"))
 	}
 	if in.Dir == "" {
 		errs = append(errs, errors.New("profile: Input.Dir: required (the artifact folder)"))
@@ -398,8 +403,8 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			"profiling_overflows": res.ProfilingOverflows,
 			"warmup_overflows":    res.WarmupOverflows,
 			"warmup_retries":      res.WarmupRetries,
-			"agentx_generation":   in.Generation.Name,
-			"semantics":           in.Generation.Doc,
+			"agentx_generation":   f.res.Generation.Name,
+			"semantics":           f.res.Generation.Doc,
 			"profiling_end":       res.EndReason,
 			"tokenizer":           tokenizerMetadata(in.Tokenizer, in.Synth),
 			"invalid_messages":    verdict.Messages,
@@ -413,7 +418,7 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	case res.Cancelled:
 		info.Extra["interrupted"] = "once"
 	}
-	if res.Schedule.Traces > 0 && in.Generation.Replay != timing.V02 {
+	if res.Schedule.Traces > 0 && res.Generation.Subagents {
 		info.Extra["subagents"] = subagentMetadata(res)
 	}
 	if f.out.Derived != nil {

@@ -18,8 +18,7 @@ import (
 
 // Defaults of the Config fields that replay owns; DefaultConfig holds them
 // together with the replay core's (package timing: the start ratios, the
-// delay and idle caps) and the default AgentX generation (package
-// scenario). The CLI's flags take their defaults from the same constants.
+// delay and idle caps, the default AgentX generation). The CLI's flags take their defaults from the same constants.
 const (
 	DefaultEndpoint       = "/v1/chat/completions"
 	DefaultGracePeriod    = 30 * time.Second
@@ -32,7 +31,7 @@ const (
 
 // DefaultConfig returns a Config holding every default: the replay
 // semantics of the AgentX generation InferenceX runs today
-// (scenario.DefaultGeneration), the start ratios, caps, grace period and
+// (timing.DefaultGeneration), the start ratios, caps, grace period and
 // timeouts. Fill in what a run needs (URL, Models, Traces, Synth,
 // Concurrency, BenchmarkDuration, Sink) and change what differs.
 //
@@ -51,8 +50,7 @@ func DefaultConfig() Config {
 	g := defaultGeneration()
 	return Config{
 		Endpoint:          DefaultEndpoint,
-		Generation:        g.Replay,
-		TurnStart:         g.TurnStart,
+		Generation:        g,
 		LiveAssistant:     g.LiveAssistant,
 		SystemIdleGapCap:  timing.DefaultSystemIdleCap,
 		StartMinRatio:     timing.DefaultStartMinRatio,
@@ -66,9 +64,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// defaultGeneration is scenario.DefaultGeneration, which is always known.
-func defaultGeneration() scenario.Generation {
-	g, err := scenario.LookupGeneration(scenario.DefaultGeneration)
+// defaultGeneration is timing.DefaultGeneration, which is always known.
+func defaultGeneration() timing.Generation {
+	g, err := timing.LookupGeneration(timing.DefaultGeneration)
 	if err != nil {
 		panic("replay: " + err.Error())
 	}
@@ -100,14 +98,10 @@ type Config struct {
 	// Synth builds the prompt of a turn.
 	Synth *synth.Synthesizer
 
-	// Generation selects the AgentX replay semantics (DefaultConfig: that
-	// of scenario.DefaultGeneration, v1.0; the zero value is v0.2; see
-	// package timing).
+	// Generation is the AgentX generation replayed: its fields are the
+	// replay mechanisms (DefaultConfig: timing.DefaultGeneration, v1.0; in
+	// a Config literal the zero value means timing.V02).
 	Generation timing.Generation
-	// TurnStart starts every lane at a sampled start turn k_i instead of
-	// a t* snapshot (the early v0.3 runs; v0.2 always does). DefaultConfig:
-	// the default generation's.
-	TurnStart bool
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
@@ -324,6 +318,9 @@ func (c *Config) Validate() error {
 	if len(c.Models) == 0 {
 		bad("Models", "at least one model is required")
 	}
+	if c.fromDefaults && c.Generation.IsZero() {
+		bad("Generation", "required: timing.LookupGeneration, or DefaultConfig's")
+	}
 	if len(c.Traces) == 0 {
 		bad("Traces", "the corpus has no traces")
 	}
@@ -344,10 +341,16 @@ func (c *Config) Validate() error {
 	if c.Sink == nil {
 		bad("Sink", "required")
 	}
+	if c.WarmupRequestsPerLane < 0 {
+		bad("WarmupRequestsPerLane", "must not be negative, got %d", c.WarmupRequestsPerLane)
+	}
+	if c.AgenticCacheWarmupDuration < 0 {
+		bad("AgenticCacheWarmupDuration", "must not be negative, got %v", c.AgenticCacheWarmupDuration)
+	}
 	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
 		bad("AgenticCacheWarmupDuration", "set together with Config.WarmupRequestsPerLane, its alternative (a duration or a count of cache warmup): set one")
 	}
-	if c.Generation == timing.V10 && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
+	if c.Generation.WrapNeedsConsent && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
 		bad("Concurrency", "%d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set Config.AllowDatasetWrap or a Config.CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces))
 	}
 	return errors.Join(errs...)
@@ -362,13 +365,12 @@ func (c *Config) timingConfig() timing.Config {
 		StartMinRatio: c.StartMinRatio,
 		StartMaxRatio: c.StartMaxRatio,
 		Duration:      c.BenchmarkDuration,
-		TurnStart:     c.TurnStart,
 
 		WarmupRequestsPerLane: c.WarmupRequestsPerLane,
 		WarmupDuration:        c.AgenticCacheWarmupDuration,
 		BurstPhaseStarts:      c.BurstPhaseStarts,
 	}
-	if c.Generation == timing.V10 {
+	if c.Generation.RuntimeIdleCaps {
 		t.SystemIdleCap = max(c.SystemIdleGapCap, 0)
 		t.TraceIdleCap = max(c.TraceIdleGapCap, 0)
 	}
@@ -446,6 +448,9 @@ func (c *Config) literalDefaults() {
 	}
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = def.ConnectTimeout
+	}
+	if c.Generation.IsZero() {
+		c.Generation = timing.V02
 	}
 	if c.StartMinRatio == 0 && c.StartMaxRatio == 0 {
 		c.StartMinRatio, c.StartMaxRatio = def.StartMinRatio, def.StartMaxRatio

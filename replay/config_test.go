@@ -6,25 +6,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
 // TestDefaultConfig: DefaultConfig holds the one table of defaults (the
 // constants of replay and timing, the scenario's default generation).
 func TestDefaultConfig(t *testing.T) {
-	g, err := scenario.LookupGeneration(scenario.DefaultGeneration)
+	g, err := timing.LookupGeneration(timing.DefaultGeneration)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := DefaultConfig()
 	want := Config{
-		Endpoint: DefaultEndpoint, Generation: g.Replay, TurnStart: g.TurnStart, LiveAssistant: g.LiveAssistant,
+		Endpoint: DefaultEndpoint, Generation: g, LiveAssistant: g.LiveAssistant,
 		SystemIdleGapCap: timing.DefaultSystemIdleCap, StartMinRatio: timing.DefaultStartMinRatio, StartMaxRatio: timing.DefaultStartMaxRatio,
 		GracePeriod: DefaultGracePeriod, InterTurnDelayCap: timing.DefaultInterTurnDelayCap,
 		RequestTimeout: DefaultRequestTimeout, ConnectTimeout: DefaultConnectTimeout, fromDefaults: true,
 	}
-	if c.Endpoint != want.Endpoint || c.Generation != want.Generation || c.TurnStart != want.TurnStart || c.LiveAssistant != want.LiveAssistant ||
+	if c.Endpoint != want.Endpoint || c.Generation != want.Generation || c.LiveAssistant != want.LiveAssistant ||
 		c.SystemIdleGapCap != want.SystemIdleGapCap || c.StartMinRatio != want.StartMinRatio || c.StartMaxRatio != want.StartMaxRatio ||
 		c.GracePeriod != want.GracePeriod || c.InterTurnDelayCap != want.InterTurnDelayCap ||
 		c.RequestTimeout != want.RequestTimeout || c.ConnectTimeout != want.ConnectTimeout || !c.fromDefaults {

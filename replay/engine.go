@@ -411,7 +411,7 @@ func (e *engine) run() {
 	if c.Observer != nil {
 		c.Observer.ProfilingStarted(now, e.res.Deadline)
 	}
-	if c.Generation == timing.V10 {
+	if c.Generation.Primers {
 		c.Logf("warmup: %d requests; profiling resumes %d lanes from their handed-off state", ws.Sent[0], len(e.lanes))
 	}
 	// After the deadline and the grace period, in-flight requests are
@@ -436,7 +436,7 @@ func (e *engine) run() {
 	default:
 		e.res.EndReason = "duration reached"
 	}
-	if st := e.sched.Stats(); c.Generation == timing.V10 {
+	if st := e.sched.Stats(); c.Generation.RuntimeIdleCaps {
 		c.Logf("profiling: system idle cap %s: %d jumps, %s skipped; trace idle cap %s: %d jumps, %s skipped",
 			capStr(c.SystemIdleGapCap), st.SystemIdleJumps, st.SystemIdleSkipped.Round(time.Millisecond),
 			capStr(c.TraceIdleGapCap), st.TraceIdleJumps, st.TraceIdleSkipped.Round(time.Millisecond))
@@ -470,7 +470,7 @@ func (e *engine) stage() {
 // primers returns the number of start-state primers of the run.
 func (e *engine) primers() int {
 	n := e.sched.WarmupSends()
-	if e.c.Generation == timing.V10 {
+	if e.c.Generation.Takes.CacheWarmup {
 		n -= len(e.lanes) * e.c.WarmupRequestsPerLane
 	}
 	return n
@@ -679,12 +679,12 @@ func (l *lane) newStream(c *Config, s *timing.Send, ts *treeState, si, parent, s
 	ts.streams[si] = st
 	ts.link(st)
 	st.marker = ts.marker
-	if c.Generation == timing.V03 && si > 0 && !s.Seeded && ts.marker != "" {
+	if c.Generation.StreamScope && si > 0 && !s.Seeded && ts.marker != "" {
 		// v0.3 marked a child spawned during the run with pass 0 and lane
 		// 0: the same marker for the whole run, whichever tree spawns it.
 		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
 	}
-	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, ownScope: c.Generation == timing.V03}
+	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, ownScope: c.Generation.StreamScope}
 	return st
 }
 

@@ -109,7 +109,7 @@ func testConfig(t testing.TB, url string, traces []dataset.Trace, sink, ovf metr
 		t.Fatal(err)
 	}
 	c := DefaultConfig()
-	c.Generation, c.TurnStart = timing.V02, true
+	c.Generation = timing.V02
 	c.URL = url
 	c.Models = []string{"m"}
 	c.Traces = traces

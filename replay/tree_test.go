@@ -58,7 +58,10 @@ func runTrees(t *testing.T, url string, traces []dataset.Trace, gen timing.Gener
 	sink := &memSink{}
 	cfg := DefaultConfig()
 	cfg.URL, cfg.Models, cfg.Traces, cfg.Synth = url, []string{"m"}, traces, syn
-	cfg.Generation, cfg.TurnStart, cfg.TraceIdleGapCap, cfg.InterTurnDelayCap = gen, turnStart, idleCap, idleCap
+	if turnStart {
+		gen.Start = timing.StartTurn
+	}
+	cfg.Generation, cfg.TraceIdleGapCap, cfg.InterTurnDelayCap = gen, idleCap, idleCap
 	cfg.SystemIdleGapCap = 0
 	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration = lanes, 42, dur
 	cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = true, true, true

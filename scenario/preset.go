@@ -129,7 +129,7 @@ type Preset struct {
 	// Doc is a one-line description.
 	Doc string
 	// Generation is the AgentX generation whose rules the preset applies.
-	Generation Generation
+	Generation timing.Generation
 	// MinDuration and DefaultDuration bound --benchmark-duration.
 	MinDuration, DefaultDuration time.Duration
 	// DelayCap is the locked inter-turn delay cap (v0.2; 0: not locked).
@@ -159,7 +159,7 @@ const NameAgentXMVP = "inferencex-agentx-mvp"
 // AgentXMVP returns the `inferencex-agentx-mvp` preset of the default
 // generation (see AgentXMVPOf).
 func AgentXMVP() *Preset {
-	g, err := LookupGeneration("")
+	g, err := timing.LookupGeneration("")
 	if err != nil {
 		panic(err)
 	}
@@ -197,7 +197,7 @@ func AgentXMVP() *Preset {
 // Every other violation can be lifted with --unsafe-override; the run then
 // goes ahead with the user's values but is not a valid submission (reason
 // unsafe_override). --unsafe-override with nothing to lift changes nothing.
-func AgentXMVPOf(g Generation) *Preset {
+func AgentXMVPOf(g timing.Generation) *Preset {
 	p := &Preset{
 		Name:            NameAgentXMVP,
 		Generation:      g,
@@ -209,14 +209,16 @@ func AgentXMVPOf(g Generation) *Preset {
 		PublicPrefix:    "semianalysis_cc_traces_weka",
 		HFPrefix:        "semianalysisai/cc-traces-weka",
 	}
-	switch g.Replay {
-	case timing.V02:
+	// The locks follow the generation's delay rule: a per-turn cap, a
+	// load-time warp, or runtime idle caps.
+	switch g.Delay {
+	case timing.DelayThinkTime:
 		p.DelayCap = timing.DefaultInterTurnDelayCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": agentic replay, streaming, ignore_eos, first_turn_prefix cache bust, 60 s delay cap, ≥ 900 s"
-	case timing.V03:
+	case timing.DelayWarpedStart:
 		p.IdleGapCap = timing.DefaultV03IdleGapCap
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, 60 s trace idle-gap warp, ≥ 900 s"
-	case timing.V10:
+	case timing.DelayEndToStart:
 		p.SystemIdleCap = timing.DefaultSystemIdleCap
 		p.ForbidDelayCap = true
 		p.MinRatio, p.MaxRatio = 0, 1
@@ -256,7 +258,7 @@ func LookupAt(name, gen string) (*Preset, error) {
 	base, suffix := SplitScenario(name)
 	if base != NameAgentXMVP {
 		names := []string{NameAgentXMVP}
-		return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s (optionally @%s)", name, strings.Join(names, ", "), strings.Join(GenerationNames(), "|"))
+		return nil, fmt.Errorf("--scenario %q: unknown scenario; known scenarios: %s (optionally @%s)", name, strings.Join(names, ", "), strings.Join(timing.GenerationNames(), "|"))
 	}
 	if suffix != "" && gen != "" && suffix != gen {
 		return nil, fmt.Errorf("--scenario %q selects AgentX %s but the generation was also set to %s: set it once", name, suffix, gen)
@@ -264,7 +266,7 @@ func LookupAt(name, gen string) (*Preset, error) {
 	if suffix == "" {
 		suffix = gen
 	}
-	g, err := LookupGeneration(suffix)
+	g, err := timing.LookupGeneration(suffix)
 	if err != nil {
 		return nil, fmt.Errorf("--scenario %q: %w", name, err)
 	}

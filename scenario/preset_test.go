@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/timing"
 )
 
 // inferenceX returns the Settings the exact argv of InferenceX's launcher
@@ -218,7 +220,7 @@ func TestLookup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "inferencex-agentx-mvp") || !strings.Contains(err.Error(), `"agentx"`) {
 		t.Fatalf("unknown scenario error %v, want one naming it and listing the presets", err)
 	}
-	for _, g := range GenerationNames() {
+	for _, g := range timing.GenerationNames() {
 		p, err := Lookup(NameAgentXMVP + "@" + g)
 		if err != nil || p.Generation.Name != g {
 			t.Errorf("Lookup @%s = %+v, %v", g, p, err)
@@ -230,8 +232,8 @@ func TestLookup(t *testing.T) {
 	if _, err := LookupAt(NameAgentXMVP+"@v0.3", "v0.2"); err == nil || !strings.Contains(err.Error(), "set it once") {
 		t.Errorf("conflicting generations: %v, want a refusal", err)
 	}
-	if _, err := Lookup(NameAgentXMVP + "@v9"); !errors.Is(err, ErrUnknownGeneration) || !strings.Contains(err.Error(), "v0.2, v0.3-early, v0.3, v1.0") {
-		t.Errorf("unknown generation: %v, want ErrUnknownGeneration listing the generations", err)
+	if _, err := Lookup(NameAgentXMVP + "@v9"); !errors.Is(err, timing.ErrGeneration) || !strings.Contains(err.Error(), "v0.2, v0.3-early, v0.3, v1.0") {
+		t.Errorf("unknown generation: %v, want timing.ErrGeneration listing the generations", err)
 	}
 }
 

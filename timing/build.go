@@ -38,25 +38,21 @@ func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
 		root.Turns[k] = Turn{Inner: k, OuterIdx: outer[k], Start: r.T, End: endOf(r)}
 	}
 	p.Streams = []Stream{root}
-	if o.Generation == V02 {
-		rs := p.Streams[0].Turns
-		for k := 1; k < len(tr.Requests); k++ {
-			r, prev := &tr.Requests[k], &tr.Requests[k-1]
-			rs[k].Delay = thinkTimeDelay(r.ThinkTime, r.T, prev.T, o.InterTurnDelayCap)
-		}
-		p.SkippedRequests = tr.NumSubagentRequests()
-		return p
-	}
-	subs := p.addSubagents(tr)
+	g := o.Generation
 	var warp *timeWarp
-	if o.Generation == V03 && o.IdleGapCap > 0 {
-		warp = newTimeWarp(p, o.IdleGapCap.Seconds())
+	if !g.Subagents {
+		p.SkippedRequests = tr.NumSubagentRequests()
+	} else {
+		subs := p.addSubagents(tr)
+		if g.IdleWarp && o.IdleGapCap > 0 {
+			warp = newTimeWarp(p, o.IdleGapCap.Seconds())
+		}
+		p.addBranches(tr, subs, warp, g)
 	}
-	p.addBranches(tr, subs, warp, o.Generation)
 	for si := range p.Streams {
-		p.setDelays(si, warp, o.Generation)
+		p.setDelays(si, warp, o)
 	}
-	if o.Generation == V10 {
+	if g.Barriers {
 		p.addBarriers()
 	}
 	return p
@@ -334,7 +330,7 @@ func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp, g
 			br.Children = append(br.Children, c)
 		}
 	}
-	if gen != V10 {
+	if !gen.Children {
 		return
 	}
 	// A subagent recorded as starting before its spawning request ended
@@ -349,7 +345,8 @@ func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp, g
 }
 
 // setDelays sets the delay of every turn of stream si.
-func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
+func (p *Plan) setDelays(si int, warp *timeWarp, o PlanOptions) {
+	gen := o.Generation
 	st := &p.Streams[si]
 	for k := range st.Turns {
 		t := &st.Turns[k]
@@ -358,7 +355,7 @@ func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
 			t.End = t.Start + (endOf(&st.Reqs[k]) - st.Reqs[k].T)
 		}
 		if k == 0 {
-			if st.Parent >= 0 && gen == V10 {
+			if st.Parent >= 0 && gen.Children {
 				// A child's first turn waits its recorded offset from the
 				// branch start (or from the spawning turn's send).
 				b := &p.Branches[st.Branch]
@@ -371,8 +368,11 @@ func (p *Plan) setDelays(si int, warp *timeWarp, gen Generation) {
 			continue
 		}
 		prev := &st.Turns[k-1]
-		switch gen {
-		case V03:
+		switch gen.Delay {
+		case DelayThinkTime:
+			r := &st.Reqs[k]
+			t.Delay = thinkTimeDelay(r.ThinkTime, r.T, st.Reqs[k-1].T, o.InterTurnDelayCap)
+		case DelayWarpedStart:
 			// The warped start-to-start gap, waited after the previous
 			// turn of the stream completes.
 			t.Delay = secondsDur(t.Start - prev.Start)

@@ -183,3 +183,10 @@ func checkSchedule(t *testing.T, log []served, want string) {
 		t.Fatal(d)
 	}
 }
+
+// withTurnStart is g starting every lane at a sampled turn k_i instead of
+// a t* snapshot (as V03Early does V03).
+func withTurnStart(g Generation) Generation {
+	g.Start = StartTurn
+	return g
+}

@@ -38,8 +38,12 @@ func TestTreeScheduleProperties(t *testing.T) {
 				for i := range traces {
 					plans[i] = BuildPlan(&traces[i], i, PlanOptions{Generation: gen, InterTurnDelayCap: DefaultInterTurnDelayCap, IdleGapCap: DefaultV03IdleGapCap})
 				}
-				cfg := Config{Generation: gen, Lanes: 1 + rng.IntN(5), Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75,
-					Duration: time.Duration(20+rng.IntN(300)) * s, TurnStart: turnStart}
+				g := gen
+				if turnStart {
+					g = withTurnStart(g)
+				}
+				cfg := Config{Generation: g, Lanes: 1 + rng.IntN(5), Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75,
+					Duration: time.Duration(20+rng.IntN(300)) * s}
 				if gen == V10 {
 					cfg.SystemIdleCap = time.Duration(rng.IntN(2)) * DefaultSystemIdleCap
 					cfg.TraceIdleCap = time.Duration(rng.IntN(3)) * 7 * s

@@ -15,8 +15,8 @@ type recycler interface {
 // newRecycler returns the recycle source of the generation. pool is the
 // usable plans in corpus order; given marks those the lanes started with.
 func (s *Schedule) newRecycler(pool []*Plan, given []bool) recycler {
-	switch s.cfg.Generation {
-	case V02:
+	switch s.cfg.Generation.Recycle {
+	case RecycleUnused:
 		q := &fifo{scan: s.cfg.RecycleScan}
 		for _, p := range pool {
 			if !given[p.Trace] {
@@ -24,7 +24,7 @@ func (s *Schedule) newRecycler(pool []*Plan, given []bool) recycler {
 			}
 		}
 		return q
-	case V03:
+	case RecyclePrefilled:
 		return &fifo{prefilled: true, q: append([]*Plan(nil), pool...)}
 	}
 	return &sampler{pool: pool, next0: s.cfg.Lanes % len(pool)}

@@ -10,55 +10,6 @@ import (
 	"time"
 )
 
-// Generation selects the replay semantics of one AgentX generation.
-type Generation uint8
-
-// The generations, oldest first.
-const (
-	// V02 is AgentX v0.2: parent requests only (subagents skipped),
-	// think-time delays capped per turn, end-to-start; start turn k_i
-	// per lane; FIFO recycle of the traces no lane took.
-	V02 Generation = iota
-	// V03 is AgentX v0.3: session trees (subagents replayed with
-	// SPAWN/JOIN), delays from a per-trace time warp of the merged
-	// request starts (gaps over the trace idle cap shortened to it);
-	// start turn k_i per lane; FIFO recycle pre-filled with the corpus.
-	V03
-	// V10 is AgentX v1.0 (what InferenceX runs today): t* snapshots,
-	// one-token primers, per-lane accelerated warmup, end-to-start
-	// delays, runtime idle caps, replay barriers, sampler recycle.
-	V10
-)
-
-// String returns "v0.2", "v0.3" or "v1.0".
-func (g Generation) String() string {
-	switch g {
-	case V02:
-		return "v0.2"
-	case V03:
-		return "v0.3"
-	case V10:
-		return "v1.0"
-	}
-	return "generation(" + strconv.Itoa(int(g)) + ")"
-}
-
-// ParseGeneration parses "v0.2", "v0.3" or "v1.0" (the "v" is optional).
-func ParseGeneration(s string) (Generation, error) {
-	switch s {
-	case "v0.2", "0.2":
-		return V02, nil
-	case "v0.3", "0.3":
-		return V03, nil
-	case "v1.0", "1.0", "v1":
-		return V10, nil
-	}
-	return 0, fmt.Errorf("%w %q: want v0.2, v0.3 or v1.0", ErrGeneration, s)
-}
-
-// ErrGeneration is wrapped by ParseGeneration's errors.
-var ErrGeneration = errors.New("unknown AgentX generation")
-
 // Phase is the benchmark phase of a send.
 type Phase int
 
@@ -136,9 +87,6 @@ type Config struct {
 	// nothing in flight for the cap (0 = off). In v0.3 it is applied to
 	// the recorded timeline when the plans are built instead.
 	TraceIdleCap time.Duration
-	// TurnStart starts every lane at a sampled start turn k_i of its root
-	// instead of a t* snapshot (the early v0.3 runs; v0.2 always does).
-	TurnStart bool
 	// WarmupRequestsPerLane is the v1.0 cache warmup's request count per
 	// lane after the primers (0 = none); WarmupDuration its time-bounded
 	// alternative (0 = none). At most one may be set.
@@ -227,6 +175,9 @@ func (s *Schedule) globalOffset() int64 { return s.global.Load() }
 // New builds a schedule of cfg.Lanes lanes over plans (one per trace, in
 // corpus order) and the initial tree of every lane.
 func New(cfg Config, plans []*Plan) (*Schedule, error) {
+	if cfg.Generation.IsZero() {
+		return nil, errors.New("timing: Config.Generation: required (LookupGeneration, or one of V02, V03Early, V03, V10)")
+	}
 	if cfg.Lanes < 1 {
 		return nil, fmt.Errorf("timing: Lanes is %d: at least one lane is needed", cfg.Lanes)
 	}
@@ -316,7 +267,7 @@ func (s *Schedule) StartProfiling(now time.Time) {
 	}
 	s.mu.Unlock()
 	n := now.UnixNano()
-	if s.cfg.Generation == V10 {
+	if s.cfg.Generation.Primers {
 		states := make([][]streamStart, len(s.lanes))
 		for i, l := range s.lanes {
 			states[i] = l.tree.handoff()
@@ -330,7 +281,7 @@ func (s *Schedule) StartProfiling(now time.Time) {
 		l.mu.Lock()
 		t := l.tree
 		t.accel = false
-		t.barriers = s.cfg.Generation == V10
+		t.barriers = s.cfg.Generation.Barriers
 		t.startPhase(Profiling, n, l.start.resession, s.allocSessions)
 		l.mu.Unlock()
 		l.afterChange(n)
@@ -359,7 +310,7 @@ func (s *Schedule) WarmupSends() int {
 	for _, l := range s.lanes {
 		n += l.start.primers()
 	}
-	if s.cfg.Generation == V10 {
+	if s.cfg.Generation.Takes.CacheWarmup {
 		n += len(s.lanes) * s.cfg.WarmupRequestsPerLane
 	}
 	return n
@@ -546,11 +497,11 @@ func (l *Lane) afterChange(now int64) {
 	s := l.s
 	t := l.tree
 	defer func() {
-		if s.cfg.SystemIdleCap > 0 && s.cfg.Generation == V10 {
+		if s.cfg.SystemIdleCap > 0 && s.cfg.Generation.RuntimeIdleCaps {
 			l.publishWake()
 		}
 	}()
-	if t.inflight == 0 && s.cfg.TraceIdleCap > 0 && s.cfg.Generation == V10 && s.stage == stageProfiling {
+	if t.inflight == 0 && s.cfg.TraceIdleCap > 0 && s.cfg.Generation.RuntimeIdleCaps && s.stage == stageProfiling {
 		l.mu.Lock()
 		t.traceIdle(now, int64(s.cfg.TraceIdleCap))
 		l.mu.Unlock()
@@ -579,7 +530,7 @@ func (l *Lane) afterChange(now int64) {
 		l.past = true
 	}
 	recycle := t.Drained()
-	if s.cfg.Generation == V03 && t.rootDone() {
+	if s.cfg.Generation.RecycleOnRoot && t.rootDone() {
 		recycle = true
 	}
 	if recycle {
@@ -688,7 +639,7 @@ func (l *Lane) recycle(now int64) bool {
 		t.phase, t.accel = Warmup, true
 		t.origin, t.hasOrigin = p.Streams[0].Turns[0].Start, finite(p.Streams[0].Turns[0].Start)
 	}
-	t.barriers = s.cfg.Generation == V10
+	t.barriers = s.cfg.Generation.Barriers
 	t.schedule(0, 0, now)
 	l.mu.Unlock()
 	return true
@@ -773,5 +724,5 @@ func (s *Schedule) GlobalOffset() int64 { return s.global.Load() }
 // canShift reports whether a runtime idle cap may still move pending
 // timers earlier.
 func (s *Schedule) canShift() bool {
-	return s.cfg.Generation == V10 && (s.cfg.SystemIdleCap > 0 || s.cfg.TraceIdleCap > 0)
+	return s.cfg.Generation.RuntimeIdleCaps && (s.cfg.SystemIdleCap > 0 || s.cfg.TraceIdleCap > 0)
 }

@@ -91,7 +91,7 @@ func (s *Schedule) initialStarts() ([]laneStart, error) {
 
 // startOf returns the start state of lane i playing plan p.
 func (s *Schedule) startOf(i int, p *Plan) laneStart {
-	if s.cfg.Generation != V02 && !s.cfg.TurnStart {
+	if s.cfg.Generation.Start == StartSnapshot {
 		if ls, ok := s.snapshot(i, p); ok {
 			return ls
 		}
@@ -125,7 +125,7 @@ func (s *Schedule) snapshot(lane int, p *Plan) (laneStart, bool) {
 	if b > a {
 		tStar = uniformFloat(laneRand(s.cfg.Seed, p.TraceID, lane), a, b)
 	}
-	ls := laneStart{plan: p, startTurn: -1, snapshot: true, tStar: tStar, resession: s.cfg.Generation == V03}
+	ls := laneStart{plan: p, startTurn: -1, snapshot: true, tStar: tStar, resession: s.cfg.Generation.Resession}
 	root := &p.Streams[0]
 	rootNext := firstAtOrAfter(root, tStar)
 	joins := map[int]bool{}
@@ -184,19 +184,16 @@ func (s *Schedule) snapshot(lane int, p *Plan) (laneStart, bool) {
 // is next.
 func (s *Schedule) stateAt(si int, st *Stream, next int, tStar float64, waiting bool) streamStart {
 	ss := streamStart{stream: si, next: next, offset: secondsDur(st.Turns[next].Start - tStar), waiting: waiting, prime: -1}
-	switch s.cfg.Generation {
-	case V03:
+	if !s.cfg.Generation.Primers {
 		// The warmup sends the first turn at or after t*, and profiling
 		// sends it again; a waiting root is not primed.
 		if !waiting {
 			ss.prime = next
 		}
-	default:
+	} else if next >= 1 {
 		// The primer is the turn before, rebuilding the history up to t*.
-		if next >= 1 {
-			ss.prime = next - 1
-			ss.lead = secondsDur(tStar - st.Turns[next-1].Start)
-		}
+		ss.prime = next - 1
+		ss.lead = secondsDur(tStar - st.Turns[next-1].Start)
 	}
 	return ss
 }

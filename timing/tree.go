@@ -344,7 +344,7 @@ func (t *Tree) release(si, k int, at int64) Send {
 		Session: st.session, RootSession: t.streams[0].session,
 		NewSession: first, RecyclePass: t.pass, Primer: st.primer, Seeded: st.seeded,
 	}
-	if t.accel || st.primer && t.s.cfg.Generation == V10 {
+	if t.accel || st.primer && t.s.cfg.Generation.Primers {
 		snd.MaxTokens = 1
 	}
 	if !st.primer {
@@ -462,7 +462,7 @@ func (t *Tree) childDone(b int, now int64) {
 	// The turn is due when both its own timer and the join allow: in v1.0
 	// the later of the two, in v0.3 at once.
 	due := max(st.dueV, t.virt(now))
-	if t.s.cfg.Generation != V10 {
+	if !t.s.cfg.Generation.Children {
 		due = t.virt(now)
 	}
 	t.heap.push(entry{due: due, ref: ref{int32(br.Parent), int32(br.JoinTurn)}})

@@ -106,7 +106,7 @@ branch 0 W:spawn:a1 spawn=1 join=2 children=[1]
 // v03k is a v0.3 config starting every lane at k_i = 0 (ratios 0), with a
 // long deadline.
 func v03k(lanes int) Config {
-	return Config{Generation: V03, TurnStart: true, Lanes: lanes, Duration: 1000 * s}
+	return Config{Generation: withTurnStart(V03), Lanes: lanes, Duration: 1000 * s}
 }
 
 // TestV03Schedule replays warpTrace on one lane: warmup turn 0, turn 1 at
@@ -169,7 +169,7 @@ branch 1 J:spawn:bg spawn=3 join=-1 children=[3]
 		}
 		return s, Outcome{}
 	}
-	sc := mustSchedule(t, Config{Generation: V03, TurnStart: true, Lanes: 1, Duration: 100 * s}, []*Plan{p})
+	sc := mustSchedule(t, Config{Generation: withTurnStart(V03), Lanes: 1, Duration: 100 * s}, []*Plan{p})
 	log, _ := drive(t, sc, t0, srv)
 	// Turn 1 completes at 2 and spawns x and y at once; turn 2 (due 70 s
 	// later) joins them, so the parent is suspended: x finishes at 12, y
@@ -270,7 +270,7 @@ func TestRecordedSpawnOffset(t *testing.T) {
 	// 2 is due its end-to-start gap (100 − 25 = 75 s) after turn 1
 	// completes. In the recycled tree, turn 0 completes at 87 and spawns
 	// the first branch, whose child is due 2 s later.
-	sc := mustSchedule(t, Config{Generation: V10, TurnStart: true, Lanes: 1, Duration: 100 * s}, []*Plan{p})
+	sc := mustSchedule(t, Config{Generation: withTurnStart(V10), Lanes: 1, Duration: 100 * s}, []*Plan{p})
 	log, _ := drive(t, sc, t0, constServer(3*s))
 	checkSchedule(t, log, `
 L0 O s0.0 @0 warm new#0 tok1

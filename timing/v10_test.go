@@ -61,7 +61,7 @@ func TestV10SystemIdleCap(t *testing.T) {
 	t.Parallel()
 	a := traceOf("A", []dataset.Request{req(0, 1), req(1, 1), req(100, 1)})
 	b := traceOf("B", []dataset.Request{req(0, 1), req(1, 1), req(52, 1)})
-	cfg := Config{Generation: V10, TurnStart: true, Lanes: 2, Duration: 200 * s, SystemIdleCap: 10 * s}
+	cfg := Config{Generation: withTurnStart(V10), Lanes: 2, Duration: 200 * s, SystemIdleCap: 10 * s}
 	sc := mustSchedule(t, cfg, plans10(a, b))
 	log, _ := drive(t, sc, t0, constServer(s))
 	// Warmup turn 0 (k_i = 0), profiling from 1: turn 1 at once on both
@@ -95,7 +95,7 @@ L1 A s0.2 @38
 func TestV10TraceIdleCap(t *testing.T) {
 	t.Parallel()
 	a := traceOf("A", []dataset.Request{req(0, 1), req(1, 1), req(100, 1), req(101, 1)})
-	cfg := Config{Generation: V10, TurnStart: true, Lanes: 1, Duration: 100 * s, TraceIdleCap: 20 * s}
+	cfg := Config{Generation: withTurnStart(V10), Lanes: 1, Duration: 100 * s, TraceIdleCap: 20 * s}
 	sc := mustSchedule(t, cfg, plans10(a))
 	log, _ := drive(t, sc, t0, constServer(s))
 	// Turn 2 is due 98 s after turn 1's response: pulled in to 20 s.
@@ -122,7 +122,7 @@ func TestV10RecycleSampler(t *testing.T) {
 	for _, id := range []string{"A", "B", "C"} {
 		traces = append(traces, traceOf(id, []dataset.Request{req(0, 1), req(1, 1)}))
 	}
-	cfg := Config{Generation: V10, TurnStart: true, Lanes: 2, Duration: 6 * s}
+	cfg := Config{Generation: withTurnStart(V10), Lanes: 2, Duration: 6 * s}
 	sc := mustSchedule(t, cfg, plans10(traces...))
 	log, _ := drive(t, sc, t0, constServer(s))
 	var order []string
@@ -225,7 +225,7 @@ func TestV10Barriers(t *testing.T) {
 		}
 		return s, Outcome{}
 	}
-	sc := mustSchedule(t, Config{Generation: V10, TurnStart: true, Lanes: 1, Duration: 40 * s}, []*Plan{p})
+	sc := mustSchedule(t, Config{Generation: withTurnStart(V10), Lanes: 1, Duration: 40 * s}, []*Plan{p})
 	log, _ := drive(t, sc, t0, srv)
 	checkSchedule(t, log[:7], `
 L0 B s0.0 @0 warm new#0 tok1

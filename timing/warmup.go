@@ -27,7 +27,7 @@ const (
 // primer at once. Call it once, before any lane's first Due.
 func (s *Schedule) StartWarmup(now time.Time) {
 	n := now.UnixNano()
-	spread := s.cfg.Generation == V10 && !s.cfg.BurstPhaseStarts
+	spread := s.cfg.Generation.Primers && !s.cfg.BurstPhaseStarts
 	lead := func(ss *streamStart) time.Duration {
 		d := ss.lead
 		if s.cfg.SystemIdleCap > 0 {
@@ -69,7 +69,7 @@ func (s *Schedule) PrimerRamp() time.Duration { return s.primerRamp }
 // HasAcceleratedWarmup reports whether the warmup has a second stage after
 // the primers (v1.0 with WarmupRequestsPerLane or WarmupDuration).
 func (s *Schedule) HasAcceleratedWarmup() bool {
-	return s.cfg.Generation == V10 && (s.cfg.WarmupRequestsPerLane > 0 || s.cfg.WarmupDuration > 0)
+	return s.cfg.Generation.Takes.CacheWarmup && (s.cfg.WarmupRequestsPerLane > 0 || s.cfg.WarmupDuration > 0)
 }
 
 // StartAcceleratedWarmup starts the v1.0 cache warmup at now, after every
@@ -204,7 +204,7 @@ func (s *Schedule) alignStarts(now int64, states [][]streamStart) {
 // excess, so that the next request goes out at most the cap after the last
 // response. Turns held by joins or barriers are not timers.
 func (s *Schedule) systemIdle(now int64) {
-	if s.cfg.SystemIdleCap <= 0 || s.cfg.Generation != V10 || s.stage != stageProfiling {
+	if s.cfg.SystemIdleCap <= 0 || !s.cfg.Generation.RuntimeIdleCaps || s.stage != stageProfiling {
 		return
 	}
 	s.idleMu.Lock()

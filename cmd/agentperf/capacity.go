@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -30,43 +31,57 @@ func addPointFlags(fs *pflag.FlagSet) *pointFlags {
 }
 
 // pointRunner runs the points of a sweep or the probes of a search: each
-// is one profile run with the shared flags and its own concurrency and
-// folder, against one server (one in-process simulator for --url sim://,
-// started here and shared by every point).
+// is the profile run of the flags (a profile.Spec) with its own
+// concurrency and folder, reusing one loaded corpus and synthesizer
+// (Spec.Loaded), against one server: one in-process simulator for --url
+// sim://, started here and shared by every point.
 type pointRunner struct {
-	p     *profileFlags
-	pf    *pointFlags
-	fs    *pflag.FlagSet
-	env   envSettings
-	io    stdio
-	url   string // the server every point uses
-	base  *profileRun
-	simSr *sim.Server
-	logf  func(format string, args ...any)
+	pf     *pointFlags
+	io     stdio
+	url    string // the server every point uses
+	base   *profileRun
+	spec   profile.Spec // the points' Spec, Loaded set
+	loaded *profile.Loaded
+	simSr  *sim.Server
+	logf   func(format string, args ...any)
 }
 
-// newPointRunner validates the flags (resolving a first run) and starts
-// the simulator when the URL is sim://. Call close when done.
-func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (*pointRunner, error) {
+// newPointRunner validates the flags (resolving the first point's run),
+// loads the corpus and synthesizer once and starts the simulator when the
+// URL is sim://. Call close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (_ *pointRunner, err error) {
 	if pf.drainTimeout <= 0 {
 		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
 	}
-	env, err := readEnv(os.Environ(), os.Getenv)
+	env, err := profile.ReadEnvironment(os.Environ(), os.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, asUsage(err)
 	}
-	pr := &pointRunner{p: p, pf: pf, fs: fs, env: env, io: io, url: p.url,
+	pr := &pointRunner{pf: pf, io: io, url: p.url,
 		logf: func(format string, args ...any) {
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		}}
-	saved := p.concurrency
 	p.concurrency = strconv.Itoa(firstConc)
-	pr.base, err = p.resolve(fs, env)
-	p.concurrency = saved
-	if err != nil {
+	if pr.base, err = p.resolve(fs, env); err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(p.url, "sim://") {
+	if pr.spec, err = pr.base.spec(io); err != nil {
+		return nil, err
+	}
+	pr.loaded, err = profile.Load(ctx, pr.spec)
+	var ie *profile.InputError
+	if errors.As(err, &ie) {
+		return nil, asUsage(ie.Err)
+	} else if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			pr.close()
+		}
+	}()
+	pr.spec.Loaded = pr.loaded
+	if strings.HasPrefix(p.url, "sim:") {
 		cfg, err := sim.ParseURL(p.url, sim.DefaultConfig())
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
@@ -77,11 +92,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
 			// As a profile run does: the simulator counts prompts with the
 			// tokenizer that synthesizes them.
-			tok, _, err := resolveRunTokenizer(ctx, p, fs, io, pr.logf)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Tokenizer = tok
+			cfg.Tokenizer = pr.loaded.Synth.Tokenizer()
 		}
 		s, err := sim.New(cfg)
 		if err != nil {
@@ -91,6 +102,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 			return nil, fmt.Errorf("start the in-process simulator: %w", err)
 		}
 		pr.simSr, pr.url = s, s.URL
+		pr.spec.Replay.URL = s.URL
 		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
 	}
 	return pr, nil
@@ -100,24 +112,18 @@ func (pr *pointRunner) close() {
 	if pr.simSr != nil {
 		pr.simSr.Close()
 	}
+	pr.loaded.Close()
 }
 
-// run is a capacity.PointFunc: one profile run at concurrency c into dir.
+// run is a capacity.PointFunc: the profile run at concurrency c into dir.
 // A run that finished but failed or is not valid wraps
 // capacity.ErrPointFailed.
 func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
-	p := pr.p
-	savedC, savedDir := p.concurrency, p.outputDir
-	defer func() { p.concurrency, p.outputDir = savedC, savedDir }()
-	p.concurrency, p.outputDir = strconv.Itoa(c), dir
-	r, err := p.resolve(pr.fs, pr.env)
-	if err != nil {
-		return err
-	}
-	if pr.simSr != nil {
-		r.server = pr.url
-	}
-	err = r.execute(ctx, pr.io)
+	s := pr.spec
+	s.Replay.Concurrency = c
+	s.OutputDir = dir
+	s.Replay.KillNow = claimKillSwitch(ctx)
+	err := runSpec(ctx, s, pr.io)
 	if errors.Is(err, errRunFailed) {
 		return fmt.Errorf("%w: the run at concurrency %d failed or is not a valid submission (its folder says why)", capacity.ErrPointFailed, c)
 	}

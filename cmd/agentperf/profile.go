@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -10,23 +11,19 @@ import (
 	"net/http/pprof"
 	neturl "net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/dataset/tokenizer"
-	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
 
@@ -66,9 +63,9 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err := rejectUnsupported(fs); err != nil {
 		return err
 	}
-	env, err := readEnv(os.Environ(), os.Getenv)
+	env, err := profile.ReadEnvironment(os.Environ(), os.Getenv)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	run, err := p.resolve(fs, env)
 	if err != nil {
@@ -94,7 +91,7 @@ func (p *profileFlags) takePositional(fs *pflag.FlagSet) error {
 // profileRun is a resolved, validated profile invocation.
 type profileRun struct {
 	p           *profileFlags
-	env         envSettings
+	env         profile.Environment
 	fs          *pflag.FlagSet
 	scenario    string
 	validity    []string // reasons the run is already not a valid submission
@@ -111,7 +108,7 @@ type profileRun struct {
 	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none);
 	// generation is the one in force.
 	generationName string
-	generation     scenario.Generation
+	generation     timing.Generation
 	// liveAssistant is the live-assistant mode in force.
 	liveAssistant bool
 	// notes are lines for the run log.
@@ -130,13 +127,9 @@ type profileRun struct {
 	// startWarnings are warnings found before the run (the free-space
 	// check), for metadata.warnings.
 	startWarnings []string
-	// server, when set, is the URL of a server already running for this
-	// run (a sweep's or search's one simulator for --url sim://): the run
-	// uses it instead of starting its own.
-	server string
 }
 
-func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun, error) {
+func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment) (*profileRun, error) {
 	r := &profileRun{p: p, env: env, fs: fs}
 	var err error
 	if r.concurrency, err = concurrencyValue(p.concurrency); err != nil {
@@ -148,7 +141,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	if !strings.HasPrefix(p.url, "sim:") {
 		// Checked before anything is loaded or written.
 		if u, err := neturl.Parse(p.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", redactURL(p.url))
+			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", profile.RedactURL(p.url))
 		}
 	}
 	if len(p.models) == 0 {
@@ -156,7 +149,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 	}
 	for _, m := range p.serverMetrics {
 		if u, err := neturl.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", redactURL(m))
+			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", profile.RedactURL(m))
 		}
 	}
 	if p.endpointType != "chat" {
@@ -216,8 +209,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env envSettings) (*profileRun,
 		return nil, err
 	}
 	r.liveAssistant = r.generation.LiveAssistant
-	if env.liveAssistantSet {
-		r.liveAssistant = env.liveAssistant
+	if env.LiveAssistantSet {
+		r.liveAssistant = env.LiveAssistant
 	}
 	if r.duration <= 0 {
 		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
@@ -239,7 +232,7 @@ func (r *profileRun) selectGeneration() error {
 		r.generationName = env
 	}
 	if r.generationName != "" {
-		if _, err := scenario.LookupGeneration(r.generationName); err != nil {
+		if _, err := timing.LookupGeneration(r.generationName); err != nil {
 			return usagef("AgentX generation: %v", err)
 		}
 	}
@@ -255,364 +248,140 @@ func (r *profileRun) warmupGrace() time.Duration {
 	return seconds(r.p.graceWarmup)
 }
 
-// runLog writes diagnostics to stderr and to logs/aiperf.log.
-type runLog struct {
-	mu      sync.Mutex
-	w       io.Writer
-	file    *os.File
-	pending []string // lines logged before the file was opened
+// spec is the run the flags describe: every setting resolved, as the
+// library takes it.
+func (r *profileRun) spec(io stdio) (profile.Spec, error) {
+	p := r.p
+	src, err := p.data.source()
+	if err != nil {
+		return profile.Spec{}, err
+	}
+	opt, err := p.data.options(io)
+	if err != nil {
+		return profile.Spec{}, err
+	}
+	cl, err := scenario.ClassifierFromEnv(os.Getenv)
+	if err != nil {
+		return profile.Spec{}, asUsage(err)
+	}
+	s := profile.NewSpec()
+	s.Scenario, s.Validity = r.scenario, r.validity
+	s.UnsafeOverride = p.unsafeOverride
+	s.Corpus = profile.Corpus{Source: src, Options: opt}
+	s.Tokenizer = profile.Tokenizer{Name: p.tokenizer, CacheDir: p.data.cacheDir(),
+		Options: tokenizer.ResolveOptions{Getenv: os.Getenv},
+		Hub:     func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }}
+	if r.fs.Changed("tokenizer-revision") {
+		s.Tokenizer.Options.Revision = p.tokenizerRev
+	}
+	s.OutputDir = p.outputDir
+	s.SliceDuration = seconds(p.sliceDuration)
+	s.NoPlot = p.noPlot
+	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
+		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(r.metricsHeaders)}
+	s.OverflowAdvice = r.overflowAdvice()
+	s.Settings = map[string]any{
+		// aiperf's input_config records these flags as given (the
+		// library records the resolved values: the whole warmup bound,
+		// every scraped URL).
+		"warmup_grace_period": p.graceWarmup,
+		"server_metrics":      redactURLs(p.serverMetrics),
+	}
+	s.Log = io.err
+	s.Notes = r.notes
+	typ, _ := ui.ParseType(p.uiType) // validated in resolve
+	s.View = func(src ui.Source) ui.View {
+		return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: io.err, Interval: seconds(p.statsInterval)})
+	}
+	s.Version = productVersion()
+	s.Started = processStart
+
+	c := &s.Replay // every value as the flags give it (0 means 0)
+	c.Generation = r.generation
+	c.URL = p.url
+	c.Endpoint = p.endpoint
+	c.Models = p.models
+	c.APIKey = r.apiKey
+	c.Concurrency = r.concurrency
+	c.Seed = r.seed
+	c.StartMinRatio = p.startMin
+	c.StartMaxRatio = p.startMax
+	c.BenchmarkDuration = r.duration
+	c.GracePeriod = seconds(p.graceBench)
+	c.WarmupGracePeriod = r.warmupGrace()
+	c.InterTurnDelayCap = r.delayCap
+	c.TraceIdleGapCap = r.idleGapCap
+	c.SystemIdleGapCap = r.sysIdleCap
+	c.WarmupRequestsPerLane = p.warmupPerLane
+	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
+	c.BurstPhaseStarts = p.burstStarts
+	c.AllowDatasetWrap = p.allowWrap
+	c.CacheBust = r.cacheBust
+	c.Streaming = r.streaming
+	c.IgnoreEOS = r.ignoreEOS
+	c.UseLegacyMaxTokens = p.legacyMaxTok
+	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
+	c.ExtraInputs = r.extra
+	c.UseServerTokenCount = r.serverTok
+	c.LiveAssistant = r.liveAssistant
+	c.RequestTimeout = seconds(p.requestTO)
+	c.ConnectTimeout = seconds(p.connectTO)
+	c.Insecure = p.insecure
+	c.Headers = r.headers
+	c.FailedRequestThreshold = p.threshold
+	c.Classifier = cl
+	if p.dynamoRouting {
+		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
+	}
+	r.env.Apply(&s)
+	return s, nil
 }
 
-// openFile creates dir/logs/aiperf.log (and dir) and writes the lines
-// logged so far into it.
-func (l *runLog) openFile(dir string) error {
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		return fmt.Errorf("create --output-artifact-dir %s: %w", dir, err)
-	}
-	f, err := os.Create(filepath.Join(dir, "logs", "aiperf.log"))
+// execute runs the Spec and maps its Outcome to the exit status: nil for
+// a valid run, errRunFailed (exit 1) for an aborted or invalid one,
+// context.Canceled (exit 130) for an interrupted one. Artifacts are
+// written in every case once requests were sent.
+func (r *profileRun) execute(ctx context.Context, io stdio) error {
+	s, err := r.spec(io)
 	if err != nil {
-		return fmt.Errorf("create log file in %s: %w (is the directory writable?)", dir, err)
+		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.file = f
-	for _, line := range l.pending {
-		f.WriteString(line)
+	stop, err := startProfiling(r.p, io.err)
+	if err != nil {
+		return asUsage(err)
 	}
-	l.pending = nil
+	defer stop()
+	// The second signal cuts the grace period short; the run still ends
+	// with every artifact written.
+	s.Replay.KillNow = claimKillSwitch(ctx)
+	return runSpec(ctx, s, io)
+}
+
+// runSpec runs s and maps its Outcome to the exit status (see execute).
+func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
+	out, err := profile.Run(ctx, s)
+	var ie *profile.InputError
+	switch {
+	case errors.As(err, &ie):
+		return asUsage(ie.Err)
+	case err != nil:
+		return err
+	}
+	out.WriteReport(io.out)
+	for _, pr := range out.Problems {
+		fmt.Fprintf(io.err, "agentperf: %s\n", flagNames(pr.Message))
+	}
+	if out.Interrupted {
+		return fmt.Errorf("run interrupted; artifacts written to %s: %w", out.Dir, context.Canceled)
+	}
+	if out.Failed() {
+		return errRunFailed
+	}
 	return nil
 }
 
-// close closes the log file.
-func (l *runLog) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.file != nil {
-		l.file.Close()
-		l.file = nil
-	}
-}
-
-// toFile writes line to the file, or keeps it until the file is open.
-// l.mu held.
-func (l *runLog) toFile(line string) {
-	if l.file != nil {
-		l.file.WriteString(line)
-		return
-	}
-	l.pending = append(l.pending, line)
-}
-
-// setOutput redirects the terminal side of the log (the file is kept).
-func (l *runLog) setOutput(w io.Writer) {
-	l.mu.Lock()
-	l.w = w
-	l.mu.Unlock()
-}
-
-// FileOnly writes a line to logs/aiperf.log only, for a message the
-// terminal gets in another form (each error is shown once).
-func (l *runLog) FileOnly(format string, args ...any) {
-	line := logLine(format, args...)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.toFile(line)
-}
-
-// logLine is one timestamped log line.
-func logLine(format string, args ...any) string {
-	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
-	if !strings.HasSuffix(line, "\n") {
-		line += "\n"
-	}
-	return line
-}
-
-func (l *runLog) Printf(format string, args ...any) {
-	line := logLine(format, args...)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	io.WriteString(l.w, line)
-	l.toFile(line)
-}
-
-func (r *profileRun) execute(ctx context.Context, io stdio) (retErr error) {
-	p := r.p
-	// The artifact folder is created once the inputs are known to be good
-	// (corpus, tokenizer, server URL): a run refused at validation leaves
-	// nothing behind. Log lines until then are kept and written first.
-	lg := &runLog{w: io.err}
-	defer lg.close()
-	for _, n := range r.env.notes {
-		lg.Printf("note: %s", n)
-	}
-	for _, n := range r.notes {
-		lg.Printf("note: %s", n)
-	}
-	lg.Printf("replay semantics: AgentX %s — %s", r.generation.Name, r.generation.Doc)
-	if stop, err := startProfiling(p, lg); err != nil {
-		return asUsage(err)
-	} else {
-		defer stop()
-	}
-
-	// Dataset.
-	openCtx := ctx
-	if r.env.configTimeout > 0 {
-		var cancel context.CancelFunc
-		openCtx, cancel = context.WithTimeout(ctx, r.env.configTimeout)
-		defer cancel()
-	}
-	t0 := time.Now()
-	corpus, err := p.data.open(openCtx, io)
-	if err != nil {
-		return err
-	}
-	defer corpus.Close()
-	traces, err := corpus.ReadTraces()
-	if err != nil {
-		return fmt.Errorf("read the corpus: %w", err)
-	}
-
-	// Tokenizer and synthesizer.
-	tok, tokOrigin, err := resolveRunTokenizer(ctx, p, r.fs, io, lg.Printf)
-	if err != nil {
-		return err
-	}
-	r.tokOrigin = tokOrigin
-	if tok.Approximate() {
-		lg.Printf("tokenizer: %s (approximate: prompt token counts follow the trace only roughly; pass --tokenizer with the served model's tokenizer for exact counts)", tok.Name())
-	}
-	syn, err := synth.New(tok, synth.Options{Seed: r.seed, CacheDir: p.data.cacheDir(), Live: r.liveAssistant, Logf: lg.Printf})
-	if err != nil {
-		return fmt.Errorf("prompt synthesis: %w", err)
-	}
-	lg.Printf("start-up: corpus and prompt synthesizer ready in %s", time.Since(t0).Round(time.Millisecond))
-
-	// Server: a URL, or the in-process simulator.
-	url := p.url
-	if r.server != "" {
-		url = r.server
-	} else if strings.HasPrefix(url, "sim://") {
-		cfg, err := sim.ParseURL(url, sim.DefaultConfig())
-		if err != nil {
-			return asUsage(fmt.Errorf("--url %s: %w", url, err))
-		}
-		if cfg.Model == "" {
-			cfg.Model = p.models[0]
-		}
-		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
-			// Count prompts with the tokenizer that synthesized them, so the
-			// simulator's prompt_tokens match the trace's counts.
-			cfg.Tokenizer = tok
-		}
-		srv, err := sim.New(cfg)
-		if err != nil {
-			return asUsage(fmt.Errorf("--url %s: %w", url, err))
-		}
-		if err := srv.Start(); err != nil {
-			return fmt.Errorf("start the in-process simulator: %w", err)
-		}
-		defer srv.Close()
-		url = srv.URL
-		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
-	}
-
-	if err := lg.openFile(p.outputDir); err != nil {
-		return asUsage(err)
-	}
-
-	// Exporters, scraper, live view.
-	benchID := uuid.NewString()
-	// The engine counts the requests in flight; the collector's live
-	// window reads that count itself.
-	progress := &replay.Progress{}
-	col, err := metrics.NewCollector(p.outputDir, metrics.CollectorOptions{SliceDuration: seconds(p.sliceDuration), Version: productVersion(),
-		ReserveBytes: r.checkFreeSpace(lg), InFlight: progress.InFlight.Load})
-	if err != nil {
-		return fmt.Errorf("open artifact files in %s: %w", p.outputDir, err)
-	}
-	var scr *server.Scraper
-	if !p.noServerMetrics {
-		urls := server.URLsFrom(url, append(append([]string(nil), p.serverMetrics...), r.env.serverMetricsURLs...), os.Getenv)
-		// Server timeslices feed metrics_plots.png, so they default to 1 s
-		// (InferenceX's --slice-duration) when --slice-duration is unset.
-		slice := seconds(p.sliceDuration)
-		if slice <= 0 {
-			slice = server.DefaultSliceDuration
-		}
-		scr = server.New(server.Config{URLs: urls, Interval: r.env.scrapeInterval, SliceDuration: slice, Logf: lg.Printf,
-			AIPerfVersion: productVersion(), BenchmarkID: benchID, InputConfig: r.inputConfig(),
-			Headers: httpHeader(r.metricsHeaders), InferenceURL: url, InferenceHeaders: r.inferenceHeaders()})
-		scr.Baseline(ctx)
-	}
-	pc := &phaseClock{duration: r.duration}
-	// The scraper marks the profiling window itself; the log and the live
-	// view's clock watch the same phase changes.
-	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: processStart}}
-	if scr != nil {
-		obs = append(obs, scr)
-	}
-
-	// Every value is taken as the flags give it (a Config from DefaultConfig:
-	// 0 means 0, e.g. no grace period or no delay cap).
-	cfg := replay.DefaultConfig()
-	cfg.URL = url
-	cfg.Endpoint = p.endpoint
-	cfg.Models = p.models
-	cfg.APIKey = r.apiKey
-	cfg.Traces = traces
-	cfg.Synth = syn
-	cfg.Concurrency = r.concurrency
-	cfg.Seed = r.seed
-	cfg.StartMinRatio = p.startMin
-	cfg.StartMaxRatio = p.startMax
-	cfg.BenchmarkDuration = r.duration
-	cfg.GracePeriod = seconds(p.graceBench)
-	cfg.WarmupGracePeriod = r.warmupGrace()
-	cfg.Generation = r.generation.Replay
-	cfg.TurnStart = r.generation.TurnStart
-	cfg.InterTurnDelayCap = r.delayCap
-	cfg.TraceIdleGapCap = r.idleGapCap
-	cfg.SystemIdleGapCap = r.sysIdleCap
-	cfg.WarmupRequestsPerLane = p.warmupPerLane
-	cfg.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
-	cfg.BurstPhaseStarts = p.burstStarts
-	cfg.DAGFailFast = r.env.dagFailFast
-	cfg.AllowDatasetWrap = p.allowWrap
-	cfg.CacheBust = r.cacheBust
-	cfg.Streaming = r.streaming
-	cfg.IgnoreEOS = r.ignoreEOS
-	cfg.UseLegacyMaxTokens = p.legacyMaxTok
-	cfg.SynthesisMaxOSL = p.data.synthesisMaxOSL()
-	cfg.ExtraInputs = r.extra
-	cfg.UseServerTokenCount = r.serverTok
-	cfg.LiveAssistant = r.liveAssistant
-	cfg.RequestTimeout = seconds(p.requestTO)
-	cfg.ConnectTimeout = seconds(p.connectTO)
-	cfg.Insecure = p.insecure
-	cfg.Headers = r.headers
-	cfg.SessionHeaders = replay.SessionHeaders{XSessionID: r.env.xSessionID, Dynamo: r.env.dynamo, SMG: r.env.smg}
-	cfg.FailedRequestThreshold = p.threshold
-	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
-	cfg.BenchmarkID = benchID
-	cfg.Progress = progress
-	cfg.Observer = obs
-	cfg.Logf = lg.Printf
-	if p.dynamoRouting {
-		cfg.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
-	}
-	if cl, err := scenario.ClassifierFromEnv(os.Getenv); err != nil {
-		return asUsage(err)
-	} else {
-		cfg.Classifier = cl
-	}
-
-	scrCtx, stopScr := context.WithCancel(context.Background())
-	var scrWG sync.WaitGroup
-	if scr != nil {
-		scrWG.Add(1)
-		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
-	}
-	stopNote := context.AfterFunc(ctx, func() {
-		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", seconds(p.graceBench))
-	})
-	defer stopNote()
-	lv := startLiveView(p, io.err, &liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: r.streaming,
-		interrupted: func() bool { return ctx.Err() != nil }})
-	lg.setOutput(lv.Log())
-	// The second signal cuts the grace period short; the run still ends
-	// through finish, which writes every artifact.
-	cfg.KillNow = claimKillSwitch(ctx)
-	runDone := make(chan struct{})
-	if cfg.KillNow != nil {
-		go func() {
-			select {
-			case <-cfg.KillNow:
-				lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
-			case <-runDone:
-			}
-		}()
-	}
-	res, err := replay.Run(ctx, cfg)
-	close(runDone)
-	if err := lv.Stop(); err != nil {
-		lg.Printf("warning: live view: %v", err)
-	}
-	lg.setOutput(io.err)
-	stopScr()
-	scrWG.Wait()
-	if err != nil {
-		return asUsage(err)
-	}
-	if scr != nil {
-		scr.Final(context.Background())
-	}
-	return r.finish(res, col, scr, corpus.Identity(), syn, lg, io)
-}
-
-// maxReserve is the room the collector keeps for the end of a run on a
-// disk that fills up (the aggregates, the log; metrics.CollectorOptions).
-const maxReserve = 1 << 20
-
-// checkFreeSpace warns when the output directory has less room than the
-// run will likely need (metrics.EstimateArtifactBytes) and returns the
-// reserve to keep: maxReserve, or a quarter of the free space when that
-// is less.
-func (r *profileRun) checkFreeSpace(lg *runLog) int64 {
-	dir := r.p.outputDir
-	free, err := metrics.FreeBytes(dir)
-	if err != nil {
-		lg.Printf("note: free space in %s not checked: %v", dir, err)
-		return maxReserve
-	}
-	if need := metrics.EstimateArtifactBytes(r.concurrency, r.duration); free < need {
-		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
-			dir, humanBytes(free), humanBytes(need))
-		lg.Printf("warning: %s", w)
-		r.startWarnings = append(r.startWarnings, w)
-	}
-	return min(maxReserve, free/4)
-}
-
-// humanBytes formats n bytes with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// phaseLog logs the phase changes and keeps them for the live view.
-type phaseLog struct {
-	lg      *runLog
-	pc      *phaseClock
-	started time.Time // when the command started, for the start-up figure
-}
-
-func (o *phaseLog) WarmupStarted(requests int, at time.Time) {
-	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
-	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
-}
-
-func (o *phaseLog) ProfilingStarted(start, deadline time.Time) {
-	o.pc.start.Store(start.UnixNano())
-	o.lg.Printf("profiling: started, ends at %s", deadline.Format(time.TimeOnly))
-}
-
-func (o *phaseLog) ProfilingEnded(at time.Time) {
-	o.pc.ended.Store(at.UnixNano())
-	o.lg.Printf("profiling: ended")
-}
-
 // startProfiling starts the optional CPU profile and pprof server.
-func startProfiling(p *profileFlags, lg *runLog) (func(), error) {
+func startProfiling(p *profileFlags, logw io.Writer) (func(), error) {
 	var stops []func()
 	if p.cpuProfile != "" {
 		f, err := os.Create(p.cpuProfile)
@@ -641,12 +410,12 @@ func startProfiling(p *profileFlags, lg *runLog) (func(), error) {
 		stops = append(stops, func() {
 			f, err := os.Create(p.memProfile)
 			if err != nil {
-				lg.Printf("warning: --memprofile: %v", err)
+				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
 				return
 			}
 			runtime.GC()
 			if err := rpprof.WriteHeapProfile(f); err != nil {
-				lg.Printf("warning: --memprofile: %v", err)
+				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
 			}
 			f.Close()
 		})

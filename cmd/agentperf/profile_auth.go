@@ -5,6 +5,7 @@ import (
 	neturl "net/url"
 	"strings"
 
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 )
 
@@ -82,7 +83,16 @@ func httpHeader(m map[string]string) http.Header {
 func redactURLs(us []string) []string {
 	out := make([]string, len(us))
 	for i, u := range us {
-		out[i] = redactURL(u)
+		out[i] = profile.RedactURL(u)
 	}
 	return out
+}
+
+// overflowAdvice says how to stop context overflows from agentperf's side.
+func (r *profileRun) overflowAdvice() string {
+	a := "or pass --max-context-length N (the server's context window in tokens) so that only the traces that fit are replayed"
+	if strings.HasPrefix(r.p.url, "sim:") {
+		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
+	}
+	return a
 }

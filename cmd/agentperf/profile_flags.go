@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/replay"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
@@ -143,7 +142,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.allowWrap, "allow-dataset-wrap", false, "v1.0: let more lanes than traces replay the same traces (always allowed with a cache-bust marker)")
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
 	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", replay.DefaultDynamoSessionTimeoutSeconds, "session timeout sent in nvext.session_control")
-	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(scenario.GenerationNames(), ", ")+" (default "+scenario.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
+	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
 	fs.Float64Var(&p.statsInterval, "stats-interval", ui.DefaultInterval.Seconds(), "seconds between live statistics lines when the output is not a terminal")
 	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")

@@ -23,7 +23,7 @@ func (r *profileRun) applyScenario() error {
 	if p.scenario == "" {
 		// No preset: the flags are the settings; the defaults of the
 		// generation apply.
-		g, err := scenario.LookupGeneration(r.generationName)
+		g, err := timing.LookupGeneration(r.generationName)
 		if err != nil {
 			return asUsage(err)
 		}
@@ -59,7 +59,7 @@ func (r *profileRun) scenarioSettings() (*scenario.Settings, error) {
 	p, fs := r.p, r.fs
 	s := &scenario.Settings{
 		TimingMode:     scenario.TimingAgenticReplay,
-		UnsafeOverride: p.unsafeOverride || r.env.unsafeOverride,
+		UnsafeOverride: p.unsafeOverride || r.env.UnsafeOverride,
 	}
 	if fs.Changed("streaming") {
 		s.Streaming = scenario.Some(p.streaming)
@@ -150,17 +150,18 @@ func (r *profileRun) takeSettings(s *scenario.Settings) error {
 const envGeneration = "AGENTPERF_AGENTX_GENERATION"
 
 // generationDefaults fills the settings whose default depends on the
-// generation, where the flags left them unset: v0.3's trace idle-gap warp
-// of 60 s (v1.0's runtime trace idle cap is off by default). Outside a
+// generation, where the flags left them unset: the trace idle-gap cap
+// (v0.3's 60 s warp; v1.0's runtime cap is off by default). Outside a
 // scenario the start ratios keep the flags' 0.25/0.75 in every generation.
 func (r *profileRun) generationDefaults() {
-	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.Replay == timing.V03 {
-		r.idleGapCap = timing.DefaultV03IdleGapCap
+	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.DefaultTraceIdleGapCap > 0 {
+		r.idleGapCap = r.generation.DefaultTraceIdleGapCap
 	}
 }
 
-// v10Flags are the flags whose effect only the v1.0 semantics have.
-var v10Flags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
+// cacheWarmupFlags are the flags of the accelerated cache warmup and its
+// runtime caps (timing.Settings.CacheWarmup: v1.0).
+var cacheWarmupFlags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
 	"system-idle-gap-cap-seconds", "burst-phase-starts", "allow-dataset-wrap"}
 
 // checkGenerationFlags refuses flags whose effect the selected generation
@@ -168,9 +169,9 @@ var v10Flags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-durati
 func (r *profileRun) checkGenerationFlags() error {
 	fs := r.fs
 	g := r.generation
-	if g.Replay != timing.V10 {
+	if !g.Takes.CacheWarmup {
 		var bad []string
-		for _, f := range v10Flags {
+		for _, f := range cacheWarmupFlags {
 			if fs.Changed(f) {
 				bad = append(bad, "--"+f)
 			}
@@ -179,24 +180,17 @@ func (r *profileRun) checkGenerationFlags() error {
 			return usagef("%s: AgentX %s has no such mechanism (they belong to v1.0); drop them or select --agentx-generation v1.0", strings.Join(bad, ", "), g.Name)
 		}
 	}
-	switch g.Replay {
-	case timing.V02:
-		if fs.Changed("trace-idle-gap-cap-seconds") {
-			return usagef("--trace-idle-gap-cap-seconds: AgentX v0.2 has no trace idle-gap cap (its delays are think times capped per turn by --inter-turn-delay-cap-seconds); drop the flag or select v0.3 or later")
-		}
-	case timing.V03:
-		if fs.Changed("inter-turn-delay-cap-seconds") {
+	// The per-turn delay cap and the trace idle-gap cap exist where the
+	// generation's delay rule has them.
+	if fs.Changed("trace-idle-gap-cap-seconds") && !g.Takes.TraceIdleGapCap {
+		return usagef("--trace-idle-gap-cap-seconds: AgentX %s has no trace idle-gap cap (its delays are think times capped per turn by --inter-turn-delay-cap-seconds); drop the flag or select v0.3 or later", g.Name)
+	}
+	if fs.Changed("inter-turn-delay-cap-seconds") && !g.Takes.InterTurnDelayCap {
+		switch {
+		case g.IdleWarp:
 			r.notes = append(r.notes, fmt.Sprintf("--inter-turn-delay-cap-seconds has no effect in AgentX %s: its delays come from the trace idle-gap warp (--trace-idle-gap-cap-seconds)", g.Name))
-		}
-	case timing.V10:
-		if fs.Changed("inter-turn-delay-cap-seconds") && r.p.scenario == "" {
-			return usagef("--inter-turn-delay-cap-seconds: AgentX v1.0 has no per-turn delay cap (its delays are the recorded end-to-start gaps, bounded at run time by --trace-idle-gap-cap-seconds and --system-idle-gap-cap-seconds); drop the flag or select v0.2")
-		}
-		if r.p.warmupPerLane < 0 || r.p.cacheWarmup < 0 {
-			return usagef("--warmup-requests-per-lane %d / --agentic-cache-warmup-duration %g: must not be negative", r.p.warmupPerLane, r.p.cacheWarmup)
-		}
-		if r.p.warmupPerLane > 0 && r.p.cacheWarmup > 0 {
-			return usagef("--warmup-requests-per-lane and --agentic-cache-warmup-duration are alternatives (a count or a duration of cache warmup): pass one")
+		case r.p.scenario == "":
+			return usagef("--inter-turn-delay-cap-seconds: AgentX %s has no per-turn delay cap (its delays are the recorded end-to-start gaps, bounded at run time by --trace-idle-gap-cap-seconds and --system-idle-gap-cap-seconds); drop the flag or select v0.2", g.Name)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 )
@@ -394,27 +395,27 @@ func TestProfileUsageErrors(t *testing.T) {
 // allows no overflow at all (an explicit 0 is not the default).
 func TestOverflowRateLimitZeroMeansNone(t *testing.T) {
 	env := map[string]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT": "0"}
-	s, err := readEnv([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
+	s, err := profile.ReadEnvironment([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 1000, Completed: 999, OverflowRateLimit: s.overflowRateLimit})
+	v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 1000, Completed: 999, OverflowRateLimit: s.OverflowRateLimit})
 	if v.Valid {
 		t.Fatal("one overflow in 1000 passed a limit of 0")
 	}
-	v = scenario.Judge(scenario.JudgeInput{Overflows: 0, Responses: 1000, Completed: 1000, OverflowRateLimit: s.overflowRateLimit})
+	v = scenario.Judge(scenario.JudgeInput{Overflows: 0, Responses: 1000, Completed: 1000, OverflowRateLimit: s.OverflowRateLimit})
 	if !v.Valid {
 		t.Fatalf("no overflow failed a limit of 0: %v", v.Reasons)
 	}
 	// Unset: the 1 % default.
-	s, err = readEnv(nil, func(string) string { return "" })
+	s, err = profile.ReadEnvironment(nil, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 100, Completed: 99, OverflowRateLimit: s.overflowRateLimit}); !v.Valid {
+	if v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 100, Completed: 99, OverflowRateLimit: s.OverflowRateLimit}); !v.Valid {
 		t.Fatalf("1 %% overflows failed the default limit: %v", v.Reasons)
 	}
-	if _, err := readEnv([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
+	if _, err := profile.ReadEnvironment([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
 		if k == "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL" {
 			return "-1"
 		}

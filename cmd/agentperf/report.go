@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/report"
 )
 
@@ -367,7 +368,7 @@ func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
 	}
 	if run, err := report.Load(dir); err == nil {
 		if run.Server != nil {
-			printDerived(sio, &run.Derived)
+			profile.WriteDerived(sio.out, &run.Derived)
 		}
 		tp, conc := report.LabelsFromPath(dir)
 		if conc == 0 {

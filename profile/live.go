@@ -1,8 +1,6 @@
-package main
+package profile
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"sync/atomic"
 	"time"
@@ -25,7 +23,7 @@ type phaseClock struct {
 // preemptions); the client-side window is the collector's LiveWindow.
 const serverWindow = 10 * time.Second
 
-// liveSource feeds the live view from what the engine exposes today: the
+// liveSource feeds the live view from what the engine exposes: the
 // replay.Progress counters, the phase changes (phaseClock), the
 // collector's records and live window (which reads the engine's in-flight
 // count itself, CollectorOptions.InFlight), and the scraper. It is the only
@@ -101,32 +99,24 @@ func nanUnless(v float64, ok bool) float64 {
 	return v
 }
 
-// startLiveView starts the --ui-type view on stderr and returns it; log
-// lines should go to its Log writer while it runs.
-func startLiveView(p *profileFlags, out io.Writer, src ui.Source) ui.View {
-	typ, _ := ui.ParseType(p.uiType) // validated in resolve
-	return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: out, Interval: seconds(p.statsInterval)})
+// phaseLog logs the phase changes and keeps them for the live view.
+type phaseLog struct {
+	lg      *runLog
+	pc      *phaseClock
+	started time.Time // when the caller started, for the start-up figure
 }
 
-// printDerived prints the server-side figures under the summary table.
-func printDerived(io stdio, d *server.Derived) {
-	pct := func(v float64, ok bool) string {
-		if !ok {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1f%%", 100*v)
-	}
-	fmt.Fprintf(io.out, "server: GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
-		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
-		pct(d.ExternalHitRate, d.ExternalHitRateValid),
-		pct(d.OverallHitRate, d.OverallHitRateValid),
-		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
-		pct(d.KVUsagePeak, d.KVUsagePeakValid))
-	if d.ScrapeFailures > 0 {
-		fmt.Fprintf(io.out, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
-			d.ScrapeFailures, d.Scrapes, server.JSONFile, d.LastScrapeError)
-	}
-	if d.CollectionError != "" {
-		fmt.Fprintf(io.out, "server metrics: collection stopped by an %s\n", d.CollectionError)
-	}
+func (o *phaseLog) WarmupStarted(requests int, at time.Time) {
+	o.lg.Printf("start-up: first requests sent %s after the command started", at.Sub(o.started).Round(time.Millisecond))
+	o.lg.Printf("warmup: %d requests planned (the start state of every lane, each with its full history, then any cache warmup)", requests)
+}
+
+func (o *phaseLog) ProfilingStarted(start, deadline time.Time) {
+	o.pc.start.Store(start.UnixNano())
+	o.lg.Printf("profiling: started, ends at %s", deadline.Format(time.TimeOnly))
+}
+
+func (o *phaseLog) ProfilingEnded(at time.Time) {
+	o.pc.ended.Store(at.UnixNano())
+	o.lg.Printf("profiling: ended")
 }

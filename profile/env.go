@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 )
 
@@ -81,27 +82,40 @@ var knownEnv = map[string]envVar{
 	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW": {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
 }
 
-// envSettings are the environment variables agentperf acts on.
-type envSettings struct {
-	liveAssistant      bool
-	liveAssistantSet   bool
-	configTimeout      time.Duration
-	serverMetricsURLs  []string
-	scrapeInterval     time.Duration
-	xSessionID, dynamo bool
-	smg                bool
-	overflowRateLimit  scenario.Opt[float64]
-	requiredPrefix     string
-	unsafeOverride     bool
-	dagFailFast        bool
-	notes              []string // accepted-but-inert variables, for the log
+// Environment is what the AIPERF_* variables (aiperf's names, so that an
+// InferenceX runner's settings apply unchanged) set in a run. Apply puts
+// it into a Spec.
+type Environment struct {
+	// LiveAssistant is AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES, when
+	// LiveAssistantSet.
+	LiveAssistant, LiveAssistantSet bool
+	// OpenTimeout bounds opening the corpus
+	// (AIPERF_DATASET_CONFIGURATION_TIMEOUT, or the shorter
+	// AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT).
+	OpenTimeout time.Duration
+	// ServerMetricsURLs are AIPERF_SERVER_METRICS_URLS.
+	ServerMetricsURLs []string
+	// ScrapeInterval is AIPERF_SERVER_METRICS_COLLECTION_INTERVAL.
+	ScrapeInterval time.Duration
+	// SessionHeaders are the AIPERF_HTTP_*_FROM_CORRELATION_ID switches.
+	SessionHeaders replay.SessionHeaders
+	// OverflowRateLimit is AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT.
+	OverflowRateLimit scenario.Opt[float64]
+	// RequiredPrefix is AIPERF_REQUIRED_SERVER_METRIC_PREFIX.
+	RequiredPrefix string
+	// UnsafeOverride is AIPERF_UNSAFE_OVERRIDE.
+	UnsafeOverride bool
+	// DAGFailFast is AIPERF_DAG_FAIL_FAST.
+	DAGFailFast bool
+	// Notes are the accepted-but-inert and unknown variables, for the log.
+	Notes []string
 }
 
-// readEnv validates the AIPERF_* environment. Unknown AIPERF_* variables
-// are reported as notes (the environment is ambient); rejected ones are
-// usage errors.
-func readEnv(environ []string, getenv func(string) string) (envSettings, error) {
-	var s envSettings
+// ReadEnvironment validates the AIPERF_* environment. Unknown AIPERF_*
+// variables are reported as notes (the environment is ambient); rejected
+// ones are an *InputError.
+func ReadEnvironment(environ []string, getenv func(string) string) (Environment, error) {
+	var s Environment
 	var errs []string
 	var names []string
 	for _, kv := range environ {
@@ -116,15 +130,15 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 		ev, ok := knownEnv[k]
 		switch {
 		case !ok:
-			s.notes = append(s.notes, fmt.Sprintf("%s is not an agentperf setting and has no effect", k))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is not an agentperf setting and has no effect", k))
 		case ev.handling == envAccepted:
-			s.notes = append(s.notes, fmt.Sprintf("%s accepted, no effect: %s", k, ev.why))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s accepted, no effect: %s", k, ev.why))
 		case ev.handling == envRejected && !ev.isDefault(v):
 			errs = append(errs, fmt.Sprintf("%s=%s: %s", k, v, ev.why))
 		}
 	}
 	if v := getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"); v != "" {
-		s.liveAssistant, s.liveAssistantSet = truthy(v), true
+		s.LiveAssistant, s.LiveAssistantSet = truthy(v), true
 	}
 	parseSecs := func(name string) time.Duration {
 		v := strings.TrimSpace(getenv(name))
@@ -136,16 +150,16 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 			errs = append(errs, fmt.Sprintf("%s=%q: expected a positive number of seconds", name, v))
 			return 0
 		}
-		return seconds(f)
+		return time.Duration(f * float64(time.Second))
 	}
-	s.configTimeout = parseSecs("AIPERF_DATASET_CONFIGURATION_TIMEOUT")
-	if t := parseSecs("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT"); t > 0 && (s.configTimeout == 0 || t < s.configTimeout) {
-		s.configTimeout = t
+	s.OpenTimeout = parseSecs("AIPERF_DATASET_CONFIGURATION_TIMEOUT")
+	if t := parseSecs("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT"); t > 0 && (s.OpenTimeout == 0 || t < s.OpenTimeout) {
+		s.OpenTimeout = t
 	}
 	if iv, err := server.IntervalFrom(getenv); err != nil {
 		errs = append(errs, err.Error())
 	} else {
-		s.scrapeInterval = iv
+		s.ScrapeInterval = iv
 	}
 	if v := getenv("AIPERF_SERVER_METRICS_URLS"); v != "" {
 		for _, u := range strings.Split(v, ",") {
@@ -153,22 +167,51 @@ func readEnv(environ []string, getenv func(string) string) (envSettings, error) 
 				errs = append(errs, fmt.Sprintf("AIPERF_SERVER_METRICS_URLS=%q: empty entries and whitespace are not allowed (comma-separated URLs)", v))
 				break
 			}
-			s.serverMetricsURLs = append(s.serverMetricsURLs, u)
+			s.ServerMetricsURLs = append(s.ServerMetricsURLs, u)
 		}
 	}
-	s.xSessionID = truthy(getenv("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID"))
-	s.dynamo = truthy(getenv("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID"))
-	s.smg = truthy(getenv("AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID"))
+	s.SessionHeaders = replay.SessionHeaders{
+		XSessionID: truthy(getenv("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID")),
+		Dynamo:     truthy(getenv("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID")),
+		SMG:        truthy(getenv("AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID")),
+	}
 	if lim, err := scenario.OverflowRateLimitFromEnv(getenv); err != nil {
 		errs = append(errs, err.Error())
 	} else {
-		s.overflowRateLimit = lim
+		s.OverflowRateLimit = lim
 	}
-	s.requiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
-	s.unsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
-	s.dagFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
+	s.RequiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
+	s.UnsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
+	s.DAGFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
 	if len(errs) > 0 {
-		return s, usagef("environment:\n  %s", strings.Join(errs, "\n  "))
+		return s, &InputError{Err: fmt.Errorf("environment:\n  %s", strings.Join(errs, "\n  "))}
 	}
 	return s, nil
+}
+
+// Apply puts the environment's settings into s: live assistant replies
+// (when set), the corpus open timeout, the extra scrape URLs and interval,
+// the session headers, the overflow-rate limit, the required metric
+// prefix, DAG fail-fast, and the notes.
+func (e Environment) Apply(s *Spec) {
+	if e.LiveAssistantSet {
+		s.Replay.LiveAssistant = e.LiveAssistant
+	}
+	if e.OpenTimeout > 0 {
+		s.Corpus.OpenTimeout = e.OpenTimeout
+	}
+	s.ServerMetrics.URLs = append(s.ServerMetrics.URLs, e.ServerMetricsURLs...)
+	if e.ScrapeInterval > 0 {
+		s.ServerMetrics.Interval = e.ScrapeInterval
+	}
+	if e.RequiredPrefix != "" {
+		s.ServerMetrics.RequiredPrefix = e.RequiredPrefix
+	}
+	s.Replay.SessionHeaders = e.SessionHeaders
+	if e.OverflowRateLimit.Set {
+		s.OverflowRateLimit = e.OverflowRateLimit
+	}
+	s.Replay.DAGFailFast = s.Replay.DAGFailFast || e.DAGFailFast
+	s.UnsafeOverride = s.UnsafeOverride || e.UnsafeOverride
+	s.Notes = append(append([]string(nil), e.Notes...), s.Notes...) // the environment first
 }

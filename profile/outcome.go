@@ -1,0 +1,72 @@
+package profile
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentperf/agentperf/metrics/server"
+)
+
+// WriteReport writes what a person reads at the end of a run: the
+// summary table, the server's derived figures, the request accounting,
+// the subagents, an early end, the tokenizer and the artifact folder.
+// The run's warnings and problems are not in it (Run logs them).
+func (o *Outcome) WriteReport(w io.Writer) {
+	if sum := o.Summary; sum != nil {
+		// The run's warnings were logged; the table adds the summary's own.
+		t := *sum
+		t.Info.Warnings = nil
+		t.WriteTable(w)
+	}
+	if o.Derived != nil {
+		WriteDerived(w, o.Derived)
+	}
+	res := o.Result
+	if res == nil {
+		return
+	}
+	a, sum := res.Accounting, o.Summary
+	cancelled := fmt.Sprintf("%d cancelled", a.Cancelled)
+	if sum != nil && sum.CancelledRequestCount+sum.WarmupCancelledCount == a.Cancelled {
+		// The same split as the summary's first line.
+		cancelled = fmt.Sprintf("%d cancelled (profiling %d, warmup %d)", a.Cancelled, sum.CancelledRequestCount, sum.WarmupCancelledCount)
+	}
+	retried := ""
+	if res.WarmupRetries > 0 {
+		retried = fmt.Sprintf(" (%d of them failed attempts that were retried)", res.WarmupRetries)
+	}
+	fmt.Fprintf(w, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed%s, %d context overflows, %s\n",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, retried, a.Overflows, cancelled)
+	if sa := res.Subagents; res.Generation.Subagents && sa.Children > 0 {
+		fmt.Fprintf(w, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
+			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
+	}
+	if res.EndedEarly {
+		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
+	}
+	fmt.Fprintf(w, "tokenizer: %s\n", o.Tokenizer)
+	fmt.Fprintf(w, "artifacts: %s\n", o.Dir)
+}
+
+// WriteDerived writes the server-side figures under the summary table.
+func WriteDerived(w io.Writer, d *server.Derived) {
+	pct := func(v float64, ok bool) string {
+		if !ok {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%%", 100*v)
+	}
+	fmt.Fprintf(w, "server: GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
+		pct(d.ExternalHitRate, d.ExternalHitRateValid),
+		pct(d.OverallHitRate, d.OverallHitRateValid),
+		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
+		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.ScrapeFailures > 0 {
+		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
+			d.ScrapeFailures, d.Scrapes, server.JSONFile, d.LastScrapeError)
+	}
+	if d.CollectionError != "" {
+		fmt.Fprintf(w, "server metrics: collection stopped by an %s\n", d.CollectionError)
+	}
+}

@@ -1,0 +1,266 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// Run carries out a Spec: it loads the corpus and the synthesizer (unless
+// Spec.Loaded is set), starts the in-process simulator for a sim:// URL,
+// replays against the server while scraping its /metrics and feeding the
+// live view, then writes every artifact and judges the run (Finish).
+//
+// Run returns an error only when nothing could be run: an *InputError for
+// a bad Spec or inputs that cannot be loaded (nothing was written), or the
+// context's error when it was cancelled while loading. Once requests were
+// sent, every outcome (an abort, a failed write, an invalid submission, a
+// cancelled run) is in the Outcome, and every artifact was written.
+func Run(ctx context.Context, s Spec) (*Outcome, error) {
+	if err := s.validate(); err != nil {
+		return nil, inputErr(err)
+	}
+	started := s.Started
+	if started.IsZero() {
+		started = time.Now()
+	}
+	lg := newRunLog(s.Log)
+	defer lg.close()
+	for _, n := range s.Notes {
+		lg.Printf("note: %s", n)
+	}
+	lg.Printf("replay semantics: AgentX %s — %s", s.Replay.Generation.Name, s.Replay.Generation.Doc)
+
+	loaded := s.Loaded
+	if loaded == nil {
+		l, err := load(ctx, &s, lg)
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		loaded = l
+	}
+
+	// Server: a URL, or the in-process simulator.
+	url := s.Replay.URL
+	if isSim(url) {
+		cfg, err := simConfig(url, s.Replay.Models[0], loaded.Synth.Tokenizer())
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
+		}
+		srv, err := sim.New(cfg)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
+		}
+		if err := srv.Start(); err != nil {
+			return nil, fmt.Errorf("start the in-process simulator: %w", err)
+		}
+		defer srv.Close()
+		url = srv.URL
+		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
+	}
+
+	if err := lg.openFile(s.OutputDir); err != nil {
+		return nil, inputErr(err)
+	}
+
+	// Sinks, scraper, live view.
+	benchID := uuid.NewString()
+	progress := &replay.Progress{}
+	reserve, warnings := checkFreeSpace(&s, lg)
+	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
+		ReserveBytes: reserve, InFlight: progress.InFlight.Load})
+	if err != nil {
+		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
+	}
+	var scr *server.Scraper
+	if !s.ServerMetrics.Off {
+		urls := server.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
+		// Server timeslices feed metrics_plots.png, so they default to 1 s
+		// (InferenceX's --slice-duration) when SliceDuration is unset.
+		slice := s.SliceDuration
+		if slice <= 0 {
+			slice = server.DefaultSliceDuration
+		}
+		scr = server.New(server.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
+			AIPerfVersion: s.Version, BenchmarkID: benchID, InputConfig: s.inputConfig(),
+			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
+		scr.Baseline(ctx)
+	}
+	pc := &phaseClock{duration: s.Replay.BenchmarkDuration}
+	// The scraper marks the profiling window itself; the log and the live
+	// view's clock watch the same phase changes.
+	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}}
+	if scr != nil {
+		obs = append(obs, scr)
+	}
+	obs = append(obs, s.Observers...)
+
+	cfg := s.replayConfig(url, loaded)
+	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
+	cfg.BenchmarkID = benchID
+	cfg.Progress = progress
+	cfg.Observer = obs
+	cfg.Logf = lg.Printf
+
+	scrCtx, stopScr := context.WithCancel(context.Background())
+	var scrWG sync.WaitGroup
+	if scr != nil {
+		scrWG.Add(1)
+		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
+	}
+	stopNote := context.AfterFunc(ctx, func() {
+		lg.Printf("interrupted: no new requests; in-flight requests get the %s grace period (a second signal cancels them at once), then every artifact is written", cfg.GracePeriod)
+	})
+	defer stopNote()
+	var view interface {
+		Log() io.Writer
+		Stop() error
+	}
+	if s.View != nil {
+		v := s.View(&liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: cfg.Streaming,
+			interrupted: func() bool { return ctx.Err() != nil }})
+		view = v
+		terminal := lg.raw()
+		lg.setOutput(v.Log())
+		defer lg.setOutput(terminal)
+	}
+	runDone := make(chan struct{})
+	if cfg.KillNow != nil {
+		go func() {
+			select {
+			case <-cfg.KillNow:
+				lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
+			case <-runDone:
+			}
+		}()
+	}
+	terminal := lg.raw()
+	res, runErr := replay.Run(ctx, cfg)
+	close(runDone)
+	if view != nil {
+		if err := view.Stop(); err != nil {
+			lg.Printf("warning: live view: %v", err)
+		}
+		lg.setOutput(terminal)
+	}
+	stopScr()
+	scrWG.Wait()
+	if runErr != nil {
+		return nil, inputErr(runErr)
+	}
+	if scr != nil {
+		scr.Final(context.Background())
+	}
+	out, err := Finish(res, s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...)))
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.Dir, out.Tokenizer = res, s.OutputDir, loaded.Tokenizer
+	for _, w := range append(append([]string(nil), out.Warnings...), out.LateWarnings...) {
+		lg.Printf("warning: %s", w)
+	}
+	for _, pr := range out.Problems {
+		lg.FileOnly("error: %s", pr.Message)
+	}
+	return out, nil
+}
+
+// replayConfig is the engine's configuration: the Spec's replay settings
+// with what Run derives (the server's address, the corpus, the
+// synthesizer).
+func (s *Spec) replayConfig(url string, l *Loaded) replay.Config {
+	cfg := s.Replay
+	cfg.URL = url
+	cfg.Traces = l.Traces
+	cfg.Synth = l.Synth
+	return cfg
+}
+
+// finishInput is Finish's Input for this Spec.
+func (s *Spec) finishInput(col *metrics.Collector, scr *server.Scraper, l *Loaded, warnings []string) Input {
+	advice := s.OverflowAdvice
+	if advice == "" {
+		advice = s.overflowAdvice()
+	}
+	return Input{
+		Dir: s.OutputDir, Collector: col, Scraper: scr,
+		Scenario: s.Scenario, StaticReasons: s.Validity,
+		Duration: s.Replay.BenchmarkDuration, Concurrency: s.Replay.Concurrency,
+		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
+		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
+		Synth: l.Synth, Tokenizer: l.Tokenizer,
+		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
+		Warnings:                   warnings,
+		NoPlot:                     s.NoPlot,
+	}
+}
+
+// overflowAdvice says how to stop context overflows from agentperf's side.
+func (s *Spec) overflowAdvice() string {
+	a := "or pass --max-context-length N (the server's context window in tokens) so that only the traces that fit are replayed"
+	if isSim(s.Replay.URL) {
+		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
+	}
+	return a
+}
+
+// maxReserve is the room the collector keeps for the end of a run on a
+// disk that fills up (the aggregates, the log; metrics.CollectorOptions).
+const maxReserve = 1 << 20
+
+// checkFreeSpace warns when the output directory has less room than the
+// run will likely need (metrics.EstimateArtifactBytes) and returns the
+// reserve to keep: maxReserve, or a quarter of the free space when that
+// is less.
+func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
+	dir := s.OutputDir
+	free, err := metrics.FreeBytes(dir)
+	if err != nil {
+		lg.Printf("note: free space in %s not checked: %v", dir, err)
+		return maxReserve, nil
+	}
+	var warnings []string
+	if need := metrics.EstimateArtifactBytes(s.Replay.Concurrency, s.Replay.BenchmarkDuration); free < need {
+		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
+			dir, humanBytes(free), humanBytes(need))
+		lg.Printf("warning: %s", w)
+		warnings = append(warnings, w)
+	}
+	return min(maxReserve, free/4), warnings
+}
+
+// humanBytes formats n bytes with a binary unit.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// loaderKind is LoaderKind of the Spec's corpus (unset for traces in
+// memory).
+func (s *Spec) loaderKind() scenario.LoaderKind {
+	if s.Corpus.Traces != nil {
+		return scenario.LoaderUnset
+	}
+	k, _, _ := LoaderKind(s.Corpus.Source)
+	return k
+}

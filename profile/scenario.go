@@ -1,0 +1,91 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// ApplyScenario applies a scenario preset to s. set says what the caller
+// gave explicitly (an Opt is Set where the user chose the value, with the
+// corpus kind and the override switch): the preset fills every setting
+// left unset, checks its locks against the ones given, and s takes the
+// result, with the preset's generation, its name and the reasons the run
+// is already not a valid submission (unsafe_override). It returns the
+// settings the preset filled. A lock violated without the override is an
+// *InputError.
+func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled []string, err error) {
+	reasons, err := p.Enforce(&set)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	extra := make([]replay.ExtraInput, 0, len(set.ExtraInputs))
+	for _, e := range set.ExtraInputs {
+		b, err := json.Marshal(e.Value)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("--extra-inputs %s: %v", e.Key, err))
+		}
+		extra = append(extra, replay.ExtraInput{Key: e.Key, Value: b})
+	}
+	c := &s.Replay
+	c.Generation = p.Generation
+	c.Streaming = set.Streaming.V
+	c.IgnoreEOS = set.IgnoreEOS.V
+	c.CacheBust = set.CacheBust.V
+	c.BenchmarkDuration = set.BenchmarkDuration.V
+	c.Seed = set.RandomSeed.V
+	if set.InterTurnDelayCap.Set {
+		c.InterTurnDelayCap = set.InterTurnDelayCap.V
+	}
+	if set.TraceIdleGapCap.Set {
+		c.TraceIdleGapCap = set.TraceIdleGapCap.V
+	}
+	if set.SystemIdleGapCap.Set {
+		c.SystemIdleGapCap = set.SystemIdleGapCap.V
+	}
+	c.UseServerTokenCount = set.UseServerTokenCount.V
+	if set.TrajectoryMinRatio.Set {
+		c.StartMinRatio = set.TrajectoryMinRatio.V
+	}
+	if set.TrajectoryMaxRatio.Set {
+		c.StartMaxRatio = set.TrajectoryMaxRatio.V
+	}
+	c.ExtraInputs = extra
+	s.Scenario = p.Name
+	s.Validity = reasons
+	s.UnsafeOverride = s.UnsafeOverride || set.UnsafeOverride
+	return set.Filled, nil
+}
+
+// ScenarioSettings is scenario.Settings as s holds them, every Opt set:
+// the starting point of a caller that then unsets what its user did not
+// choose (a CLI: the flags not given).
+func (s *Spec) ScenarioSettings() scenario.Settings {
+	c := &s.Replay
+	set := scenario.Settings{
+		TimingMode:          scenario.TimingAgenticReplay,
+		UnsafeOverride:      s.UnsafeOverride,
+		Streaming:           scenario.Some(c.Streaming),
+		IgnoreEOS:           scenario.Some(c.IgnoreEOS),
+		CacheBust:           scenario.Some(c.CacheBust),
+		BenchmarkDuration:   scenario.Some(c.BenchmarkDuration),
+		Concurrency:         []int{c.Concurrency},
+		RandomSeed:          scenario.Some(c.Seed),
+		InterTurnDelayCap:   scenario.Some(c.InterTurnDelayCap),
+		TraceIdleGapCap:     scenario.Some(c.TraceIdleGapCap),
+		SystemIdleGapCap:    scenario.Some(c.SystemIdleGapCap),
+		UseServerTokenCount: scenario.Some(c.UseServerTokenCount),
+		TrajectoryMinRatio:  scenario.Some(c.StartMinRatio),
+		TrajectoryMaxRatio:  scenario.Some(c.StartMaxRatio),
+	}
+	for _, e := range c.ExtraInputs {
+		var v any
+		if json.Unmarshal(e.Value, &v) == nil {
+			set.ExtraInputs = append(set.ExtraInputs, scenario.ExtraInput{Key: e.Key, Value: v})
+		}
+	}
+	set.Loader, set.PublicDataset, set.HFDataset = LoaderKind(s.Corpus.Source)
+	return set
+}

@@ -1,0 +1,253 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/ui"
+)
+
+// Spec is one run with every setting resolved: what to replay (the
+// corpus, the tokenizer), against which server, with which replay
+// settings, and where the artifacts go. Run carries it out. A CLI builds a
+// Spec from its flags and environment; an embedder fills one in Go
+// (NewSpec holds every default).
+//
+// Everything a run's artifacts record about their settings
+// (input_config, the run metadata) and the engine's replay.Config are
+// derived from the Spec, in one place (Run).
+type Spec struct {
+	// Scenario is the scenario preset's name ("" = none). Submission
+	// validity is a scenario's notion: without one, the verdict's findings
+	// are warnings, except a run that completed no request, which fails.
+	Scenario string
+	// Validity are the reasons the run is already not a valid submission
+	// (scenario.Preset.Enforce: unsafe_override).
+	Validity []string
+	// UnsafeOverride records that the scenario's locks were overridden
+	// (input_config.unsafe_override).
+	UnsafeOverride bool
+
+	// Corpus is where the traces come from.
+	Corpus Corpus
+	// Tokenizer says which tokenizer synthesizes the prompts.
+	Tokenizer Tokenizer
+
+	// Replay is the engine's settings, as replay.DefaultConfig documents
+	// them. Replay.Generation is the AgentX generation replayed, the one
+	// source of the replay semantics (required: the zero value is
+	// refused). Replay.URL is the server (http(s)://host[:port]) or sim://…
+	// for the in-process simulator (sim.ParseURL's keys). Run fills what
+	// it derives: Traces, Synth, Sink, Progress, Observer, BenchmarkID and
+	// Logf.
+	Replay replay.Config
+
+	// OutputDir is the artifact folder (required).
+	OutputDir string
+	// SliceDuration enables the timeslice exports (0 = off); the server
+	// metrics' slices default to server.DefaultSliceDuration.
+	SliceDuration time.Duration
+	// NoPlot leaves metrics_plots.png out.
+	NoPlot bool
+	// ServerMetrics configures the /metrics scraper.
+	ServerMetrics ServerMetrics
+	// OverflowRateLimit is the largest valid context-overflow rate, a
+	// fraction in [0, 1]; unset is scenario.DefaultOverflowRateLimit.
+	OverflowRateLimit scenario.Opt[float64]
+	// OverflowAdvice, when set, replaces the default advice appended to an
+	// overflow-rate finding (a CLI names its flags).
+	OverflowAdvice string
+	// Settings are extra input_config entries: how the caller named
+	// settings that the Spec holds resolved (e.g. the tokenizer as typed).
+	Settings map[string]any
+	// Warnings are warnings found before the run, written first in
+	// metadata.warnings.
+	Warnings []string
+
+	// Log receives the run's log lines (timestamped; they also go to
+	// logs/aiperf.log) and the corpus loading lines. nil discards them.
+	Log io.Writer
+	// Notes are lines logged first, prefixed "note: ".
+	Notes []string
+	// View, when set, starts the live view over the run's live figures;
+	// log lines go to the view's Log writer while it runs.
+	View func(ui.Source) ui.View
+	// Observers are told about phase changes, besides Run's own.
+	Observers replay.Observers
+	// Version is the product version written into the artifacts.
+	Version string
+	// Started is when the caller started, for the start-up figure in the
+	// log (zero: when Run was called).
+	Started time.Time
+
+	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
+	// Run reuses them instead of loading Corpus and Tokenizer again. A
+	// sweep point is a Spec with Loaded set and another concurrency and
+	// OutputDir.
+	Loaded *Loaded
+}
+
+// Corpus says where a run's traces come from: a source that
+// dataset.Open resolves, or traces already in memory.
+type Corpus struct {
+	// Source names the corpus (a file, a public alias, an HF repo, or
+	// synthetic[:…]).
+	Source dataset.Source
+	// Options are dataset.Open's (selection, cache, hub, log).
+	Options dataset.Options
+	// OpenTimeout bounds opening the corpus (0 = none).
+	OpenTimeout time.Duration
+	// Traces, when set, is the corpus in memory; Source and Options are
+	// then unused.
+	Traces []dataset.Trace
+}
+
+// Tokenizer says which tokenizer builds the prompts.
+type Tokenizer struct {
+	// Name is the tokenizer: a Hugging Face model id, a tokenizer.json, a
+	// folder, or "builtin". "" is the first model name, as aiperf does;
+	// with the in-process simulator and a model name that is no hub id,
+	// that is the builtin tokenizer.
+	Name string
+	// Options resolve Name (revision, environment; a hub client set here
+	// is used as it is).
+	Options tokenizer.ResolveOptions
+	// Hub, when set and Options.Hub is not, makes the hub client for a
+	// hub model id missing from the cache; it is called only then (nil:
+	// the cache only, nothing touches the network).
+	Hub func() (*hfhub.Client, error)
+	// Given, when set, is the tokenizer itself; Name is then unused.
+	Given tokenizer.Tokenizer
+	// CacheDir is where the tokenized prompt corpus is cached ("" = not
+	// cached).
+	CacheDir string
+}
+
+// ServerMetrics configures the Prometheus /metrics scraper.
+type ServerMetrics struct {
+	// Off disables scraping.
+	Off bool
+	// URLs are the endpoints to scrape besides the one derived from the
+	// server's URL (server.URLsFrom).
+	URLs []string
+	// Headers are sent with every scrape.
+	Headers http.Header
+	// Interval is the scrape interval (0 = the scraper's default).
+	Interval time.Duration
+	// RequiredPrefix, when set, fails a run whose export holds no metric
+	// with this prefix.
+	RequiredPrefix string
+}
+
+// NewSpec returns a Spec holding every default: the default AgentX
+// generation and the engine's defaults (replay.DefaultConfig). Fill in
+// the corpus, the server URL, the model names, the concurrency, the
+// duration and the artifact folder.
+func NewSpec() Spec {
+	return Spec{Replay: replay.DefaultConfig()}
+}
+
+// Loaded is what Load built once and several runs can share: the opened
+// corpus, its traces, and the synthesizer (with its tokenizer).
+type Loaded struct {
+	// Corpus is the opened corpus (nil for traces given in memory).
+	Corpus *dataset.Corpus
+	// Traces are the traces to replay, in source order.
+	Traces []dataset.Trace
+	// Synth builds the prompts.
+	Synth *synth.Synthesizer
+	// Tokenizer is where the synthesizer's tokenizer came from.
+	Tokenizer tokenizer.Origin
+	// Took is how long loading took.
+	Took time.Duration
+}
+
+// Close releases the corpus mapping.
+func (l *Loaded) Close() error {
+	if l == nil || l.Corpus == nil {
+		return nil
+	}
+	return l.Corpus.Close()
+}
+
+// identity is the corpus identity for the metadata (zero for traces in
+// memory).
+func (l *Loaded) identity() dataset.Identity {
+	if l.Corpus == nil {
+		return dataset.Identity{}
+	}
+	return l.Corpus.Identity()
+}
+
+// InputError is an error in a Spec's inputs found before anything was
+// sent: a bad setting, a corpus or tokenizer that cannot be loaded, a
+// simulator URL it cannot parse. Nothing was written. A CLI reports it as
+// a usage error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &InputError{Err: err}
+}
+
+// validate checks what Run needs beyond replay.Config.Validate (which
+// runs on the derived config).
+func (s *Spec) validate() error {
+	var errs []error
+	if s.Replay.Generation.IsZero() {
+		errs = append(errs, errors.New("profile: Spec.Replay.Generation: required (timing.LookupGeneration, or NewSpec's default)"))
+	}
+	if s.OutputDir == "" {
+		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
+	}
+	if len(s.Replay.Models) == 0 {
+		errs = append(errs, errors.New("profile: Spec.Replay.Models: at least one model name is required"))
+	}
+	if s.Replay.URL == "" {
+		errs = append(errs, errors.New("profile: Spec.Replay.URL: required (http(s)://host[:port], or sim:// for the in-process simulator)"))
+	}
+	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
+		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))
+	}
+	return errors.Join(errs...)
+}
+
+// isSim reports whether the URL names the in-process simulator.
+func isSim(url string) bool { return strings.HasPrefix(url, "sim:") }
+
+// simConfig is the in-process simulator's configuration from a sim://
+// URL; its model defaults to the run's first model, its tokenizer to the
+// run's (so its prompt_tokens match the trace's counts).
+func simConfig(url, model string, tok tokenizer.Tokenizer) (sim.Config, error) {
+	cfg, err := sim.ParseURL(url, sim.DefaultConfig())
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Model == "" {
+		cfg.Model = model
+	}
+	if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
+		cfg.Tokenizer = tok
+	}
+	return cfg, nil
+}
