@@ -4,8 +4,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/internal/jsonx"
 )
 
 // This file holds the hand-written JSON scanner for weka traces. It parses
@@ -197,75 +198,19 @@ func (p *parser) escapedString(start int) ([]byte, error) {
 			continue
 		}
 		// escape
-		if p.i+1 >= len(p.b) {
-			return nil, p.fail(ErrMalformedJSON, "unterminated string")
-		}
-		e := p.b[p.i+1]
-		p.i += 2
-		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return nil, p.fail(ErrMalformedJSON, `invalid \u escape`)
+		var ok bool
+		if buf, p.i, ok = jsonx.AppendUnescaped(buf, p.b, p.i); !ok {
+			switch {
+			case p.i+1 >= len(p.b):
+				return nil, p.fail(ErrMalformedJSON, "unterminated string")
+			case p.b[p.i+1] == 'u':
+				return nil, p.failAt(p.i+2, ErrMalformedJSON, `invalid \u escape`)
+			default:
+				return nil, p.failAt(p.i+1, ErrMalformedJSON, "invalid escape %s", describe(p.b[p.i+1]))
 			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-					save := p.i
-					p.i += 2
-					var ok2 bool
-					if r2, ok2 = p.hex4(); !ok2 {
-						return nil, p.fail(ErrMalformedJSON, `invalid \u escape`)
-					}
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-					} else {
-						p.i = save
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			return nil, p.failAt(p.i-1, ErrMalformedJSON, "invalid escape %s", describe(e))
 		}
 	}
 	return nil, p.fail(ErrMalformedJSON, "unterminated string")
-}
-
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.b[p.i : p.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	p.i += 4
-	return r, true
 }
 
 // str reads a string value; short strings are interned (model names, types

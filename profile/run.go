@@ -77,7 +77,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 	// Sinks, scraper, live view.
 	benchID := uuid.NewString()
-	progress := &replay.Progress{}
+	progress := s.Replay.Progress
+	if progress == nil {
+		progress = &replay.Progress{}
+	}
 	reserve, warnings := checkFreeSpace(&s, lg)
 	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
 		ReserveBytes: reserve, InFlight: progress.InFlight.Load})
@@ -109,6 +112,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 	cfg := s.replayConfig(url, loaded)
 	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
+	if s.Replay.Sink != nil {
+		cfg.Sink = metrics.Tee(col, s.Replay.Sink)
+	}
 	cfg.BenchmarkID = benchID
 	cfg.Progress = progress
 	cfg.Observer = obs

@@ -49,8 +49,9 @@ type Spec struct {
 	// source of the replay semantics (required: the zero value is
 	// refused). Replay.URL is the server (http(s)://host[:port]) or sim://…
 	// for the in-process simulator (sim.ParseURL's keys). Run fills what
-	// it derives: Traces, Synth, Sink, Progress, Observer, BenchmarkID and
-	// Logf.
+	// it derives: Traces, Synth, Observer, BenchmarkID and Logf; a Sink set
+	// here receives every record besides the run's collector, and a
+	// Progress set here is the one the run counts in.
 	Replay replay.Config
 
 	// OutputDir is the artifact folder (required).
@@ -223,8 +224,11 @@ func (s *Spec) validate() error {
 	if len(s.Replay.Models) == 0 {
 		errs = append(errs, errors.New("profile: Spec.Replay.Models: at least one model name is required"))
 	}
-	if s.Replay.URL == "" {
-		errs = append(errs, errors.New("profile: Spec.Replay.URL: required (http(s)://host[:port], or sim:// for the in-process simulator)"))
+	if !isSim(s.Replay.URL) {
+		// Checked before anything is loaded or written.
+		if err := replay.CheckURL(s.Replay.URL); err != nil {
+			errs = append(errs, fmt.Errorf("%w (or sim:// for the in-process simulator)", err))
+		}
 	}
 	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))

@@ -300,6 +300,18 @@ type Observer interface {
 	ProfilingEnded(at time.Time)
 }
 
+// CheckURL reports a problem with a server URL as Validate does (a
+// *FieldError for Config.URL): it must be http(s)://host[:port].
+func CheckURL(s string) error {
+	if s == "" {
+		return fieldErr("URL", errors.New("required"))
+	}
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fieldErr("URL", fmt.Errorf("%q must be http(s)://host[:port] (e.g. http://localhost:8000)", redactedURL(s)))
+	}
+	return nil
+}
+
 // Validate reports every problem with c, each a *FieldError naming the
 // field (joined with errors.Join).
 func (c *Config) Validate() error {
@@ -307,10 +319,8 @@ func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
 	}
-	if c.URL == "" {
-		bad("URL", "required")
-	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("URL", "%q must be http(s)://host[:port]", redactedURL(c.URL))
+	if err := CheckURL(c.URL); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.validateCredentials(); err != nil {
 		errs = append(errs, fieldErr("URL", err))

@@ -8,8 +8,9 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/internal/jsonx"
 )
 
 // completionRequest is the part of a chat or text completion request the
@@ -273,75 +274,16 @@ func decodeJSONString(b []byte) (string, error) {
 	}
 	out := make([]byte, 0, len(in))
 	out = append(out, in[:i]...)
-	for ; i < len(in); i++ {
-		c := in[i]
-		if c != '\\' {
+	for i < len(in) {
+		if c := in[i]; c != '\\' {
 			out = append(out, c)
+			i++
 			continue
 		}
-		if i+1 >= len(in) {
-			return "", errors.New("truncated escape in JSON string")
-		}
-		i++
-		switch in[i] {
-		case '"', '\\', '/':
-			out = append(out, in[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(in[i+1:])
-			if !ok {
-				return "", errors.New("bad \\u escape in JSON string")
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
-					r2, ok = hex4(in[i+3:])
-					if !ok {
-						r2 = -1
-					}
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
+		var ok bool
+		if out, i, ok = jsonx.AppendUnescaped(out, in, i); !ok {
 			return "", errors.New("bad escape in JSON string")
 		}
 	}
 	return string(out), nil
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

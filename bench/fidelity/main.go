@@ -50,7 +50,7 @@ import (
 	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -213,10 +213,6 @@ func runCmd(args []string) error {
 		return err
 	}
 	tok := tokenizer.Builtin()
-	syn, err := synth.New(tok, synth.Options{})
-	if err != nil {
-		return err
-	}
 	cfg := sim.DefaultConfig()
 	cfg.Model = "agentperf-sim"
 	cfg.RecordFirstByte = true
@@ -233,23 +229,31 @@ func runCmd(args []string) error {
 	defer srv.Close()
 
 	k := &sink{}
-	rc := replay.DefaultConfig()
+	out, err := os.MkdirTemp("", "fidelity")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(out)
+	s := profile.NewSpec()
+	s.Corpus.Traces, s.Tokenizer.Given, s.OutputDir = traces, tok, out
+	s.ServerMetrics.Off, s.NoPlot = true, true // nothing beside the replay shares the cores
+	rc := &s.Replay
 	rc.Generation = timing.V02 // the recorded think times, capped per turn
 	rc.URL = srv.URL
 	rc.Models = []string{"agentperf-sim"}
-	rc.Traces = traces
-	rc.Synth = syn
 	rc.Concurrency = *lanes
 	rc.BenchmarkDuration = *dur
 	rc.GracePeriod = 10 * time.Second
 	rc.Streaming = true
 	rc.IgnoreEOS = true
 	rc.UseServerTokenCount = true
-	rc.Sink = k
-	res, err := replay.Run(context.Background(), rc)
+	rc.LiveAssistant = false
+	rc.Sink = k // every record, besides the run's own artifacts
+	o, err := profile.Run(context.Background(), s)
 	if err != nil {
 		return err
 	}
+	res := o.Result
 	p0 := res.ProfilingStart.UnixNano()
 	var dw *bufio.Writer
 	if *dump != "" {

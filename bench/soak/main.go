@@ -32,9 +32,9 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/timing"
@@ -186,19 +186,22 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 	url := "http://" + ln.Addr().String()
 
 	corpus := dataset.Synthesize(dataset.SynthOptions{Seed: 11, Traces: nTraces, MinTurns: 20, MaxTurns: 80, MaxContext: maxContext})
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 11})
+	sink := &countSink{byCategory: map[string]int{}}
+	prog := &replay.Progress{}
+	out, err := os.MkdirTemp("", "soak")
 	if err != nil {
 		return err
 	}
-	sink := &countSink{byCategory: map[string]int{}}
-	prog := &replay.Progress{}
-	cfg := replay.DefaultConfig()
+	defer os.RemoveAll(out)
+	spec := profile.NewSpec()
+	spec.Corpus.Traces, spec.Tokenizer.Given, spec.OutputDir = corpus, tokenizer.Builtin(), out
+	spec.ServerMetrics.Off, spec.NoPlot, spec.Log = true, true, os.Stderr
+	cfg := &spec.Replay
 	cfg.Generation = timing.V02 // per-turn think times under the delay cap
-	cfg.URL, cfg.Models, cfg.Traces, cfg.Synth = url, []string{"soak"}, corpus, syn
+	cfg.URL, cfg.Models, cfg.LiveAssistant = url, []string{"soak"}, false
 	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration, cfg.GracePeriod = lanes, 1, duration, 10*time.Second
 	cfg.InterTurnDelayCap, cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = delayCap, true, true, true
 	cfg.RequestTimeout, cfg.Sink, cfg.Progress = 60*time.Second, sink, prog
-	cfg.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "replay: "+f+"\n", a...) }
 
 	fmt.Printf("soak: %d lanes, %s, fault rate %.2f %% over 7 modes, %d traces (peak context %d), delay cap %s\n",
 		lanes, duration, 100*faultRate, nTraces, maxContext, delayCap)
@@ -225,12 +228,13 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 			}
 		}
 	}()
-	res, err := replay.Run(context.Background(), cfg)
+	o, err := profile.Run(context.Background(), spec)
 	close(stop)
 	wg.Wait()
 	if err != nil {
 		return err
 	}
+	res := o.Result
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	hs.Shutdown(ctx)
 	cancel()

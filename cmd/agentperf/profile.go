@@ -67,7 +67,7 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	run, err := p.resolve(fs, env)
+	run, err := p.resolve(fs, env, io)
 	if err != nil {
 		return err
 	}
@@ -88,61 +88,31 @@ func (p *profileFlags) takePositional(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// profileRun is a resolved, validated profile invocation.
+// profileRun is a resolved, validated profile invocation: the flags, the
+// environment, and the Spec they describe.
 type profileRun struct {
-	p           *profileFlags
-	env         profile.Environment
-	fs          *pflag.FlagSet
-	scenario    string
-	validity    []string // reasons the run is already not a valid submission
-	concurrency int
-	cacheBust   scenario.CacheBust
-	streaming   bool
-	ignoreEOS   bool
-	serverTok   bool
-	delayCap    time.Duration
-	idleGapCap  time.Duration
-	sysIdleCap  time.Duration
-	duration    time.Duration
+	p   *profileFlags
+	env profile.Environment
+	fs  *pflag.FlagSet
 	// generationName is the AgentX generation asked for by
-	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none);
-	// generation is the one in force.
+	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none).
 	generationName string
-	generation     timing.Generation
-	// liveAssistant is the live-assistant mode in force.
-	liveAssistant bool
 	// notes are lines for the run log.
-	notes   []string
-	seed    int64
-	extra   []replay.ExtraInput
-	headers map[string]string
-	apiKey  string
-	filled  []string
-
-	// metricsHeaders are the --server-metrics-header headers.
-	metricsHeaders map[string]string
-	// tokOrigin is where the tokenizer came from, for the summary and
-	// metadata.
-	tokOrigin tokenizer.Origin
-	// startWarnings are warnings found before the run (the free-space
-	// check), for metadata.warnings.
-	startWarnings []string
+	notes []string
+	spec  profile.Spec
 }
 
-func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment) (*profileRun, error) {
+// resolve maps the flags and the environment to the run's Spec, checking
+// what only the flags can say (a flag's form, a missing flag, flags the
+// generation has no use for); the library checks the rest.
+func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io stdio) (*profileRun, error) {
 	r := &profileRun{p: p, env: env, fs: fs}
-	var err error
-	if r.concurrency, err = concurrencyValue(p.concurrency); err != nil {
+	concurrency, err := concurrencyValue(p.concurrency)
+	if err != nil {
 		return nil, err
 	}
 	if p.url == "" {
 		return nil, usagef("--url is required (e.g. http://localhost:8000, or sim:// for the in-process simulator)")
-	}
-	if !strings.HasPrefix(p.url, "sim:") {
-		// Checked before anything is loaded or written.
-		if u, err := neturl.Parse(p.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--url %q: want http(s)://host[:port] (e.g. http://localhost:8000) or sim://", profile.RedactURL(p.url))
-		}
 	}
 	if len(p.models) == 0 {
 		return nil, usagef("--model is required (the model name the server serves)")
@@ -158,7 +128,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment) (*pro
 	if p.exportLevel != "records" && p.exportLevel != "summary" {
 		return nil, usagef("--export-level %q: records or summary (raw is not supported yet)", p.exportLevel)
 	}
-	if _, err := ui.ParseType(p.uiType); err != nil {
+	typ, err := ui.ParseType(p.uiType)
+	if err != nil {
 		return nil, asUsage(err)
 	}
 	if err := scenario.ValidateThreshold(p.threshold); err != nil {
@@ -167,54 +138,124 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment) (*pro
 	if p.startMin < 0 || p.startMax > 1 || p.startMin > p.startMax {
 		return nil, usagef("--trajectory-start-min-ratio %g / --trajectory-start-max-ratio %g: need 0 ≤ min ≤ max ≤ 1", p.startMin, p.startMax)
 	}
+	var extra []replay.ExtraInput
 	for _, s := range p.extraInputs {
 		e, err := replay.ParseExtraInput(s)
 		if err != nil {
 			return nil, asUsage(err)
 		}
-		r.extra = append(r.extra, e...)
+		extra = append(extra, e...)
 	}
-	if r.headers, err = parseHeaders("--header", p.headers); err != nil {
+	headers, err := parseHeaders("--header", p.headers)
+	if err != nil {
 		return nil, err
 	}
-	if r.metricsHeaders, err = parseHeaders("--server-metrics-header", p.metricsHeaders); err != nil {
+	metricsHeaders, err := parseHeaders("--server-metrics-header", p.metricsHeaders)
+	if err != nil {
 		return nil, err
 	}
-	r.apiKey = p.apiKey
-	if r.apiKey == "" {
-		r.apiKey = os.Getenv("OPENAI_API_KEY")
+	apiKey := p.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	if err := r.checkURLCredentials(); err != nil {
+	if err := checkURLCredentials(p.url, p.apiKey, apiKey, headers); err != nil {
 		return nil, err
 	}
-	r.streaming, r.ignoreEOS, r.serverTok = p.streaming, p.ignoreEOS, p.serverTokens
-	r.duration = seconds(p.duration)
-	r.delayCap = seconds(p.delayCap)
-	r.idleGapCap = seconds(p.idleGapCap)
-	r.sysIdleCap = seconds(p.sysIdleCap)
 	if err := r.selectGeneration(); err != nil {
 		return nil, err
 	}
-	r.seed = p.seed
+	cacheBust := scenario.CacheBustNone
 	if p.cacheBust != "" {
-		cb, err := scenario.ParseCacheBust(p.cacheBust)
-		if err != nil {
+		if cacheBust, err = scenario.ParseCacheBust(p.cacheBust); err != nil {
 			return nil, asUsage(err)
 		}
-		r.cacheBust = cb
-	} else {
-		r.cacheBust = scenario.CacheBustNone
 	}
-	if err := r.applyScenario(); err != nil {
+	src, err := p.data.source()
+	if err != nil {
 		return nil, err
 	}
-	r.liveAssistant = r.generation.LiveAssistant
-	if env.LiveAssistantSet {
-		r.liveAssistant = env.LiveAssistant
+	opt, err := p.data.options(io)
+	if err != nil {
+		return nil, err
 	}
-	if r.duration <= 0 {
+	cl, err := scenario.ClassifierFromEnv(os.Getenv)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+
+	s := profile.NewSpec()
+	s.UnsafeOverride = p.unsafeOverride
+	s.Corpus = profile.Corpus{Source: src, Options: opt}
+	s.Tokenizer = profile.Tokenizer{Name: p.tokenizer, CacheDir: p.data.cacheDir(),
+		Options: tokenizer.ResolveOptions{Getenv: os.Getenv},
+		Hub:     func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }}
+	if fs.Changed("tokenizer-revision") {
+		s.Tokenizer.Options.Revision = p.tokenizerRev
+	}
+	s.OutputDir = p.outputDir
+	s.SliceDuration = seconds(p.sliceDuration)
+	s.NoPlot = p.noPlot
+	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
+		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
+	s.OverflowAdvice = overflowAdvice(p.url)
+	s.Settings = map[string]any{
+		// aiperf's input_config records these flags as given (the
+		// library records the resolved values: the whole warmup bound,
+		// every scraped URL).
+		"warmup_grace_period": p.graceWarmup,
+		"server_metrics":      redactURLs(p.serverMetrics),
+	}
+	s.Log = io.err
+	s.View = func(src ui.Source) ui.View {
+		return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: io.err, Interval: seconds(p.statsInterval)})
+	}
+	s.Version = productVersion()
+	s.Started = processStart
+
+	c := &s.Replay // every value as the flags give it (0 means 0)
+	c.URL = p.url
+	c.Endpoint = p.endpoint
+	c.Models = p.models
+	c.APIKey = apiKey
+	c.Concurrency = concurrency
+	c.Seed = p.seed
+	c.StartMinRatio = p.startMin
+	c.StartMaxRatio = p.startMax
+	c.BenchmarkDuration = seconds(p.duration)
+	c.GracePeriod = seconds(p.graceBench)
+	c.WarmupGracePeriod = r.warmupGrace()
+	c.InterTurnDelayCap = seconds(p.delayCap)
+	c.TraceIdleGapCap = seconds(p.idleGapCap)
+	c.SystemIdleGapCap = seconds(p.sysIdleCap)
+	c.WarmupRequestsPerLane = p.warmupPerLane
+	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
+	c.BurstPhaseStarts = p.burstStarts
+	c.AllowDatasetWrap = p.allowWrap
+	c.CacheBust = cacheBust
+	c.Streaming = p.streaming
+	c.IgnoreEOS = p.ignoreEOS
+	c.UseLegacyMaxTokens = p.legacyMaxTok
+	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
+	c.ExtraInputs = extra
+	c.UseServerTokenCount = p.serverTokens
+	c.RequestTimeout = seconds(p.requestTO)
+	c.ConnectTimeout = seconds(p.connectTO)
+	c.Insecure = p.insecure
+	c.Headers = headers
+	c.FailedRequestThreshold = p.threshold
+	c.Classifier = cl
+	if p.dynamoRouting {
+		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
+	}
+	env.Apply(&s)
+	if err := r.applyScenario(&s); err != nil {
+		return nil, err
+	}
+	if s.Replay.BenchmarkDuration <= 0 {
 		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
 	}
+	s.Notes = append(s.Notes, r.notes...)
+	r.spec = s
 	return r, nil
 }
 
@@ -248,104 +289,12 @@ func (r *profileRun) warmupGrace() time.Duration {
 	return seconds(r.p.graceWarmup)
 }
 
-// spec is the run the flags describe: every setting resolved, as the
-// library takes it.
-func (r *profileRun) spec(io stdio) (profile.Spec, error) {
-	p := r.p
-	src, err := p.data.source()
-	if err != nil {
-		return profile.Spec{}, err
-	}
-	opt, err := p.data.options(io)
-	if err != nil {
-		return profile.Spec{}, err
-	}
-	cl, err := scenario.ClassifierFromEnv(os.Getenv)
-	if err != nil {
-		return profile.Spec{}, asUsage(err)
-	}
-	s := profile.NewSpec()
-	s.Scenario, s.Validity = r.scenario, r.validity
-	s.UnsafeOverride = p.unsafeOverride
-	s.Corpus = profile.Corpus{Source: src, Options: opt}
-	s.Tokenizer = profile.Tokenizer{Name: p.tokenizer, CacheDir: p.data.cacheDir(),
-		Options: tokenizer.ResolveOptions{Getenv: os.Getenv},
-		Hub:     func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }}
-	if r.fs.Changed("tokenizer-revision") {
-		s.Tokenizer.Options.Revision = p.tokenizerRev
-	}
-	s.OutputDir = p.outputDir
-	s.SliceDuration = seconds(p.sliceDuration)
-	s.NoPlot = p.noPlot
-	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
-		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(r.metricsHeaders)}
-	s.OverflowAdvice = r.overflowAdvice()
-	s.Settings = map[string]any{
-		// aiperf's input_config records these flags as given (the
-		// library records the resolved values: the whole warmup bound,
-		// every scraped URL).
-		"warmup_grace_period": p.graceWarmup,
-		"server_metrics":      redactURLs(p.serverMetrics),
-	}
-	s.Log = io.err
-	s.Notes = r.notes
-	typ, _ := ui.ParseType(p.uiType) // validated in resolve
-	s.View = func(src ui.Source) ui.View {
-		return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: io.err, Interval: seconds(p.statsInterval)})
-	}
-	s.Version = productVersion()
-	s.Started = processStart
-
-	c := &s.Replay // every value as the flags give it (0 means 0)
-	c.Generation = r.generation
-	c.URL = p.url
-	c.Endpoint = p.endpoint
-	c.Models = p.models
-	c.APIKey = r.apiKey
-	c.Concurrency = r.concurrency
-	c.Seed = r.seed
-	c.StartMinRatio = p.startMin
-	c.StartMaxRatio = p.startMax
-	c.BenchmarkDuration = r.duration
-	c.GracePeriod = seconds(p.graceBench)
-	c.WarmupGracePeriod = r.warmupGrace()
-	c.InterTurnDelayCap = r.delayCap
-	c.TraceIdleGapCap = r.idleGapCap
-	c.SystemIdleGapCap = r.sysIdleCap
-	c.WarmupRequestsPerLane = p.warmupPerLane
-	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
-	c.BurstPhaseStarts = p.burstStarts
-	c.AllowDatasetWrap = p.allowWrap
-	c.CacheBust = r.cacheBust
-	c.Streaming = r.streaming
-	c.IgnoreEOS = r.ignoreEOS
-	c.UseLegacyMaxTokens = p.legacyMaxTok
-	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
-	c.ExtraInputs = r.extra
-	c.UseServerTokenCount = r.serverTok
-	c.LiveAssistant = r.liveAssistant
-	c.RequestTimeout = seconds(p.requestTO)
-	c.ConnectTimeout = seconds(p.connectTO)
-	c.Insecure = p.insecure
-	c.Headers = r.headers
-	c.FailedRequestThreshold = p.threshold
-	c.Classifier = cl
-	if p.dynamoRouting {
-		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
-	}
-	r.env.Apply(&s)
-	return s, nil
-}
-
 // execute runs the Spec and maps its Outcome to the exit status: nil for
 // a valid run, errRunFailed (exit 1) for an aborted or invalid one,
 // context.Canceled (exit 130) for an interrupted one. Artifacts are
 // written in every case once requests were sent.
 func (r *profileRun) execute(ctx context.Context, io stdio) error {
-	s, err := r.spec(io)
-	if err != nil {
-		return err
-	}
+	s := r.spec
 	stop, err := startProfiling(r.p, io.err)
 	if err != nil {
 		return asUsage(err)

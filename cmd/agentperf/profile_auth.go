@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/replay"
 )
 
 // parseHeaders parses repeated 'Name: value' flag values.
@@ -33,20 +32,20 @@ func redactHeader(h string) string {
 
 // checkURLCredentials refuses --url user:password together with another
 // source of the Authorization header (replay.Config.Validate refuses it
-// too; checking here gives the flag names).
-func (r *profileRun) checkURLCredentials() error {
-	u, err := neturl.Parse(r.p.url)
-	if err != nil || u.User == nil || strings.HasPrefix(r.p.url, "sim:") {
+// too; checking here names the flag or variable that set it).
+func checkURLCredentials(url, flagKey, apiKey string, headers map[string]string) error {
+	u, err := neturl.Parse(url)
+	if err != nil || u.User == nil || strings.HasPrefix(url, "sim:") {
 		return nil
 	}
 	src := ""
 	switch {
-	case r.p.apiKey != "":
+	case flagKey != "":
 		src = "--api-key"
-	case r.apiKey != "":
+	case apiKey != "":
 		src = "OPENAI_API_KEY"
 	default:
-		for k := range r.headers {
+		for k := range headers {
 			if strings.EqualFold(k, "Authorization") {
 				src = "--header Authorization"
 			}
@@ -56,19 +55,6 @@ func (r *profileRun) checkURLCredentials() error {
 		return usagef("--url %s carries user:password, sent as Basic auth, and %s sets the Authorization header too: pass one of them", u.Redacted(), src)
 	}
 	return nil
-}
-
-// inferenceHeaders are the headers the inference requests carry that a
-// scrape of the same host repeats: -H headers and the credentials.
-func (r *profileRun) inferenceHeaders() http.Header {
-	h := httpHeader(r.headers)
-	if r.apiKey != "" {
-		h.Set("Authorization", "Bearer "+r.apiKey)
-	}
-	if _, auth, err := replay.URLCredentials(r.p.url); err == nil && auth != "" {
-		h.Set("Authorization", auth)
-	}
-	return h
 }
 
 func httpHeader(m map[string]string) http.Header {
@@ -88,10 +74,11 @@ func redactURLs(us []string) []string {
 	return out
 }
 
-// overflowAdvice says how to stop context overflows from agentperf's side.
-func (r *profileRun) overflowAdvice() string {
+// overflowAdvice says how to stop context overflows from agentperf's side,
+// in the CLI's terms.
+func overflowAdvice(url string) string {
 	a := "or pass --max-context-length N (the server's context window in tokens) so that only the traces that fit are replayed"
-	if strings.HasPrefix(r.p.url, "sim:") {
+	if strings.HasPrefix(url, "sim:") {
 		a += "; the in-process simulator's window is set in the URL, e.g. sim://?max-model-len=262144 (default 131072)"
 	}
 	return a

@@ -1,147 +1,65 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 
-	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
-// applyScenario builds scenario.Settings from the flags, lets the preset
-// (when --scenario is given) fill defaults and check its locks, and copies
-// the result back. Without --scenario the flags are taken as given.
-func (r *profileRun) applyScenario() error {
+// applyScenario puts the AgentX generation into s and, under --scenario,
+// lets the preset fill what the flags left unset and check its locks
+// (profile.Spec.ApplyScenario). Without --scenario the flags are taken as
+// given, with the generation's defaults.
+func (r *profileRun) applyScenario(s *profile.Spec) error {
 	p := r.p
-	s, err := r.scenarioSettings()
-	if err != nil {
-		return err
-	}
 	if p.scenario == "" {
-		// No preset: the flags are the settings; the defaults of the
-		// generation apply.
 		g, err := timing.LookupGeneration(r.generationName)
 		if err != nil {
 			return asUsage(err)
 		}
-		r.generation = g
-		r.scenario = ""
-		if !r.fs.Changed("cache-bust") {
-			r.cacheBust = scenario.CacheBustNone
-		}
-		r.generationDefaults()
-		return r.checkGenerationFlags()
+		s.Replay.Generation = g
+		r.generationDefaults(s)
+		return r.checkGenerationFlags(g)
 	}
 	preset, err := scenario.LookupAt(p.scenario, r.generationName)
 	if err != nil {
 		return asUsage(err)
 	}
-	r.generation = preset.Generation
-	r.generationDefaults()
-	if err := r.checkGenerationFlags(); err != nil {
+	s.Replay.Generation = preset.Generation
+	r.generationDefaults(s)
+	if err := r.checkGenerationFlags(preset.Generation); err != nil {
 		return err
 	}
-	reasons, err := preset.Enforce(s)
-	if err != nil {
-		return asUsage(err)
-	}
-	r.scenario = preset.Name
-	r.validity = reasons
-	return r.takeSettings(s)
+	_, err = s.ApplyScenario(preset, r.given(s.ScenarioSettings()))
+	return asUsage(err)
 }
 
-// scenarioSettings is scenario.Settings as the flags give them: an Opt is
-// set where the user passed its flag.
-func (r *profileRun) scenarioSettings() (*scenario.Settings, error) {
-	p, fs := r.p, r.fs
-	s := &scenario.Settings{
-		TimingMode:     scenario.TimingAgenticReplay,
-		UnsafeOverride: p.unsafeOverride || r.env.UnsafeOverride,
-	}
-	if fs.Changed("streaming") {
-		s.Streaming = scenario.Some(p.streaming)
-	}
-	if fs.Changed("ignore-eos") {
-		s.IgnoreEOS = scenario.Some(p.ignoreEOS)
-	}
-	for _, e := range r.extra {
-		var v any
-		if err := json.Unmarshal(e.Value, &v); err != nil {
-			return nil, usagef("--extra-inputs %s: %v", e.Key, err)
+// given keeps of set (every setting of the Spec) only what the user chose:
+// an Opt stays set where its flag was passed.
+func (r *profileRun) given(set scenario.Settings) scenario.Settings {
+	fs := r.fs
+	keep := func(flag string, set *bool) {
+		if !fs.Changed(flag) {
+			*set = false
 		}
-		s.ExtraInputs = append(s.ExtraInputs, scenario.ExtraInput{Key: e.Key, Value: v})
 	}
-	if fs.Changed("cache-bust") {
-		s.CacheBust = scenario.Some(r.cacheBust)
-	}
-	if fs.Changed("benchmark-duration") {
-		s.BenchmarkDuration = scenario.Some(r.duration)
-	}
-	s.Concurrency = []int{r.concurrency}
-	if fs.Changed("random-seed") {
-		s.RandomSeed = scenario.Some(p.seed)
-	}
-	s.SeedSource = func() int64 { return rand.Int64N(1 << 31) }
-	if fs.Changed("inter-turn-delay-cap-seconds") {
-		s.InterTurnDelayCap = scenario.Some(r.delayCap)
-	}
-	if fs.Changed("trace-idle-gap-cap-seconds") {
-		s.TraceIdleGapCap = scenario.Some(r.idleGapCap)
-	}
-	if fs.Changed("system-idle-gap-cap-seconds") {
-		s.SystemIdleGapCap = scenario.Some(r.sysIdleCap)
-	}
-	if fs.Changed("use-server-token-count") {
-		s.UseServerTokenCount = scenario.Some(p.serverTokens)
-	}
-	if fs.Changed("trajectory-start-min-ratio") {
-		s.TrajectoryMinRatio = scenario.Some(p.startMin)
-	}
-	if fs.Changed("trajectory-start-max-ratio") {
-		s.TrajectoryMaxRatio = scenario.Some(p.startMax)
-	}
-	s.Loader, s.PublicDataset, s.HFDataset = p.data.loaderKind()
-	return s, nil
-}
-
-// takeSettings copies the settings a preset filled and checked back into
-// the run.
-func (r *profileRun) takeSettings(s *scenario.Settings) error {
-	p := r.p
-	r.streaming = s.Streaming.V
-	r.ignoreEOS = s.IgnoreEOS.V
-	r.cacheBust = s.CacheBust.V
-	r.duration = s.BenchmarkDuration.V
-	r.seed = s.RandomSeed.V
-	if s.InterTurnDelayCap.Set {
-		r.delayCap = s.InterTurnDelayCap.V
-	}
-	if s.TraceIdleGapCap.Set {
-		r.idleGapCap = s.TraceIdleGapCap.V
-	}
-	if s.SystemIdleGapCap.Set {
-		r.sysIdleCap = s.SystemIdleGapCap.V
-	}
-	r.serverTok = s.UseServerTokenCount.V
-	if s.TrajectoryMinRatio.Set {
-		p.startMin = s.TrajectoryMinRatio.V
-	}
-	if s.TrajectoryMaxRatio.Set {
-		p.startMax = s.TrajectoryMaxRatio.V
-	}
-	r.extra = r.extra[:0]
-	for _, e := range s.ExtraInputs {
-		b, err := json.Marshal(e.Value)
-		if err != nil {
-			return usagef("--extra-inputs %s: %v", e.Key, err)
-		}
-		r.extra = append(r.extra, replay.ExtraInput{Key: e.Key, Value: b})
-	}
-	r.filled = s.Filled
-	return nil
+	keep("streaming", &set.Streaming.Set)
+	keep("ignore-eos", &set.IgnoreEOS.Set)
+	keep("cache-bust", &set.CacheBust.Set)
+	keep("benchmark-duration", &set.BenchmarkDuration.Set)
+	keep("random-seed", &set.RandomSeed.Set)
+	keep("inter-turn-delay-cap-seconds", &set.InterTurnDelayCap.Set)
+	keep("trace-idle-gap-cap-seconds", &set.TraceIdleGapCap.Set)
+	keep("system-idle-gap-cap-seconds", &set.SystemIdleGapCap.Set)
+	keep("use-server-token-count", &set.UseServerTokenCount.Set)
+	keep("trajectory-start-min-ratio", &set.TrajectoryMinRatio.Set)
+	keep("trajectory-start-max-ratio", &set.TrajectoryMaxRatio.Set)
+	set.SeedSource = func() int64 { return rand.Int64N(1 << 31) }
+	return set
 }
 
 // envGeneration selects the AgentX generation when neither --scenario
@@ -151,11 +69,16 @@ const envGeneration = "AGENTPERF_AGENTX_GENERATION"
 
 // generationDefaults fills the settings whose default depends on the
 // generation, where the flags left them unset: the trace idle-gap cap
-// (v0.3's 60 s warp; v1.0's runtime cap is off by default). Outside a
-// scenario the start ratios keep the flags' 0.25/0.75 in every generation.
-func (r *profileRun) generationDefaults() {
-	if !r.fs.Changed("trace-idle-gap-cap-seconds") && r.generation.DefaultTraceIdleGapCap > 0 {
-		r.idleGapCap = r.generation.DefaultTraceIdleGapCap
+// (v0.3's 60 s warp; v1.0's runtime cap is off by default) and live
+// assistant replies (unless the environment sets them). Outside a scenario
+// the start ratios keep the flags' 0.25/0.75 in every generation.
+func (r *profileRun) generationDefaults(s *profile.Spec) {
+	g := s.Replay.Generation
+	if !r.fs.Changed("trace-idle-gap-cap-seconds") && g.DefaultTraceIdleGapCap > 0 {
+		s.Replay.TraceIdleGapCap = g.DefaultTraceIdleGapCap
+	}
+	if !r.env.LiveAssistantSet {
+		s.Replay.LiveAssistant = g.LiveAssistant
 	}
 }
 
@@ -164,11 +87,10 @@ func (r *profileRun) generationDefaults() {
 var cacheWarmupFlags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
 	"system-idle-gap-cap-seconds", "burst-phase-starts", "allow-dataset-wrap"}
 
-// checkGenerationFlags refuses flags whose effect the selected generation
-// does not have, and notes the ones it ignores.
-func (r *profileRun) checkGenerationFlags() error {
+// checkGenerationFlags refuses flags whose effect the generation does not
+// have (timing.Generation.Takes), and notes the ones it ignores.
+func (r *profileRun) checkGenerationFlags(g timing.Generation) error {
 	fs := r.fs
-	g := r.generation
 	if !g.Takes.CacheWarmup {
 		var bad []string
 		for _, f := range cacheWarmupFlags {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/jsonx"
 )
 
 // Roles of messages.
@@ -575,11 +576,11 @@ func (c *Conversation) appendMessages(dst []byte, k int, marker string, at Marke
 		dst = append(dst, roleNames[n.role]...)
 		dst = append(dst, `","content":"`...)
 		if i == target && !suffix {
-			dst = appendJSONEscapedString(dst, marker)
+			dst = jsonx.AppendStringBody(dst, marker)
 			dst = append(dst, `\n\n`...)
 		}
 		if r, ok := c.liveSlot(n); ok {
-			dst = appendJSONEscapedString(dst, r)
+			dst = jsonx.AppendStringBody(dst, r)
 		} else if w != nil {
 			// Streaming: the memoised spans only, so that the trace's
 			// hash ids (a mapped cache file) are not read while the
@@ -606,7 +607,7 @@ func (c *Conversation) appendMessages(dst []byte, k int, marker string, at Marke
 		}
 		if i == target && suffix {
 			dst = append(dst, `\n\n`...)
-			dst = appendJSONEscapedString(dst, marker)
+			dst = jsonx.AppendStringBody(dst, marker)
 		}
 		dst = append(dst, `"}`...)
 	}

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/internal/jsonx"
 
 	"github.com/agentperf/agentperf/dataset/tokenizer"
 )
@@ -217,46 +217,6 @@ func verifyNatural(tok tokenizer.Tokenizer, text []byte, off []uint32, counts []
 	return newOff, newCounts, len(drop)
 }
 
-// appendJSONEscapedString appends s escaped as the body of a JSON string.
-func appendJSONEscapedString(dst []byte, s string) []byte {
-	return appendJSONEscaped(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
-// appendJSONEscaped appends s escaped as the body of a JSON string. Bytes
-// >= 0x80 are copied as they are, so valid UTF-8 stays valid.
-func appendJSONEscaped(dst []byte, s []byte) []byte {
-	const hexd = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
-			} else {
-				// Non-ASCII bytes are passed through (valid UTF-8 stays valid).
-				dst = append(dst, c)
-			}
-		}
-		start = i + 1
-	}
-	return append(dst, s[start:]...)
-}
-
 // finish derives the escaped text, buckets and totals from text, off and
 // count.
 func (c *corpus) finish() error {
@@ -269,7 +229,7 @@ func (c *corpus) finish() error {
 	}
 	for i := 0; i < n; i++ {
 		c.escOff[i] = uint32(len(c.esc))
-		c.esc = appendJSONEscaped(c.esc, c.text[c.off[i]:c.off[i+1]])
+		c.esc = jsonx.AppendStringBody(c.esc, string(c.text[c.off[i]:c.off[i+1]]))
 		k := int(c.count[i])
 		if k == 0 {
 			return fmt.Errorf("synth: corpus unit %d (%q) has no tokens", i, c.text[c.off[i]:c.off[i+1]])

@@ -3,6 +3,8 @@ package synth
 import (
 	"io"
 	"sync"
+
+	"github.com/agentperf/agentperf/internal/jsonx"
 )
 
 // Streaming a turn's message list. AppendMessagesJSONAt copies the whole
@@ -60,10 +62,10 @@ func (c *Conversation) MessagesJSONLenAt(k int, marker string, at MarkerPlacemen
 		first = false
 		size += len(`{"role":"`) + len(roleNames[n.role]) + len(`","content":"`) + len(`"}`)
 		if i == target {
-			size += escapedLen(marker) + len(`\n\n`)
+			size += jsonx.StringBodyLen(marker) + len(`\n\n`)
 		}
 		if r, ok := c.liveSlot(n); ok {
-			size += escapedLen(r)
+			size += jsonx.StringBodyLen(r)
 			continue
 		}
 		size += c.nodeTextLen(ni)
@@ -123,18 +125,4 @@ func (c *Conversation) memoNode(ni int32) nodeText {
 	t.n = uint32(len(c.nodeRefs)) - t.off
 	c.nodeText[ni] = t
 	return t
-}
-
-// escapedLen is len(appendJSONEscapedString(nil, s)).
-func escapedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r':
-			n++
-		case c < 0x20:
-			n += 5
-		}
-	}
-	return n
 }
