@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -43,7 +45,10 @@ type pointRunner struct {
 	spec   profile.Spec // the points' Spec, Loaded set
 	loaded *profile.Loaded
 	simSr  *sim.Server
-	logf   func(format string, args ...any)
+	// headers are what the inference requests carry (extra headers and
+	// credentials), sent with the reset and the drain's /metrics reads.
+	headers http.Header
+	logf    func(format string, args ...any)
 }
 
 // newPointRunner validates the flags (resolving the first point's run),
@@ -62,12 +67,11 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		}}
 	p.concurrency = strconv.Itoa(firstConc)
-	if pr.base, err = p.resolve(fs, env); err != nil {
+	if pr.base, err = p.resolve(fs, env, io); err != nil {
 		return nil, err
 	}
-	if pr.spec, err = pr.base.spec(io); err != nil {
-		return nil, err
-	}
+	pr.spec = pr.base.spec
+	pr.headers = requestHeaders(&pr.spec)
 	pr.loaded, err = profile.Load(ctx, pr.spec)
 	var ie *profile.InputError
 	if errors.As(err, &ie) {
@@ -108,6 +112,22 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	return pr, nil
 }
 
+// requestHeaders are the headers and credentials of s's inference
+// requests.
+func requestHeaders(s *profile.Spec) http.Header {
+	h := http.Header{}
+	for k, v := range s.Replay.Headers {
+		h.Set(k, v)
+	}
+	if s.Replay.APIKey != "" {
+		h.Set("Authorization", "Bearer "+s.Replay.APIKey)
+	}
+	if _, auth, err := replay.URLCredentials(s.Replay.URL); err == nil && auth != "" {
+		h.Set("Authorization", auth)
+	}
+	return h
+}
+
 func (pr *pointRunner) close() {
 	if pr.simSr != nil {
 		pr.simSr.Close()
@@ -134,7 +154,7 @@ func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
 // --reset-prefix-cache its prefix cache reset. Without the flag a server
 // whose /metrics cannot say it is idle is a warning, not an error.
 func (pr *pointRunner) before(ctx context.Context, c int) error {
-	opt := server.ResetOptions{Headers: pr.base.inferenceHeaders(), DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
+	opt := server.ResetOptions{Headers: pr.headers, DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
 	if !pr.pf.reset {
 		if err := server.WaitIdle(ctx, pr.url, opt); err != nil {
 			pr.logf("warning: before concurrency %d: %v (the point starts anyway)", c, err)
