@@ -18,6 +18,11 @@
 //
 // For a range lo..hi, a capacity K (lo ≤ K < hi) and an absolute
 // resolution r, the number of probes is PredictProbes(lo, hi, r, K):
-// ⌊log2(K/lo)⌋+2 for the exponential phase (the last one fails), then
-// ⌈log2(w/r)⌉ bisections of the bracket of width w = lo·2^⌊log2(K/lo)⌋.
+// m+2 for the exponential phase, m = ⌊log2(K/lo)⌋ (the last one fails),
+// then ⌈log2(w/r)⌉ bisections of the bracket of width
+// w = min(lo·2^(m+1), hi) − lo·2^m.
+//
+// RunSearch makes the probes real runs judged with package slo; Sweep
+// runs a list of points in order and resumes; WriteSweepReport and
+// WriteSearchReport write what the commands publish (docs/capacity.md).
 package capacity
