@@ -128,9 +128,13 @@ func TestClientCheck(t *testing.T) {
 	if b, why := (ClientCheck{}).Judge(late, idle); b {
 		t.Errorf("an idle client on time is client-bound: %s", why)
 	}
-	late[99], late[98] = 500, 500
-	if b, why := (ClientCheck{}).Judge(late, idle); !b || !strings.Contains(why, "lateness") {
-		t.Errorf("p99 lateness 500 ms: %v %q", b, why)
+	late[99] = 500
+	if b, why := (ClientCheck{}).Judge(late, idle); b {
+		t.Errorf("one late request of 100 marks the probe: %s", why)
+	}
+	late[98] = 500
+	if b, why := (ClientCheck{}).Judge(late, idle); !b || !strings.Contains(why, "lateness") || !strings.Contains(why, "2 of 100") {
+		t.Errorf("two late requests of 100: %v %q", b, why)
 	}
 	busy := CPUUse{CPU: 1900 * time.Millisecond, Wall: time.Second, Procs: 2, OK: true}
 	if b, why := (ClientCheck{}).Judge(nil, busy); !b || !strings.Contains(why, "CPU 95%") {
