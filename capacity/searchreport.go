@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -169,7 +170,7 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 		pl.X.Label.Text = "concurrency"
 		pl.Y.Label.Text = t.Unit
 		pl.X.Scale = gplot.LogScale{}
-		pl.X.Tick.Marker = pow2Ticks{}
+		pl.X.Tick.Marker = concTicks(res.Probes)
 		pl.Add(plotter.NewGrid())
 		groups := map[string]plotter.XYs{}
 		ymax := t.Threshold
@@ -269,16 +270,34 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 	})
 }
 
-// pow2Ticks labels the powers of two on a log concurrency axis.
-type pow2Ticks struct{}
+// concTicks labels the probed concurrencies and the powers of two
+// between them on a log axis, leaving out a label that would crowd one
+// already placed (closer than a sixth of an octave).
+type concTicks []Probe
 
 // Ticks implements plot.Ticker.
-func (pow2Ticks) Ticks(lo, hi float64) []gplot.Tick {
-	var ts []gplot.Tick
+func (ps concTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var vs []float64
+	for _, p := range ps {
+		vs = append(vs, float64(p.Concurrency))
+	}
 	for v := 1.0; v <= hi; v *= 2 {
-		if v >= lo {
-			ts = append(ts, gplot.Tick{Value: v, Label: fmt.Sprint(v)})
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	vs = slices.Compact(vs)
+	var ts []gplot.Tick
+	last := math.Inf(-1)
+	for _, v := range vs {
+		if v < lo || v > hi {
+			continue
 		}
+		t := gplot.Tick{Value: v}
+		if math.Log2(v)-last >= 1.0/6 {
+			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			last = math.Log2(v)
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }
