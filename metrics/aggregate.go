@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// row is what the Collector keeps per record (and what Report rebuilds
+// row is what the Collector keeps per record (and what Recompute rebuilds
 // from profile_export.jsonl): the computed values and the few facts the
 // aggregates need. It is about 230 bytes.
 type row struct {

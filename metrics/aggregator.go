@@ -169,7 +169,7 @@ func withSent(a Accounting, sent int) Accounting {
 
 // tally is what the aggregates are computed from: the rows of the records
 // that are not overflows, and every record's bucket counted. Both the
-// Aggregator (records of a run) and Report (lines of an export) fill it.
+// Aggregator (records of a run) and Recompute (lines of an export) fill it.
 // It is not safe for concurrent use.
 type tally struct {
 	rows    columns
@@ -205,5 +205,30 @@ func (t *tally) add(b Bucket, warmup bool, rw *row, e *Error) {
 		t.errs.add(e)
 	default:
 		t.acct.ProfilingOK++
+	}
+}
+
+// RequestRow is one request as the aggregates hold it: what a figure of
+// the run's requests draws.
+type RequestRow struct {
+	StartNs, EndNs     int64   // Unix ns
+	TTFT, Latency, ITL float64 // ms; NaN when absent
+	OK                 bool    // no error, not cancelled
+	Warmup             bool
+}
+
+// EachRequest calls fn with every record added so far that is not a
+// context overflow (those have no row), in the order they were added, so
+// that a figure of the run needs no second read of profile_export.jsonl.
+func (a *Aggregator) EachRequest(fn func(RequestRow)) {
+	ttft, lat, itl := metricIndex("time_to_first_token"), metricIndex("request_latency"), metricIndex("inter_token_latency")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := &a.t.rows
+	for i := range c.len() {
+		f := c.flags(i)
+		start, end := c.times(i)
+		fn(RequestRow{StartNs: start, EndNs: end, TTFT: c.value(ttft, i), Latency: c.value(lat, i), ITL: c.value(itl, i),
+			OK: !f.failed() && !f.cancelled(), Warmup: f.warmup()})
 	}
 }

@@ -169,3 +169,7 @@ func (c *Collector) Finish(info RunInfo) (*Summary, error) {
 	s, aerr := c.agg.Finish(c.dir, info)
 	return s, errors.Join(werr, aerr)
 }
+
+// EachRequest is the aggregator's EachRequest: every request recorded so
+// far that is not a context overflow, in order.
+func (c *Collector) EachRequest(fn func(RequestRow)) { c.agg.EachRequest(fn) }

@@ -10,7 +10,7 @@
 //   - LiveWindow keeps the live statistics of a run (Snapshot; the
 //     terminal views are package ui).
 //
-// Collector is the three together, with one Finish. Report recomputes the
+// Collector is the three together, with one Finish. Recompute recomputes the
 // aggregates from an artifact folder.
 //
 // Invariants:
@@ -23,12 +23,12 @@
 //     returned, never swallowed. Problems that do not stop a run
 //     (accounting mismatch, no theoretical-hit data, a plot that did not
 //     render) are warnings in the JSON and in the summary table.
-//   - Report(Finish(records)) reproduces Finish's JSON and CSV byte for
+//   - Recompute(Finish(records)) reproduces Finish's JSON and CSV byte for
 //     byte: the JSONL carries everything the aggregates need.
 //
 // Where agentperf adds to aiperf's formats (consumers ignore unknown keys):
 //   - profile_export.jsonl metadata: theoretical_hit_blocks and
-//     theoretical_total_blocks (so Report can recompute
+//     theoretical_total_blocks (so Recompute can recompute
 //     theoretical_prefix_cache_hit); recorded_output_tokens (the trace's
 //     recorded output length); error.details.category.
 //   - metrics: time_per_output_token (= inter_token_latency; InferenceX
@@ -43,6 +43,6 @@
 // Identification: schema_version "1.4" (the SemiAnalysis fork InferenceX
 // pins) and aiperf_version = CollectorOptions.Version (AggregatorOptions.Version).
 //
-// The server /metrics scraper lives in metrics/server and the PNG plot in
+// The server /metrics scraper lives in servermetrics and the PNG plot in
 // metrics/plot.
 package metrics

@@ -64,7 +64,7 @@ func naiveLocal(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("2006-01-02T15:04:05.000000")
 }
 
-// exportOptions are the writer settings shared by Finish and Report.
+// exportOptions are the writer settings shared by Finish and Recompute.
 type exportOptions struct {
 	version  string
 	location *time.Location

@@ -124,15 +124,15 @@ func TestReportReproducesFinish(t *testing.T) {
 	wantCSV := readFile(t, dir, FileAggregateCSV)
 	os.Remove(filepath.Join(dir, FileAggregateCSV))
 	var out strings.Builder
-	s, err := ReportWith(dir, &out, ReportOptions{Location: time.UTC})
+	s, err := RecomputeWith(dir, &out, RecomputeOptions{Location: time.UTC})
 	if err != nil {
-		t.Fatalf("Report: %v", err)
+		t.Fatalf("Recompute: %v", err)
 	}
 	if got := readFile(t, dir, FileAggregateJSON); string(got) != string(wantJSON) {
-		t.Errorf("Report changed the aggregate JSON:\n%s", got)
+		t.Errorf("Recompute changed the aggregate JSON:\n%s", got)
 	}
 	if got := readFile(t, dir, FileAggregateCSV); string(got) != string(wantCSV) {
-		t.Errorf("Report changed the aggregate CSV:\n%s", got)
+		t.Errorf("Recompute changed the aggregate CSV:\n%s", got)
 	}
 	if s.RequestCount != 5 || !strings.Contains(out.String(), "Time to First Token (ms)") {
 		t.Errorf("report table:\n%s", out.String())

@@ -27,7 +27,7 @@ const (
 // (docs/artifacts.md): metadata, metrics (absent values omitted,
 // whole-number metrics as integers), error (absent on success). Three
 // agentperf additions are written in metadata when the record carries
-// them: theoretical_hit_blocks and theoretical_total_blocks, so that Report
+// them: theoretical_hit_blocks and theoretical_total_blocks, so that Recompute
 // can recompute theoretical_prefix_cache_hit from the file alone, and
 // recorded_output_tokens (the trace's recorded `out`), from which the
 // InferenceX result's output_tokens_expected is computed. A retried warmup

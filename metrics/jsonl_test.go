@@ -124,7 +124,7 @@ func TestReadExportErrors(t *testing.T) {
 	}
 }
 
-// FuzzReadExport: the profile_export.jsonl reader used by Report never
+// FuzzReadExport: the profile_export.jsonl reader used by Recompute never
 // panics, and what it accepts is counted consistently.
 func FuzzReadExport(f *testing.F) {
 	recs, ovf := fixtureRecords()

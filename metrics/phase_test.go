@@ -18,7 +18,7 @@ func overflowRecord(i int, ph Phase) *Record {
 // TestOverflowsCountedPerPhase: context_overflow_count (the aggregate, its
 // metadata copy and the summary's profiling figure) counts profiling
 // overflows only, as aiperf's metric does; warmup overflows are counted
-// apart; the accounting counts both. Report recomputes the same split
+// apart; the accounting counts both. Recompute recomputes the same split
 // from context_overflow_export.jsonl.
 func TestOverflowsCountedPerPhase(t *testing.T) {
 	t.Parallel()
@@ -62,7 +62,7 @@ func TestOverflowsCountedPerPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("Finish", s)
-	s, err = ReportWith(dir, nil, ReportOptions{Location: time.UTC})
+	s, err = RecomputeWith(dir, nil, RecomputeOptions{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestOverflowsCountedPerPhase(t *testing.T) {
 
 // TestErrorRateWarning: above 5 % failed profiling requests the summary
 // starts with the error rate and metadata.warnings carries it (once, also
-// after Report recomputes it); at or below 5 % neither does.
+// after Recompute recomputes it); at or below 5 % neither does.
 func TestErrorRateWarning(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -100,7 +100,7 @@ func TestErrorRateWarning(t *testing.T) {
 		}
 		for _, how := range []string{"Finish", "Report"} {
 			if how == "Report" {
-				if s, err = ReportWith(dir, nil, ReportOptions{Location: time.UTC}); err != nil {
+				if s, err = RecomputeWith(dir, nil, RecomputeOptions{Location: time.UTC}); err != nil {
 					t.Fatal(err)
 				}
 			}

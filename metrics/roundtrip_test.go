@@ -83,7 +83,7 @@ func FuzzFinishReportRoundTrip(f *testing.F) {
 		if err := os.Remove(filepath.Join(dir, FileAggregateCSV)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReportWith(dir, nil, ReportOptions{Location: time.UTC}); err != nil {
+		if _, err := RecomputeWith(dir, nil, RecomputeOptions{Location: time.UTC}); err != nil {
 			t.Fatal(err)
 		}
 		if got := readFile(t, dir, FileAggregateJSON); !bytes.Equal(got, want) {

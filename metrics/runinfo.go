@@ -45,7 +45,7 @@ type RunInfo struct {
 	Warnings []string
 
 	// keepTop and keepMeta hold the top-level and metadata keys of an
-	// existing aggregate JSON that Report does not regenerate (written
+	// existing aggregate JSON that Recompute does not regenerate (written
 	// back unchanged, after the regenerated ones).
 	keepTop, keepMeta map[string]any
 }

@@ -22,7 +22,7 @@ func TestSummarizeWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := readFile(t, dir, FileAggregateJSON)
-	s, err := Summarize(dir, ReportOptions{Location: time.UTC})
+	s, err := Summarize(dir, RecomputeOptions{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestSummarizeWritesNothing(t *testing.T) {
 			s.RequestCount, s.ErrorRequestCount, s.RequestThroughput, s.OutputTokenThroughput,
 			fin.RequestCount, fin.ErrorRequestCount, fin.RequestThroughput, fin.OutputTokenThroughput)
 	}
-	if _, err := Summarize(filepath.Join(dir, "missing"), ReportOptions{}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Summarize(filepath.Join(dir, "missing"), RecomputeOptions{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing folder: %v", err)
 	}
 }
@@ -49,7 +49,7 @@ func TestReportDefaultLocation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	runFixture(t, dir)
-	if _, err := Report(dir, nil); err != nil {
+	if _, err := Recompute(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 }

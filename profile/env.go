@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // envHandling says what agentperf does with one AIPERF_* variable.
@@ -156,7 +156,7 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 	if t := parseSecs("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT"); t > 0 && (s.OpenTimeout == 0 || t < s.OpenTimeout) {
 		s.OpenTimeout = t
 	}
-	if iv, err := server.IntervalFrom(getenv); err != nil {
+	if iv, err := servermetrics.IntervalFrom(getenv); err != nil {
 		errs = append(errs, err.Error())
 	} else {
 		s.ScrapeInterval = iv

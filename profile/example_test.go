@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // A whole embedded run: the in-process simulator as the server, a small
@@ -70,7 +70,7 @@ func ExampleFinish() {
 	if err != nil {
 		panic(err)
 	}
-	scr := server.New(server.Config{URLs: []string{srv.URL + "/metrics"}, SliceDuration: server.DefaultSliceDuration})
+	scr := servermetrics.New(servermetrics.Config{URLs: []string{srv.URL + "/metrics"}, SliceDuration: servermetrics.DefaultSliceDuration})
 	ctx := context.Background()
 	scr.Baseline(ctx)
 

@@ -12,28 +12,30 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // Collector is what Finish needs of the run's record collector
 // (*metrics.Collector, the replay.Config.Sink).
 type Collector interface {
 	// Flush writes the records buffered so far to the record stream
-	// (profile_export.jsonl.partial), which the plot reads before the
-	// aggregates are written; its error is also Err's.
+	// (profile_export.jsonl.partial); its error is also Err's.
 	Flush() error
 	// Err is the first write error of the run, nil while every write
 	// succeeded.
 	Err() error
 	// Finish closes the record streams and writes the aggregates.
 	Finish(info metrics.RunInfo) (*metrics.Summary, error)
+	// EachRequest calls fn with every request recorded that is not a
+	// context overflow, in order: the figures' input.
+	EachRequest(fn func(metrics.RequestRow))
 }
 
 // Input is what Finish needs besides the replay.Result: the run's
@@ -46,7 +48,7 @@ type Input struct {
 	Collector Collector
 	// Scraper is the server-metrics scraper of the run, its final scrape
 	// done (nil: no server metrics).
-	Scraper *server.Scraper
+	Scraper *servermetrics.Scraper
 
 	// Scenario is the scenario preset's name; "" means none. Submission
 	// validity is a scenario's notion: without one, the verdict's
@@ -105,7 +107,7 @@ type Outcome struct {
 	// Derived are the prefix-cache and KV figures derived from the server
 	// metrics (nil without a scraper, or when its export failed or came
 	// after a failed write).
-	Derived *server.Derived
+	Derived *servermetrics.Derived
 	// Warnings are the warnings found while finishing, in
 	// metadata.warnings after Input.Warnings.
 	Warnings []string
@@ -166,9 +168,6 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Message }
 
-// recordsPartial is the record stream's name until the collector's
-// Finish renames it (it stays so after a failed write).
-const recordsPartial = metrics.FileRecords + ".partial"
 
 // Finish writes the artifacts of a run that replay.Run returned res for,
 // judges it and returns the Outcome. It returns an error only for an
@@ -239,8 +238,8 @@ func (f *finisher) writeProblem(what string, err error) {
 
 func (f *finisher) run() {
 	res, in, col := f.res, &f.in, f.in.Collector
-	// The plot reads the record stream before the aggregates are
-	// written; a write error of this flush counts as one of the run.
+	// The records buffered so far go to disk first: a write error of this
+	// flush counts as one of the run (the aggregates then go first).
 	_ = col.Flush()
 	// After a failed write (a full disk) the aggregates are written
 	// first, into the room the collector kept; the server metrics export
@@ -310,7 +309,7 @@ func (f *finisher) exportServer() {
 		f.warn("server metrics: collection stopped by an " + d.CollectionError)
 	}
 	if pre := in.RequiredServerMetricPrefix; pre != "" {
-		b, err := os.ReadFile(filepath.Join(in.Dir, server.JSONFile))
+		b, err := os.ReadFile(filepath.Join(in.Dir, servermetrics.JSONFile))
 		if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
 			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
 		}
@@ -330,7 +329,11 @@ func (f *finisher) figure() (plot.Input, []string) {
 	if !ps.IsZero() {
 		psNs = ps.UnixNano()
 	}
-	fig, rw := plot.ReadFiles(filepath.Join(in.Dir, recordsPartial), filepath.Join(in.Dir, server.JSONFile), psNs)
+	// The requests come from the aggregates the collector holds (no second
+	// read of the record file); the server panels from the export just
+	// written.
+	ex, rw := plot.ReadServerExport(filepath.Join(in.Dir, servermetrics.JSONFile))
+	fig := plot.Input{Requests: plot.PointsFrom(in.Collector.EachRequest), Server: ex, ProfilingStartNs: psNs}
 	if !in.NoPlot {
 		w, err := plot.Render(fig, filepath.Join(in.Dir, plot.FileName))
 		for _, s := range append(slices.Clone(rw), w...) {

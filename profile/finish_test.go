@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,13 +13,15 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // simRun replays a small synthetic corpus against the simulator (window
@@ -72,9 +75,9 @@ func simRun(t *testing.T, dir string, maxModelLen int) (*replay.Result, *metrics
 	return res, col, syn
 }
 
-// spyCollector wraps the collector: its Flush leaves an undecodable line
-// at the end of the record stream (so reading the figure's input warns),
-// and its Finish keeps the aggregate JSON as Finish wrote it.
+// spyCollector wraps the collector: its Flush leaves an undecodable
+// server metrics export in the folder (so reading the figure's input
+// warns), and its Finish keeps the aggregate JSON as Finish wrote it.
 type spyCollector struct {
 	*metrics.Collector
 	dir     string
@@ -85,13 +88,7 @@ func (s *spyCollector) Flush() error {
 	if err := s.Collector.Flush(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, metrics.FileRecords+".partial"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.WriteString("{not a record\n")
-	return err
+	return os.WriteFile(filepath.Join(s.dir, servermetrics.JSONFile), []byte("{not an export\n"), 0o644)
 }
 
 func (s *spyCollector) Finish(info metrics.RunInfo) (*metrics.Summary, error) {
@@ -120,14 +117,14 @@ func TestFinishWritesTheAggregatesOnce(t *testing.T) {
 	var plotW, pageW string
 	for _, w := range out.Warnings {
 		switch {
-		case strings.HasPrefix(w, "plot: ") && strings.Contains(w, "could not be decoded"):
+		case strings.HasPrefix(w, "plot: ") && strings.Contains(w, "server panels empty"):
 			plotW = w
-		case strings.HasPrefix(w, "report.html: ") && strings.Contains(w, "could not be decoded"):
+		case strings.HasPrefix(w, "report.html: ") && strings.Contains(w, "server panels empty"):
 			pageW = w
 		}
 	}
 	if plotW == "" || pageW == "" {
-		t.Fatalf("warnings %q lack the plot's and the page's about the bad record line", out.Warnings)
+		t.Fatalf("warnings %q lack the plot's and the page's about the bad server export", out.Warnings)
 	}
 	final, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
 	if err != nil {
@@ -225,5 +222,34 @@ func TestFinishRejectsAnIncompleteInput(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("%d files written for a rejected Input", len(ents))
+	}
+}
+
+// TestFigureFromTheAggregates: the figure's request points, taken from what
+// the collector holds, are the points a read of the finished record file
+// gives (same requests, same order, same values): finishing needs no
+// second read of profile_export.jsonl.
+func TestFigureFromTheAggregates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	mem := plot.PointsFrom(col.EachRequest)
+	if _, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true}); err != nil {
+		t.Fatal(err)
+	}
+	file, warnings, err := plot.ReadRequests(filepath.Join(dir, metrics.FileRecords))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("read back: %v %q", err, warnings)
+	}
+	if len(mem) == 0 || len(mem) != len(file) {
+		t.Fatalf("%d points from the aggregates, %d in the record file", len(mem), len(file))
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-9 }
+	for i := range mem {
+		m, f := mem[i], file[i]
+		if m.StartNs != f.StartNs || m.EndNs != f.EndNs || m.OK != f.OK || m.Phase != f.Phase ||
+			!same(m.TTFTms, f.TTFTms) || !same(m.LatencyMs, f.LatencyMs) || !same(m.ITLms, f.ITLms) {
+			t.Fatalf("point %d: from the aggregates %+v, from the file %+v", i, m, f)
+		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/ui"
 )
 
@@ -31,7 +31,7 @@ const serverWindow = 10 * time.Second
 type liveSource struct {
 	prog        *replay.Progress
 	col         *metrics.Collector
-	scr         *server.Scraper // nil without server metrics
+	scr         *servermetrics.Scraper // nil without server metrics
 	pc          *phaseClock
 	streaming   bool
 	interrupted func() bool

@@ -2,9 +2,9 @@ package profile
 
 import (
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // subagentMetadata is metadata.agentperf.subagents: what was done with

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
-// WriteReport writes what a person reads at the end of a run: the
+// WriteSummary writes what a person reads at the end of a run: the
 // summary table, the server's derived figures, the request accounting,
 // the subagents, an early end, the tokenizer and the artifact folder.
 // The run's warnings and problems are not in it (Run logs them).
-func (o *Outcome) WriteReport(w io.Writer) {
+func (o *Outcome) WriteSummary(w io.Writer) {
 	if sum := o.Summary; sum != nil {
 		// The run's warnings were logged; the table adds the summary's own.
 		t := *sum
@@ -49,7 +49,7 @@ func (o *Outcome) WriteReport(w io.Writer) {
 }
 
 // WriteDerived writes the server-side figures under the summary table.
-func WriteDerived(w io.Writer, d *server.Derived) {
+func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 	pct := func(v float64, ok bool) string {
 		if !ok {
 			return "n/a"
@@ -64,7 +64,7 @@ func WriteDerived(w io.Writer, d *server.Derived) {
 		pct(d.KVUsagePeak, d.KVUsagePeakValid))
 	if d.ScrapeFailures > 0 {
 		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
-			d.ScrapeFailures, d.Scrapes, server.JSONFile, d.LastScrapeError)
+			d.ScrapeFailures, d.Scrapes, servermetrics.JSONFile, d.LastScrapeError)
 	}
 	if d.CollectionError != "" {
 		fmt.Fprintf(w, "server metrics: collection stopped by an %s\n", d.CollectionError)

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -87,16 +87,16 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
-	var scr *server.Scraper
+	var scr *servermetrics.Scraper
 	if !s.ServerMetrics.Off {
-		urls := server.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
+		urls := servermetrics.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
 		// Server timeslices feed metrics_plots.png, so they default to 1 s
 		// (InferenceX's --slice-duration) when SliceDuration is unset.
 		slice := s.SliceDuration
 		if slice <= 0 {
-			slice = server.DefaultSliceDuration
+			slice = servermetrics.DefaultSliceDuration
 		}
-		scr = server.New(server.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
+		scr = servermetrics.New(servermetrics.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
 			AIPerfVersion: s.Version, BenchmarkID: benchID, InputConfig: s.inputConfig(),
 			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
 		scr.Baseline(ctx)
@@ -195,7 +195,7 @@ func (s *Spec) replayConfig(url string, l *Loaded) replay.Config {
 }
 
 // finishInput is Finish's Input for this Spec.
-func (s *Spec) finishInput(col *metrics.Collector, scr *server.Scraper, l *Loaded, warnings []string) Input {
+func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l *Loaded, warnings []string) Input {
 	advice := s.OverflowAdvice
 	if advice == "" {
 		advice = s.overflowAdvice()

@@ -7,8 +7,8 @@ import (
 	"github.com/agentperf/agentperf/internal/jsonx"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/synth"
 )
 
 // bodyParams are the per-request fields of a request body.

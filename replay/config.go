@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
 )
 

@@ -12,7 +12,7 @@
 // drained trees until the benchmark duration is reached. The requests are
 // described in docs/replay.md ("Requests on the wire"), the records in
 // docs/artifacts.md. The schedule itself comes from package timing; the
-// prompts from package dataset/synth; the rules (cache-bust markers,
+// prompts from package synth; the rules (cache-bust markers,
 // context-overflow classification, the failed-request threshold) from
 // package scenario. Every request ever sent ends up in exactly one place —
 // a profiling or warmup record, an error record, a context-overflow record

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // fakeServer is a minimal OpenAI-compatible streaming server for engine

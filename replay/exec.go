@@ -8,8 +8,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
 )
 

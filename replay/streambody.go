@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentperf/agentperf/dataset/synth"
+	"github.com/agentperf/agentperf/synth"
 )
 
 // streamBodyAbove is the message-list size above which a request body is

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/dataset/synth"
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // treeSim starts a zero-latency simulator that never evicts and never

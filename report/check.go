@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // DefaultFailedRequestThreshold is InferenceX's default error-rate
@@ -113,19 +113,19 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 // requiredPrefix is InferenceX's launcher gate: both server-metrics
 // exports exist and are non-empty, and the JSON mentions "<prefix.
 func requiredPrefix(dir, prefix string) (bool, string) {
-	for _, n := range []string{server.JSONFile, server.CSVFile} {
+	for _, n := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {
 		st, err := os.Stat(filepath.Join(dir, n))
 		if err != nil || st.Size() == 0 {
 			return false, fmt.Sprintf("%s is missing or empty (required because the server metric prefix %q is)", n, prefix)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, server.JSONFile))
+	f, err := os.Open(filepath.Join(dir, servermetrics.JSONFile))
 	if err != nil {
 		return false, err.Error()
 	}
 	defer f.Close()
 	if !containsStream(f, []byte(`"`+prefix)) {
-		return false, fmt.Sprintf("%s has no metric named %s…", server.JSONFile, prefix)
+		return false, fmt.Sprintf("%s has no metric named %s…", servermetrics.JSONFile, prefix)
 	}
 	return true, fmt.Sprintf("server metrics with prefix %s present", prefix)
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // KVPool is the GPU KV cache capacity of the deployment in tokens and
@@ -180,11 +180,11 @@ func dedupe(xs []string) []string {
 // vllm:cache_config_info's num_gpu_blocks × block_size labels summed over
 // its series (one per engine), else sglang:max_total_num_tokens summed
 // over its series.
-func poolFromMetrics(ex *server.Export) (KVPool, bool) {
+func poolFromMetrics(ex *servermetrics.Export) (KVPool, bool) {
 	if ex == nil {
 		return KVPool{}, false
 	}
-	for _, ms := range []map[string]*server.Metric{ex.Metrics, ex.WarmupMetrics} {
+	for _, ms := range []map[string]*servermetrics.Metric{ex.Metrics, ex.WarmupMetrics} {
 		if m := ms["vllm:cache_config_info"]; m != nil {
 			var t int64
 			n := 0

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // ErrNotArtifactDir is wrapped when a folder holds no profile_export.jsonl
@@ -35,10 +35,10 @@ type Run struct {
 	// tok/s, accounting).
 	Summary *metrics.Summary
 	// Server is server_metrics_export.json, nil when absent.
-	Server *server.Export
+	Server *servermetrics.Export
 	// Derived are the server figures of the seed table, computed from
 	// Server (zero when Server is nil).
-	Derived server.Derived
+	Derived servermetrics.Derived
 	// Warnings are problems found while reading that do not stop the
 	// report.
 	Warnings []string
@@ -213,7 +213,7 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Summary, err = metrics.Summarize(d, metrics.ReportOptions{Location: time.Local})
+	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local})
 	if err != nil {
 		return nil, err
 	}
@@ -228,14 +228,14 @@ func Load(dir string) (*Run, error) {
 	} else {
 		r.Warnings = append(r.Warnings, metrics.FileAggregateJSON+" is missing: theoretical_cache_hit_rate and dataset come from the records only")
 	}
-	sp := filepath.Join(d, server.JSONFile)
+	sp := filepath.Join(d, servermetrics.JSONFile)
 	if _, err := os.Stat(sp); err == nil {
-		ex, err := server.ReadExport(sp)
+		ex, err := servermetrics.ReadExport(sp)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadArtifact, err)
 		}
 		r.Server = ex
-		r.Derived = server.Derive(ex)
+		r.Derived = servermetrics.Derive(ex)
 	}
 	return r, nil
 }

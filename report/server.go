@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // val is an optional number.
@@ -70,7 +70,7 @@ type serverFigures struct {
 
 // counterSum sums a counter's window totals (histograms: their sums) over
 // the series of the first metric of names that has any, filtered by keep.
-func counterSum(ms map[string]*server.Metric, names []string, keep func(*server.Series) bool) val {
+func counterSum(ms map[string]*servermetrics.Metric, names []string, keep func(*servermetrics.Series) bool) val {
 	for _, n := range names {
 		m := ms[n]
 		if m == nil {
@@ -96,7 +96,7 @@ func counterSum(ms map[string]*server.Metric, names []string, keep func(*server.
 }
 
 // sumByLabel sums a counter's totals by the value of label.
-func sumByLabel(ms map[string]*server.Metric, name, label string, keep func(*server.Series) bool) map[string]float64 {
+func sumByLabel(ms map[string]*servermetrics.Metric, name, label string, keep func(*servermetrics.Series) bool) map[string]float64 {
 	m := ms[name]
 	if m == nil {
 		return nil
@@ -124,7 +124,7 @@ func sumByLabel(ms map[string]*server.Metric, name, label string, keep func(*ser
 }
 
 // gaugeStat is one series' gauge statistic: the first of keys present.
-func gaugeStat(s *server.Series, keys ...string) (float64, bool) {
+func gaugeStat(s *servermetrics.Series, keys ...string) (float64, bool) {
 	if s == nil || s.Stats == nil {
 		return 0, false
 	}
@@ -154,7 +154,7 @@ const (
 
 // gauge combines one statistic (first of keys) of the series of the first
 // metric of names that has any.
-func gauge(ms map[string]*server.Metric, names []string, how combine, keep func(*server.Series) bool, keys ...string) val {
+func gauge(ms map[string]*servermetrics.Metric, names []string, how combine, keep func(*servermetrics.Series) bool, keys ...string) val {
 	for _, n := range names {
 		m := ms[n]
 		if m == nil {
@@ -190,7 +190,7 @@ func gauge(ms map[string]*server.Metric, names []string, how combine, keep func(
 // usage is a percentage gauge as a 0–1 fraction: each engine's peak
 // (max, else avg) normalised (a value above 1.5 is read as percent and
 // divided by 100), averaged over engines.
-func usage(ms map[string]*server.Metric, names []string, keep func(*server.Series) bool) val {
+func usage(ms map[string]*servermetrics.Metric, names []string, keep func(*servermetrics.Series) bool) val {
 	for _, n := range names {
 		m := ms[n]
 		if m == nil {
@@ -219,8 +219,8 @@ func normFraction(v float64) float64 {
 	return v
 }
 
-func labelIs(k, v string) func(*server.Series) bool {
-	return func(s *server.Series) bool { return s != nil && s.Labels[k] == v }
+func labelIs(k, v string) func(*servermetrics.Series) bool {
+	return func(s *servermetrics.Series) bool { return s != nil && s.Labels[k] == v }
 }
 
 // Metric names read (export names: counters without _total).
@@ -239,9 +239,9 @@ var (
 
 // computeServer derives the server figures from an export (nil: absent)
 // and the kept records (for the token fallbacks).
-func computeServer(ex *server.Export, framework string, req *requestFigures) serverFigures {
+func computeServer(ex *servermetrics.Export, framework string, req *requestFigures) serverFigures {
 	f := serverFigures{adapter: "none"}
-	var ms map[string]*server.Metric
+	var ms map[string]*servermetrics.Metric
 	if ex != nil {
 		ms = ex.Metrics
 	}
@@ -284,7 +284,7 @@ func computeServer(ex *server.Export, framework string, req *requestFigures) ser
 	return f
 }
 
-func detectAdapter(ms map[string]*server.Metric, framework string) string {
+func detectAdapter(ms map[string]*servermetrics.Metric, framework string) string {
 	fw := strings.ToLower(framework)
 	has := func(prefix string) bool {
 		for n := range ms {
@@ -305,7 +305,7 @@ func detectAdapter(ms map[string]*server.Metric, framework string) string {
 	return "unknown"
 }
 
-func (f *serverFigures) vllm(ms map[string]*server.Metric, dynamo bool) {
+func (f *serverFigures) vllm(ms map[string]*servermetrics.Metric, dynamo bool) {
 	if dynamo {
 		f.promptTotal = counterSum(ms, append([]string{"dynamo_frontend_input_sequence_tokens"}, nPrompt...), nil)
 		f.genTotal = counterSum(ms, append([]string{"dynamo_frontend_output_tokens"}, nGen...), nil)
@@ -368,7 +368,7 @@ func (f *serverFigures) vllm(ms map[string]*server.Metric, dynamo bool) {
 	f.sources = vllmSources(ms)
 }
 
-func (f *serverFigures) sglang(ms map[string]*server.Metric) {
+func (f *serverFigures) sglang(ms map[string]*servermetrics.Metric) {
 	f.promptTotal = counterSum(ms, []string{"sglang:prompt_tokens"}, nil)
 	f.genTotal = counterSum(ms, []string{"sglang:generation_tokens"}, nil)
 	f.cachedBySource = sumByLabel(ms, "sglang:cached_tokens", "cache_source", nil)
@@ -401,7 +401,7 @@ func (f *serverFigures) sglang(ms map[string]*server.Metric) {
 	f.bySource = f.cachedBySource
 }
 
-func (f *serverFigures) dynamo(ms map[string]*server.Metric) {
+func (f *serverFigures) dynamo(ms map[string]*servermetrics.Metric) {
 	if !f.gpuUsage.ok {
 		f.gpuUsage = usage(ms, []string{"dynamo_component_gpu_cache_usage_percent"}, nil)
 	}
@@ -426,7 +426,7 @@ func (f *serverFigures) dynamo(ms map[string]*server.Metric) {
 // sourceID identifies the engine a series comes from: role (from the
 // dynamo_component or component label), endpoint and the worker_id,
 // dp_rank and engine labels.
-func sourceID(s *server.Series) string {
+func sourceID(s *servermetrics.Series) string {
 	comp := s.Labels["dynamo_component"]
 	if comp == "" {
 		comp = s.Labels["component"]
@@ -453,7 +453,7 @@ func sourceID(s *server.Series) string {
 }
 
 // vllmSources lists the per-engine figures, by source id.
-func vllmSources(ms map[string]*server.Metric) []obj {
+func vllmSources(ms map[string]*servermetrics.Metric) []obj {
 	ids := map[string]bool{}
 	for _, n := range []string{"vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_hits",
 		"vllm:prefix_cache_queries", "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_by_source"} {
@@ -472,7 +472,7 @@ func vllmSources(ms map[string]*server.Metric) []obj {
 	sort.Strings(sorted)
 	out := make([]obj, 0, len(sorted))
 	for _, id := range sorted {
-		keep := func(s *server.Series) bool { return s != nil && sourceID(s) == id }
+		keep := func(s *servermetrics.Series) bool { return s != nil && sourceID(s) == id }
 		role, _, _ := strings.Cut(id, "|")
 		out = append(out, obj{
 			{"id", id},

@@ -6,26 +6,26 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
-func writeExport(t *testing.T, dir string, ms map[string]*server.Metric) {
+func writeExport(t *testing.T, dir string, ms map[string]*servermetrics.Metric) {
 	t.Helper()
-	b, err := json.Marshal(&server.Export{SchemaVersion: "1.0", Metrics: ms, WarmupMetrics: map[string]*server.Metric{}})
+	b, err := json.Marshal(&servermetrics.Export{SchemaVersion: "1.0", Metrics: ms, WarmupMetrics: map[string]*servermetrics.Metric{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, server.JSONFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, servermetrics.JSONFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func ctr(labels map[string]string, total float64) *server.Series {
-	return &server.Series{Labels: labels, Stats: &server.Stats{Total: f64(total)}}
+func ctr(labels map[string]string, total float64) *servermetrics.Series {
+	return &servermetrics.Series{Labels: labels, Stats: &servermetrics.Stats{Total: f64(total)}}
 }
 
-func gge(labels map[string]string, max float64) *server.Series {
-	return &server.Series{Labels: labels, Stats: &server.Stats{Max: f64(max), Avg: f64(max)}}
+func gge(labels map[string]string, max float64) *servermetrics.Series {
+	return &servermetrics.Series{Labels: labels, Stats: &servermetrics.Stats{Max: f64(max), Avg: f64(max)}}
 }
 
 // TestSGLangServerMetrics: SGLang's cached-token counters by source, its
@@ -34,16 +34,16 @@ func gge(labels map[string]string, max float64) *server.Series {
 func TestSGLangServerMetrics(t *testing.T) {
 	t.Parallel()
 	dir := copyFixture(t)
-	writeExport(t, dir, map[string]*server.Metric{
-		"sglang:prompt_tokens":     {Type: "counter", Series: []*server.Series{ctr(nil, 1000)}},
-		"sglang:generation_tokens": {Type: "counter", Series: []*server.Series{ctr(nil, 200)}},
-		"sglang:cached_tokens": {Type: "counter", Series: []*server.Series{
+	writeExport(t, dir, map[string]*servermetrics.Metric{
+		"sglang:prompt_tokens":     {Type: "counter", Series: []*servermetrics.Series{ctr(nil, 1000)}},
+		"sglang:generation_tokens": {Type: "counter", Series: []*servermetrics.Series{ctr(nil, 200)}},
+		"sglang:cached_tokens": {Type: "counter", Series: []*servermetrics.Series{
 			ctr(map[string]string{"cache_source": "device"}, 400), ctr(map[string]string{"cache_source": "host"}, 100)}},
-		"sglang:token_usage":               {Type: "gauge", Series: []*server.Series{gge(nil, 75)}}, // percent: read as 0.75
-		"sglang:hicache_host_used_tokens":  {Type: "gauge", Series: []*server.Series{gge(nil, 300)}},
-		"sglang:hicache_host_total_tokens": {Type: "gauge", Series: []*server.Series{gge(nil, 1000)}},
-		"sglang:realtime_tokens":           {Type: "counter", Series: []*server.Series{ctr(map[string]string{"mode": "prefill_compute"}, 500)}},
-		"sglang:max_total_num_tokens": {Type: "gauge", Series: []*server.Series{
+		"sglang:token_usage":               {Type: "gauge", Series: []*servermetrics.Series{gge(nil, 75)}}, // percent: read as 0.75
+		"sglang:hicache_host_used_tokens":  {Type: "gauge", Series: []*servermetrics.Series{gge(nil, 300)}},
+		"sglang:hicache_host_total_tokens": {Type: "gauge", Series: []*servermetrics.Series{gge(nil, 1000)}},
+		"sglang:realtime_tokens":           {Type: "counter", Series: []*servermetrics.Series{ctr(map[string]string{"mode": "prefill_compute"}, 500)}},
+		"sglang:max_total_num_tokens": {Type: "gauge", Series: []*servermetrics.Series{
 			gge(map[string]string{"dp_rank": "0"}, 1000), gge(map[string]string{"dp_rank": "1"}, 1200)}},
 	})
 	run, err := Load(dir)
@@ -83,7 +83,7 @@ func TestSGLangServerMetrics(t *testing.T) {
 func TestMissingAndUnknownServerMetrics(t *testing.T) {
 	t.Parallel()
 	dir := copyFixture(t)
-	os.Remove(filepath.Join(dir, server.JSONFile))
+	os.Remove(filepath.Join(dir, servermetrics.JSONFile))
 	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestMissingAndUnknownServerMetrics(t *testing.T) {
 		doc["kv_cache_pool_tokens"] != nil {
 		t.Errorf("server block without an export: %v", doc["server_metrics"])
 	}
-	writeExport(t, dir, map[string]*server.Metric{"trtllm_prompt_tokens": {Type: "counter", Series: []*server.Series{ctr(nil, 5)}}})
+	writeExport(t, dir, map[string]*servermetrics.Metric{"trtllm_prompt_tokens": {Type: "counter", Series: []*servermetrics.Series{ctr(nil, 5)}}})
 	run, _ = Load(dir)
 	res, err = run.InferenceX(Options{Env: env})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // seedRun is one run of the AgentX v0.3 results table (Kimi-K2.5 MI355X,
@@ -131,49 +131,49 @@ func writeSeedServer(t *testing.T, dir string, s seedRun, d time.Duration) {
 	const queries = 1e6
 	engines := max(s.engines, 1)
 	ep := "http://127.0.0.1:8000/metrics"
-	counter := func(total float64) *server.Metric {
-		return &server.Metric{Type: "counter", Unit: "tokens", Series: []*server.Series{{EndpointURL: ep,
-			Labels: map[string]string{"engine": "0"}, Stats: &server.Stats{Total: f64(total)}}}}
+	counter := func(total float64) *servermetrics.Metric {
+		return &servermetrics.Metric{Type: "counter", Unit: "tokens", Series: []*servermetrics.Series{{EndpointURL: ep,
+			Labels: map[string]string{"engine": "0"}, Stats: &servermetrics.Stats{Total: f64(total)}}}}
 	}
 	const slices, idle = 10, 2 // the last two slices have no request running
-	kv := &server.Metric{Type: "gauge", Unit: "ratio"}
-	run := &server.Metric{Type: "gauge", Unit: "requests"}
+	kv := &servermetrics.Metric{Type: "gauge", Unit: "ratio"}
+	run := &servermetrics.Metric{Type: "gauge", Unit: "requests"}
 	step := int64(d) / slices
 	for e := range engines {
 		u := s.kv / 100
 		if engines > 1 {
 			u += (float64(2*e) - float64(engines-1)) / float64(engines-1) * s.kvSpread / 100
 		}
-		ks := &server.Series{EndpointURL: ep, Labels: map[string]string{"engine": fmt.Sprint(e)},
-			Stats: &server.Stats{Avg: f64(u), Max: f64(u)}}
-		rs := &server.Series{EndpointURL: ep, Labels: map[string]string{"engine": fmt.Sprint(e)},
-			Stats: &server.Stats{Avg: f64(3), Max: f64(4)}}
+		ks := &servermetrics.Series{EndpointURL: ep, Labels: map[string]string{"engine": fmt.Sprint(e)},
+			Stats: &servermetrics.Stats{Avg: f64(u), Max: f64(u)}}
+		rs := &servermetrics.Series{EndpointURL: ep, Labels: map[string]string{"engine": fmt.Sprint(e)},
+			Stats: &servermetrics.Stats{Avg: f64(3), Max: f64(4)}}
 		for k := range slices {
 			st := sweepT0.UnixNano() + int64(k)*step
 			v, running := u, 3.0
 			if k >= slices-idle {
 				v, running = 0.05, 0 // idle: a little KV left, nothing running
 			}
-			ks.Timeslices = append(ks.Timeslices, server.Slice{StartNs: st, EndNs: st + step, Avg: f64(v), Max: f64(v)})
-			rs.Timeslices = append(rs.Timeslices, server.Slice{StartNs: st, EndNs: st + step, Avg: f64(running), Max: f64(running)})
+			ks.Timeslices = append(ks.Timeslices, servermetrics.Slice{StartNs: st, EndNs: st + step, Avg: f64(v), Max: f64(v)})
+			rs.Timeslices = append(rs.Timeslices, servermetrics.Slice{StartNs: st, EndNs: st + step, Avg: f64(running), Max: f64(running)})
 		}
 		kv.Series = append(kv.Series, ks)
 		run.Series = append(run.Series, rs)
 	}
-	ex := &server.Export{SchemaVersion: "1.0", Summary: server.Summary{EndpointsConfigured: []string{ep}, EndpointsSuccessful: []string{ep}},
-		Metrics: map[string]*server.Metric{
+	ex := &servermetrics.Export{SchemaVersion: "1.0", Summary: servermetrics.Summary{EndpointsConfigured: []string{ep}, EndpointsSuccessful: []string{ep}},
+		Metrics: map[string]*servermetrics.Metric{
 			"vllm:prefix_cache_hits":             counter(math.Round(s.prefix / 100 * queries)),
 			"vllm:prefix_cache_queries":          counter(queries),
 			"vllm:external_prefix_cache_hits":    counter(math.Round(s.ext / 100 * queries)),
 			"vllm:external_prefix_cache_queries": counter(queries),
 			"vllm:kv_cache_usage_perc":           kv,
 			"vllm:num_requests_running":          run,
-		}, WarmupMetrics: map[string]*server.Metric{}}
+		}, WarmupMetrics: map[string]*servermetrics.Metric{}}
 	b, err := json.Marshal(ex)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, server.JSONFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, servermetrics.JSONFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,7 @@
 // client benchmarks. It owns everything a replay needs from a server when
 // no GPU is available: the OpenAI wire format (chat and text completions,
 // streaming SSE and plain JSON), token counting with a
-// dataset/tokenizer tokenizer, a prefix cache with chained block hashes, a
+// tokenizer tokenizer, a prefix cache with chained block hashes, a
 // GPU KV capacity with LRU eviction and an optional CPU offload tier, the
 // context-window check with vLLM's and SGLang's exact error texts, a timing
 // model (prefill rate, decode step time growing with the batch, a waiting

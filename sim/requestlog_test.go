@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's handler goroutines.

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // Server is a simulated vLLM server. Build it with New, then Start it (or
@@ -369,7 +369,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 // vLLM skips the whole reset (with a warning, still answering 200) while
 // any block is in use, and SGLang refuses it with a 400 while requests
 // run or wait; the simulator resets what it can. A client that wants a
-// cold cache on a real server drains it first (metrics/server.ResetAndDrain).
+// cold cache on a real server drains it first (servermetrics.ResetAndDrain).
 func (s *Server) ResetPrefixCache() int {
 	n := 0
 	for _, e := range s.engines {

@@ -134,8 +134,8 @@ var (
 	// think-time delays capped per turn, end-to-start; start turn k_i per
 	// lane; FIFO recycle of the traces no lane took.
 	V02 = Generation{Name: "v0.2",
-		Doc:       "InferenceX v0.2 (2026-05-17): parent requests only, think-time delays capped at 60 s, start turn k_i, FIFO recycle, live assistant replies",
-		Start:     StartTurn, Delay: DelayThinkTime, Recycle: RecycleUnused,
+		Doc:   "InferenceX v0.2 (2026-05-17): parent requests only, think-time delays capped at 60 s, start turn k_i, FIFO recycle, live assistant replies",
+		Start: StartTurn, Delay: DelayThinkTime, Recycle: RecycleUnused,
 		LiveAssistant: true, Takes: Settings{InterTurnDelayCap: true}}
 	// V03Early is AgentX v0.3 as first run: V03 with start turns k_i and
 	// live assistant replies.

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/capacity"
-	"github.com/agentperf/agentperf/metrics/server"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -28,7 +28,7 @@ type pointFlags struct {
 func addPointFlags(fs *pflag.FlagSet) *pointFlags {
 	f := &pointFlags{}
 	fs.BoolVar(&f.reset, "reset-prefix-cache", false, "before every point, wait until the server runs and queues nothing, then reset its prefix cache (vLLM POST /reset_prefix_cache, else SGLang POST /flush_cache); without it the server is only drained")
-	fs.Float64Var(&f.drainTimeout, "drain-timeout", server.DefaultDrainTimeout.Seconds(), "seconds to wait for the server's /metrics to show no running or waiting request before a point")
+	fs.Float64Var(&f.drainTimeout, "drain-timeout", servermetrics.DefaultDrainTimeout.Seconds(), "seconds to wait for the server's /metrics to show no running or waiting request before a point")
 	return f
 }
 
@@ -154,14 +154,14 @@ func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
 // --reset-prefix-cache its prefix cache reset. Without the flag a server
 // whose /metrics cannot say it is idle is a warning, not an error.
 func (pr *pointRunner) before(ctx context.Context, c int) error {
-	opt := server.ResetOptions{Headers: pr.headers, DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
+	opt := servermetrics.ResetOptions{Headers: pr.headers, DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
 	if !pr.pf.reset {
-		if err := server.WaitIdle(ctx, pr.url, opt); err != nil {
+		if err := servermetrics.WaitIdle(ctx, pr.url, opt); err != nil {
 			pr.logf("warning: before concurrency %d: %v (the point starts anyway)", c, err)
 		}
 		return nil
 	}
-	path, err := server.ResetAndDrain(ctx, pr.url, opt)
+	path, err := servermetrics.ResetAndDrain(ctx, pr.url, opt)
 	if err != nil {
 		return err
 	}

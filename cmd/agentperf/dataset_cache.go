@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/profile"
 )
 
 func init() {
@@ -100,7 +101,7 @@ func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) erro
 	}
 	defer c.Close()
 	took := time.Since(t0)
-	printLoaded(io, c, opt, took)
+	profile.DescribeLoaded(io.err, c, opt, took)
 	if c.CachePath() == "" {
 		fmt.Fprintln(io.err, "dataset cache build: the cache file could not be written (see the warning above)")
 		return errRunFailed

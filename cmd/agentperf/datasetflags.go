@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 )
 
@@ -211,51 +212,8 @@ func (d *datasetFlags) open(ctx context.Context, io stdio) (*dataset.Corpus, err
 		}
 		return nil, asUsage(err)
 	}
-	printLoaded(io, c, opt, time.Since(t0))
+	profile.DescribeLoaded(io.err, c, opt, time.Since(t0))
 	return c, nil
-}
-
-// printLoaded prints the "loaded N of M traces" line and how the corpus
-// was obtained.
-func printLoaded(io stdio, c *dataset.Corpus, opt dataset.Options, took time.Duration) {
-	id, ls := c.Identity(), c.LoadStats()
-	var notes []string
-	notes = append(notes, fmt.Sprintf("%d parent + %d subagent requests", id.ParentRequests, id.SubagentRequests))
-	if ls.Select.DroppedOverContext > 0 {
-		notes = append(notes, fmt.Sprintf("%d over --max-context-length %d", ls.Select.DroppedOverContext, opt.Select.MaxContextLength))
-	}
-	if ls.Select.Eligible > ls.Select.Total {
-		notes = append(notes, fmt.Sprintf("%d eligible, capped by --num-dataset-entries %d", ls.Select.Eligible, opt.Select.NumEntries))
-	}
-	if ls.Read.Skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d invalid skipped", ls.Read.Skipped))
-	}
-	from := id.Path
-	if id.HFRepo != "" {
-		from = fmt.Sprintf("%s@%s (commit %s)", id.HFRepo, id.HFRevision, id.HFCommit)
-	}
-	// Of every trace in the source, the skipped invalid ones included.
-	fmt.Fprintf(io.err, "dataset: loaded %d of %d traces (%s) from %s\n", c.Len(), ls.Select.Loaded+ls.Read.Skipped, strings.Join(notes, "; "), from)
-	for i, e := range ls.Read.Errors {
-		if i == 5 {
-			fmt.Fprintf(io.err, "dataset:   ... and %d more skipped\n", ls.Read.Skipped-i)
-			break
-		}
-		fmt.Fprintf(io.err, "dataset:   skipped: %v\n", e)
-	}
-	ms := float64(took.Microseconds()) / 1000
-	switch {
-	case id.SourceType == "synthetic":
-		fmt.Fprintf(io.err, "dataset: generated in memory in %.1f ms\n", ms)
-	case c.FromCache():
-		fmt.Fprintf(io.err, "dataset: cache hit, opened in %.1f ms: %s\n", ms, c.CachePath())
-	case c.CachePath() != "":
-		fmt.Fprintf(io.err, "dataset: cache miss, built in %.1f ms: %s\n", ms, c.CachePath())
-	case !opt.CacheEnabled:
-		fmt.Fprintf(io.err, "dataset: read in %.1f ms (dataset cache off)\n", ms)
-	default:
-		fmt.Fprintf(io.err, "dataset: read in %.1f ms (not cached; see the warning above)\n", ms)
-	}
 }
 
 // errNoCache reports a cache subcommand run with the cache turned off.

@@ -38,7 +38,7 @@ var libraryNames = map[string]string{
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
 	// profile.Input
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
-	// dataset/tokenizer
+	// tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",
 	"the 'builtin' tokenizer":               "--tokenizer builtin",
 	"give the path of one as the tokenizer": "pass one with --tokenizer PATH",

@@ -14,10 +14,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/hfhub/hubtest"
 	"github.com/agentperf/agentperf/internal/testshared"
+	"github.com/agentperf/agentperf/tokenizer"
 )
 
 const (
@@ -225,7 +225,7 @@ func TestDownloadCommands(t *testing.T) {
 	traces := []byte(`{"id":"a","requests":[]}` + "\n")
 	h.Add(&hubtest.Repo{Kind: hfhub.KindDataset, ID: e2eDataset,
 		Commits: map[string]map[string]hubtest.File{e2eCommit: {"traces.jsonl": {Data: traces, LFS: true}}}, Refs: map[string]string{"main": e2eCommit}})
-	tj, err := os.ReadFile("../../dataset/tokenizer/testdata/tiny.tokenizer.json")
+	tj, err := os.ReadFile("../../tokenizer/testdata/tiny.tokenizer.json")
 	if err != nil {
 		t.Fatal(err)
 	}

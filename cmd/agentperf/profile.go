@@ -18,12 +18,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/dataset/tokenizer"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/ui"
 )
 
@@ -316,7 +316,7 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 	case err != nil:
 		return err
 	}
-	out.WriteReport(io.out)
+	out.WriteSummary(io.out)
 	for _, pr := range out.Problems {
 		fmt.Fprintf(io.err, "agentperf: %s\n", flagNames(pr.Message))
 	}

@@ -330,7 +330,7 @@ func closeOut(f *os.File) {
 // recomputeFolder is `agentperf report DIR`: rewrite the aggregates and
 // the plot, print the summary and the run's seed-table row.
 func recomputeFolder(dir string, noPlot, noHTML bool, sio stdio) error {
-	_, err := metrics.Report(dir, sio.out)
+	_, err := metrics.Recompute(dir, sio.out)
 	var failed error
 	switch {
 	case err == nil:

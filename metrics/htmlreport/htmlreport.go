@@ -18,7 +18,7 @@ import (
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // FileName is the report's name in an artifact folder.
@@ -139,14 +139,14 @@ var statNames = []string{"avg", "p50", "p90", "p99", "min", "max", "count"}
 // the folder has none of them.
 func Read(dir string) (*Data, []string, error) {
 	d, warnings, found := readSummary(dir)
-	for _, f := range []string{plot.RecordsFile, server.JSONFile} {
+	for _, f := range []string{plot.RecordsFile, servermetrics.JSONFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			found = true
 		}
 	}
 	if !found {
 		return nil, warnings, fmt.Errorf("report.html: %s holds none of %s, %s, %s (is it an artifact folder?): %w",
-			dir, metrics.FileAggregateJSON, plot.RecordsFile, server.JSONFile, fs.ErrNotExist)
+			dir, metrics.FileAggregateJSON, plot.RecordsFile, servermetrics.JSONFile, fs.ErrNotExist)
 	}
 	in, w := plot.ReadDir(dir)
 	fw := FigureWarnings(w)

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // Artifact file names RenderDir reads.
@@ -34,7 +34,7 @@ func RenderDir(dir string) ([]string, error) {
 // start (ProfilingStartNs). A missing or unreadable file leaves its part
 // empty and is named in a warning.
 func ReadDir(dir string) (Input, []string) {
-	return ReadFiles(filepath.Join(dir, RecordsFile), filepath.Join(dir, server.JSONFile), ProfilingStartNs(dir))
+	return ReadFiles(filepath.Join(dir, RecordsFile), filepath.Join(dir, servermetrics.JSONFile), ProfilingStartNs(dir))
 }
 
 // ReadFiles reads the figure's input from named files: records is a
@@ -51,15 +51,22 @@ func ReadFiles(records, serverExport string, profilingStartNs int64) (Input, []s
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("plot: request panels empty: %v", err))
 	}
-	var ex *server.Export
-	if _, statErr := os.Stat(serverExport); statErr == nil {
-		ex, err = server.ReadExport(serverExport)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("plot: server panels empty: %v", err))
-			ex = nil
-		}
+	ex, w := ReadServerExport(serverExport)
+	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, append(warnings, w...)
+}
+
+// ReadServerExport reads the server panels' input: a missing file is no
+// server metrics (nil, no warning); an unreadable one is named in a
+// warning.
+func ReadServerExport(path string) (*servermetrics.Export, []string) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
 	}
-	return Input{Requests: reqs, Server: ex, ProfilingStartNs: profilingStartNs}, warnings
+	ex, err := servermetrics.ReadExport(path)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("plot: server panels empty: %v", err)}
+	}
+	return ex, nil
 }
 
 // ProfilingStartNs reads when profiling started from the aggregate JSON of

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // TestPartialLastSliceIsNoSpike: a final slice of 0.03 s after 1 s slices
@@ -106,7 +106,7 @@ func TestProfilingStartFromTheArtifacts(t *testing.T) {
 	if got := ProfilingStartNs(dir); got != 1790000012000000000 {
 		t.Errorf("ProfilingStartNs = %d", got)
 	}
-	in := &Input{Requests: fixtureRequests(50), Server: &server.Export{}}
+	in := &Input{Requests: fixtureRequests(50), Server: &servermetrics.Export{}}
 	if x, ok := profilingStart(in, zeroNs); !ok || x != 1 { // request 5 of 50 (the first profiling one) starts at 5×0.2 s
 		t.Errorf("from the requests: %v %v, want 1 s", x, ok)
 	}

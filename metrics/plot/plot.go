@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // FileName is the name of the figure in an artifact folder.
@@ -40,7 +40,7 @@ type Input struct {
 	Requests []RequestPoint
 	// Server is the server metrics export with timeslices (nil: the server
 	// panels render empty, labelled "no data").
-	Server *server.Export
+	Server *servermetrics.Export
 	// Title is the figure title; empty means DefaultTitle.
 	Title string
 	// ProfilingStartNs is when profiling started (Unix ns), marked on every
@@ -129,7 +129,7 @@ var (
 // offload returns the GPU→CPU or CPU→GPU byte counter timeline: the
 // dedicated counters InferenceX reads, else kv_offload_total_bytes with a
 // transfer_type label (the name vLLM's native offload uses).
-func offload(ex *server.Export, g2c bool, val sliceValue) *timeline {
+func offload(ex *servermetrics.Export, g2c bool, val sliceValue) *timeline {
 	names, tt := mOffloadC2G, "CPU_to_GPU"
 	if g2c {
 		names, tt = mOffloadG2C, "GPU_to_CPU"
@@ -224,7 +224,7 @@ func buildPanels(in *Input, zero int64) []panel {
 // throughput is the token throughput panel. The decode series is often a
 // few per cent of the total: it is drawn scaled up by a round factor, named
 // in its legend entry, so that its shape stays readable on the same axis.
-func throughput(ex *server.Export, zero int64) panel {
+func throughput(ex *servermetrics.Export, zero int64) panel {
 	prompt := collect(ex, mPrompt, nil, rateValue, aggSum)
 	gen := collect(ex, mGen, nil, rateValue, aggSum)
 	var total, part []point
@@ -280,7 +280,7 @@ func decodeFactor(maxDec, maxTotal float64) float64 {
 	return f
 }
 
-func stackedSources(ex *server.Export, zero int64) panel {
+func stackedSources(ex *servermetrics.Export, zero int64) panel {
 	p := panel{title: "Prefill-token source, cumulative (stacked)", ylabel: "tokens"}
 	srcs := []struct {
 		label, name string
@@ -318,7 +318,7 @@ func stackedSources(ex *server.Export, zero int64) panel {
 	return p
 }
 
-func preemptions(ex *server.Export, zero int64) panel {
+func preemptions(ex *servermetrics.Export, zero int64) panel {
 	p := panel{title: "Preemptions", ylabel: "preemptions/s"}
 	rate, part := collect(ex, mPreempt, nil, rateValue, aggSum).ratePoints(zero, 1)
 	cum := cumulative(collect(ex, mPreempt, nil, totalValue, aggSum).points(zero, 1))

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 var zeroNs int64 = 1_790_000_000_000_000_000
@@ -20,33 +20,33 @@ func f(x float64) *float64 { return &x }
 
 // fixtureExport builds an export with n one-second slices for two vLLM
 // engines and every metric the server panels read.
-func fixtureExport(n int) *server.Export {
-	ex := &server.Export{SchemaVersion: "1.0", Metrics: map[string]*server.Metric{},
-		Summary: server.Summary{EndpointInfo: map[string]*server.EndpointInfo{
+func fixtureExport(n int) *servermetrics.Export {
+	ex := &servermetrics.Export{SchemaVersion: "1.0", Metrics: map[string]*servermetrics.Metric{},
+		Summary: servermetrics.Summary{EndpointInfo: map[string]*servermetrics.EndpointInfo{
 			"http://a/metrics": {FirstUpdateNs: zeroNs}, "http://b/metrics": {FirstUpdateNs: zeroNs + 5e8}}}}
 	gauge := func(name string, labels map[string]string, v func(i int) float64) {
 		m := ex.Metrics[name]
 		if m == nil {
-			m = &server.Metric{Type: "gauge"}
+			m = &servermetrics.Metric{Type: "gauge"}
 			ex.Metrics[name] = m
 		}
-		s := &server.Series{EndpointURL: "http://a/metrics", Labels: labels, Stats: &server.Stats{}}
+		s := &servermetrics.Series{EndpointURL: "http://a/metrics", Labels: labels, Stats: &servermetrics.Stats{}}
 		for i := range n {
 			st := zeroNs + int64(i)*1e9
-			s.Timeslices = append(s.Timeslices, server.Slice{StartNs: st, EndNs: st + 1e9, Avg: f(v(i)), Max: f(v(i))})
+			s.Timeslices = append(s.Timeslices, servermetrics.Slice{StartNs: st, EndNs: st + 1e9, Avg: f(v(i)), Max: f(v(i))})
 		}
 		m.Series = append(m.Series, s)
 	}
 	counter := func(name string, labels map[string]string, v func(i int) float64) {
 		m := ex.Metrics[name]
 		if m == nil {
-			m = &server.Metric{Type: "counter"}
+			m = &servermetrics.Metric{Type: "counter"}
 			ex.Metrics[name] = m
 		}
-		s := &server.Series{EndpointURL: "http://a/metrics", Labels: labels, Stats: &server.Stats{}}
+		s := &servermetrics.Series{EndpointURL: "http://a/metrics", Labels: labels, Stats: &servermetrics.Stats{}}
 		for i := range n {
 			st := zeroNs + int64(i)*1e9
-			s.Timeslices = append(s.Timeslices, server.Slice{StartNs: st, EndNs: st + 1e9, Total: f(v(i)), Rate: f(v(i))})
+			s.Timeslices = append(s.Timeslices, servermetrics.Slice{StartNs: st, EndNs: st + 1e9, Total: f(v(i)), Rate: f(v(i))})
 		}
 		m.Series = append(m.Series, s)
 	}
@@ -237,7 +237,7 @@ func TestRenderDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(jl.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := server.WriteFiles(dir, fixtureExport(60)); err != nil {
+	if err := servermetrics.WriteFiles(dir, fixtureExport(60)); err != nil {
 		t.Fatal(err)
 	}
 	warn, err := RenderDir(dir)
@@ -314,11 +314,11 @@ func rgbAt(img image.Image, x, y int) (r, g, b int) {
 
 func TestCollectMergesWarmupSlices(t *testing.T) {
 	t.Parallel()
-	mk := func(start int64, v float64) map[string]*server.Metric {
-		return map[string]*server.Metric{"vllm:num_requests_running": {Type: "gauge", Series: []*server.Series{{
-			EndpointURL: "http://a/metrics", Timeslices: []server.Slice{{StartNs: start, EndNs: start + 1e9, Avg: f(v)}}}}}}
+	mk := func(start int64, v float64) map[string]*servermetrics.Metric {
+		return map[string]*servermetrics.Metric{"vllm:num_requests_running": {Type: "gauge", Series: []*servermetrics.Series{{
+			EndpointURL: "http://a/metrics", Timeslices: []servermetrics.Slice{{StartNs: start, EndNs: start + 1e9, Avg: f(v)}}}}}}
 	}
-	ex := &server.Export{WarmupMetrics: mk(0, 2), Metrics: mk(1e9, 5)}
+	ex := &servermetrics.Export{WarmupMetrics: mk(0, 2), Metrics: mk(1e9, 5)}
 	got := collect(ex, mRunning, nil, gaugeValue, aggSum).points(0, 1)
 	if len(got) != 2 || got[0] != (point{0.5, 2}) || got[1] != (point{1.5, 5}) {
 		t.Errorf("points %v, want the warmup slice then the profiling slice", got)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // point is one aggregated slice value at x seconds.
@@ -20,17 +20,17 @@ const (
 )
 
 // seriesFilter selects series of a metric; nil keeps all.
-type seriesFilter func(*server.Series) bool
+type seriesFilter func(*servermetrics.Series) bool
 
 func labelIs(k, v string) seriesFilter {
-	return func(s *server.Series) bool { return s.Labels[k] == v }
+	return func(s *servermetrics.Series) bool { return s.Labels[k] == v }
 }
 
 // sliceValue picks the field of a slice: gauges avg (fallback max),
 // counters rate or total.
-type sliceValue func(*server.Slice) (float64, bool)
+type sliceValue func(*servermetrics.Slice) (float64, bool)
 
-func gaugeValue(sl *server.Slice) (float64, bool) {
+func gaugeValue(sl *servermetrics.Slice) (float64, bool) {
 	if sl.Avg != nil {
 		return *sl.Avg, true
 	}
@@ -40,7 +40,7 @@ func gaugeValue(sl *server.Slice) (float64, bool) {
 	return 0, false
 }
 
-func rateValue(sl *server.Slice) (float64, bool) {
+func rateValue(sl *servermetrics.Slice) (float64, bool) {
 	if sl.Rate != nil {
 		return *sl.Rate, true
 	}
@@ -50,7 +50,7 @@ func rateValue(sl *server.Slice) (float64, bool) {
 	return 0, false
 }
 
-func totalValue(sl *server.Slice) (float64, bool) {
+func totalValue(sl *servermetrics.Slice) (float64, bool) {
 	if sl.Total != nil {
 		return *sl.Total, true
 	}
@@ -69,13 +69,13 @@ func (t *timeline) empty() bool { return t == nil || len(t.starts) == 0 }
 // collect aggregates metric name (the first of names present) across the
 // series passing keep, by slice start, over the warmup and the profiling
 // slices (the website merges them the same way).
-func collect(ex *server.Export, names []string, keep seriesFilter, val sliceValue, how agg) *timeline {
+func collect(ex *servermetrics.Export, names []string, keep seriesFilter, val sliceValue, how agg) *timeline {
 	if ex == nil {
 		return nil
 	}
-	var ms []*server.Metric
+	var ms []*servermetrics.Metric
 	for _, n := range names {
-		for _, src := range []map[string]*server.Metric{ex.WarmupMetrics, ex.Metrics} {
+		for _, src := range []map[string]*servermetrics.Metric{ex.WarmupMetrics, ex.Metrics} {
 			if mm := src[n]; mm != nil && len(mm.Series) > 0 {
 				ms = append(ms, mm)
 			}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/metrics/server"
+	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -39,7 +39,7 @@ func TestRenderFromSimRun(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Close() })
 
-	sc := server.New(server.Config{URLs: server.URLsFrom(srv.URL, nil, nil), Interval: 10 * time.Millisecond,
+	sc := servermetrics.New(servermetrics.Config{URLs: servermetrics.URLsFrom(srv.URL, nil, nil), Interval: 10 * time.Millisecond,
 		SliceDuration: 50 * time.Millisecond, Logf: t.Logf})
 	ctx := t.Context()
 	sc.Baseline(ctx)
@@ -75,7 +75,7 @@ func TestRenderFromSimRun(t *testing.T) {
 	if _, err := sc.Export(dir); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := server.ReadExport(filepath.Join(dir, server.JSONFile))
+	ex, err := servermetrics.ReadExport(filepath.Join(dir, servermetrics.JSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,634 @@
+package metrics
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// ErrBadExport is wrapped by errors about a malformed profile_export.jsonl.
+var ErrBadExport = errors.New("malformed record export")
+
+// maxLine bounds one JSONL line (records are a few KB; error messages are
+// truncated by the engine).
+const maxLine = 16 << 20
+
+// exportLine is the subset of a profile_export.jsonl line that Recompute needs.
+type exportLine struct {
+	Metadata struct {
+		RequestStartNs int64  `json:"request_start_ns"`
+		RequestEndNs   int64  `json:"request_end_ns"`
+		BenchmarkPhase string `json:"benchmark_phase"`
+		WasCancelled   bool   `json:"was_cancelled"`
+		HitBlocks      int64  `json:"theoretical_hit_blocks"`
+		TotalBlocks    int64  `json:"theoretical_total_blocks"`
+	} `json:"metadata"`
+	Metrics map[string]json.RawMessage `json:"metrics"`
+	Error   *struct {
+		Code      json.RawMessage `json:"code"`
+		Type      string          `json:"type"`
+		ErrorType string          `json:"error_type"`
+		Message   string          `json:"message"`
+		Details   struct {
+			Category string `json:"category"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// metricValue decodes a metric entry, {value, unit} or a bare number.
+// List values (inter_chunk_latency) and non-numbers are reported as absent.
+func metricValue(raw json.RawMessage) (float64, bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return 0, false, nil
+	}
+	if raw[0] == '{' {
+		var o struct {
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return 0, false, err
+		}
+		raw = bytes.TrimSpace(o.Value)
+		if len(raw) == 0 || raw[0] == 'n' || raw[0] == '[' {
+			return 0, false, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("metric value %.40q is not a number", raw)
+	}
+	return f, true, nil
+}
+
+// parsedExport is what readExport returns.
+type parsedExport struct {
+	tally
+	// torn is 1 when the last line was cut mid-write and left out.
+	torn int
+}
+
+// readExport parses profile_export.jsonl lines into rows. Blank lines are
+// skipped; a malformed line is an error naming its line number, except,
+// when tornTail is set (a .partial file that does not end with a newline:
+// the process died mid-write), the last line, which is then left out and
+// counted in parsedExport.torn.
+func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
+	p := &parsedExport{}
+	torn, err := ReadJSONL(r, name, tornTail, ErrBadExport, func(b []byte) error {
+		rw, bk, e, err := parseLine(b)
+		if err != nil {
+			return err
+		}
+		p.add(bk, rw.warmup, &rw, &e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if torn {
+		p.torn = 1
+	}
+	return p, nil
+}
+
+// ReadJSONL calls add with each non-blank line of the JSONL stream r
+// (spaces trimmed; lines up to 16 MiB). An error of add or of reading is
+// returned wrapped in errBad, naming the stream and the line. With
+// tornTail (the stream is a .partial file that does not end with a
+// newline: its writer died mid-write) an error on the last line is
+// forgiven instead, and torn reports it.
+func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	line := 0
+	var pending error // forgiven when it is the last line of a torn stream
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if pending != nil {
+			return false, pending
+		}
+		if err := add(b); err != nil {
+			pending = fmt.Errorf("%w: %s:%d: %v", errBad, name, line, err)
+			if !tornTail {
+				return false, pending
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("%w: %s after line %d: %v", errBad, name, line, err)
+	}
+	return pending != nil, nil
+}
+
+// EndsMidLine reports whether the file at path is non-empty and its last
+// byte is not a newline: a JSONL stream cut by a process that died
+// mid-write.
+func EndsMidLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
+		return false
+	}
+	return b[0] != '\n'
+}
+
+// parseLine decodes one record line and classifies it as BucketOf does a
+// record.
+func parseLine(b []byte) (row, Bucket, Error, error) {
+	var l exportLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return row{}, BucketUnset, Error{}, err
+	}
+	rw := row{v: emptyValues, startNs: l.Metadata.RequestStartNs, endNs: l.Metadata.RequestEndNs,
+		warmup: l.Metadata.BenchmarkPhase == string(PhaseWarmup), hit: l.Metadata.HitBlocks, total: l.Metadata.TotalBlocks}
+	if l.Metadata.BenchmarkPhase != "" && l.Metadata.BenchmarkPhase != string(PhaseWarmup) && l.Metadata.BenchmarkPhase != string(PhaseProfiling) {
+		return row{}, BucketUnset, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
+	}
+	if rw.total < 0 || rw.hit < 0 || rw.hit > rw.total {
+		return row{}, BucketUnset, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
+	}
+	for tag, raw := range l.Metrics {
+		i, ok := metricByTag(tag)
+		if !ok || Metrics[i].set == nil {
+			continue // unknown or alias tag: ignored, as every consumer does
+		}
+		f, present, err := metricValue(raw)
+		if err != nil {
+			return row{}, BucketUnset, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
+		}
+		if present && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			Metrics[i].set(&rw.v, f)
+		}
+	}
+	var e Error
+	if l.Error != nil {
+		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category, ServerType: l.Error.ErrorType}
+		if c := bytes.TrimSpace(l.Error.Code); len(c) > 0 && c[0] != 'n' {
+			n, err := strconv.Atoi(string(c))
+			if err != nil {
+				// aiperf writes non-HTTP codes as ints; anything else is
+				// kept in the type so the error still groups.
+				var str string
+				if json.Unmarshal(c, &str) != nil {
+					str = string(c)
+				}
+				if e.Type == "" {
+					e.Type = str
+				}
+			} else {
+				e.Code = n
+			}
+		}
+	}
+	rec := Record{Phase: PhaseProfiling, Cancelled: l.Metadata.WasCancelled}
+	if rw.warmup {
+		rec.Phase = PhaseWarmup
+	}
+	if l.Error != nil {
+		rec.Error = &e
+	}
+	bk := BucketOf(&rec)
+	rw.setBucket(bk)
+	return rw, bk, e, nil
+}
+
+// countOverflows counts the records of context_overflow_export.jsonl by
+// phase (none when the file is absent). A line that is not a record (one
+// cut mid-write) counts as profiling, as a record without a phase does.
+func countOverflows(path string) (overflowCounts, error) {
+	var n overflowCounts
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return n, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l struct {
+			Metadata struct {
+				BenchmarkPhase string `json:"benchmark_phase"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(b, &l) == nil && l.Metadata.BenchmarkPhase == string(PhaseWarmup) {
+			n.warmup++
+		} else {
+			n.profiling++
+		}
+	}
+	return n, sc.Err()
+}
+
+// countLines counts the non-blank lines of a file (0 when it is absent).
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+// RecomputeOptions configure Recompute. The zero value uses the local time zone.
+type RecomputeOptions struct {
+	Location *time.Location
+}
+
+// Recompute recomputes the aggregates of an artifact folder from its
+// profile_export.jsonl (and context_overflow_export.jsonl), keeps the run
+// context of the existing profile_export_aiperf.json (identity, windows,
+// input_config, metadata), rewrites profile_export_aiperf.json and .csv,
+// and prints the summary table to w. The accounting is recounted from the
+// files and checked against the recorded number of requests sent; a
+// mismatch is written, returned (wrapping ErrAccounting) and shown.
+func Recompute(dir string, w io.Writer) (*Summary, error) {
+	return RecomputeWith(dir, w, RecomputeOptions{})
+}
+
+// RecomputeWith is Recompute with options.
+func RecomputeWith(dir string, w io.Writer, opt RecomputeOptions) (*Summary, error) {
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
+	s, version, err := summarize(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	// The timeslice files are left as they are.
+	if err := s.writeAggregates(dir, exportOptions{version: version, location: opt.Location}, false); err != nil {
+		return s, err
+	}
+	if w != nil {
+		if err := s.WriteTable(w); err != nil {
+			return s, err
+		}
+	}
+	return s, s.AccountingErr
+}
+
+// Summarize computes the Summary of an artifact folder as Recompute does
+// (from profile_export.jsonl, context_overflow_export.jsonl and the run
+// context of profile_export_aiperf.json) without writing or printing
+// anything. An accounting mismatch is not an error here: it is in
+// Summary.AccountingErr.
+func Summarize(dir string, opt RecomputeOptions) (*Summary, error) {
+	s, _, err := summarize(dir, opt)
+	return s, err
+}
+
+// summarize is the read-only part of ReportWith; it also returns the
+// aiperf_version to write back.
+func summarize(dir string, opt RecomputeOptions) (*Summary, string, error) {
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
+	path := filepath.Join(dir, FileRecords)
+	f, err := os.Open(path)
+	partial := false
+	if errors.Is(err, os.ErrNotExist) {
+		// A run that never reached Finish leaves its stream under the
+		// temporary name; recompute from it, and say so.
+		if pf, perr := os.Open(path + partialSuffix); perr == nil {
+			f, err, path, partial = pf, nil, path+partialSuffix, true
+		}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
+	}
+	p, err := readExport(f, path, partial && EndsMidLine(path))
+	f.Close()
+	if err != nil {
+		return nil, "", err
+	}
+	ovfPath := filepath.Join(dir, FileOverflow)
+	if partial {
+		ovfPath += partialSuffix
+	}
+	ovf, err := countOverflows(ovfPath)
+	if err != nil {
+		return nil, "", fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
+	}
+	p.acct.Overflows = ovf.profiling + ovf.warmup
+	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
+	if err != nil {
+		return nil, "", err
+	}
+	if partial {
+		// A run that never reached Finish was cut short: it is never a
+		// clean run, whatever the files say.
+		info.Cancelled = true
+		w := "recomputed from " + FileRecords + partialSuffix + ": the run did not finish, so its last records may be missing"
+		if p.torn > 0 {
+			w += "; its last line was cut mid-write and is left out"
+		}
+		if !slices.Contains(info.Warnings, w) {
+			info.Warnings = append(info.Warnings, w)
+		}
+	}
+	sent := info.Accounting.Sent
+	info.Accounting = p.acct
+	unknownSent := sent == 0 && partial
+	if sent == 0 {
+		sent = p.acct.Total()
+	}
+	info.Accounting.Sent = sent
+	s := aggregate(&p.rows, ovf, p.errs.list(), info, slice)
+	s.AccountingErr = info.Accounting.Check()
+	if unknownSent && s.AccountingErr == nil {
+		s.AccountingErr = fmt.Errorf("%w: the run did not finish (only %s%s): how many requests it sent is not recorded, so the %d records cannot be checked against it",
+			ErrAccounting, FileRecords, partialSuffix, p.acct.Total())
+	}
+	return s, version, nil
+}
+
+// readRunInfo recovers the run context from an existing aggregate JSON. A
+// missing file gives an empty RunInfo.
+func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duration, error) {
+	var info RunInfo
+	version := "agentperf-dev"
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return info, version, 0, nil
+	}
+	if err != nil {
+		return info, version, 0, fmt.Errorf("report: %w", err)
+	}
+	var agg struct {
+		AiperfVersion string         `json:"aiperf_version"`
+		BenchmarkID   string         `json:"benchmark_id"`
+		InputConfig   map[string]any `json:"input_config"`
+		WasCancelled  bool           `json:"was_cancelled"`
+		StartTime     string         `json:"start_time"`
+		EndTime       string         `json:"end_time"`
+		Metadata      struct {
+			Scenario          string         `json:"scenario"`
+			SubmissionValid   bool           `json:"submission_valid"`
+			Reasons           []string       `json:"submission_invalid_reasons"`
+			Dataset           map[string]any `json:"dataset"`
+			SkippedSubagents  int            `json:"skipped_subagent_requests"`
+			Warnings          []string       `json:"warnings"`
+			RequestAccounting struct {
+				Sent int `json:"sent"`
+			} `json:"request_accounting"`
+			Agentperf map[string]any `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&agg); err != nil {
+		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
+	}
+	// Keep what Recompute does not regenerate: top-level keys that are not
+	// metric blocks (objects with a unit) nor written by aggregateJSON, and
+	// unknown metadata keys.
+	var generic map[string]any
+	d = json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&generic); err != nil {
+		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
+	}
+	for k, v := range generic {
+		if m, ok := v.(map[string]any); ok && m["unit"] != nil {
+			continue
+		}
+		switch k {
+		case "schema_version", "aiperf_version", "benchmark_id", "input_config", "run_info", "was_cancelled",
+			"error_summary", "start_time", "end_time", "warmup_metrics", "metadata":
+			continue
+		}
+		if info.keepTop == nil {
+			info.keepTop = map[string]any{}
+		}
+		info.keepTop[k] = v
+	}
+	if md, ok := generic["metadata"].(map[string]any); ok {
+		for k, v := range md {
+			switch k {
+			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count", "warmup_context_overflow_count",
+				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
+				continue
+			}
+			if info.keepMeta == nil {
+				info.keepMeta = map[string]any{}
+			}
+			info.keepMeta[k] = v
+		}
+	}
+	info.Warnings = agg.Metadata.Warnings
+	if agg.AiperfVersion != "" {
+		version = agg.AiperfVersion
+	}
+	info.BenchmarkID = agg.BenchmarkID
+	info.InputConfig = agg.InputConfig
+	info.Cancelled = agg.WasCancelled
+	info.Scenario = agg.Metadata.Scenario
+	info.Validity.Valid = agg.Metadata.SubmissionValid
+	info.Validity.Reasons = agg.Metadata.Reasons
+	info.Dataset = agg.Metadata.Dataset
+	info.SkippedSubagentRequests = agg.Metadata.SkippedSubagents
+	info.Accounting.Sent = agg.Metadata.RequestAccounting.Sent
+	var slice time.Duration
+	extra := map[string]any{}
+	nsTime := func(v any) time.Time {
+		n, ok := v.(json.Number)
+		if !ok {
+			return time.Time{}
+		}
+		i, err := n.Int64()
+		if err != nil {
+			return time.Time{}
+		}
+		return time.Unix(0, i)
+	}
+	for k, v := range agg.Metadata.Agentperf {
+		switch k {
+		case "profiling_start_ns":
+			info.ProfilingStart = nsTime(v)
+		case "profiling_end_ns":
+			info.ProfilingEnd = nsTime(v)
+		case "run_start_ns":
+			info.StartTime = nsTime(v)
+		case "run_end_ns":
+			info.EndTime = nsTime(v)
+		case "concurrency":
+			if n, ok := v.(json.Number); ok {
+				c, _ := n.Int64()
+				info.Concurrency = int(c)
+			}
+		case "slice_duration_sec":
+			if n, ok := v.(json.Number); ok {
+				f, _ := n.Float64()
+				slice = time.Duration(math.Round(f * 1e9))
+			}
+		case "theoretical_prefix_cache_hit_definition", "warnings":
+			// recomputed
+		default:
+			extra[k] = v
+		}
+	}
+	if len(extra) > 0 {
+		info.Extra = extra
+	}
+	// Fall back to the naive local times when the ns values are absent
+	// (an aiperf-written folder).
+	if info.ProfilingStart.IsZero() && agg.StartTime != "" {
+		if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999", agg.StartTime, loc); err == nil {
+			info.ProfilingStart = t
+		}
+	}
+	if info.ProfilingEnd.IsZero() && agg.EndTime != "" {
+		if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999", agg.EndTime, loc); err == nil {
+			info.ProfilingEnd = t
+		}
+	}
+	return info, version, slice, nil
+}
+
+// AddWarnings appends warnings to metadata.warnings of the aggregate JSON
+// in dir (written by Finish or Recompute), keeping everything else; a warning
+// already recorded is not repeated. Use it
+// for problems found after Finish, such as a plot that did not render.
+func AddWarnings(dir string, warnings ...string) error {
+	if len(warnings) == 0 {
+		return nil
+	}
+	path := filepath.Join(dir, FileAggregateJSON)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("add warnings: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	doc, err := decodeOrdered(d)
+	if err != nil {
+		return fmt.Errorf("add warnings to %s: %w", path, err)
+	}
+	top, ok := doc.(obj)
+	if !ok {
+		return fmt.Errorf("add warnings to %s: not a JSON object", path)
+	}
+	found := false
+	for i := range top {
+		if top[i].k != "metadata" {
+			continue
+		}
+		md, ok := top[i].v.(obj)
+		if !ok {
+			return fmt.Errorf("add warnings to %s: metadata is not an object", path)
+		}
+		found = true
+		done := false
+		for j := range md {
+			if md[j].k == "warnings" {
+				old, _ := md[j].v.([]any)
+				for _, w := range warnings {
+					if !slices.Contains(old, any(w)) {
+						old = append(old, w)
+					}
+				}
+				md[j].v = old
+				done = true
+			}
+		}
+		if !done {
+			md = append(md, kv{"warnings", warnings})
+		}
+		top[i].v = md
+	}
+	if !found {
+		top = append(top, kv{"metadata", obj{{"warnings", warnings}}})
+	}
+	b, err := appendJSON(nil, top, 0)
+	if err != nil {
+		return fmt.Errorf("add warnings to %s: %w", path, err)
+	}
+	return writeFileAtomic(dir, FileAggregateJSON, append(b, '\n'))
+}
+
+// decodeOrdered decodes the next JSON value keeping the key order of
+// objects (as obj) and numbers as json.Number.
+func decodeOrdered(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := obj{}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				o = append(o, kv{k, v})
+			}
+			_, err := d.Token()
+			return o, err
+		case '[':
+			a := []any{}
+			for d.More() {
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := d.Token()
+			return a, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	case nil:
+		return nilValue{}, nil
+	}
+	return tok, nil
+}
+
+// nilValue is an explicit JSON null kept by decodeOrdered.
+type nilValue struct{}
