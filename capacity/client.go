@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"sort"
 	"time"
@@ -15,6 +16,7 @@ import (
 const (
 	DefaultMaxLatenessP99 = 100 * time.Millisecond
 	DefaultMaxCPU         = 0.9
+	DefaultMaxSchedP99    = 50 * time.Millisecond
 )
 
 // ClientCheck says when a probe measured the client rather than the
@@ -33,6 +35,14 @@ type ClientCheck struct {
 	// DefaultMaxCPU; negative disables the check. An in-process
 	// simulator's CPU counts too: it runs on the same processors.
 	MaxCPU float64
+	// MaxSchedP99 bounds the p99 of the Go scheduler's latency over the
+	// probe (runtime/metrics /sched/latencies:seconds: how long runnable
+	// goroutines — the lanes, their requests, an in-process simulator's
+	// handlers — waited for a processor). It catches a client starved of
+	// CPU whether by GOMAXPROCS or by other processes on the machine, when
+	// its own CPU share looks low. Default DefaultMaxSchedP99; negative
+	// disables the check.
+	MaxSchedP99 time.Duration
 }
 
 // CPUUse is the process's CPU time over an interval.
@@ -42,6 +52,10 @@ type CPUUse struct {
 	Procs int
 	// OK is false where the platform cannot measure it.
 	OK bool
+	// SchedP99 is the p99 of the Go scheduler latency over the interval
+	// (an upper bucket bound); SchedOK is false when it is not known.
+	SchedP99 time.Duration
+	SchedOK  bool
 }
 
 // Share is CPU / (Wall · Procs); 0 when not measured.
@@ -54,21 +68,62 @@ func (u CPUUse) Share() float64 {
 
 // CPUMeter measures the process's CPU use from Start to Stop.
 type CPUMeter struct {
-	cpu0  time.Duration
-	ok    bool
-	wall0 time.Time
+	cpu0   time.Duration
+	ok     bool
+	wall0  time.Time
+	sched0 *rtmetrics.Float64Histogram
+}
+
+const schedMetric = "/sched/latencies:seconds"
+
+func schedHist() *rtmetrics.Float64Histogram {
+	s := []rtmetrics.Sample{{Name: schedMetric}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
 }
 
 // StartCPU starts a meter.
 func StartCPU() *CPUMeter {
 	c, ok := processCPU()
-	return &CPUMeter{cpu0: c, ok: ok, wall0: time.Now()}
+	return &CPUMeter{cpu0: c, ok: ok, wall0: time.Now(), sched0: schedHist()}
 }
 
 // Stop returns the use since Start.
 func (m *CPUMeter) Stop() CPUUse {
 	c, ok := processCPU()
-	return CPUUse{CPU: c - m.cpu0, Wall: time.Since(m.wall0), Procs: runtime.GOMAXPROCS(0), OK: ok && m.ok}
+	u := CPUUse{CPU: c - m.cpu0, Wall: time.Since(m.wall0), Procs: runtime.GOMAXPROCS(0), OK: ok && m.ok}
+	if h := schedHist(); h != nil && m.sched0 != nil && len(h.Counts) == len(m.sched0.Counts) {
+		u.SchedP99, u.SchedOK = histP99(h, m.sched0)
+	}
+	return u
+}
+
+// histP99 is the p99 of the observations added between h0 and h: the
+// upper bound of the bucket holding it.
+func histP99(h, h0 *rtmetrics.Float64Histogram) (time.Duration, bool) {
+	var total uint64
+	for i := range h.Counts {
+		total += h.Counts[i] - h0.Counts[i]
+	}
+	if total == 0 {
+		return 0, false
+	}
+	need := uint64(math.Ceil(0.99 * float64(total)))
+	var cum uint64
+	for i := range h.Counts {
+		cum += h.Counts[i] - h0.Counts[i]
+		if cum >= need {
+			ub := h.Buckets[i+1]
+			if math.IsInf(ub, 1) {
+				ub = h.Buckets[i]
+			}
+			return time.Duration(ub * float64(time.Second)), true
+		}
+	}
+	return 0, false
 }
 
 // Judge reports whether a probe was client-bound, and why: lateness holds
@@ -82,6 +137,10 @@ func (c ClientCheck) Judge(lateness []float64, cpu CPUUse) (bool, string) {
 	if maxCPU == 0 {
 		maxCPU = DefaultMaxCPU
 	}
+	maxSched := c.MaxSchedP99
+	if maxSched == 0 {
+		maxSched = DefaultMaxSchedP99
+	}
 	var why []string
 	if len(lateness) > 0 && maxLate > 0 {
 		s := slices.Clone(lateness)
@@ -94,6 +153,9 @@ func (c ClientCheck) Judge(lateness []float64, cpu CPUUse) (bool, string) {
 	}
 	if sh := cpu.Share(); maxCPU > 0 && sh >= maxCPU {
 		why = append(why, fmt.Sprintf("client CPU %.0f%% of %d processor(s) ≥ %.0f%%", 100*sh, cpu.Procs, 100*maxCPU))
+	}
+	if maxSched > 0 && cpu.SchedOK && cpu.SchedP99 > maxSched {
+		why = append(why, fmt.Sprintf("Go scheduler latency p99 %s > %s (goroutines waited that long for a processor)", cpu.SchedP99.Round(time.Millisecond), maxSched))
 	}
 	if len(why) == 0 {
 		return false, ""

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentperf/agentperf/slo"
 )
@@ -50,6 +51,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 		p := Probe{Data: d}
 		var reasons []string
 		cpuShare := 0.0
+		var sched time.Duration
 		for r := range repeats {
 			name := ProbeDir(n, c)
 			if repeats > 1 {
@@ -70,6 +72,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 			err := cfg.Run(ctx, c, dir)
 			cpu := meter.Stop()
 			cpuShare = max(cpuShare, cpu.Share())
+			sched = max(sched, cpu.SchedP99)
 			if ctx.Err() != nil {
 				return p, ctx.Err()
 			}
@@ -100,7 +103,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 		if f := d.Result.Failed(); len(f) > 0 {
 			p.Detail = strings.Join(f, ", ")
 		}
-		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpuShare), "; ")
+		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%, scheduler latency p99 %s", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpuShare, sched.Round(10*time.Microsecond)), "; ")
 		return p, nil
 	}
 	sc := cfg.Search

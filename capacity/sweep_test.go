@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -143,6 +144,14 @@ func TestClientCheck(t *testing.T) {
 	if b, _ := (ClientCheck{}).Judge(nil, CPUUse{CPU: 2 * time.Second, Wall: time.Second, Procs: 1}); b {
 		t.Error("an unmeasured CPU use counts as saturated")
 	}
+	starved := idle
+	starved.SchedP99, starved.SchedOK = 200*time.Millisecond, true
+	if b, why := (ClientCheck{}).Judge(nil, starved); !b || !strings.Contains(why, "scheduler latency") {
+		t.Errorf("scheduler latency p99 200 ms: %v %q", b, why)
+	}
+	if b, _ := (ClientCheck{MaxSchedP99: -1}).Judge(nil, starved); b {
+		t.Error("a disabled scheduler check still marks the probe")
+	}
 	m := StartCPU()
 	x := 0.0
 	for i := range 20_000_000 {
@@ -151,6 +160,11 @@ func TestClientCheck(t *testing.T) {
 	u := m.Stop()
 	if u.OK && !(u.CPU > 0) {
 		t.Errorf("a busy loop (%g) used no CPU: %+v", x, u)
+	}
+	h0 := &rtmetrics.Float64Histogram{Counts: []uint64{0, 0, 0}, Buckets: []float64{0, 0.001, 0.1, math.Inf(1)}}
+	h := &rtmetrics.Float64Histogram{Counts: []uint64{98, 1, 1}, Buckets: h0.Buckets}
+	if p, ok := histP99(h, h0); !ok || p != 100*time.Millisecond {
+		t.Errorf("histP99 = %v %v, want 100ms (the bucket holding the 99th of 100)", p, ok)
 	}
 }
 
@@ -167,7 +181,7 @@ func TestRunSearchReport(t *testing.T) {
 	res, err := RunSearch(context.Background(), SearchConfig{Dir: dir, SLO: o, Search: Config{Lo: 1, Hi: 64, Resolution: Resolution{Abs: 1}}, Run: fakeRun(&ran), Repeats: 2,
 		// The fake runs take no time: the CPU of the tests running beside
 		// this one would make them look saturated.
-		Client: ClientCheck{MaxCPU: -1}})
+		Client: ClientCheck{MaxCPU: -1, MaxSchedP99: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	repeats := fs.Int("repeats", 1, "runs per probe; their records are pooled (percentiles over all of them, never averaged)")
 	retries := fs.Int("client-bound-retries", 1, "times a client-bound probe is run again before it is reported as such")
 	maxLate := fs.Float64("client-max-lateness", capacity.DefaultMaxLatenessP99.Seconds()*1000, "ms: a probe whose own send lateness p99 exceeds this is client-bound (invalid), not a server failure (negative: no check)")
+	maxSched := fs.Float64("client-max-sched-latency", capacity.DefaultMaxSchedP99.Seconds()*1000, "ms: a probe during which the p99 of the Go scheduler latency (goroutines waiting for a processor) exceeds this is client-bound (negative: no check)")
 	maxCPU := fs.Float64("client-max-cpu", capacity.DefaultMaxCPU*100, "percent of GOMAXPROCS: a probe during which this process used this much CPU is client-bound (negative: no check)")
 	fs.Lookup("output-artifact-dir").Usage = "search folder: a folder per probe run (probe-NN-c<N>), search_result.json, search_slo.png"
 	if err := parseFlags(fs, args); err != nil {
@@ -81,7 +82,8 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
 		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats,
 		Run: pr.run, Before: pr.before, Logf: pr.logf,
-		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100},
+		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
+			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
 	})
 	if result != nil {
 		printSearch(io, objective, scfg, result, p.outputDir)
