@@ -221,10 +221,14 @@ type RequestRow struct {
 // context overflow (those have no row), in the order they were added, so
 // that a figure of the run needs no second read of profile_export.jsonl.
 func (a *Aggregator) EachRequest(fn func(RequestRow)) {
-	ttft, lat, itl := metricIndex("time_to_first_token"), metricIndex("request_latency"), metricIndex("inter_token_latency")
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c := &a.t.rows
+	eachRow(&a.t.rows, fn)
+}
+
+// eachRow calls fn with every row of c, in order.
+func eachRow(c *columns, fn func(RequestRow)) {
+	ttft, lat, itl := metricIndex("time_to_first_token"), metricIndex("request_latency"), metricIndex("inter_token_latency")
 	for i := range c.len() {
 		f := c.flags(i)
 		start, end := c.times(i)

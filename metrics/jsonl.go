@@ -61,6 +61,7 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 		b = appendPadded(b, r.Lane, 4)
 		b = append(b, '"')
 	}
+	b = appendOptString(b, "shard", r.Shard)
 	b = append(b, `,"record_processor_id":`...)
 	b = appendString(b, processorID)
 	b = append(b, `,"benchmark_phase":`...)

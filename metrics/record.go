@@ -27,7 +27,8 @@ type Record struct {
 	ParentCorrelationID string
 	RootCorrelationID   string
 	Lane                int    // lane index, 0-based
-	WorkerID            string // "lane_0007"
+	WorkerID            string // "lane_0007" (the global lane index in a sharded run)
+	Shard               string // "I/N" in a sharded run, "" otherwise
 	Phase               Phase
 	Model               string
 

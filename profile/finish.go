@@ -95,6 +95,25 @@ type Input struct {
 	Warnings []string
 	// NoPlot leaves metrics_plots.png out.
 	NoPlot bool
+
+	// Shard, when set, makes the run one shard of a sharded run: Finish
+	// writes its manifest (FileShard, with the run's Result) beside the
+	// artifacts, for Merge, and reports the shard in metadata.agentperf.
+	Shard *ShardManifest
+	// Described stands in for Synth and Tokenizer when Synth is nil: the
+	// synthesis and tokenizer descriptions of metadata.agentperf as the
+	// shards of a merged run wrote them (a merge has no synthesizer).
+	Described *Described
+	// Extra is added to metadata.agentperf (a merge's report of its
+	// shards).
+	Extra map[string]any
+}
+
+// Described is what a run says about its synthesizer and tokenizer
+// (metadata.agentperf.synthesis and .tokenizer).
+type Described struct {
+	Synthesis any `json:"synthesis"`
+	Tokenizer any `json:"tokenizer"`
 }
 
 // Outcome is how the run ended and what was written.
@@ -168,7 +187,6 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Message }
 
-
 // Finish writes the artifacts of a run that replay.Run returned res for,
 // judges it and returns the Outcome. It returns an error only for an
 // Input it cannot work with (nothing is written then); a failed write is
@@ -185,6 +203,11 @@ func Finish(res *replay.Result, in Input) (*Outcome, error) {
 	runtime.GC()
 	f := &finisher{res: res, in: in, out: &Outcome{}}
 	f.run()
+	if in.Shard != nil {
+		if err := writeShardManifest(in.Dir, in, res); err != nil {
+			f.writeProblem(FileShard, err)
+		}
+	}
 	return f.out, nil
 }
 
@@ -201,7 +224,7 @@ func (in *Input) validate(res *replay.Result) error {
 	if in.Collector == nil {
 		errs = append(errs, errors.New("profile: Input.Collector: required (the run's record collector)"))
 	}
-	if in.Synth == nil {
+	if in.Synth == nil && in.Described == nil {
 		errs = append(errs, errors.New("profile: Input.Synth: required (the run's synthesizer)"))
 	}
 	if l := in.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
@@ -399,20 +422,34 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		Concurrency:             in.Concurrency,
 		SkippedSubagentRequests: res.SkippedSubagentRequests,
 		Extra: map[string]any{
-			"synthesis":           in.Synth.Describe(),
+			"synthesis":           nil,
 			"start_turns":         res.StartTurns,
 			"aborted":             res.Aborted,
 			"abort_message":       res.AbortMessage,
 			"profiling_overflows": res.ProfilingOverflows,
 			"warmup_overflows":    res.WarmupOverflows,
 			"warmup_retries":      res.WarmupRetries,
+			"response_fallbacks":  res.ResponseFallbacks,
 			"agentx_generation":   f.res.Generation.Name,
 			"semantics":           f.res.Generation.Doc,
 			"profiling_end":       res.EndReason,
-			"tokenizer":           tokenizerMetadata(in.Tokenizer, in.Synth),
+			"tokenizer":           nil,
 			"invalid_messages":    verdict.Messages,
 			"schedule":            scheduleMetadata(res),
 		},
+	}
+	if in.Synth != nil {
+		info.Extra["synthesis"] = in.Synth.Describe()
+		info.Extra["tokenizer"] = tokenizerMetadata(in.Tokenizer, in.Synth)
+	} else {
+		info.Extra["synthesis"] = in.Described.Synthesis
+		info.Extra["tokenizer"] = in.Described.Tokenizer
+	}
+	if in.Shard != nil {
+		info.Extra["shard"] = in.Shard.metadata()
+	}
+	for k, v := range in.Extra {
+		info.Extra[k] = v
 	}
 	switch {
 	case res.Killed:
@@ -426,6 +463,9 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	}
 	if f.out.Derived != nil {
 		info.Extra["server_derived"] = f.out.Derived
+	}
+	if cpu := res.ProfilingUserCPU + res.ProfilingSystemCPU; cpu > 0 {
+		info.Extra["client_cpu"] = clientCPUMetadata(res)
 	}
 	// Without a scenario the verdict's findings are warnings (an overflow
 	// rate above the limit), or a failure when nothing was measured.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -222,6 +223,56 @@ func TestFinishRejectsAnIncompleteInput(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("%d files written for a rejected Input", len(ents))
+	}
+}
+
+// TestFinishCarriesClientCost: the engine's count of responses decoded
+// with encoding/json reaches metadata.agentperf.response_fallbacks (a run
+// against the simulator has none), and its CPU time of the profiling
+// phase metadata.agentperf.client_cpu.
+func TestFinishCarriesClientCost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	if res.ResponseFallbacks != 0 {
+		t.Errorf("%d of the simulator's responses went to encoding/json, want 0", res.ResponseFallbacks)
+	}
+	if runtime.GOOS == "linux" && res.ProfilingUserCPU+res.ProfilingSystemCPU <= 0 {
+		t.Errorf("profiling CPU %v + %v, want some", res.ProfilingUserCPU, res.ProfilingSystemCPU)
+	}
+	res.ResponseFallbacks = 3
+	res.ProfilingUserCPU, res.ProfilingSystemCPU = 2*time.Second, time.Second
+	sent := res.Schedule.Sent[1]
+	if sent == 0 {
+		t.Fatal("no profiling request sent")
+	}
+	if _, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond, Concurrency: 4, NoPlot: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, metrics.FileAggregateJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg struct {
+		Metadata struct {
+			Agentperf struct {
+				ResponseFallbacks *int `json:"response_fallbacks"`
+				ClientCPU         struct {
+					User       float64 `json:"profiling_user_s"`
+					System     float64 `json:"profiling_system_s"`
+					PerRequest float64 `json:"per_profiling_request_us"`
+				} `json:"client_cpu"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &agg); err != nil {
+		t.Fatal(err)
+	}
+	if got := agg.Metadata.Agentperf.ResponseFallbacks; got == nil || *got != 3 {
+		t.Errorf("metadata.agentperf.response_fallbacks = %v, want 3", got)
+	}
+	if c := agg.Metadata.Agentperf.ClientCPU; c.User != 2 || c.System != 1 || c.PerRequest != 3e6/float64(sent) {
+		t.Errorf("metadata.agentperf.client_cpu = %+v, want 2 s, 1 s, %v µs per request", c, 3e6/float64(sent))
 	}
 }
 

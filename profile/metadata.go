@@ -92,3 +92,16 @@ func tokenizerMetadata(o tokenizer.Origin, syn *synth.Synthesizer) map[string]an
 	}
 	return m
 }
+
+// clientCPUMetadata is metadata.agentperf.client_cpu: the process's CPU
+// time in the profiling phase, and per profiling request sent.
+func clientCPUMetadata(res *replay.Result) map[string]any {
+	m := map[string]any{
+		"profiling_user_s":   res.ProfilingUserCPU.Seconds(),
+		"profiling_system_s": res.ProfilingSystemCPU.Seconds(),
+	}
+	if n := res.Schedule.Sent[1]; n > 0 {
+		m["per_profiling_request_us"] = float64((res.ProfilingUserCPU + res.ProfilingSystemCPU).Microseconds()) / float64(n)
+	}
+	return m
+}

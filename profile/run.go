@@ -75,8 +75,23 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		return nil, inputErr(err)
 	}
 
-	// Sinks, scraper, live view.
+	// A shard meets the others now that its corpus is loaded, and takes
+	// shard 0's run id.
 	benchID := uuid.NewString()
+	peer, err := joinShards(ctx, &s, benchID, loaded, lg)
+	if err != nil {
+		return nil, err
+	}
+	if peer != nil {
+		benchID = peer.RunID()
+		defer func() {
+			if err := peer.Close(); err != nil {
+				lg.Printf("warning: shard %s: %v", s.Replay.Shard, err)
+			}
+		}()
+	}
+
+	// Sinks, scraper, live view.
 	progress := s.Replay.Progress
 	if progress == nil {
 		progress = &replay.Progress{}
@@ -88,7 +103,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
 	var scr *servermetrics.Scraper
-	if !s.ServerMetrics.Off {
+	if !s.ServerMetrics.Off && s.Replay.Shard.Index == 0 { // a sharded run's server is scraped once, by shard 0
 		urls := servermetrics.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
 		// Server timeslices feed metrics_plots.png, so they default to 1 s
 		// (InferenceX's --slice-duration) when SliceDuration is unset.
@@ -119,6 +134,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	cfg.Progress = progress
 	cfg.Observer = obs
 	cfg.Logf = lg.Printf
+	if peer != nil {
+		cfg.Coordinator = peer
+	}
 
 	scrCtx, stopScr := context.WithCancel(context.Background())
 	var scrWG sync.WaitGroup
@@ -169,7 +187,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if scr != nil {
 		scr.Final(context.Background())
 	}
-	out, err := Finish(res, s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...)))
+	in := s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...))
+	in.Shard = s.manifest(res, loaded, peer)
+	out, err := Finish(res, in)
 	if err != nil {
 		return nil, err
 	}

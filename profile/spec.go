@@ -92,11 +92,36 @@ type Spec struct {
 	// log (zero: when Run was called).
 	Started time.Time
 
+	// Shard, when set, makes the run one shard of a sharded run
+	// (docs/distributed.md): Replay.Shard is its share of the
+	// Replay.Concurrency global lanes; with more than one shard it meets
+	// the others at Shard.Rendezvous (shard 0 listens there) once its
+	// corpus is loaded, takes shard 0's run id, passes the run's
+	// barriers with them, and stops when one of them stops. Only shard 0
+	// scrapes the server's /metrics. Finish writes the shard's manifest
+	// (FileShard) for Merge.
+	Shard *ShardSpec
+
 	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
 	// Run reuses them instead of loading Corpus and Tokenizer again. A
 	// sweep point is a Spec with Loaded set and another concurrency and
 	// OutputDir.
 	Loaded *Loaded
+}
+
+// ShardSpec is what a shard of a sharded run needs besides its share of
+// the lanes (Spec.Replay.Shard).
+type ShardSpec struct {
+	// Rendezvous is HOST:PORT where shard 0 listens (required with more
+	// than one shard).
+	Rendezvous string
+	// Argv is the command line every shard of the run must share
+	// (ShardArgv: the shard's own value left out); with the seed, the
+	// corpus digest and the lane count it is the run's key.
+	Argv []string
+	// JoinTimeout bounds the wait for the other shards at the start
+	// (0: rendezvous.DefaultJoinTimeout).
+	JoinTimeout time.Duration
 }
 
 // Corpus says where a run's traces come from: a source that
@@ -232,6 +257,9 @@ func (s *Spec) validate() error {
 	}
 	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))
+	}
+	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
+		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
 	}
 	return errors.Join(errs...)
 }

@@ -100,17 +100,21 @@ const fasthttpStreamAllocs = 4
 // nothing, and a streaming one nothing beyond fasthttp's body stream.
 func TestClientPathAllocs(t *testing.T) {
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hello there"}],"max_completion_tokens":8,"stream":false}`)
+	stream := chunkedSSE(
+		[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`),
+		benchContentLine[len("data: "):], benchContentLine[len("data: "):], benchContentLine[len("data: "):],
+		benchUsageLine[len("data: "):], []byte("[DONE]"))
 	cases := []struct {
 		name      string
 		streaming bool
+		live      bool // collect the reply's text (live-assistant mode)
 		response  []byte
 		max       float64
 	}{
-		{"non-streaming", false, httpResponse("application/json", benchFullBody), 0},
-		{"streaming", true, chunkedSSE(
-			[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`),
-			benchContentLine[len("data: "):], benchContentLine[len("data: "):], benchContentLine[len("data: "):],
-			benchUsageLine[len("data: "):], []byte("[DONE]")), fasthttpStreamAllocs},
+		{"non-streaming", false, false, httpResponse("application/json", benchFullBody), 0},
+		{"streaming", true, false, stream, fasthttpStreamAllocs},
+		{"non-streaming live text", false, true, httpResponse("application/json", benchFullBody), 0},
+		{"streaming live text", true, true, stream, fasthttpStreamAllocs},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,9 +131,15 @@ func TestClientPathAllocs(t *testing.T) {
 				h.Set("X-Request-ID", "0d9c2b7e-3f4a-4c1e-9a77-5b2f0e6d8c11")
 				h.Set("X-Correlation-ID", "6a1f0c3d-8e2b-4d5a-b7c9-0e4f1a2b3c4d")
 			}
+			var text []byte
 			check := func() {
-				x := k.do(c, body, nil, hdr, now, nil)
-				if x.err != nil || !x.hasUsage || x.usage.PromptTokens == 0 || x.firstNs == 0 {
+				var tp *[]byte
+				if tc.live {
+					text = text[:0]
+					tp = &text
+				}
+				x := k.do(c, body, nil, hdr, now, tp)
+				if x.err != nil || x.fallback || !x.hasUsage || x.usage.PromptTokens == 0 || x.firstNs == 0 || (tc.live && len(text) == 0) {
 					t.Fatalf("exchange = %+v (err %v)", x, x.err)
 				}
 			}

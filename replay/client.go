@@ -158,6 +158,7 @@ type exchange struct {
 	usage                                                  metrics.Usage
 	errBody                                                []byte // error body or stream error event, for classification
 	err                                                    *metrics.Error
+	fallback                                               bool // encoding/json decoded the body or an event
 }
 
 // recordUsage returns the usage for a metrics.Record (a copy the record
@@ -242,6 +243,7 @@ func (k *conn) do(c *Config, body []byte, sb *streamBody, hdr func(*fasthttp.Req
 	}
 	x.endNs = now()
 	r, perr := parseFullResponse(b, text)
+	x.fallback = r.fallback
 	if perr != nil {
 		x.errBody = append([]byte(nil), b...)
 		// No code: the status was a success; the body is what failed (the
@@ -313,6 +315,7 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 		if !ok {
 			continue
 		}
+		x.fallback = x.fallback || ev.Fallback
 		t := now()
 		if perr != nil {
 			// Keep reading to the end so the connection stays reusable, but

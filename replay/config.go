@@ -135,8 +135,21 @@ type Config struct {
 	AllowDatasetWrap bool
 
 	// Concurrency is the number of lanes (session trees; a tree may have
-	// several requests in flight while its subagents run).
+	// several requests in flight while its subagents run). In a sharded
+	// run it is the global lane count: the shard plays its share.
 	Concurrency int
+	// Shard is the share of the lanes this run plays (index I of N:
+	// the global lanes i with i mod N == I; docs/distributed.md). The zero
+	// value plays every lane. Every lane keeps its global index (worker_id
+	// lane_NNNN), and its seeded state depends only on the seed and that
+	// index, so the shards of a run together play the unsharded run's
+	// lanes. Records carry the shard.
+	Shard timing.Shard
+	// Coordinator, when set, joins the run to the other shards of a
+	// sharded run: the warmup and profiling barriers, the profiling start
+	// instant and its alignment, the stop (docs/distributed.md). Without
+	// one, a shard runs on its own clock.
+	Coordinator Coordinator
 	// Seed drives start-turn sampling (and, through Synth, prompt bytes).
 	Seed int64
 	// StartMinRatio and StartMaxRatio bound each lane's start (the start
@@ -342,6 +355,11 @@ func (c *Config) Validate() error {
 	if c.Concurrency < 1 {
 		bad("Concurrency", "must be at least 1, got %d", c.Concurrency)
 	}
+	if err := c.Shard.Validate(); err != nil {
+		bad("Shard", "%d/%d: want index I of N shards with 0 ≤ I < N", c.Shard.Index, c.Shard.Count)
+	} else if c.Shard.Count > 1 && c.Concurrency >= 1 && c.Shard.Index >= c.Concurrency {
+		bad("Shard", "%d/%d has no lane: the run has %d lanes (Concurrency is the global lane count); use at most %d shards", c.Shard.Index, c.Shard.Count, c.Concurrency, c.Concurrency)
+	}
 	if c.BenchmarkDuration <= 0 {
 		bad("BenchmarkDuration", "must be positive, got %v", c.BenchmarkDuration)
 	}
@@ -379,6 +397,7 @@ func (c *Config) timingConfig() timing.Config {
 		WarmupRequestsPerLane: c.WarmupRequestsPerLane,
 		WarmupDuration:        c.AgenticCacheWarmupDuration,
 		BurstPhaseStarts:      c.BurstPhaseStarts,
+		Shard:                 c.Shard,
 	}
 	if c.Generation.RuntimeIdleCaps {
 		t.SystemIdleCap = max(c.SystemIdleGapCap, 0)

@@ -37,6 +37,12 @@ type Result struct {
 	Deadline       time.Time // ProfilingStart + BenchmarkDuration
 	ProfilingEnd   time.Time // last profiling request finished
 	EndTime        time.Time
+	// ProfilingUserCPU and ProfilingSystemCPU are the CPU time the whole
+	// process spent from ProfilingStart to ProfilingEnd (getrusage): the
+	// client's cost of the profiling phase, start-up, warmup and the
+	// artifacts left out; with a server in the same process (sim://) its
+	// cost too. Both zero where the platform has no getrusage.
+	ProfilingUserCPU, ProfilingSystemCPU time.Duration
 	// EndedEarly is set when every lane was done before the deadline
 	// (nothing left to send); EndReason says why profiling ended.
 	EndedEarly bool
@@ -61,6 +67,12 @@ type Result struct {
 	// ProfilingOverflows and WarmupOverflows count context overflows per
 	// phase (Accounting.Overflows counts both).
 	ProfilingOverflows, WarmupOverflows int
+	// ResponseFallbacks counts the responses (a non-streaming body, or a
+	// stream with at least one such event) that the one-pass scanner could
+	// not decide and encoding/json decoded instead: malformed or unusual
+	// JSON. The well-formed responses of the servers replayed against
+	// (vLLM, SGLang, Dynamo, llm-d-inference-sim, package sim) count 0.
+	ResponseFallbacks int
 	// WarmupRetries counts failed warmup attempts that were sent again
 	// (each is a warmup-error record; Config.WarmupRetries).
 	WarmupRetries int
@@ -136,9 +148,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			e.res.Subagents.Branches, e.res.Subagents.Children, e.res.Subagents.Requests, e.res.Subagents.Dropped, e.res.Subagents.DroppedRequests)
 	}
 
-	e.lanes = make([]*lane, cfg.Concurrency)
+	e.lanes = make([]*lane, sched.Lanes())
+	if cfg.Shard.Sharded() {
+		e.shard = cfg.Shard.String()
+	}
 	for i := range e.lanes {
-		l := &lane{idx: i, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", i), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		// The shard's lanes in global order; a lane is named by its global
+		// index.
+		g := sched.Lane(i).Index()
+		l := &lane{idx: g, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", g), done: make(chan completion, 8), trees: map[int64]*treeState{}}
 		l.nowProgress = l.progressClock(e)
 		e.lanes[i] = l
 		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
@@ -168,6 +186,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		e.mu.Lock()
 		e.res.Cancelled = true
 		e.mu.Unlock()
+		if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
+			go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
+		}
 		e.stop()
 		time.AfterFunc(cfg.GracePeriod, e.killAll)
 	})
@@ -187,6 +208,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}()
 	}
 
+	if cfg.Coordinator != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go e.coordinate(done)
+	}
 	e.run()
 	e.killAll() // nothing may outlive Run
 	e.requests.Wait()
@@ -195,6 +221,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.ProfilingOverflows = int(e.profOverflows.Load())
 	e.res.WarmupOverflows = int(e.warmOverflows.Load())
 	e.res.WarmupRetries = int(e.warmRetries.Load())
+	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -227,7 +254,9 @@ type hitsOnce struct {
 }
 
 type engine struct {
-	c         *Config
+	c *Config
+	// shard is the shard's "I/N" for the records ("" when unsharded).
+	shard     string
 	sched     *timing.Schedule
 	base      time.Time
 	lanes     []*lane
@@ -254,10 +283,16 @@ type engine struct {
 	// warmRetries counts retried warmup attempts, warmRetriesLogged the
 	// retries logged one by one.
 	warmRetries, warmRetriesLogged atomic.Int64
+	// respFallbacks counts responses decoded with encoding/json
+	// (Result.ResponseFallbacks).
+	respFallbacks atomic.Int64
 	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
 	// first error.
 	sinkErr    FallibleSink
 	sinkFailed atomic.Bool
+	// fromPeer is set when the run was stopped by another shard, so the
+	// stop is not passed back.
+	fromPeer atomic.Bool
 }
 
 // lane is the state owned by one lane goroutine.
@@ -292,6 +327,9 @@ type slot struct {
 	stream  streamBody
 	text    []byte
 	session []byte
+	// jobs feeds the slot's goroutine (engine.work), started by its first
+	// request and ended by closeSlots.
+	jobs chan slotJob
 }
 
 // stream is one conversation instance of a lane's tree.
@@ -347,6 +385,9 @@ func (e *engine) markAborted(reason, msg string) {
 	if e.res.Aborted == "" {
 		e.res.Aborted, e.res.AbortMessage = reason, msg
 		e.c.Logf("%s", msg)
+		if co := e.c.Coordinator; co != nil && !e.fromPeer.Load() {
+			go co.Abort(reason, msg)
+		}
 	}
 }
 
@@ -393,8 +434,11 @@ func (e *engine) run() {
 		} else {
 			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token for %s", st.Sent[0], c.AgenticCacheWarmupDuration)
 		}
-		e.sched.StartAcceleratedWarmup(e.now())
-		e.stage()
+		at, _, ok := e.barrier(BarrierPrimers, timing.Alignment{})
+		if ok {
+			e.sched.StartAcceleratedWarmup(at)
+			e.stage()
+		}
 	}
 	if timeout != nil {
 		timeout.Stop()
@@ -404,9 +448,15 @@ func (e *engine) run() {
 		return
 	}
 	ws := e.sched.Stats()
-	now = e.now()
-	e.sched.StartProfiling(now)
+	// Every shard's warmup done: profiling starts at one instant, aligned
+	// over every lane of the run.
+	now, align, ok := e.barrier(BarrierWarmup, e.sched.PrepareProfiling())
+	if !ok {
+		return
+	}
+	e.sched.StartProfilingAligned(now, align)
 	e.res.ProfilingStart = now
+	u0, s0, cpuOK := processCPU()
 	e.res.Deadline = e.sched.Deadline()
 	if c.Observer != nil {
 		c.Observer.ProfilingStarted(now, e.res.Deadline)
@@ -420,6 +470,12 @@ func (e *engine) run() {
 	defer graceTimer.Stop()
 	e.stage()
 	e.res.ProfilingEnd = time.Now()
+	if u1, s1, ok := processCPU(); ok && cpuOK {
+		e.res.ProfilingUserCPU, e.res.ProfilingSystemCPU = u1-u0, s1-s0
+	}
+	if c.Coordinator != nil && !e.stopped() {
+		e.barrier(BarrierEnd, timing.Alignment{})
+	}
 	e.mu.Lock()
 	aborted, cancelled, killed := e.res.Aborted, e.res.Cancelled, e.res.Killed
 	e.mu.Unlock()
@@ -487,10 +543,10 @@ func (e *engine) logStartStates() {
 		p := tr.Plan()
 		live, ready := tl.StartStreams()
 		if k := tl.StartTurn(); k >= 0 {
-			c.Logf("lane %4d: start_turn=%d/%d live=%d ready=%d trace_id=%s", i, k, len(p.Streams[0].Turns), live, ready, p.TraceID)
+			c.Logf("lane %4d: start_turn=%d/%d live=%d ready=%d trace_id=%s", tl.Index(), k, len(p.Streams[0].Turns), live, ready, p.TraceID)
 			continue
 		}
-		c.Logf("lane %4d: sample_time=%.1f%% root_next=%s live=%d ready=%d trace_id=%s", i, 100*tl.StartShare(), tl.RootNext(), live, ready, p.TraceID)
+		c.Logf("lane %4d: sample_time=%.1f%% root_next=%s live=%d ready=%d trace_id=%s", tl.Index(), 100*tl.StartShare(), tl.RootNext(), live, ready, p.TraceID)
 	}
 }
 
@@ -609,13 +665,30 @@ func (e *engine) wakeAll() {
 func (e *engine) launch(l *lane, s *timing.Send) {
 	st := l.stream(e, s)
 	sl := l.slot(e.c, e.kill)
-	snd := *s
 	e.requests.Add(1)
-	go func() {
-		defer e.requests.Done()
-		o := e.execute(l, &snd, st, sl)
-		l.done <- completion{id: snd.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl}
-	}()
+	if sl.jobs == nil {
+		sl.jobs = make(chan slotJob, 1)
+		go e.work(sl)
+	}
+	sl.jobs <- slotJob{l: l, s: *s, st: st} // the slot is idle: never blocks
+}
+
+// slotJob is one request handed to a slot's goroutine.
+type slotJob struct {
+	l  *lane
+	s  timing.Send
+	st *stream
+}
+
+// work runs the requests of one slot, one at a time, on one goroutine,
+// until closeSlots: the stack the first request grew serves the next ones
+// (a goroutine per request grew a new stack every time).
+func (e *engine) work(sl *slot) {
+	for j := range sl.jobs {
+		o := e.execute(j.l, &j.s, j.st, sl)
+		j.l.done <- completion{id: j.s.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl}
+		e.requests.Done()
+	}
 }
 
 // treeState is the engine's side of one tree of a lane: the
@@ -762,6 +835,10 @@ func (l *lane) closeSlots() {
 	for _, sl := range l.all {
 		sl.k.close()
 		sl.body, sl.text, sl.stream = nil, nil, streamBody{}
+		if sl.jobs != nil {
+			close(sl.jobs)
+			sl.jobs = nil
+		}
 	}
 }
 

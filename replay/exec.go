@@ -128,6 +128,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		RootCorrelationID:   st.rootCorr,
 		Lane:                s.Lane,
 		WorkerID:            l.workerID,
+		Shard:               e.shard,
 		Phase:               phase,
 		Model:               model,
 		MaxTokens:           maxTok,
@@ -225,6 +226,9 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 			h.Set("X-SMG-Routing-Key", st.corrID)
 		}
 	}, l.nowProgress, text)
+	if x.fallback {
+		e.respFallbacks.Add(1)
+	}
 	rec.RequestAckNs = x.ackNs
 	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
 	rec.RequestEndNs = x.endNs

@@ -158,6 +158,15 @@ func TestServerFaults(t *testing.T) {
 			if injected == 0 {
 				t.Fatalf("the sim injected no %s fault (stats %+v)", tc.fault, srv.Stats().Faults)
 			}
+			// Only a malformed response goes to encoding/json: every other
+			// one, error events included, is decided in one pass.
+			wantFallbacks := 0
+			if tc.fault == sim.FaultMalformedSSE {
+				wantFallbacks = int(injected)
+			}
+			if res.ResponseFallbacks != wantFallbacks {
+				t.Fatalf("Result.ResponseFallbacks = %d, want %d", res.ResponseFallbacks, wantFallbacks)
+			}
 			recs := sink.records()
 			var errs int
 			firstErr := map[int]int{} // lane → index of its first error record

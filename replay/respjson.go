@@ -1,6 +1,12 @@
 package replay
 
-import "github.com/agentperf/agentperf/metrics"
+import (
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/metrics"
+)
 
 // completionScan is what one chat.completion (non-streaming body) or
 // chat.completion.chunk (SSE event) object carries, as far as a replay
@@ -19,6 +25,15 @@ type completionScan struct {
 // input goes to encoding/json, which allows 10000 levels.
 const scanDepthLimit = 512
 
+// liveText asks scanCompletionText for the reply's text: the decoded
+// content (of each choice's delta when delta is set, else of its message)
+// and then the choice's text, choice by choice, appended to *dst exactly
+// as a decode with encoding/json would give them.
+type liveText struct {
+	dst   *[]byte
+	delta bool
+}
+
 // scanCompletion reads b, one JSON object with optional surrounding
 // space, in one pass and without allocating, and reports what decoding it
 // with encoding/json into chunkJSON would give (FuzzScanCompletion holds
@@ -32,10 +47,17 @@ const scanDepthLimit = 512
 // value that is not an object. Servers send none of these, so the
 // fallback costs nothing in practice.
 func scanCompletion(b []byte) (s completionScan, ok bool) {
+	return scanCompletionText(b, nil)
+}
+
+// scanCompletionText is scanCompletion that also appends the reply's text
+// to lt.dst when lt is not nil (live-assistant mode). When ok is false,
+// *lt.dst may hold part of the text: the caller cuts it back.
+func scanCompletionText(b []byte, lt *liveText) (s completionScan, ok bool) {
 	i, ok := scanObject(b, skipSpace(b, 0), false, topNames, scanDepthLimit-1, func(k uint8, i int) (int, bool) {
 		switch k {
 		case topChoices:
-			return scanChoices(b, i, &s)
+			return scanChoices(b, i, &s, lt)
 		case topUsage:
 			return scanUsage(b, i, &s)
 		default: // topError
@@ -158,7 +180,7 @@ func equalFoldASCII(a []byte, b string) bool {
 
 // scanChoices reads the value of "choices": null or an array whose
 // elements are null or objects.
-func scanChoices(b []byte, i int, s *completionScan) (int, bool) {
+func scanChoices(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
 	if hasLiteral(b, i, "null") {
 		return i + 4, true
 	}
@@ -175,7 +197,7 @@ func scanChoices(b []byte, i int, s *completionScan) (int, bool) {
 		case hasLiteral(b, i, "null"):
 			i += 4
 		case i < len(b) && b[i] == '{':
-			if i, ok = scanChoice(b, i, s); !ok {
+			if i, ok = scanChoice(b, i, s, lt); !ok {
 				return i, false
 			}
 		default:
@@ -202,19 +224,44 @@ const (
 	choiceText
 )
 
-func scanChoice(b []byte, i int, s *completionScan) (int, bool) {
-	return scanObject(b, i, false, choiceNames, scanDepthLimit-3, func(k uint8, i int) (int, bool) {
+func scanChoice(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
+	// The string literals (quotes included) of the content and the text
+	// the live reply takes from this choice, when non-empty.
+	var content, text []byte
+	var fromDelta, fromMessage *[]byte // where scanMessage puts the content literal
+	if lt != nil {
+		if lt.delta {
+			fromDelta = &content
+		} else {
+			fromMessage = &content
+		}
+	}
+	j, ok := scanObject(b, i, false, choiceNames, scanDepthLimit-3, func(k uint8, i int) (int, bool) {
 		switch k {
 		case choiceDelta:
-			return scanMessage(b, i, &s.deltaContent, &s.deltaReasoning)
+			return scanMessage(b, i, &s.deltaContent, &s.deltaReasoning, fromDelta)
 		case choiceMessage:
-			return scanMessage(b, i, &s.msgContent, &s.msgReasoning)
+			return scanMessage(b, i, &s.msgContent, &s.msgReasoning, fromMessage)
 		default: // choiceText
 			j, nonEmpty, ok := scanOptString(b, i)
 			s.text = s.text || nonEmpty
+			if nonEmpty {
+				text = b[i:j]
+			}
 			return j, ok
 		}
 	})
+	if ok && lt != nil {
+		// encoding/json fills the whole choice before the caller reads
+		// it: content comes first, whatever the order of the keys.
+		if content != nil {
+			*lt.dst = appendUnquoted(*lt.dst, content)
+		}
+		if text != nil {
+			*lt.dst = appendUnquoted(*lt.dst, text)
+		}
+	}
+	return j, ok
 }
 
 // Fields of a delta or message.
@@ -225,12 +272,16 @@ const (
 )
 
 // scanMessage reads a delta or message object (or null), ORing into
-// content and reasoning whether it has non-empty ones.
-func scanMessage(b []byte, i int, content, reasoning *bool) (int, bool) {
+// content and reasoning whether it has non-empty ones. When lit is not
+// nil, it is set to the literal of a non-empty content.
+func scanMessage(b []byte, i int, content, reasoning *bool, lit *[]byte) (int, bool) {
 	return scanObject(b, i, true, messageNames, scanDepthLimit-5, func(k uint8, i int) (int, bool) {
 		j, nonEmpty, ok := scanOptString(b, i)
 		if k == msgContent {
 			*content = *content || nonEmpty
+			if nonEmpty && lit != nil {
+				*lit = b[i:j]
+			}
 		} else {
 			*reasoning = *reasoning || nonEmpty
 		}
@@ -298,17 +349,10 @@ func readKey(b []byte, i int) (key []byte, j int, ok bool) {
 		return nil, i, false
 	}
 	j = i + 1
-	for j < len(b) {
-		c := b[j]
-		if c == '"' {
-			break
-		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return nil, j, false
-		}
+	for j < len(b) && byteClass[b[j]]&plainKey != 0 {
 		j++
 	}
-	if j >= len(b) {
+	if j >= len(b) || b[j] != '"' {
 		return nil, j, false
 	}
 	key = b[i+1 : j]
@@ -455,4 +499,77 @@ func readAnyKey(b []byte, i int) (int, bool) {
 		return j, false
 	}
 	return skipSpace(b, j+1), true
+}
+
+// appendUnquoted appends the decoded value of lit, a string literal that
+// scanString accepted (quotes included), to dst, exactly as encoding/json
+// decodes it: escapes resolved, a surrogate pair joined, a lone surrogate
+// and each byte of invalid UTF-8 replaced by U+FFFD.
+func appendUnquoted(dst, lit []byte) []byte {
+	s := lit[1 : len(lit)-1]
+	i := 0
+	for i < len(s) && s[i] != '\\' && s[i] < utf8.RuneSelf {
+		i++
+	}
+	dst = append(dst, s[:i]...)
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == '\\':
+			switch e := s[i+1]; e {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if len(s)-i >= 6 && s[i] == '\\' && s[i+1] == 'u' {
+						if d := utf16.DecodeRune(r, hex4(s[i+2:i+6])); d != unicode.ReplacementChar {
+							dst = utf8.AppendRune(dst, d)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, e)
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			dst = utf8.AppendRune(dst, r)
+			i += n
+		}
+	}
+	return dst
+}
+
+// hex4 is the value of four hex digits that scanString accepted.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

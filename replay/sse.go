@@ -25,6 +25,10 @@ type sseEvent struct {
 	HasUsage     bool // the event carried a usage object (Usage is it)
 	Usage        metrics.Usage
 	ErrorMessage []byte // the raw data of an error event (nil when none)
+	// Fallback is set when the one-pass scan could not decide and the
+	// event was decoded with encoding/json (counted per response in
+	// Result.ResponseFallbacks).
+	Fallback bool
 }
 
 // lineReader splits a stream into lines without allocating per line. The
@@ -48,7 +52,7 @@ func (lr *lineReader) reset(r io.Reader) {
 
 // next returns the next line without its line terminator (\n or \r\n).
 // At the end of the stream it returns the last unterminated line (if any),
-// then io.EOF.
+// then io.EOF; after a read error, the error.
 func (lr *lineReader) next() ([]byte, error) {
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.head:lr.tail], '\n'); i >= 0 {
@@ -57,7 +61,10 @@ func (lr *lineReader) next() ([]byte, error) {
 			return bytes.TrimSuffix(line, []byte{'\r'}), nil
 		}
 		if lr.err != nil {
-			if lr.head < lr.tail {
+			// The unterminated last line of a stream that ended (EOF) is
+			// a line; the piece of a line before a read error (a reset)
+			// is not parsed: the stream failed there.
+			if lr.head < lr.tail && lr.err == io.EOF {
 				line := lr.buf[lr.head:lr.tail]
 				lr.head = lr.tail
 				return bytes.TrimSuffix(line, []byte{'\r'}), nil
@@ -109,29 +116,45 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	if data[0] != '{' {
 		return ev, true, fmt.Errorf("%w: SSE data is not a JSON object: %.120q", errMalformed, data)
 	}
-	// One pass (scanCompletion), or encoding/json where that cannot decide
-	// or where the live text is wanted. Either way the whole event is
-	// checked to be valid JSON, so a malformed stream is reported rather
-	// than counted.
-	if text == nil {
-		if sc, ok := scanCompletion(data); ok {
-			if sc.errorSet {
-				ev.ErrorMessage = data
-				return ev, true, nil
+	// One pass (scanCompletionText), or encoding/json where that cannot
+	// decide. Either way the whole event is checked to be valid JSON, so a
+	// malformed stream is reported rather than counted.
+	var lt *liveText
+	n := 0
+	if text != nil {
+		lt, n = &liveText{dst: text, delta: true}, len(*text)
+	}
+	if sc, ok := scanCompletionText(data, lt); ok {
+		if sc.errorSet {
+			if text != nil {
+				*text = (*text)[:n]
 			}
-			ev.Content = sc.deltaContent || sc.text
-			ev.Reasoning = sc.deltaReasoning
-			ev.HasUsage, ev.Usage = sc.hasUsage, sc.usage
+			ev.ErrorMessage = data
 			return ev, true, nil
 		}
+		ev.Content = sc.deltaContent || sc.text
+		ev.Reasoning = sc.deltaReasoning
+		ev.HasUsage, ev.Usage = sc.hasUsage, sc.usage
+		return ev, true, nil
 	}
+	if text != nil {
+		*text = (*text)[:n]
+	}
+	ev, err = decodeSSEData(data, text)
+	ev.Fallback = true
+	return ev, true, err
+}
+
+// decodeSSEData is the decision of parseSSELine on the JSON data of an
+// event, made with encoding/json.
+func decodeSSEData(data []byte, text *[]byte) (ev sseEvent, err error) {
 	var chunk chunkJSON
 	if err := json.Unmarshal(data, &chunk); err != nil {
-		return ev, true, fmt.Errorf("%w: invalid JSON in SSE data: %v", errMalformed, err)
+		return ev, fmt.Errorf("%w: invalid JSON in SSE data: %v", errMalformed, err)
 	}
 	if chunk.hasError() {
 		ev.ErrorMessage = data
-		return ev, true, nil
+		return ev, nil
 	}
 	for _, ch := range chunk.Choices {
 		if ch.Delta.Content != "" {
@@ -152,7 +175,7 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 		}
 	}
 	ev.Usage, ev.HasUsage = chunk.Usage.toMetrics()
-	return ev, true, nil
+	return ev, nil
 }
 
 type chunkJSON struct {
@@ -210,25 +233,37 @@ type fullResponse struct {
 	content, reasoning bool
 	hasUsage           bool
 	usage              metrics.Usage
+	fallback           bool // decoded with encoding/json (see sseEvent.Fallback)
 }
 
 // errErrorObject marks a 200 response whose body is an error object.
 var errErrorObject = errors.New("error object in 200 response")
 
 // parseFullResponse interprets a non-streaming chat completion body: in
-// one pass without allocating (scanCompletion), or with encoding/json when
-// that cannot decide or when text (the live reply, content then text per
-// choice) is wanted.
+// one pass without allocating (scanCompletionText), or with encoding/json
+// when that cannot decide. When text is not nil the live reply (content,
+// then text, per choice) is appended to it.
 func parseFullResponse(body []byte, text *[]byte) (r fullResponse, err error) {
-	if text == nil {
-		if sc, ok := scanCompletion(body); ok {
-			if sc.errorSet {
-				return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
-			}
-			return fullResponse{content: sc.msgContent || sc.text, reasoning: sc.msgReasoning, hasUsage: sc.hasUsage, usage: sc.usage}, nil
-		}
+	var lt *liveText
+	n := 0
+	if text != nil {
+		lt, n = &liveText{dst: text}, len(*text)
 	}
-	return decodeFullResponse(body, text)
+	if sc, ok := scanCompletionText(body, lt); ok {
+		if sc.errorSet {
+			if text != nil {
+				*text = (*text)[:n]
+			}
+			return r, fmt.Errorf("%w: %s", errErrorObject, truncate(body, 512))
+		}
+		return fullResponse{content: sc.msgContent || sc.text, reasoning: sc.msgReasoning, hasUsage: sc.hasUsage, usage: sc.usage}, nil
+	}
+	if text != nil {
+		*text = (*text)[:n]
+	}
+	r, err = decodeFullResponse(body, text)
+	r.fallback = true
+	return r, err
 }
 
 // decodeFullResponse is parseFullResponse with encoding/json.

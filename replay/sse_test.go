@@ -145,7 +145,7 @@ func FuzzParseSSE(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var lr lineReader
 		lr.reset(bytes.NewReader(in))
-		var text []byte
+		var text, refText []byte
 		sawContent := false
 		for i := 0; ; i++ {
 			line, err := lr.next()
@@ -163,11 +163,22 @@ func FuzzParseSSE(f *testing.F) {
 				t.Fatalf("parse error %v does not wrap errMalformed", perr)
 			}
 			sawContent = sawContent || ev.Content
-			// The one-pass path (no live text) decides as encoding/json does.
+			// With and without the live text, the one pass decides as
+			// encoding/json does.
 			fast, fok, ferr := parseSSELine(line, nil)
-			if fok != ok || (ferr != nil) != (perr != nil) || fast.Content != ev.Content || fast.Reasoning != ev.Reasoning ||
-				fast.Done != ev.Done || fast.HasUsage != ev.HasUsage || fast.Usage != ev.Usage || (fast.ErrorMessage != nil) != (ev.ErrorMessage != nil) {
-				t.Fatalf("line %q: one pass %+v %v %v, encoding/json %+v %v %v", line, fast, fok, ferr, ev, ok, perr)
+			ref, rok, rerr := referenceSSELine(line, &refText)
+			for _, got := range []struct {
+				ev  sseEvent
+				ok  bool
+				err error
+			}{{ev, ok, perr}, {fast, fok, ferr}} {
+				if got.ok != rok || (got.err != nil) != (rerr != nil) || got.ev.Content != ref.Content || got.ev.Reasoning != ref.Reasoning ||
+					got.ev.Done != ref.Done || got.ev.HasUsage != ref.HasUsage || got.ev.Usage != ref.Usage || (got.ev.ErrorMessage != nil) != (ref.ErrorMessage != nil) {
+					t.Fatalf("line %q: one pass %+v %v %v, encoding/json %+v %v %v", line, got.ev, got.ok, got.err, ref, rok, rerr)
+				}
+			}
+			if !bytes.Equal(text, refText) {
+				t.Fatalf("line %q: live text %q, encoding/json %q", line, text, refText)
 			}
 		}
 		if len(text) > 0 && !sawContent {
@@ -176,8 +187,27 @@ func FuzzParseSSE(f *testing.F) {
 	})
 }
 
-// TestFastPathAgreesWithFullDecode checks the one-pass parse against a
-// full JSON decode (the live-text path) on the chunk shapes servers send.
+// referenceSSELine is parseSSELine deciding every data line with
+// encoding/json (decodeSSEData).
+func referenceSSELine(line []byte, text *[]byte) (sseEvent, bool, error) {
+	data, ok := bytes.CutPrefix(line, dataPrefix)
+	data = bytes.TrimSpace(data)
+	if !ok || len(data) == 0 {
+		return sseEvent{}, false, nil
+	}
+	if bytes.Equal(data, doneMarker) {
+		return sseEvent{Done: true}, true, nil
+	}
+	if data[0] != '{' {
+		return sseEvent{}, true, errMalformed
+	}
+	ev, err := decodeSSEData(data, text)
+	return ev, true, err
+}
+
+// TestFastPathAgreesWithFullDecode checks the one-pass parse, with and
+// without the live text, against encoding/json on the chunk shapes
+// servers send.
 func TestFastPathAgreesWithFullDecode(t *testing.T) {
 	t.Parallel()
 	lines := []string{
@@ -189,14 +219,21 @@ func TestFastPathAgreesWithFullDecode(t *testing.T) {
 		`data: {"id":"1","choices":[{"index":0,"delta":{"content":"\\"}}]}`,
 	}
 	for _, l := range lines {
-		var text []byte
-		full, _, err1 := parseSSELine([]byte(l), &text)
+		var text, refText []byte
+		live, _, err1 := parseSSELine([]byte(l), &text)
 		fast, _, err2 := parseSSELine([]byte(l), nil)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v / %v", l, err1, err2)
+		full, _, err3 := referenceSSELine([]byte(l), &refText)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v / %v / %v", l, err1, err2, err3)
 		}
-		if full.Content != fast.Content || full.Reasoning != fast.Reasoning {
-			t.Errorf("%s: full %+v fast %+v", l, full, fast)
+		if live.Fallback || fast.Fallback {
+			t.Errorf("%s: went to encoding/json", l)
+		}
+		if full.Content != fast.Content || full.Reasoning != fast.Reasoning || full.Content != live.Content || full.Reasoning != live.Reasoning {
+			t.Errorf("%s: encoding/json %+v, one pass %+v, with live text %+v", l, full, fast, live)
+		}
+		if string(text) != string(refText) {
+			t.Errorf("%s: live text %q, encoding/json %q", l, text, refText)
 		}
 	}
 }

@@ -36,7 +36,11 @@ func (e *engine) thresholdDone(seq int, b metrics.Bucket) {
 	case metrics.BucketCancelled:
 		o = scenario.ThresholdCancelled
 	}
-	if abort, msg := e.threshold.Done(seq, o); abort {
+	abort, msg := e.threshold.Done(seq, o)
+	if gt, ok := e.c.Coordinator.(GlobalThreshold); ok {
+		gt.ReportThreshold(e.threshold.Counts())
+	}
+	if abort {
 		e.abort(AbortFailedRequestThreshold, msg)
 	}
 }

@@ -141,6 +141,16 @@ func (t *Threshold) Done(seq int, o ThresholdOutcome) (abort bool, msg string) {
 	return false, ""
 }
 
+// ExceedsThreshold reports whether failed failures among judged finished
+// requests (context overflows and cancellations not counted) put the
+// failure rate above frac with the confidence Threshold uses (the same
+// bound, with judged as the number of requests considered). It judges
+// counts totalled over several processes, such as the shards of one run;
+// a frac of 0 or 1 never fires.
+func ExceedsThreshold(failed, judged int, frac float64) bool {
+	return frac > 0 && frac < 1 && exceeds(failed, judged, judged, frac)
+}
+
 // exceeds reports whether f failures among judged requests (the first n
 // sent, less the overflows among them) put the rate above frac with
 // confidence 1 − ThresholdAlpha over all prefixes.

@@ -56,9 +56,13 @@
 // next tree from its recycle source: v0.2's FIFO of the traces no lane took
 // (the ended trace to the tail, the first one not live elsewhere taken),
 // v0.3's FIFO pre-filled with the corpus (live entries requeued), v1.0's
-// sequential sampler. The core numbers sessions: a tree's streams take a
-// block of session numbers in tree-creation order, so the initial trees and
-// their warmup are numbered the same on every run with the same seed.
+// sampler, which each lane walks on its own from a position set by its
+// global index. The core numbers sessions per global lane: the initial
+// trees densely in lane order, then fixed blocks per lane and recycle, so
+// a lane's session numbers, passes and (v1.0) recycled trees depend only
+// on the seed and its global index. Config.Shard plays a share of the
+// global lanes (i mod Count == Index); a sharded run's shards together
+// play exactly the unsharded run's lanes (docs/distributed.md).
 //
 // docs/replay.md describes every rule and the choices made where the
 // reference implementations were ambiguous.

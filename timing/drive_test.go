@@ -59,10 +59,11 @@ func constServer(d time.Duration) server {
 
 // completion is a pending response in the driver.
 type completion struct {
-	at  time.Time
-	snd Send
-	out Outcome
-	idx int // index into the log
+	at   time.Time
+	snd  Send
+	out  Outcome
+	idx  int // index into the log
+	lane *Lane
 }
 
 // drive runs sc on a fake clock from start against srv, the way the engine
@@ -72,43 +73,66 @@ type completion struct {
 // order with its completion, and the profiling start.
 func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []served, profStart time.Time) {
 	t.Helper()
+	return driveShards(t, []*Schedule{sc}, start, srv)
+}
+
+// driveShards drives the schedules of the shards of one run together, on
+// one fake clock, as coordinated shards do: each barrier waits for every
+// lane of every shard, and profiling starts on every shard at the same
+// instant with the alignment combined over the shards.
+func driveShards(t testing.TB, scs []*Schedule, start time.Time, srv server) (log []served, profStart time.Time) {
+	t.Helper()
 	now := start
 	var pending []completion
 	phase := Warmup
 	accel := false
-	sc.StartWarmup(now)
+	var lanes []*Lane
+	for _, sc := range scs {
+		sc.StartWarmup(now)
+		for i := 0; i < sc.Lanes(); i++ {
+			lanes = append(lanes, sc.Lane(i))
+		}
+	}
 	for step := 0; ; step++ {
 		if step > 1_000_000 {
 			t.Fatalf("drive: no end after %d steps", step)
 		}
-		for i := 0; i < sc.Lanes(); i++ {
-			sends := sc.Lane(i).Due(now, nil)
+		for _, l := range lanes {
+			sends := l.Due(now, nil)
 			for _, snd := range sends {
 				lat, out := srv(snd)
 				log = append(log, served{Send: snd, Done: now.Add(lat), Out: out})
-				pending = append(pending, completion{at: now.Add(lat), snd: snd, out: out, idx: len(log) - 1})
+				pending = append(pending, completion{at: now.Add(lat), snd: snd, out: out, idx: len(log) - 1, lane: l})
 			}
 			// The engine waits for NextWake: a wake-up at or before now
 			// with nothing released would be a busy loop.
-			if w, ok := sc.Lane(i).NextWake(); ok && !w.After(now) && len(sends) == 0 {
-				t.Fatalf("drive: lane %d released nothing at %s but wants to wake at %s (a busy loop)", i, fmtT(now), fmtT(w))
+			if w, ok := l.NextWake(); ok && !w.After(now) && len(sends) == 0 {
+				t.Fatalf("drive: lane %d released nothing at %s but wants to wake at %s (a busy loop)", l.Index(), fmtT(now), fmtT(w))
 			}
 		}
 		allDone := true
-		for i := 0; i < sc.Lanes(); i++ {
-			allDone = allDone && sc.Lane(i).PhaseDone()
+		for _, l := range lanes {
+			allDone = allDone && l.PhaseDone()
 		}
 		if allDone && len(pending) == 0 {
 			if phase == Profiling {
 				return log, profStart
 			}
-			if !accel && sc.HasAcceleratedWarmup() {
+			if !accel && scs[0].HasAcceleratedWarmup() {
 				accel = true
-				sc.StartAcceleratedWarmup(now)
+				for _, sc := range scs {
+					sc.StartAcceleratedWarmup(now)
+				}
 				continue
 			}
 			phase, profStart = Profiling, now
-			sc.StartProfiling(now)
+			var a Alignment
+			for _, sc := range scs {
+				a = a.Combine(sc.PrepareProfiling())
+			}
+			for _, sc := range scs {
+				sc.StartProfilingAligned(now, a)
+			}
 			continue
 		}
 		next, ok := time.Time{}, false
@@ -117,8 +141,8 @@ func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []serve
 				next, ok = c.at, true
 			}
 		}
-		for i := 0; i < sc.Lanes(); i++ {
-			if w, wok := sc.Lane(i).NextWake(); wok && (!ok || w.Before(next)) {
+		for _, l := range lanes {
+			if w, wok := l.NextWake(); wok && (!ok || w.Before(next)) {
 				next, ok = w, true
 			}
 		}
@@ -143,7 +167,7 @@ func drive(t testing.TB, sc *Schedule, start time.Time, srv server) (log []serve
 			return done[a].idx < done[b].idx
 		})
 		for _, c := range done {
-			sc.Lane(c.snd.Lane).Complete(c.snd.ID(), c.out, now)
+			c.lane.Complete(c.snd.ID(), c.out, now)
 		}
 	}
 }

@@ -3,11 +3,13 @@ package timing
 // recycler picks the trace a lane plays after its tree (v0.2, v1.0) or
 // its root (v0.3) is done.
 type recycler interface {
-	// next returns the next plan for a lane whose tree of plan done just
-	// ended, nil when there is none. live reports how many trees play a
+	// next returns the next plan for global lane lane, whose tree of plan
+	// done just ended, and the new tree's recycle pass (-1: the caller
+	// counts passes per trace); nil when there is none. k is how many
+	// trees the lane recycled before. live reports how many trees play a
 	// plan right now (done's already released); initial counts the lanes
-	// that started with each plan.
-	next(done *Plan, live func(*Plan) int, initial []int) *Plan
+	// (of this shard) that started with each plan.
+	next(lane, k int, done *Plan, live func(*Plan) int, initial []int) (*Plan, int)
 	len() int
 	fallbacks() int
 }
@@ -17,17 +19,23 @@ type recycler interface {
 func (s *Schedule) newRecycler(pool []*Plan, given []bool) recycler {
 	switch s.cfg.Generation.Recycle {
 	case RecycleUnused:
+		// A shard's queue starts with its share of the traces no global
+		// lane took, dealt by queue position.
 		q := &fifo{scan: s.cfg.RecycleScan}
+		j := 0
 		for _, p := range pool {
 			if !given[p.Trace] {
-				q.q = append(q.q, p)
+				if s.cfg.Shard.Owns(j) {
+					q.q = append(q.q, p)
+				}
+				j++
 			}
 		}
 		return q
 	case RecyclePrefilled:
 		return &fifo{prefilled: true, q: append([]*Plan(nil), pool...)}
 	}
-	return &sampler{pool: pool, next0: s.cfg.Lanes % len(pool)}
+	return &sampler{pool: pool, lanes: s.cfg.Lanes}
 }
 
 // fifo is the legacy recycle queue; the ended trace always goes to its
@@ -52,7 +60,7 @@ type fifo struct {
 func (f *fifo) len() int       { return len(f.q) }
 func (f *fifo) fallbacks() int { return f.fallback }
 
-func (f *fifo) next(done *Plan, live func(*Plan) int, initial []int) *Plan {
+func (f *fifo) next(_, _ int, done *Plan, live func(*Plan) int, initial []int) (*Plan, int) {
 	f.q = append(f.q, done)
 	if f.prefilled {
 		for range len(f.q) {
@@ -60,10 +68,10 @@ func (f *fifo) next(done *Plan, live func(*Plan) int, initial []int) *Plan {
 			f.q = append(f.q[1:], p)
 			if live(p) < max(initial[p.Trace], 1) {
 				f.q = f.q[:len(f.q)-1]
-				return p
+				return p, -1
 			}
 		}
-		return nil
+		return nil, -1
 	}
 	pick := 0
 	n := min(len(f.q), f.scan)
@@ -76,22 +84,30 @@ func (f *fifo) next(done *Plan, live func(*Plan) int, initial []int) *Plan {
 	}
 	p := f.q[pick]
 	f.q = append(f.q[:pick], f.q[pick+1:]...)
-	return p
+	return p, -1
 }
 
-// sampler is the v1.0 recycle source: sequential round-robin over the
-// usable roots, continuing after the ones the lanes started with, and
-// wrapping.
+// sampler is the v1.0 recycle source: the sequence of the usable roots
+// in corpus order, wrapping, whose first Lanes positions are the lanes'
+// initial trees. Each lane walks it on its own: global lane i's k-th
+// recycle (k from 0) takes position Lanes + i + k, so what a lane plays
+// depends only on its global index, never on the order in which lanes
+// recycle (nor on the shard that plays it). The first round hands out
+// the positions a shared round-robin would (Lanes … 2·Lanes−1, one per
+// lane); after it each lane steps one position per recycle, so the lanes
+// in one round still play distinct roots when Lanes ≤ len(pool), and
+// every lane goes through the whole pool. The pass of the tree at
+// position q is q / len(pool): how many earlier positions hold the same
+// root.
 type sampler struct {
 	pool  []*Plan
-	next0 int
+	lanes int
 }
 
 func (s *sampler) len() int       { return len(s.pool) }
 func (s *sampler) fallbacks() int { return 0 }
 
-func (s *sampler) next(*Plan, func(*Plan) int, []int) *Plan {
-	p := s.pool[s.next0]
-	s.next0 = (s.next0 + 1) % len(s.pool)
-	return p
+func (s *sampler) next(lane, k int, _ *Plan, _ func(*Plan) int, _ []int) (*Plan, int) {
+	q := s.lanes + lane + k
+	return s.pool[q%len(s.pool)], q / len(s.pool)
 }

@@ -96,6 +96,39 @@ type Config struct {
 	// profiling start on its own first request (v1.0; the default spreads
 	// them so every trajectory reaches t* at the same instant).
 	BurstPhaseStarts bool
+	// Shard deals the Lanes global lanes to shards: the schedule plays
+	// the global lanes i with i mod Shard.Count == Shard.Index (the zero
+	// value: every lane). Lanes stays the global lane count.
+	Shard Shard
+}
+
+// Shard is one shard of a run spread over several processes: index
+// Index of Count, 0-based. The zero value (and Count 1) is the whole
+// run.
+type Shard struct {
+	Index, Count int
+}
+
+// Sharded reports whether the run is split over more than one shard.
+func (sh Shard) Sharded() bool { return sh.Count > 1 }
+
+// Owns reports whether the shard plays global lane i.
+func (sh Shard) Owns(i int) bool { return sh.Count <= 1 || i%sh.Count == sh.Index }
+
+// String returns "I/N" ("0/1" for the zero value).
+func (sh Shard) String() string {
+	return strconv.Itoa(sh.Index) + "/" + strconv.Itoa(max(sh.Count, 1))
+}
+
+// Validate checks 0 ≤ Index < Count (the zero value is valid).
+func (sh Shard) Validate() error {
+	if sh.Count == 0 && sh.Index == 0 {
+		return nil
+	}
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return fmt.Errorf("timing: shard %d/%d: want 0 ≤ index < count", sh.Index, sh.Count)
+	}
+	return nil
 }
 
 // Stats counts what the schedule did.
@@ -158,16 +191,32 @@ type Schedule struct {
 	// idleMu serializes the system idle cap's checks.
 	idleMu sync.Mutex
 
-	mu       sync.Mutex
-	started  bool
-	trees    int64
-	sessions int
-	passes   map[string]int
-	live     []int // per plan: trees playing it
-	recycle  recycler
-	// initialLanes counts, per plan, the lanes that started with it.
+	mu      sync.Mutex
+	started bool
+	trees   int64
+	passes  map[string]int
+	live    []int // per plan: trees playing it
+	recycle recycler
+	// initialLanes counts, per plan, the lanes of this shard that started
+	// with it.
 	initialLanes []int
 	stats        Stats
+
+	// starts are the start states of every global lane (a shard computes
+	// them all: the primer spread is global).
+	starts []laneStart
+	// Session numbering (deterministic per global lane, whatever the
+	// shard): sessionBase[i] is global lane i's first initial session,
+	// resessionBase where the v0.3 profiling re-sessions begin (each lane
+	// at resessionBase + sessionBase[i]), recycledBase where the recycled
+	// trees begin: the lane's k-th recycled tree (k from 0) takes
+	// recycledBase + (k·Lanes + i)·maxStreams.
+	sessionBase                 []int
+	resessionBase, recycledBase int
+	maxStreams                  int
+	// handoffs are the lanes' v1.0 warmup states between PrepareProfiling
+	// and StartProfilingAligned.
+	handoffs [][]streamStart
 }
 
 func (s *Schedule) globalOffset() int64 { return s.global.Load() }
@@ -196,56 +245,98 @@ func New(cfg Config, plans []*Plan) (*Schedule, error) {
 	if cfg.WarmupRequestsPerLane > 0 && cfg.WarmupDuration > 0 {
 		return nil, errors.New("timing: WarmupRequestsPerLane and WarmupDuration are alternatives: set one")
 	}
+	if err := cfg.Shard.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Shard.Count == 0 {
+		cfg.Shard.Count = 1
+	}
+	if cfg.Shard.Index >= cfg.Lanes {
+		return nil, fmt.Errorf("timing: shard %s has no lane: the run has %d lanes; use at most %d shards", cfg.Shard, cfg.Lanes, cfg.Lanes)
+	}
 	s := &Schedule{cfg: cfg, plans: plans, passes: make(map[string]int), live: make([]int, len(plans))}
 	starts, err := s.initialStarts()
 	if err != nil {
 		return nil, err
 	}
+	s.starts = starts
+	s.numberSessions()
 	s.initialLanes = make([]int, len(plans))
 	for i := range starts {
-		s.initialLanes[starts[i].plan.Trace]++
+		if cfg.Shard.Owns(i) {
+			s.initialLanes[starts[i].plan.Trace]++
+		}
 	}
-	s.lanes = make([]*Lane, cfg.Lanes)
-	for i := range s.lanes {
+	for i := range starts {
+		if !cfg.Shard.Owns(i) {
+			continue
+		}
 		l := &Lane{s: s, idx: i, quota: -1}
 		l.wake.Store(math.MaxInt64)
-		l.tree = s.newTreeLocked(i, starts[i].plan)
+		// The pass of an initial tree: how many lower global lanes start
+		// with the same trace (lanes take the usable traces in turn).
+		l.tree = s.newTreeLocked(l, starts[i].plan, s.sessionBase[i], i/s.stats.Usable)
 		l.start = starts[i]
 		l.tree.applyStart(&starts[i])
 		if starts[i].snapshot {
 			l.tree.origin, l.tree.hasOrigin = starts[i].tStar, true
 		}
-		s.lanes[i] = l
+		s.lanes = append(s.lanes, l)
+	}
+	// The legacy recycle passes go on from the initial trees of every
+	// global lane.
+	for i := range starts {
+		s.passes[starts[i].plan.TraceID]++
 	}
 	return s, nil
 }
 
-// allocSessions reserves n session numbers and returns the first.
-func (s *Schedule) allocSessions(n int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.sessions
-	s.sessions += n
-	return b
+// numberSessions lays out the session numbers of every global lane
+// (Schedule.sessionBase): the initial trees first, densely in global lane
+// order, then the v0.3 re-sessions, then the recycled trees in blocks of
+// maxStreams.
+func (s *Schedule) numberSessions() {
+	s.sessionBase = make([]int, len(s.starts))
+	n := 0
+	for i := range s.starts {
+		s.sessionBase[i] = n
+		n += len(s.starts[i].plan.Streams)
+	}
+	s.resessionBase, s.recycledBase = n, n
+	if s.cfg.Generation.Resession {
+		s.recycledBase = 2 * n
+	}
+	for _, p := range s.plans {
+		if usable(p) {
+			s.maxStreams = max(s.maxStreams, len(p.Streams))
+		}
+	}
 }
 
-// Lane returns lane i.
+// recycledSession returns the first session number of the k-th recycled
+// tree (k from 0) of global lane i.
+func (s *Schedule) recycledSession(i, k int) int {
+	return s.recycledBase + (k*s.cfg.Lanes+i)*s.maxStreams
+}
+
+// Lane returns the shard's lane i (0 ≤ i < Lanes(), in global order);
+// its Index is the global lane index.
 func (s *Schedule) Lane(i int) *Lane { return s.lanes[i] }
 
-// Lanes returns the number of lanes.
+// Lanes returns the number of lanes the schedule plays (the shard's).
 func (s *Schedule) Lanes() int { return len(s.lanes) }
+
+// Shard returns the shard the schedule plays (Count ≥ 1).
+func (s *Schedule) Shard() Shard { return s.cfg.Shard }
 
 // Config returns the configuration (defaults filled).
 func (s *Schedule) Config() Config { return s.cfg }
 
-// newTreeLocked starts a tree of plan p on lane, numbering its sessions
-// and its recycle pass. s.mu is held (or New is running).
-func (s *Schedule) newTreeLocked(lane int, p *Plan) *Tree {
-	pass := s.passes[p.TraceID]
-	s.passes[p.TraceID] = pass + 1
-	t := newTree(s, p, lane, s.trees, s.sessions, pass)
+// newTreeLocked starts a tree of plan p on lane l with its first session
+// number and its recycle pass. s.mu is held (or New is running).
+func (s *Schedule) newTreeLocked(l *Lane, p *Plan, session, pass int) *Tree {
+	t := newTree(s, p, l.idx, s.trees, session, pass)
 	s.trees++
-	s.sessions += len(p.Streams)
 	s.live[p.Trace]++
 	s.stats.Trees++
 	return t
@@ -256,6 +347,60 @@ func (s *Schedule) newTreeLocked(lane int, p *Plan) *Tree {
 // legacy start turn k_i+1 is due at once; a v1.0 tree resumes from its
 // warmup state). Call it once, after every lane's warmup is done.
 func (s *Schedule) StartProfiling(now time.Time) {
+	s.StartProfilingAligned(now, s.PrepareProfiling())
+}
+
+// Alignment is what the v1.0 profiling start aligns every lane on: the
+// smallest offset of a ready stream after its tree's origin (T0, when
+// Has), and whether some lane's tree has no origin (Anchorless: no
+// alignment). A sharded run combines its shards' alignments with Combine
+// and hands the result to every shard.
+type Alignment struct {
+	T0         time.Duration
+	Has        bool
+	Anchorless bool
+}
+
+// Combine returns the alignment of the lanes of a and b together.
+func (a Alignment) Combine(b Alignment) Alignment {
+	out := Alignment{Anchorless: a.Anchorless || b.Anchorless, Has: a.Has || b.Has}
+	switch {
+	case a.Has && b.Has:
+		out.T0 = min(a.T0, b.T0)
+	case a.Has:
+		out.T0 = a.T0
+	default:
+		out.T0 = b.T0
+	}
+	return out
+}
+
+// PrepareProfiling hands every lane's warmup state over to profiling
+// (v1.0) and returns the lanes' Alignment; StartProfilingAligned then
+// starts the phase. Call it once, after every lane's warmup is done.
+func (s *Schedule) PrepareProfiling() Alignment {
+	var a Alignment
+	if !s.cfg.Generation.Primers {
+		return a
+	}
+	s.handoffs = make([][]streamStart, len(s.lanes))
+	for i, l := range s.lanes {
+		s.handoffs[i] = l.tree.handoff()
+		if !l.tree.hasOrigin {
+			a.Anchorless = true
+		}
+		for _, ss := range s.handoffs[i] {
+			if !ss.waiting && (!a.Has || ss.offset < a.T0) {
+				a.T0, a.Has = ss.offset, true
+			}
+		}
+	}
+	return a
+}
+
+// StartProfilingAligned is StartProfiling with the alignment a of every
+// lane of the run (PrepareProfiling's, combined over the shards).
+func (s *Schedule) StartProfilingAligned(now time.Time, a Alignment) {
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -268,11 +413,11 @@ func (s *Schedule) StartProfiling(now time.Time) {
 	s.mu.Unlock()
 	n := now.UnixNano()
 	if s.cfg.Generation.Primers {
-		states := make([][]streamStart, len(s.lanes))
-		for i, l := range s.lanes {
-			states[i] = l.tree.handoff()
+		if s.handoffs == nil {
+			s.PrepareProfiling()
 		}
-		s.alignStarts(n, states)
+		s.alignStarts(a, s.handoffs)
+		s.handoffs = nil
 	}
 	s.stage = stageProfiling
 	for _, l := range s.lanes {
@@ -282,7 +427,7 @@ func (s *Schedule) StartProfiling(now time.Time) {
 		t := l.tree
 		t.accel = false
 		t.barriers = s.cfg.Generation.Barriers
-		t.startPhase(Profiling, n, l.start.resession, s.allocSessions)
+		t.startPhase(Profiling, n, l.start.resession, s.resessionBase+s.sessionBase[l.idx])
 		l.mu.Unlock()
 		l.afterChange(n)
 	}
@@ -371,9 +516,11 @@ type Lane struct {
 	// mu guards done and the trees' stats against Stats readers.
 	mu   sync.Mutex
 	done TreeStats // stats of the lane's finished trees
+	// recycled counts the trees the lane started by recycling.
+	recycled int
 }
 
-// Index returns the lane's index.
+// Index returns the lane's global index.
 func (l *Lane) Index() int { return l.idx }
 
 // Tree returns the lane's current tree.
@@ -441,17 +588,26 @@ func (l *Lane) Due(now time.Time, dst []Send) []Send {
 			admit = l.admit
 		}
 	}
-	before := len(dst)
-	l.mu.Lock()
-	dst = l.tree.due(dst, n, deadline, admit)
-	for _, o := range l.orphans {
-		dst = o.due(dst, n, deadline, admit)
+	// Two passes at most: the trace idle cap, applied after a release,
+	// may pull a timer in to now (the tree went idle exactly its cap
+	// ago); the second pass releases it rather than leave the caller a
+	// wake-up at now with nothing released.
+	for pass := 0; pass < 2; pass++ {
+		before := len(dst)
+		l.mu.Lock()
+		dst = l.tree.due(dst, n, deadline, admit)
+		for _, o := range l.orphans {
+			dst = o.due(dst, n, deadline, admit)
+		}
+		l.mu.Unlock()
+		if k := len(dst) - before; k > 0 {
+			s.inflight.Add(int64(k))
+		}
+		l.afterChange(n)
+		if w, ok := l.earliest(); !ok || w > n || w == math.MinInt64 || l.finished || l.past || s.stage == stageAccelerated && l.spent {
+			break
+		}
 	}
-	l.mu.Unlock()
-	if k := len(dst) - before; k > 0 {
-		s.inflight.Add(int64(k))
-	}
-	l.afterChange(n)
 	return dst
 }
 
@@ -619,13 +775,18 @@ func (l *Lane) recycle(now int64) bool {
 	old := l.tree
 	s.live[old.plan.Trace]--
 	s.stats.Completed++
-	p := s.recycle.next(old.plan, func(p *Plan) int { return s.live[p.Trace] }, s.initialLanes)
+	p, pass := s.recycle.next(l.idx, l.recycled, old.plan, func(p *Plan) int { return s.live[p.Trace] }, s.initialLanes)
 	if p == nil {
 		s.mu.Unlock()
 		return false
 	}
+	if pass < 0 {
+		pass = s.passes[p.TraceID]
+		s.passes[p.TraceID] = pass + 1
+	}
 	s.stats.Recycles++
-	t := s.newTreeLocked(l.idx, p)
+	t := s.newTreeLocked(l, p, s.recycledSession(l.idx, l.recycled), pass)
+	l.recycled++
 	s.mu.Unlock()
 	l.mu.Lock()
 	if old.Drained() {

@@ -79,7 +79,7 @@ func (s *Schedule) initialStarts() ([]laneStart, error) {
 	given := make([]bool, len(s.plans))
 	for i := range out {
 		p := pool[i%len(pool)]
-		if given[p.Trace] {
+		if given[p.Trace] && s.cfg.Shard.Owns(i) {
 			s.stats.WrapFilled++
 		}
 		given[p.Trace] = true
@@ -293,10 +293,9 @@ func (t *Tree) warmupDone() bool { return t.primersLeft == 0 }
 
 // startPhase switches the tree to phase ph at now and releases what was
 // parked for it: every live stream's next turn, due at its offset.
-func (t *Tree) startPhase(ph Phase, now int64, resession bool, session func(n int) int) {
+func (t *Tree) startPhase(ph Phase, now int64, resession bool, base int) {
 	t.phase = ph
 	if resession {
-		base := session(len(t.streams))
 		for i := range t.streams {
 			t.streams[i].session = base + i
 			t.streams[i].sent = 0

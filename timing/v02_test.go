@@ -173,18 +173,18 @@ L1 B s0.1 @1
 L0 C s0.0 @2 new#2
 L1 E s0.0 @2 new#3
 L0 C s0.1 @4
-L1 A s0.0 @5 new#4 pass1
+L1 A s0.0 @5 new#5 pass1
 L0 C s0.2 @7
 L1 A s0.1 @11
 L1 A s0.2 @19
-L1 B s0.0 @20 new#5 pass1
+L1 B s0.0 @20 new#7 pass1
 L1 B s0.1 @24
-L1 E s0.0 @25 new#6 pass1
+L1 E s0.0 @25 new#9 pass1
 L1 E s0.1 @30
-L1 A s0.0 @31 new#7 pass2
+L1 A s0.0 @31 new#11 pass2
 L1 A s0.1 @37
 L0 C s0.3 @38
-L0 B s0.0 @39 new#8 pass2
+L0 B s0.0 @39 new#4 pass2
 `)
 	st := sc.Stats()
 	if st.Trees != 9 || st.Recycles != 7 || st.Overflows != 1 || st.LanesDone != 2 || st.Usable != 4 || st.Sent != [2]int{2, 17} {

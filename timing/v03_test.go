@@ -126,7 +126,7 @@ L0 W s0.1 @1
 L0 W s1.0 @2 new#1
 L0 W s1.1 @63
 L0 W s0.2 @64
-L0 W s0.0 @65 new#2 pass1
+L0 W s0.0 @65 new#4 pass1
 `)
 	// Cut by the deadline: the new root's turns 1 and 2, and both turns of
 	// the child turn 1 would have spawned.
@@ -185,17 +185,17 @@ L0 J s2.0 @2 new#2
 L0 J s1.1 @11
 L0 J s0.2 @32
 L0 J s0.3 @43
-L0 J s0.0 @44 new#4 pass1
+L0 J s0.0 @44 new#8 pass1
 L0 J s3.0 @44 new#3
 L0 J s3.1 @53
 L0 J s0.1 @55
-L0 J s1.0 @56 new#5 pass1
-L0 J s2.0 @56 new#6 pass1
+L0 J s1.0 @56 new#9 pass1
+L0 J s2.0 @56 new#10 pass1
 L0 J s1.1 @65
 L0 J s0.2 @86
 L0 J s0.3 @97
-L0 J s0.0 @98 new#8 pass2
-L0 J s3.0 @98 new#7 pass1
+L0 J s0.0 @98 new#12 pass2
+L0 J s3.0 @98 new#11 pass1
 `)
 }
 
@@ -311,17 +311,17 @@ func TestV03RecycleQueue(t *testing.T) {
 	// B ended: the queue is A B C B; A is live on both its lanes and goes
 	// back to the tail; B is next and not live: taken again at once.
 	live[A], live[B] = 2, 0
-	if got := f.next(B, liveOf, initial); got != B || names(f.q) != "C B A" {
+	if got, _ := f.next(0, 0, B, liveOf, initial); got != B || names(f.q) != "C B A" {
 		t.Fatalf("took %v, queue %q; want B, queue \"C B A\"", got.TraceID, names(f.q))
 	}
 	// One of A's two lanes ended: C (cap 1, not live) is the head.
 	live[B], live[A] = 1, 1
-	if got := f.next(A, liveOf, initial); got != C || names(f.q) != "B A A" {
+	if got, _ := f.next(0, 0, A, liveOf, initial); got != C || names(f.q) != "B A A" {
 		t.Fatalf("took %v, queue %q; want C, queue \"B A A\"", got.TraceID, names(f.q))
 	}
 	// Every entry at its cap: one pass, then nothing.
 	live[C], live[A] = 1, 2
-	if got := f.next(B, func(p *Plan) int { return live[p] + btoi(p == B) }, initial); got != nil {
+	if got, _ := f.next(0, 0, B, func(p *Plan) int { return live[p] + btoi(p == B) }, initial); got != nil {
 		t.Fatalf("took %v with every entry at its cap, want nothing", got.TraceID)
 	}
 	if names(f.q) != "B A A B" {
@@ -382,7 +382,7 @@ func TestSnapshotFallback(t *testing.T) {
 	checkSchedule(t, log, `
 L0 E s0.1 @0 warm new#0
 L0 E s0.2 @1
-L0 E s0.0 @2 new#1 pass1
+L0 E s0.0 @2 new#2 pass1
 L0 E s0.1 @3
 L0 E s0.2 @4
 `)

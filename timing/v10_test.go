@@ -50,7 +50,9 @@ L0 A s0.1 @0 warm new#0 tok1
 L1 B s0.2 @0 warm new#1 tok1
 L0 A s0.2 @1
 L1 B s0.3 @1
-L1 A s0.0 @2 new#2 pass1
+L1 B s0.0 @2 new#3 pass1
+L1 B s0.1 @6
+L1 B s0.2 @10
 `)
 }
 
@@ -67,23 +69,23 @@ func TestV10SystemIdleCap(t *testing.T) {
 	// Warmup turn 0 (k_i = 0), profiling from 1: turn 1 at once on both
 	// lanes, done at 2; turn 2 is due 98 s (A) and 50 s (B) later: B's at
 	// 12 (everything shifted by 40), A's then at 60. B's tree then drains
-	// and lane 1 recycles to A (the sampler's next root); when it is idle
-	// again at 15, the next timer (lane 0's, at 60) is 45 s away: shifted
-	// by 35 to 25, lane 1's (at 113) by the same to 78. At 28 both lanes'
-	// next timers are at 78: one shift of 40 brings both to 38, in order.
+	// and lane 1 recycles to B again (its first recycle takes sampler
+	// position Lanes + 1 = 3, B); when it is idle again at 15, the next
+	// timer (lane 0's, at 60) is 45 s away: shifted by 35 to 25, lane 1's
+	// (at 65) by the same to 30. Lane 0 then recycles to A (position 2).
 	checkSchedule(t, log[:12], `
 L0 A s0.0 @0 warm new#0 tok1
 L1 B s0.0 @0 warm new#1 tok1
 L0 A s0.1 @1
 L1 B s0.1 @1
 L1 B s0.2 @12
-L1 A s0.0 @13 new#2 pass1
-L1 A s0.1 @14
+L1 B s0.0 @13 new#3 pass1
+L1 B s0.1 @14
 L0 A s0.2 @25
-L0 B s0.0 @26 new#3 pass1
-L0 B s0.1 @27
-L0 B s0.2 @38
-L1 A s0.2 @38
+L0 A s0.0 @26 new#2 pass1
+L0 A s0.1 @27
+L1 B s0.2 @30
+L1 A s0.0 @31 new#5 pass2
 `)
 	if st := sc.Stats(); st.SystemIdleJumps < 3 || st.SystemIdleSkipped < 115*s {
 		t.Errorf("Stats = %+v, want at least the 3 jumps (40 s + 35 s + 40 s) of the schedule", st)
@@ -114,8 +116,9 @@ L0 A s0.1 @25
 	}
 }
 
-// TestV10RecycleSampler: a drained tree's lane takes the next root of the
-// sequential sampler, continuing after the roots the lanes started with.
+// TestV10RecycleSampler: a drained tree's lane takes the next root of its
+// own walk of the sampler's sequence, which continues after the roots the
+// lanes started with.
 func TestV10RecycleSampler(t *testing.T) {
 	t.Parallel()
 	var traces []dataset.Trace
@@ -131,8 +134,10 @@ func TestV10RecycleSampler(t *testing.T) {
 			order = append(order, fmt.Sprintf("L%d:%s", x.Lane, x.Plan.TraceID))
 		}
 	}
-	if got := fmt.Sprint(order); got != "[L0:C L1:A L0:B L1:C L0:A L1:B]" {
-		t.Fatalf("recycle order %s, want [L0:C L1:A L0:B L1:C L0:A L1:B] (the sampler's rotation after A, B)", got)
+	// Lane i's k-th recycle takes position Lanes + i + k: lane 0 walks
+	// C A B (positions 2, 3, 4), lane 1 A B C (3, 4, 5).
+	if got := fmt.Sprint(order); got != "[L0:C L1:A L0:A L1:B L0:B L1:C]" {
+		t.Fatalf("recycle order %s, want [L0:C L1:A L0:A L1:B L0:B L1:C] (each lane walking the pool from its own position)", got)
 	}
 }
 

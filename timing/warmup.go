@@ -38,9 +38,11 @@ func (s *Schedule) StartWarmup(now time.Time) {
 	var maxLead time.Duration
 	minLead := time.Duration(math.MaxInt64)
 	if spread {
-		for _, l := range s.lanes {
-			for i := range l.tree.parked {
-				if ss := &l.tree.parked[i]; ss.prime >= 0 {
+		// Over every global lane's start state (each lane's parked streams
+		// at this point), so that the shards of a run spread alike.
+		for i := range s.starts {
+			for j := range s.starts[i].streams {
+				if ss := &s.starts[i].streams[j]; ss.prime >= 0 {
 					maxLead = max(maxLead, lead(ss))
 					minLead = min(minLead, lead(ss))
 				}
@@ -96,7 +98,7 @@ func (s *Schedule) StartAcceleratedWarmup(now time.Time) {
 		t := l.tree
 		t.accel = true
 		t.barriers = true
-		t.startPhase(Warmup, n, false, nil)
+		t.startPhase(Warmup, n, false, 0)
 		l.mu.Unlock()
 		l.afterChange(n)
 	}
@@ -154,20 +156,9 @@ func (t *Tree) handoff() []streamStart {
 // stream that does not wait, over every lane (per lane with
 // BurstPhaseStarts; 0 when a lane started from k_i), so the run's first
 // request goes out at once and every lane keeps its recorded spacing.
-func (s *Schedule) alignStarts(now int64, states [][]streamStart) {
-	t0 := time.Duration(math.MaxInt64)
-	anchorless := false
-	for i, l := range s.lanes {
-		if !l.tree.hasOrigin {
-			anchorless = true
-		}
-		for _, ss := range states[i] {
-			if !ss.waiting {
-				t0 = min(t0, ss.offset)
-			}
-		}
-	}
-	if anchorless || t0 == time.Duration(math.MaxInt64) {
+func (s *Schedule) alignStarts(a Alignment, states [][]streamStart) {
+	t0 := a.T0
+	if a.Anchorless || !a.Has {
 		t0 = 0
 	}
 	for i, l := range s.lanes {

@@ -19,6 +19,7 @@ var libraryNames = map[string]string{
 	"Config.APIKey":                     "--api-key",
 	"Config.Headers":                    "-H/--header",
 	"Config.Concurrency":                "--concurrency",
+	"Config.Shard":                      "--shard",
 	"Config.BenchmarkDuration":          "--benchmark-duration",
 	"Config.GracePeriod":                "--benchmark-grace-period",
 	"Config.FailedRequestThreshold":     "--failed-request-threshold",

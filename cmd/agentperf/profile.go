@@ -71,6 +71,9 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	if err := run.resolveShard(args); err != nil {
+		return err
+	}
 	return run.execute(ctx, io)
 }
 

@@ -64,12 +64,14 @@ type profileFlags struct {
 	noServerMetrics bool
 	noGPUTelemetry  bool
 	outputDir       string
-	noPlot          bool
-	cpuProfile      string
-	memProfile      string
-	pprofAddr       string
-	uiType          string
-	exportLevel     string
+	// shard holds the sharding flags (profile_shard.go).
+	shard       *shardFlags
+	noPlot      bool
+	cpuProfile  string
+	memProfile  string
+	pprofAddr   string
+	uiType      string
+	exportLevel string
 
 	data *datasetFlags
 
@@ -158,6 +160,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	p.data = addDatasetFlags(fs)
+	p.shard = addShardFlags(fs)
 	setHelpGroups(fs, profileHelpGroups, "Other")
 
 	p.unsupported = map[string]string{}
@@ -192,6 +195,7 @@ var profileHelpGroups = []flagGroup{
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override"}},
+	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"

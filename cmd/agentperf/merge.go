@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentperf/agentperf/profile"
+)
+
+func init() {
+	register(command{name: "merge", summary: "merge the artifact folders of a sharded run's shards into one run's folder, exactly", run: runMerge})
+}
+
+const mergeExamples = `  # The shards of one run (agentperf profile --shard I/N or --shard auto)
+  agentperf merge results/merged results/shard-0 results/shard-1 results/shard-2
+  agentperf merge results/merged results/shard-*`
+
+// runMerge is `agentperf merge OUT DIR…`: profile.Merge, then the summary
+// and the exit status of the merged run, as profile prints them.
+func runMerge(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("merge", "merge OUT SHARD_DIR… [flags]", mergeExamples, io.err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pos := fs.Args()
+	if len(pos) < 2 {
+		return usagef("merge: want the merged folder to write and the shard folders (agentperf merge OUT DIR…)")
+	}
+	out, err := profile.Merge(profile.MergeInput{Dir: pos[0], Shards: pos[1:]})
+	if err != nil {
+		if errors.Is(err, profile.ErrMerge) {
+			return asUsage(err)
+		}
+		return err
+	}
+	for _, w := range append(out.Warnings, out.LateWarnings...) {
+		fmt.Fprintf(io.err, "warning: %s\n", w)
+	}
+	if sum := out.Summary; sum != nil {
+		t := *sum
+		t.Info.Warnings = nil
+		t.WriteTable(io.out)
+		a := sum.Info.Accounting
+		fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled (from %d shards)\n",
+			a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled, len(pos)-1)
+	}
+	fmt.Fprintf(io.out, "artifacts: %s\n", pos[0])
+	for _, pr := range out.Problems {
+		fmt.Fprintf(io.err, "agentperf: %s\n", flagNames(pr.Message))
+	}
+	if out.Interrupted {
+		return fmt.Errorf("merged run was interrupted: %w", context.Canceled)
+	}
+	if out.Failed() {
+		return errRunFailed
+	}
+	return nil
+}

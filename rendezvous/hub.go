@@ -1,0 +1,365 @@
+package rendezvous
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/timing"
+)
+
+// hub is shard 0's side: the listener and a member per other shard.
+type hub struct {
+	p  *Peer
+	ln net.Listener
+
+	mu       sync.Mutex
+	members  map[int]*member
+	started  bool // every shard joined
+	joinedCh chan struct{}
+	arrived  map[string]int
+	align    map[string]timing.Alignment
+	stopped  bool
+	closing  bool
+	// judged and failed are every shard's latest threshold counts (shard
+	// 0's at index 0).
+	judged, failed []int64
+	done           chan struct{} // closed when every member said goodbye or left
+	quit           chan struct{} // closed by shutdown
+	quitOnce       sync.Once
+}
+
+type member struct {
+	idx    int
+	l      *link
+	joined bool
+	gone   bool // said goodbye, or its link ended
+}
+
+// serve listens and waits for every other shard to join (shard 0).
+func (p *Peer) serve(ctx context.Context) error {
+	cfg := &p.cfg
+	p.runID = cfg.RunID
+	addr := cfg.ListenAddr
+	if addr == "" {
+		port, err := Port(cfg.Addr)
+		if err != nil {
+			return fmt.Errorf("rendezvous: address %q: %w (want HOST:PORT)", cfg.Addr, err)
+		}
+		addr = fmt.Sprintf(":%d", port)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("rendezvous: shard 0 cannot listen at %s: %w (another run on this port? set --shard-rendezvous HOST:PORT)", addr, err)
+	}
+	h := &hub{p: p, ln: ln, judged: make([]int64, cfg.Shard.Count), failed: make([]int64, cfg.Shard.Count), members: map[int]*member{}, joinedCh: make(chan struct{}), arrived: map[string]int{}, align: map[string]timing.Alignment{}, done: make(chan struct{}), quit: make(chan struct{})}
+	p.hub = h
+	cfg.Logf("rendezvous: shard 0 listening at %s for %d more shards", ln.Addr(), cfg.Shard.Count-1)
+	go h.accept()
+	go h.heartbeat()
+	t := time.NewTimer(cfg.JoinTimeout)
+	defer t.Stop()
+	select {
+	case <-h.joinedCh:
+		h.broadcast(-1, msg{T: tJoined})
+		cfg.Logf("rendezvous: all %d shards joined", cfg.Shard.Count)
+		return nil
+	case <-p.stopped:
+		err = fmt.Errorf("rendezvous: the run stopped before every shard joined: %s", p.StopReason())
+	case <-t.C:
+		err = fmt.Errorf("rendezvous: only %d of %d shards joined within %s: missing shard %s", h.joinedCount()+1, cfg.Shard.Count, cfg.JoinTimeout, h.missing())
+	case <-ctx.Done():
+		err = fmt.Errorf("rendezvous: waiting for the shards to join: %w", ctx.Err())
+	}
+	h.stopAll(-1, "shard 0 gave up waiting for every shard to join")
+	h.shutdown()
+	return err
+}
+
+func (h *hub) joinedCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.members {
+		if m.joined {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *hub) missing() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := ""
+	for i := 1; i < h.p.cfg.Shard.Count; i++ {
+		if m := h.members[i]; m == nil || !m.joined {
+			if s != "" {
+				s += ", "
+			}
+			s += fmt.Sprint(i)
+		}
+	}
+	return s
+}
+
+func (h *hub) accept() {
+	for {
+		c, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		go h.handle(newLink(c))
+	}
+}
+
+// handle runs one shard's link: its hello, then its messages.
+func (h *hub) handle(l *link) {
+	cfg := &h.p.cfg
+	l.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	m, err := l.recv()
+	if err != nil || m.T != tHello || m.Key == nil {
+		l.close()
+		return
+	}
+	l.c.SetReadDeadline(time.Time{})
+	refuse := func(text string) {
+		l.send(msg{T: tRefuse, Text: text})
+		cfg.Logf("rendezvous: refused a shard from %s: %s", l.c.RemoteAddr(), text)
+		l.close()
+	}
+	if m.Count != cfg.Shard.Count {
+		refuse(fmt.Sprintf("shard %d/%d joined a run of %d shards", m.Shard, m.Count, cfg.Shard.Count))
+		return
+	}
+	if m.Shard < 1 || m.Shard >= cfg.Shard.Count {
+		refuse(fmt.Sprintf("shard index %d is not one of 1…%d", m.Shard, cfg.Shard.Count-1))
+		return
+	}
+	if d := cfg.Key.diff(*m.Key); d != "" {
+		refuse(fmt.Sprintf("shard %d/%d is not a shard of shard 0's run: %s (shard 0's first)", m.Shard, m.Count, d))
+		return
+	}
+	h.mu.Lock()
+	switch {
+	case h.members[m.Shard] != nil:
+		h.mu.Unlock()
+		refuse(fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count))
+		return
+	case h.started || h.stopped:
+		h.mu.Unlock()
+		refuse(fmt.Sprintf("shard %d/%d came too late: the run has started or stopped", m.Shard, m.Count))
+		return
+	}
+	mb := &member{idx: m.Shard, l: l}
+	h.members[m.Shard] = mb
+	h.mu.Unlock()
+	l.send(msg{T: tWelcome, RunID: h.p.runID})
+	for {
+		m, err := l.recv()
+		if err != nil {
+			h.left(mb, err)
+			return
+		}
+		switch m.T {
+		case tPing:
+			l.send(msg{T: tPong, C: m.C, S: time.Now().UnixNano()})
+		case tJoined:
+			h.mu.Lock()
+			mb.joined = true
+			all := len(h.members) == cfg.Shard.Count-1
+			for _, o := range h.members {
+				all = all && o.joined
+			}
+			if all && !h.started {
+				h.started = true
+				close(h.joinedCh)
+			}
+			h.mu.Unlock()
+		case tBarrier:
+			a := timing.Alignment{}
+			if m.Align != nil {
+				a = *m.Align
+			}
+			h.arrive(mb.idx, m.Name, a)
+		case tCounts:
+			h.counts(mb.idx, m.J, m.F)
+		case tAbort:
+			h.stopAll(mb.idx, fmt.Sprintf("shard %d/%d stopped: %s: %s", mb.idx, cfg.Shard.Count, m.Reason, m.Text))
+		case tBye:
+			h.mu.Lock()
+			mb.gone = true
+			h.mu.Unlock()
+			h.checkDone()
+		}
+	}
+}
+
+// left handles the end of a member's link: a shard that did not say
+// goodbye has vanished, and the run stops everywhere.
+func (h *hub) left(mb *member, err error) {
+	h.mu.Lock()
+	bye := mb.gone
+	mb.gone = true
+	closing := h.closing
+	h.mu.Unlock()
+	mb.l.close()
+	if !bye && !closing {
+		h.stopAll(mb.idx, fmt.Sprintf("shard %d/%d vanished: its connection closed without finishing (%v): killed, or its node failed", mb.idx, h.p.cfg.Shard.Count, err))
+	}
+	h.checkDone()
+}
+
+func (h *hub) checkDone() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closing {
+		return
+	}
+	for _, m := range h.members {
+		if !m.gone {
+			return
+		}
+	}
+	select {
+	case <-h.done:
+	default:
+		close(h.done)
+	}
+}
+
+// heartbeat pings every member and drops the silent ones.
+func (h *hub) heartbeat() {
+	hb := h.p.cfg.Heartbeat
+	t := time.NewTicker(hb)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		var ms []*member
+		for _, m := range h.members {
+			if !m.gone {
+				ms = append(ms, m)
+			}
+		}
+		h.mu.Unlock()
+		for _, m := range ms {
+			if m.l.quietFor() > 10*hb {
+				h.left(m, fmt.Errorf("nothing received for %s", 10*hb))
+				continue
+			}
+			m.l.send(msg{T: tPing, C: time.Now().UnixNano()})
+		}
+	}
+}
+
+// arrive counts shard idx at barrier name; the last arrival releases it.
+func (h *hub) arrive(idx int, name string, a timing.Alignment) {
+	h.mu.Lock()
+	h.arrived[name]++
+	h.align[name] = h.align[name].Combine(a)
+	if h.arrived[name] < h.p.cfg.Shard.Count {
+		h.mu.Unlock()
+		return
+	}
+	comb := h.align[name]
+	h.mu.Unlock()
+	at := time.Now().Add(h.p.cfg.ReleaseLead).UnixNano()
+	h.broadcast(-1, msg{T: tRelease, Name: name, At: at, Align: &comb})
+	h.p.releaseCh(name) <- msg{T: tRelease, Name: name, At: at, Align: &comb}
+}
+
+// counts records shard idx's threshold counts and judges the threshold
+// over every shard.
+func (h *hub) counts(idx int, judged, failed int64) {
+	frac := h.p.cfg.FailedRequestThreshold
+	h.mu.Lock()
+	h.judged[idx], h.failed[idx] = judged, failed
+	var j, f int64
+	for i := range h.judged {
+		j += h.judged[i]
+		f += h.failed[i]
+	}
+	fire := !h.stopped && scenario.ExceedsThreshold(int(f), int(j), frac)
+	if fire {
+		h.stopped = true
+	}
+	h.mu.Unlock()
+	if !fire {
+		return
+	}
+	reason := fmt.Sprintf("failed_request_threshold: over every shard, %d of %d finished profiling requests failed (%.1f%%), above the %.1f%% limit with 99.9%% confidence; stopping every shard",
+		f, j, 100*float64(f)/float64(j), 100*frac)
+	h.broadcast(-1, msg{T: tStop, Reason: reason, Code: codeThreshold})
+	h.p.fired.Store(true)
+	h.p.stop(reason)
+}
+
+// broadcast sends m to every member but except.
+func (h *hub) broadcast(except int, m msg) {
+	h.mu.Lock()
+	var ls []*link
+	for i, mb := range h.members {
+		if i != except && !mb.gone {
+			ls = append(ls, mb.l)
+		}
+	}
+	h.mu.Unlock()
+	for _, l := range ls {
+		l.send(m)
+	}
+}
+
+// stopAll stops the run on every shard but from (-1: shard 0 itself,
+// whose engine stopped already); a stop from another shard stops shard
+// 0 too.
+func (h *hub) stopAll(from int, reason string) {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	h.stopped = true
+	h.mu.Unlock()
+	h.broadcast(from, msg{T: tStop, Reason: reason})
+	if from >= 0 {
+		h.p.stop(reason)
+	}
+}
+
+// close waits (up to the join timeout) for every other shard to finish,
+// then stops listening.
+func (h *hub) close() error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	h.checkDone()
+	t := time.NewTimer(h.p.cfg.JoinTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case <-h.done:
+	case <-t.C:
+		err = errors.New("rendezvous: not every shard finished within the join timeout")
+	}
+	h.shutdown()
+	return err
+}
+
+func (h *hub) shutdown() {
+	h.quitOnce.Do(func() { close(h.quit) })
+	h.ln.Close()
+	h.mu.Lock()
+	for _, m := range h.members {
+		m.l.close()
+	}
+	h.mu.Unlock()
+}
