@@ -55,6 +55,11 @@ type pointRunner struct {
 // loads the corpus and synthesizer once and starts the simulator when the
 // URL is sim://. Call close when done.
 func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (_ *pointRunner, err error) {
+	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
+		if fs.Changed(f) {
+			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
+		}
+	}
 	if pf.drainTimeout <= 0 {
 		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
 	}
