@@ -21,6 +21,12 @@
 //	GET  /v1/models             the served model
 //	GET  /health                200, empty body
 //	GET  /metrics               Prometheus text format 0.0.4, vllm: names
+//	POST /reset_prefix_cache    empty the prefix cache (vLLM's endpoint), 200
+//	POST /flush_cache           the same (SGLang's endpoint), 200 "Cache flushed."
+//
+// A reset drops every cached block no running request holds and the whole
+// offload tier (Server.ResetPrefixCache) and is counted per engine in
+// agentperf_sim:prefix_cache_resets_total.
 //
 // # Timing model
 //

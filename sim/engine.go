@@ -379,6 +379,15 @@ func (e *engine) endZeroLatency(s *seq, gen int, firstTok, end time.Time) {
 	e.m.e2e.observe(end.Sub(s.arrival).Seconds())
 }
 
+// resetCache empties the engine's prefix cache (kvCache.reset) and counts
+// the reset; it returns the number of blocks dropped.
+func (e *engine) resetCache() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m.cacheResets++
+	return e.kv.reset()
+}
+
 // snapshot copies the engine's state for /metrics and Stats.
 func (e *engine) snapshot() engineSnapshot {
 	e.mu.Lock()

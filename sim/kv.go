@@ -198,6 +198,27 @@ func (kv *kvCache) offload(v *block) {
 	kv.offLRU.pushBack(v)
 }
 
+// reset empties the prefix cache: every cached GPU block no running
+// request references, and the whole offload tier. Blocks in use stay (their
+// requests still need them) but lose nothing else. It returns the number
+// of blocks dropped.
+func (kv *kvCache) reset() int {
+	n := 0
+	for b := kv.free.head; b != nil; {
+		next := b.next
+		kv.free.remove(b)
+		delete(kv.gpu, b.hash)
+		n++
+		b = next
+	}
+	if kv.off != nil {
+		n += kv.offLRU.n
+		clear(kv.off)
+		kv.offLRU = lruList{}
+	}
+	return n
+}
+
 // grow takes one more unhashed block (a decode block), evicting if needed.
 func (kv *kvCache) grow() bool {
 	if kv.available() < 1 {

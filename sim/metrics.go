@@ -65,6 +65,7 @@ type engineMetrics struct {
 	srcLocalHit      int64
 	srcExternal      int64
 	preemptions      int64
+	cacheResets      int64 // prefix-cache resets (POST /reset_prefix_cache, /flush_cache)
 	success          [len(finishReasons)]int64
 	ttft, itl, e2e   histogram
 }
@@ -130,6 +131,7 @@ func writeMetrics(w io.Writer, model string, blockSize int, offload, lazy bool, 
 		simple("vllm:kv_offload_bytes_cpu_to_gpu_total", "counter", "Bytes of KV cache loaded from CPU to GPU.", func(s *engineSnapshot) float64 { return float64(s.cpuToGPUB) })
 	}
 	simple("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", func(s *engineSnapshot) float64 { return float64(s.m.preemptions) })
+	simple("agentperf_sim:prefix_cache_resets_total", "counter", "Prefix cache resets (POST /reset_prefix_cache or /flush_cache); agentperf simulator only.", func(s *engineSnapshot) float64 { return float64(s.m.cacheResets) })
 	simple("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", func(s *engineSnapshot) float64 { return float64(s.m.promptTokens) })
 	simple("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", func(s *engineSnapshot) float64 { return float64(s.m.generationTokens) })
 

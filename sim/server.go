@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -117,6 +118,8 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	mux.HandleFunc("POST /reset_prefix_cache", s.serveResetPrefixCache)
+	mux.HandleFunc("POST /flush_cache", s.serveFlushCache)
 	s.handler = mux
 	return s, nil
 }
@@ -273,6 +276,7 @@ type EngineStats struct {
 	Evictions        int64 // GPU blocks evicted
 	OffloadEvictions int64 // offload-tier blocks evicted
 	Preemptions      int64
+	CacheResets      int64            // prefix-cache resets (ResetPrefixCache, the reset endpoints)
 	Finished         map[string]int64 // by finished_reason: stop, length, abort
 	KVUsage          float64
 }
@@ -314,7 +318,7 @@ func (s *Server) Stats() Stats {
 			PrefixQueries: sn.m.prefixQueries, PrefixHits: sn.m.prefixHits,
 			ExternalQueries: sn.m.extQueries, ExternalHits: sn.m.extHits,
 			Evictions: sn.evictions, OffloadEvictions: sn.offEvicted,
-			Preemptions: sn.m.preemptions, Finished: map[string]int64{}, KVUsage: sn.kvUsage,
+			Preemptions: sn.m.preemptions, CacheResets: sn.m.cacheResets, Finished: map[string]int64{}, KVUsage: sn.kvUsage,
 		}
 		for r, name := range finishReasons {
 			es.Finished[name] = sn.m.success[r]
@@ -342,6 +346,7 @@ func (e *EngineStats) add(o *EngineStats) {
 	e.Evictions += o.Evictions
 	e.OffloadEvictions += o.OffloadEvictions
 	e.Preemptions += o.Preemptions
+	e.CacheResets += o.CacheResets
 	e.KVUsage = max(e.KVUsage, o.KVUsage)
 }
 
@@ -352,6 +357,38 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
+}
+
+// ResetPrefixCache empties every engine's prefix cache, as vLLM's POST
+// /reset_prefix_cache and SGLang's POST /flush_cache do (both call it): the
+// cached blocks no running request holds, and the offload tier. Blocks of
+// running requests stay in use. It returns the number of blocks dropped
+// and counts one reset per engine (agentperf_sim:prefix_cache_resets_total
+// on /metrics, EngineStats.CacheResets).
+//
+// vLLM skips the whole reset (with a warning, still answering 200) while
+// any block is in use, and SGLang refuses it with a 400 while requests
+// run or wait; the simulator resets what it can. A client that wants a
+// cold cache on a real server drains it first (servermetrics.ResetAndDrain).
+func (s *Server) ResetPrefixCache() int {
+	n := 0
+	for _, e := range s.engines {
+		n += e.resetCache()
+	}
+	s.logf("sim: prefix cache reset: %d cached block(s) dropped", n)
+	return n
+}
+
+func (s *Server) serveResetPrefixCache(w http.ResponseWriter, r *http.Request) {
+	s.ResetPrefixCache()
+	w.WriteHeader(http.StatusOK) // vLLM answers 200 with an empty body
+}
+
+func (s *Server) serveFlushCache(w http.ResponseWriter, r *http.Request) {
+	s.ResetPrefixCache()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, "Cache flushed.\n")
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {

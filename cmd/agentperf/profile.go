@@ -313,6 +313,11 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	s.Signals = signalCount(ctx)
 	s.FailOnInvalid = r.p.failOnInvalid
+	return runSpec(ctx, s, io)
+}
+
+// runSpec runs s and maps its Outcome to the exit status (see execute).
+func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 	out, err := profile.Run(ctx, s)
 	var ie *profile.InputError
 	switch {

@@ -1,0 +1,254 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Probe is one measurement at one concurrency.
+type Probe struct {
+	Concurrency int
+	// Attempt counts the runs at this concurrency, from 1 (a client-bound
+	// probe is run again).
+	Attempt int
+	// Met is true when the probe met every objective; meaningless when
+	// ClientBound.
+	Met bool
+	// ClientBound marks an invalid probe: the client, not the server,
+	// limited it. ClientReason says why.
+	ClientBound  bool
+	ClientReason string
+	// Detail is free text for the log and the result (the failed terms).
+	Detail string
+	// Dir is the probe's artifact folder, when it has one.
+	Dir string
+	// Data is whatever the probe function attaches (its SLO result).
+	Data any
+}
+
+// ProbeFunc runs one measurement at concurrency c (attempt from 1). An
+// error stops the search; a probe that ran but failed its objective is a
+// Probe with Met false, not an error.
+type ProbeFunc func(ctx context.Context, c, attempt int) (Probe, error)
+
+// Resolution is when the bisection stops: when the bracket is at most
+// Abs wide, or (with Rel > 0) at most Rel times its low end; at least 1.
+type Resolution struct {
+	Abs int
+	Rel float64
+}
+
+// ParseResolution reads "4" (concurrency steps) or "5%" (of the bracket's
+// low end).
+func ParseResolution(s string) (Resolution, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(v > 0 && v < 100) {
+			return Resolution{}, fmt.Errorf("resolution %q: a percentage must be in (0, 100), e.g. 5%%", s)
+		}
+		return Resolution{Rel: v / 100}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return Resolution{}, fmt.Errorf("resolution %q: give a whole number of concurrency steps (≥ 1) or a percentage such as 5%%", s)
+	}
+	return Resolution{Abs: n}, nil
+}
+
+func (r Resolution) String() string {
+	if r.Rel > 0 {
+		return strconv.FormatFloat(100*r.Rel, 'g', -1, 64) + "%"
+	}
+	return strconv.Itoa(max(r.Abs, 1))
+}
+
+// width is the bracket width at which the search stops, for a low end lo.
+func (r Resolution) width(lo int) int {
+	w := max(r.Abs, 1)
+	if r.Rel > 0 {
+		w = max(1, int(math.Floor(r.Rel*float64(lo))))
+	}
+	return w
+}
+
+// Config configures Search.
+type Config struct {
+	// Lo and Hi bound the concurrency searched (1 ≤ Lo ≤ Hi).
+	Lo, Hi int
+	// Resolution stops the bisection; the zero value means 1.
+	Resolution Resolution
+	// Retries is how many more times a client-bound probe is run before it
+	// is reported as such. Default 0: no retry (negative means none too).
+	Retries int
+	// Logf, when set, gets one line per probe.
+	Logf func(format string, args ...any)
+}
+
+// ParseRange reads "LO:HI".
+func ParseRange(s string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if ok {
+		lo, err = strconv.Atoi(a)
+		if err == nil {
+			hi, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || lo < 1 || hi < lo {
+		return 0, 0, fmt.Errorf("concurrency range %q: want LO:HI with 1 ≤ LO ≤ HI, e.g. 1:1024", s)
+	}
+	return lo, hi, nil
+}
+
+// Result is the outcome of a search.
+type Result struct {
+	// Best is the highest concurrency that met every objective; 0 when
+	// not even Lo did.
+	Best int
+	// BestProbe is the probe at Best (nil when Best is 0).
+	BestProbe *Probe
+	// Below is the highest passing probe under Best, Above the lowest
+	// failing or client-bound probe over it (nil when there is none: Best
+	// is Lo, or Best is Hi).
+	Below, Above *Probe
+	// ClientBoundAt is the lowest concurrency whose probe stayed
+	// client-bound (0 when none): the server's capacity may be higher than
+	// Best, but this client cannot show it.
+	ClientBoundAt int
+	// Probes are every probe, in the order run.
+	Probes []Probe
+}
+
+// ErrRange is wrapped by Search's error for a bad Config.
+var ErrRange = errors.New("bad search range")
+
+// Search finds the highest concurrency in [Lo, Hi] whose probe met every
+// objective (see the package documentation for the method). It assumes
+// feasibility is monotone in concurrency.
+func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
+	if cfg.Lo < 1 || cfg.Hi < cfg.Lo {
+		return nil, fmt.Errorf("%w: %d:%d (want 1 ≤ lo ≤ hi)", ErrRange, cfg.Lo, cfg.Hi)
+	}
+	res := &Result{}
+	done := map[int]int{} // concurrency → index in res.Probes of its final probe
+	// run probes c (with retries while client-bound) and returns its
+	// final probe.
+	run := func(c int) (*Probe, error) {
+		if i, ok := done[c]; ok {
+			return &res.Probes[i], nil
+		}
+		for attempt := 1; ; attempt++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			p, err := probe(ctx, c, attempt)
+			if err != nil {
+				return nil, fmt.Errorf("probe at concurrency %d: %w", c, err)
+			}
+			p.Concurrency, p.Attempt = c, attempt
+			res.Probes = append(res.Probes, p)
+			if cfg.Logf != nil {
+				cfg.Logf("search: probe %d at concurrency %d: %s", len(res.Probes), c, p.verdict())
+			}
+			if !p.ClientBound || attempt > cfg.Retries {
+				done[c] = len(res.Probes) - 1
+				return &res.Probes[len(res.Probes)-1], nil
+			}
+		}
+	}
+	// ok is the highest passing concurrency (0: none yet), bad the lowest
+	// failing or client-bound one (0: none yet).
+	ok, bad := 0, 0
+	judge := func(c int) error {
+		p, err := run(c)
+		if err != nil {
+			return err
+		}
+		switch {
+		case p.ClientBound:
+			if res.ClientBoundAt == 0 || c < res.ClientBoundAt {
+				res.ClientBoundAt = c
+			}
+			bad = c
+		case p.Met:
+			ok = c
+		default:
+			bad = c
+		}
+		return nil
+	}
+	// Exponential phase.
+	c := cfg.Lo
+	for {
+		if err := judge(c); err != nil {
+			return res, err
+		}
+		if bad == c || c == cfg.Hi {
+			break
+		}
+		c = min(2*c, cfg.Hi)
+	}
+	// Bisection between ok and bad.
+	for ok > 0 && bad > 0 && bad-ok > cfg.Resolution.width(ok) {
+		if err := judge(ok + (bad-ok)/2); err != nil {
+			return res, err
+		}
+	}
+	res.Best = ok
+	for i := range res.Probes {
+		p := &res.Probes[i]
+		if done[p.Concurrency] != i {
+			continue // a client-bound attempt that was retried
+		}
+		switch {
+		case p.Concurrency == ok && p.Met && !p.ClientBound:
+			res.BestProbe = p
+		case p.Concurrency < ok && p.Met && !p.ClientBound && (res.Below == nil || p.Concurrency > res.Below.Concurrency):
+			res.Below = p
+		case p.Concurrency > ok && (res.Above == nil || p.Concurrency < res.Above.Concurrency):
+			res.Above = p
+		}
+	}
+	return res, nil
+}
+
+func (p *Probe) verdict() string {
+	s := "met every objective"
+	switch {
+	case p.ClientBound:
+		s = "client-bound (invalid, not a server failure): " + p.ClientReason
+	case !p.Met:
+		s = "failed"
+	}
+	if p.Detail != "" {
+		s += " — " + p.Detail
+	}
+	return s
+}
+
+// PredictProbes is the number of probes the method needs on [lo, hi]
+// with an absolute resolution r when every concurrency ≤ k meets the
+// objective and every one above fails (lo ≤ k < hi, no client-bound
+// probe): m+2 exponential probes, m = ⌊log2(k/lo)⌋ (the last one fails),
+// then ⌈log2(w/r)⌉ bisections of the bracket of width
+// w = min(lo·2^(m+1), hi) − lo·2^m. It is exact when w/r is a power of
+// two and an upper bound otherwise (integer midpoints can end a bracket
+// one bisection early).
+func PredictProbes(lo, hi, r, k int) int {
+	r = max(r, 1)
+	m := 0
+	for lo<<(m+1) <= k {
+		m++
+	}
+	w := min(lo<<(m+1), hi) - lo<<m
+	n := m + 2
+	for j := 0; ; j++ {
+		if (w+(1<<j)-1)>>j <= r {
+			return n + j
+		}
+	}
+}

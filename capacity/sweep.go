@@ -1,0 +1,230 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
+)
+
+// ManifestFile is the sweep's record of its finished points, in the
+// sweep folder. A point is complete once it is listed there and its
+// folder holds its aggregates; a resumed sweep skips it.
+const ManifestFile = "sweep_points.json"
+
+// ErrPointFailed is wrapped by a PointFunc error for a point that ran to
+// its end and left its artifacts but failed or is not a valid run (exit
+// 1 of `agentperf profile`): the sweep records it and goes on.
+var ErrPointFailed = errors.New("point failed")
+
+// PointFunc runs one point at concurrency c, writing its artifacts into
+// dir.
+type PointFunc func(ctx context.Context, c int, dir string) error
+
+// SweepConfig configures Sweep.
+type SweepConfig struct {
+	// Dir is the sweep folder; point c goes into Dir/c<c>.
+	Dir string
+	// Points are the concurrencies, run in this order.
+	Points []int
+	// Run runs one point.
+	Run PointFunc
+	// Before, when set, runs before every point that is run (not before
+	// a skipped one): the cache reset and drain.
+	Before func(ctx context.Context, c int) error
+	// After, when set, runs after every point that completed (the
+	// per-point InferenceX JSON); an error is logged, not fatal.
+	After func(c int, dir string) error
+	// Logf gets one line per point.
+	Logf func(format string, args ...any)
+}
+
+// PointRecord is one finished point in the manifest.
+type PointRecord struct {
+	Concurrency int    `json:"concurrency"`
+	Dir         string `json:"dir"` // relative to the sweep folder
+	Status      string `json:"status"`
+	Message     string `json:"message,omitempty"`
+}
+
+// Point statuses.
+const (
+	PointOK     = "ok"
+	PointFailed = "failed"
+)
+
+type manifest struct {
+	Points []PointRecord `json:"points"`
+}
+
+// PointDir is the folder name of point c.
+func PointDir(c int) string { return "c" + strconv.Itoa(c) }
+
+// ReadManifest returns the finished points recorded in dir (none when
+// the file does not exist).
+func ReadManifest(dir string) ([]PointRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to run every point again)", filepath.Join(dir, ManifestFile), err)
+	}
+	return m.Points, nil
+}
+
+func writeManifest(dir string, pts []PointRecord) error {
+	b, err := json.MarshalIndent(manifest{Points: pts}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, ManifestFile), append(b, '\n'))
+}
+
+// complete reports whether point rec's folder still holds its aggregates.
+func complete(dir string, rec PointRecord) bool {
+	_, err := os.Stat(filepath.Join(dir, rec.Dir, "profile_export_aiperf.json"))
+	return err == nil
+}
+
+// Sweep runs the points in order, skipping those a previous sweep in the
+// same folder completed. A point's folder left by an interrupted run is
+// kept, renamed to c<N>.incomplete[.K], and the point runs again. It
+// returns every point of the sweep, complete ones in Points order; an
+// error from Run that does not wrap ErrPointFailed stops the sweep (the
+// points finished so far stay recorded).
+func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if len(cfg.Points) == 0 {
+		return nil, errors.New("sweep: no points")
+	}
+	seen := map[int]bool{}
+	for _, c := range cfg.Points {
+		if c < 1 || seen[c] {
+			return nil, fmt.Errorf("sweep: concurrency %d: each point must be a distinct positive integer", c)
+		}
+		seen[c] = true
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sweep: create %s: %w", cfg.Dir, err)
+	}
+	done, err := ReadManifest(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	byConc := map[int]PointRecord{}
+	for _, r := range done {
+		if complete(cfg.Dir, r) {
+			byConc[r.Concurrency] = r
+		}
+	}
+	// The manifest keeps the points of earlier sweeps in this folder that
+	// are not in this one too.
+	records := func() []PointRecord {
+		var out []PointRecord
+		for _, c := range cfg.Points {
+			if r, ok := byConc[c]; ok {
+				out = append(out, r)
+			}
+		}
+		for _, r := range done {
+			if !seen[r.Concurrency] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for i, c := range cfg.Points {
+		name := PointDir(c)
+		if r, ok := byConc[c]; ok {
+			logf("sweep: point %d/%d (concurrency %d): complete from an earlier sweep (%s), skipped", i+1, len(cfg.Points), c, r.Status)
+			continue
+		}
+		dir := filepath.Join(cfg.Dir, name)
+		if _, err := os.Stat(dir); err == nil {
+			aside, err := moveAside(dir)
+			if err != nil {
+				return records(), fmt.Errorf("sweep: %s is left from an unfinished point and cannot be moved aside: %w", dir, err)
+			}
+			logf("sweep: %s is left from an unfinished point: kept as %s, the point runs again", dir, aside)
+		}
+		if err := ctx.Err(); err != nil {
+			return records(), err
+		}
+		if cfg.Before != nil {
+			if err := cfg.Before(ctx, c); err != nil {
+				return records(), fmt.Errorf("sweep: before concurrency %d: %w", c, err)
+			}
+		}
+		logf("sweep: point %d/%d: concurrency %d → %s", i+1, len(cfg.Points), c, dir)
+		err := cfg.Run(ctx, c, dir)
+		if ctx.Err() != nil {
+			// An interrupted point is not complete, whatever it wrote.
+			return records(), ctx.Err()
+		}
+		rec := PointRecord{Concurrency: c, Dir: name, Status: PointOK}
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrPointFailed):
+			rec.Status, rec.Message = PointFailed, err.Error()
+		default:
+			return records(), fmt.Errorf("sweep: concurrency %d: %w", c, err)
+		}
+		byConc[c] = rec
+		if err := writeManifest(cfg.Dir, records()); err != nil {
+			return records(), fmt.Errorf("sweep: record point %d: %w", c, err)
+		}
+		if cfg.After != nil {
+			if err := cfg.After(c, dir); err != nil {
+				logf("sweep: warning: concurrency %d: %v", c, err)
+			}
+		}
+	}
+	return records(), nil
+}
+
+// moveAside renames dir to dir.incomplete, or dir.incomplete.2, … when
+// that exists, and returns the new name.
+func moveAside(dir string) (string, error) {
+	for k := 1; k < 1000; k++ {
+		to := dir + ".incomplete"
+		if k > 1 {
+			to += "." + strconv.Itoa(k)
+		}
+		if _, err := os.Stat(to); errors.Is(err, os.ErrNotExist) {
+			return to, os.Rename(dir, to)
+		}
+	}
+	return "", fmt.Errorf("too many %s.incomplete.* folders", dir)
+}
+
+// ParsePoints reads "4,8,16" into distinct positive concurrencies.
+func ParsePoints(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("concurrency list %q: %q is not a positive integer (write e.g. 4,8,16,32)", s, f)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("concurrency list %q: %d is given twice", s, n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,151 @@
+package capacity
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/report"
+)
+
+// Files of a sweep folder, besides the points and the manifest.
+const (
+	SweepTableMD   = "sweep.md"
+	SweepTableCSV  = "sweep.csv"
+	SweepTableJSON = "sweep_table.json"
+	SweepPareto    = "pareto.png"
+	SweepHTML      = "sweep.html"
+	// PointInferenceX is the InferenceX result JSON in each point folder.
+	PointInferenceX = "inferencex.json"
+)
+
+// SweepLabels place the points in the table: TP (0 unknown: no Pareto
+// point) and a configuration name.
+type SweepLabels struct {
+	TP     int
+	Config string
+}
+
+// WriteSweepReport writes the sweep table (markdown, CSV, JSON), the
+// Pareto plot and sweep.html of the points into dir, from the point
+// folders alone: a resumed sweep writes what an uninterrupted one over
+// the same folders writes. It returns warnings (a point not plotted).
+func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, error) {
+	rows := make([]report.Row, len(pts))
+	for i, p := range pts {
+		pd := filepath.Join(dir, p.Dir)
+		lab := report.Labels{TP: l.TP, Conc: p.Concurrency, Config: l.Config}
+		run, err := report.Load(pd)
+		if err != nil {
+			rows[i] = report.FailedRow(pd, lab, err)
+			continue
+		}
+		rows[i] = report.NewRow(run, lab)
+		// The row's folder is named relative to the sweep, so that the
+		// table does not depend on where the sweep folder is.
+		rows[i].Dir = p.Dir
+	}
+	t := report.NewTable(rows)
+	var warnings []string
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{SweepTableMD, t.WriteMarkdown}, {SweepTableCSV, t.WriteCSV}, {SweepTableJSON, t.WriteJSON}} {
+		if err := atomicfile.Write(filepath.Join(dir, w.name), w.write); err != nil {
+			return warnings, fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	skipped, err := report.WritePareto(t, filepath.Join(dir, SweepPareto), report.ParetoOptions{})
+	warnings = append(warnings, skipped...)
+	pareto := true
+	if errors.Is(err, report.ErrNothingToPlot) {
+		warnings = append(warnings, fmt.Sprintf("%s not drawn: %v", SweepPareto, err))
+		pareto = false
+		os.Remove(filepath.Join(dir, SweepPareto))
+	} else if err != nil {
+		return warnings, fmt.Errorf("write %s: %w", SweepPareto, err)
+	}
+	return warnings, writeSweepHTML(dir, pts, pareto)
+}
+
+// verdict is what the HTML shows of a point's judgement.
+type verdict struct {
+	Scenario string
+	Valid    *bool
+	Reasons  []string
+}
+
+func readVerdict(dir string) verdict {
+	var a struct {
+		Metadata struct {
+			Scenario string   `json:"scenario"`
+			Valid    *bool    `json:"submission_valid"`
+			Reasons  []string `json:"submission_invalid_reasons"`
+		} `json:"metadata"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err == nil {
+		json.Unmarshal(b, &a)
+	}
+	return verdict{a.Metadata.Scenario, a.Metadata.Valid, a.Metadata.Reasons}
+}
+
+var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>agentperf sweep</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}img{max-width:100%}.bad{color:#b00}</style>
+</head><body>
+<h1>agentperf sweep</h1>
+<p>Table: <a href="{{.MD}}">{{.MD}}</a> · <a href="{{.CSV}}">{{.CSV}}</a> · <a href="{{.JSON}}">{{.JSON}}</a></p>
+<table><tr><th>concurrency</th><th>status</th><th>submission</th><th>report</th><th>aggregates</th><th>InferenceX result</th></tr>
+{{range .Points}}<tr><td>{{.Concurrency}}</td><td{{if ne .Status "ok"}} class="bad"{{end}}>{{.Status}}{{if .Message}}: {{.Message}}{{end}}</td>
+<td>{{if .Verdict.Scenario}}{{.Verdict.Scenario}}: {{if .Verdict.Valid}}{{if deref .Verdict.Valid}}valid{{else}}<span class="bad">invalid</span> ({{range $i, $r := .Verdict.Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{end}}{{end}}{{else}}—{{end}}</td>
+<td>{{if .HTML}}<a href="{{.Dir}}/report.html">{{.Dir}}/report.html</a>{{else}}—{{end}}</td>
+<td><a href="{{.Dir}}/profile_export_aiperf.json">{{.Dir}}/profile_export_aiperf.json</a></td>
+<td>{{if .IX}}<a href="{{.Dir}}/{{.IXName}}">{{.Dir}}/{{.IXName}}</a>{{else}}—{{end}}</td></tr>
+{{end}}</table>
+{{if .Pareto}}<h2>Pareto</h2><p><img src="{{.ParetoPNG}}" alt="throughput per GPU against interactivity"></p>{{else}}<p>No Pareto plot: no point has a known TP (pass --tp), successful requests and an inter-token latency.</p>{{end}}
+</body></html>
+`))
+
+type htmlPoint struct {
+	PointRecord
+	Verdict verdict
+	HTML    bool
+	IX      bool
+	IXName  string
+}
+
+func writeSweepHTML(dir string, pts []PointRecord, pareto bool) error {
+	var hp []htmlPoint
+	for _, p := range pts {
+		pd := filepath.Join(dir, p.Dir)
+		_, errH := os.Stat(filepath.Join(pd, "report.html"))
+		_, errI := os.Stat(filepath.Join(pd, PointInferenceX))
+		hp = append(hp, htmlPoint{PointRecord: p, Verdict: readVerdict(pd), HTML: errH == nil, IX: errI == nil, IXName: PointInferenceX})
+	}
+	data := map[string]any{"Points": hp, "Pareto": pareto, "ParetoPNG": SweepPareto, "MD": SweepTableMD, "CSV": SweepTableCSV, "JSON": SweepTableJSON}
+	return atomicfile.Write(filepath.Join(dir, SweepHTML), func(w io.Writer) error { return sweepTmpl.Execute(w, data) })
+}
+
+// WritePointInferenceX writes the InferenceX result JSON of the point in
+// dir (PointInferenceX), with InferenceX's variables read through look.
+func WritePointInferenceX(dir string, look report.Lookup) ([]string, error) {
+	env, err := report.LoadEnv(look)
+	if err != nil {
+		return nil, err
+	}
+	run, err := report.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	res, err := run.InferenceX(report.Options{Env: env})
+	if err != nil {
+		return nil, err
+	}
+	return res.Warnings, atomicfile.Write(filepath.Join(dir, PointInferenceX), res.WriteJSON)
+}

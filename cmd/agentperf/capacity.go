@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/sim"
+)
+
+// pointFlags are the flags sweep and search add to the profile flags.
+type pointFlags struct {
+	reset        bool
+	drainTimeout float64
+}
+
+func addPointFlags(fs *pflag.FlagSet) *pointFlags {
+	f := &pointFlags{}
+	fs.BoolVar(&f.reset, "reset-prefix-cache", false, "before every point, wait until the server runs and queues nothing, then reset its prefix cache (vLLM POST /reset_prefix_cache, else SGLang POST /flush_cache); without it the server is only drained")
+	fs.Float64Var(&f.drainTimeout, "drain-timeout", servermetrics.DefaultDrainTimeout.Seconds(), "seconds to wait for the server's /metrics to show no running or waiting request before a point")
+	return f
+}
+
+// pointRunner runs the points of a sweep or the probes of a search: each
+// is the profile run of the flags (a profile.Spec) with its own
+// concurrency and folder, reusing one loaded corpus and synthesizer
+// (Spec.Loaded), against one server: one in-process simulator for --url
+// sim://, started here and shared by every point.
+type pointRunner struct {
+	pf     *pointFlags
+	io     stdio
+	url    string // the server every point uses
+	base   *profileRun
+	spec   profile.Spec // the points' Spec, Loaded set
+	loaded *profile.Loaded
+	simSr  *sim.Server
+	// headers are what the inference requests carry (extra headers and
+	// credentials), sent with the reset and the drain's /metrics reads.
+	headers http.Header
+	logf    func(format string, args ...any)
+}
+
+// newPointRunner validates the flags (resolving the first point's run),
+// loads the corpus and synthesizer once and starts the simulator when the
+// URL is sim://. Call close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (_ *pointRunner, err error) {
+	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
+		if fs.Changed(f) {
+			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
+		}
+	}
+	if pf.drainTimeout <= 0 {
+		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
+	}
+	env, err := profile.ReadEnvironment(os.Environ(), os.Getenv)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	pr := &pointRunner{pf: pf, io: io, url: p.url,
+		logf: func(format string, args ...any) {
+			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		}}
+	p.concurrency = strconv.Itoa(firstConc)
+	if pr.base, err = p.resolve(fs, env, io); err != nil {
+		return nil, err
+	}
+	pr.spec = pr.base.spec
+	pr.headers = requestHeaders(&pr.spec)
+	pr.loaded, err = profile.Load(ctx, pr.spec)
+	var ie *profile.InputError
+	if errors.As(err, &ie) {
+		return nil, asUsage(ie.Err)
+	} else if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			pr.close()
+		}
+	}()
+	pr.spec.Loaded = pr.loaded
+	if strings.HasPrefix(p.url, "sim:") {
+		cfg, err := sim.ParseURL(p.url, sim.DefaultConfig())
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
+		}
+		if cfg.Model == "" {
+			cfg.Model = p.models[0]
+		}
+		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
+			// As a profile run does: the simulator counts prompts with the
+			// tokenizer that synthesizes them.
+			cfg.Tokenizer = pr.loaded.Synth.Tokenizer()
+		}
+		s, err := sim.New(cfg)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
+		}
+		if err := s.Start(); err != nil {
+			return nil, fmt.Errorf("start the in-process simulator: %w", err)
+		}
+		pr.simSr, pr.url = s, s.URL
+		pr.spec.Replay.URL = s.URL
+		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
+	}
+	return pr, nil
+}
+
+// requestHeaders are the headers and credentials of s's inference
+// requests.
+func requestHeaders(s *profile.Spec) http.Header {
+	h := http.Header{}
+	for k, v := range s.Replay.Headers {
+		h.Set(k, v)
+	}
+	if s.Replay.APIKey != "" {
+		h.Set("Authorization", "Bearer "+s.Replay.APIKey)
+	}
+	if _, auth, err := replay.URLCredentials(s.Replay.URL); err == nil && auth != "" {
+		h.Set("Authorization", auth)
+	}
+	return h
+}
+
+func (pr *pointRunner) close() {
+	if pr.simSr != nil {
+		pr.simSr.Close()
+	}
+	pr.loaded.Close()
+}
+
+// run is a capacity.PointFunc: the profile run at concurrency c into dir.
+// A run that finished but failed or is not valid wraps
+// capacity.ErrPointFailed.
+func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
+	s := pr.spec
+	s.Replay.Concurrency = c
+	s.OutputDir = dir
+	s.Replay.KillNow = claimKillSwitch(ctx)
+	err := runSpec(ctx, s, pr.io)
+	if errors.Is(err, errRunFailed) {
+		return fmt.Errorf("%w: the run at concurrency %d failed or is not a valid submission (its folder says why)", capacity.ErrPointFailed, c)
+	}
+	return err
+}
+
+// before readies the server for a point: drained, and with
+// --reset-prefix-cache its prefix cache reset. Without the flag a server
+// whose /metrics cannot say it is idle is a warning, not an error.
+func (pr *pointRunner) before(ctx context.Context, c int) error {
+	opt := servermetrics.ResetOptions{Headers: pr.headers, DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
+	if !pr.pf.reset {
+		if err := servermetrics.WaitIdle(ctx, pr.url, opt); err != nil {
+			pr.logf("warning: before concurrency %d: %v (the point starts anyway)", c, err)
+		}
+		return nil
+	}
+	path, err := servermetrics.ResetAndDrain(ctx, pr.url, opt)
+	if err != nil {
+		return err
+	}
+	pr.logf("before concurrency %d: server idle, prefix cache reset (POST %s)", c, path)
+	return nil
+}

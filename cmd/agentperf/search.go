@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/slo"
+)
+
+func init() {
+	register(command{name: "search", summary: "find the highest concurrency that meets an SLO (exponential probe, then bisection), with every probe's folder and a plot", run: runSearch})
+}
+
+const searchExamples = `  # How many sessions does the simulated H200 hold with p99 TTFT ≤ 2 s and p99 ITL ≤ 50 ms?
+  agentperf search --url sim:// --public-dataset synthetic --model demo --streaming \
+      --slo 'ttft.p99<=2s,itl.p99<=50ms,errors<=1%' --concurrency-range 1:256 \
+      --resolution 10% --probe-duration 30 --reset-prefix-cache --output-artifact-dir search-out`
+
+// runSearch is `agentperf search`.
+func runSearch(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("search", "search --url URL --model NAME --slo EXPR --concurrency-range LO:HI --probe-duration S [profile flags] --output-artifact-dir OUT", searchExamples, io.err)
+	p := addProfileFlags(fs)
+	pf := addPointFlags(fs)
+	sloText := fs.String("slo", "", "objective every probe must meet, e.g. 'ttft.p99<=2s,itl.p99<=50ms,errors<=1%' (docs/capacity.md lists the metrics) (required)")
+	rng := fs.String("concurrency-range", "1:1024", "LO:HI, the concurrencies searched")
+	resText := fs.String("resolution", "5%", "stop when the highest passing and lowest failing probes are this close: a number of concurrency steps, or a percentage of the passing one")
+	probeDur := fs.Float64("probe-duration", 0, "seconds of profiling per probe run (sets --benchmark-duration of every probe)")
+	repeats := fs.Int("repeats", 1, "runs per probe; their records are pooled (percentiles over all of them, never averaged)")
+	retries := fs.Int("client-bound-retries", 1, "times a client-bound probe is run again before it is reported as such")
+	maxLate := fs.Float64("client-max-lateness", capacity.DefaultMaxLatenessP99.Seconds()*1000, "ms: a probe whose own send lateness p99 exceeds this is client-bound (invalid), not a server failure (negative: no check)")
+	maxSched := fs.Float64("client-max-sched-latency", capacity.DefaultMaxSchedP99.Seconds()*1000, "ms: a probe during which the p99 of the Go scheduler latency (goroutines waiting for a processor) exceeds this is client-bound (negative: no check)")
+	maxCPU := fs.Float64("client-max-cpu", capacity.DefaultMaxCPU*100, "percent of GOMAXPROCS: a probe during which this process used this much CPU is client-bound (negative: no check)")
+	fs.Lookup("output-artifact-dir").Usage = "search folder: a folder per probe run (probe-NN-c<N>), search_result.json, search_slo.png"
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := p.takePositional(fs); err != nil {
+		return err
+	}
+	if err := rejectUnsupported(fs); err != nil {
+		return err
+	}
+	if *sloText == "" {
+		return usagef("search: --slo is required, e.g. --slo 'ttft.p99<=2s,itl.p99<=50ms,errors<=1%%'")
+	}
+	objective, err := slo.Parse(*sloText)
+	if err != nil {
+		return usagef("search: --slo: %v", err)
+	}
+	if fs.Changed("concurrency") {
+		return usagef("search: --concurrency is what the search chooses: give --concurrency-range LO:HI instead")
+	}
+	lo, hi, err := capacity.ParseRange(*rng)
+	if err != nil {
+		return usagef("search: --concurrency-range: %v", err)
+	}
+	res, err := capacity.ParseResolution(*resText)
+	if err != nil {
+		return usagef("search: --resolution: %v", err)
+	}
+	switch {
+	case *probeDur > 0 && fs.Changed("benchmark-duration"):
+		return usagef("search: give --probe-duration or --benchmark-duration, not both (they are the same: seconds of profiling per probe)")
+	case *probeDur > 0:
+		p.duration = *probeDur
+	case *probeDur < 0:
+		return usagef("search: --probe-duration %g: must be positive", *probeDur)
+	}
+	if *repeats < 1 || *retries < 0 {
+		return usagef("search: --repeats must be at least 1 and --client-bound-retries at least 0")
+	}
+	pr, err := newPointRunner(ctx, p, pf, fs, lo, io)
+	if err != nil {
+		return err
+	}
+	defer pr.close()
+	scfg := capacity.Config{Lo: lo, Hi: hi, Resolution: res, Retries: *retries}
+	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, *repeats)
+	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
+		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats,
+		Run: pr.run, Before: pr.before, Logf: pr.logf,
+		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
+			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
+	})
+	if result != nil {
+		printSearch(io, objective, scfg, result, p.outputDir)
+	}
+	if err != nil {
+		return err
+	}
+	if result.Best == 0 {
+		return errRunFailed
+	}
+	return nil
+}
+
+func printSearch(io stdio, o slo.SLO, cfg capacity.Config, r *capacity.Result, dir string) {
+	fmt.Fprintf(io.out, "\nSLO %s, concurrency %d:%d, resolution %s: %d probe(s)\n", o, cfg.Lo, cfg.Hi, cfg.Resolution, len(r.Probes))
+	for i, p := range r.Probes {
+		v := "met"
+		switch {
+		case p.ClientBound:
+			v = "CLIENT-BOUND (invalid): " + p.ClientReason
+		case !p.Met:
+			v = "failed"
+		}
+		fmt.Fprintf(io.out, "  %2d. c=%-5d %s — %s\n", i+1, p.Concurrency, v, p.Detail)
+	}
+	fmt.Fprintf(io.out, "%s\n", capacity.Summary(cfg, r))
+	if r.BestProbe != nil {
+		if d, ok := r.BestProbe.Data.(*capacity.ProbeData); ok {
+			fmt.Fprintf(io.out, "at concurrency %d: goodput %.3g requests/s (every per-request objective met) of %.3g requests/s\n", r.Best, d.Result.Goodput, d.Result.Throughput)
+		}
+	}
+	fmt.Fprintf(io.out, "result: %s, plot: %s\n", filepath.Join(dir, capacity.SearchResultJSON), filepath.Join(dir, capacity.SearchPlot))
+}

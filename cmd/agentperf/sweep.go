@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentperf/agentperf/capacity"
+)
+
+func init() {
+	register(command{name: "sweep", summary: "profile runs at several concurrencies against one server: a folder per point, the sweep table, the Pareto plot, sweep.html; resumes", run: runSweep})
+}
+
+const sweepExamples = `  # Four points against the in-process simulator, each with a cold prefix cache
+  agentperf sweep --url sim:// --public-dataset synthetic --model demo --streaming \
+      --concurrency 4,8,16,32 --benchmark-duration 30 --reset-prefix-cache \
+      --output-artifact-dir sweep-out
+
+  # The same command again after an interruption runs only the missing points.`
+
+// runSweep is `agentperf sweep`: the profile flags, with --concurrency a
+// list; one profile run per point, in order.
+func runSweep(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("sweep", "sweep --url URL --model NAME --concurrency 4,8,16 --benchmark-duration S [profile flags] --output-artifact-dir OUT", sweepExamples, io.err)
+	p := addProfileFlags(fs)
+	pf := addPointFlags(fs)
+	tp := fs.Int("tp", 0, "tensor-parallel size of the deployment, for the per-GPU throughput of the table and Pareto plot (default: $TP, else 1 with --url sim://)")
+	config := fs.String("config", "", "configuration name of the sweep's rows in the table and plot")
+	fs.Lookup("concurrency").Usage = "comma-separated concurrencies, one point each, run in this order (required)"
+	fs.Lookup("output-artifact-dir").Usage = "sweep folder: a folder per point (c<N>), the table, pareto.png, sweep.html"
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := p.takePositional(fs); err != nil {
+		return err
+	}
+	if err := rejectUnsupported(fs); err != nil {
+		return err
+	}
+	if p.concurrency == "" {
+		return usagef("sweep: --concurrency is required: the points, e.g. 4,8,16,32")
+	}
+	points, err := capacity.ParsePoints(p.concurrency)
+	if err != nil {
+		return usagef("sweep: --concurrency: %v", err)
+	}
+	if *tp == 0 {
+		if v, err := strconv.Atoi(os.Getenv("TP")); err == nil && v > 0 {
+			*tp = v
+		} else if strings.HasPrefix(p.url, "sim:") {
+			*tp = 1 // the simulator models one GPU
+		}
+	}
+	if *tp < 0 {
+		return usagef("sweep: --tp %d: must be positive", *tp)
+	}
+	out := p.outputDir
+	pr, err := newPointRunner(ctx, p, pf, fs, points[0], io)
+	if err != nil {
+		return err
+	}
+	defer pr.close()
+	labels := capacity.SweepLabels{TP: *tp, Config: *config}
+	pts, err := capacity.Sweep(ctx, capacity.SweepConfig{
+		Dir: out, Points: points, Run: pr.run, Before: pr.before, Logf: pr.logf,
+		After: func(c int, dir string) error {
+			// InferenceX's CONC and TP are the point's, unless set.
+			look := func(n string) (string, bool) {
+				if v, ok := os.LookupEnv(n); ok && v != "" {
+					return v, true
+				}
+				switch {
+				case n == "CONC":
+					return strconv.Itoa(c), true
+				case n == "TP" && *tp > 0:
+					return strconv.Itoa(*tp), true
+				}
+				return "", false
+			}
+			warnings, err := capacity.WritePointInferenceX(dir, look)
+			for _, w := range warnings {
+				pr.logf("warning: %s: %s", filepath.Join(dir, capacity.PointInferenceX), w)
+			}
+			return err
+		},
+	})
+	// The table, plot and page cover the points complete so far, also
+	// after an interruption.
+	if len(pts) > 0 {
+		warnings, werr := capacity.WriteSweepReport(out, pts, labels)
+		for _, w := range warnings {
+			pr.logf("warning: %s", w)
+		}
+		if werr != nil && err == nil {
+			err = werr
+		}
+		if werr == nil {
+			if b, rerr := os.ReadFile(filepath.Join(out, capacity.SweepTableMD)); rerr == nil {
+				fmt.Fprintf(io.out, "\n%s\n", b)
+			}
+			fmt.Fprintf(io.out, "sweep: %d of %d point(s) complete in %s; table %s, Pareto %s, page %s\n", len(pts), len(points), out,
+				capacity.SweepTableMD, capacity.SweepPareto, capacity.SweepHTML)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			pr.logf("sweep: interrupted; run the same command again to resume from the first incomplete point")
+		}
+		return err
+	}
+	for _, pt := range pts {
+		if pt.Status != capacity.PointOK {
+			return errRunFailed
+		}
+	}
+	return nil
+}

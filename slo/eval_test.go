@@ -1,0 +1,133 @@
+package slo
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeRun writes a minimal artifact folder: one record per ttft (ms;
+// negative = an error record), ITL 10 ms, OSL 10, and the benchmark
+// duration.
+func writeRun(t *testing.T, ttfts []float64, duration float64, extra ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	for _, x := range extra {
+		b.WriteString(x + "\n")
+	}
+	for i, v := range ttfts {
+		if v < 0 {
+			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","x_request_id":"e%d"},"metrics":{},"error":{"code":500,"type":"x","message":"boom"}}`+"\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","was_cancelled":false},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"inter_token_latency":{"value":10,"unit":"ms"},"output_sequence_length":{"value":10,"unit":"tokens"},"input_sequence_length":{"value":100,"unit":"tokens"}},"error":null}`+"\n", v)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agg := fmt.Sprintf(`{"benchmark_duration":{"unit":"sec","avg":%g}}`, duration)
+	if err := os.WriteFile(filepath.Join(dir, "profile_export_aiperf.json"), []byte(agg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func mustParse(t *testing.T, s string) SLO {
+	t.Helper()
+	o, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestEvaluate(t *testing.T) {
+	t.Parallel()
+	ttfts := make([]float64, 0, 101)
+	for i := range 100 {
+		ttfts = append(ttfts, float64(i+1)*10) // 10..1000 ms
+	}
+	ttfts = append(ttfts, -1) // one error of 101
+	warm := `{"metadata":{"benchmark_phase":"warmup"},"metrics":{"time_to_first_token":{"value":99999,"unit":"ms"}},"error":null}`
+	cancelled := `{"metadata":{"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"code":499,"type":"cancelled","message":"x"}}`
+	dir := writeRun(t, ttfts, 10, warm, cancelled)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Requests() != 100 || run.Errors != 1 || run.Cancelled != 1 {
+		t.Fatalf("Load: %d requests, %d errors, %d cancelled; want 100, 1, 1 (the warmup record left out)", run.Requests(), run.Errors, run.Cancelled)
+	}
+	for _, tc := range []struct {
+		slo      string
+		met      bool
+		observed []float64
+		good     int
+	}{
+		// numpy-linear p99 of 10..1000 step 10 is 990.1 ms.
+		{"ttft.p99<=1s", true, []float64{990.1}, 100},
+		{"ttft.p99<=990ms", false, []float64{990.1}, 99},
+		{"ttft.p50<=500ms,itl.p99<=10ms", false, []float64{505, 10}, 50},
+		{"errors<=1%", true, []float64{100.0 / 101}, 100},
+		{"errors<0.5%", false, []float64{100.0 / 101}, 100},
+		{"request_throughput>=10,output_token_throughput>=100", true, []float64{10, 100}, 100},
+		{"total_token_throughput>1100", false, []float64{1100}, 100},
+		{"ttft.max<=1s,ttft.min>=10ms,ttft.avg<=505ms", true, []float64{1000, 10, 505}, 50},
+		{"ttst.p99<=1s", false, []float64{math.NaN()}, 100},
+	} {
+		res := mustParse(t, tc.slo).Evaluate(run)
+		if res.Met != tc.met {
+			t.Errorf("%s: Met = %v, want %v (%v)", tc.slo, res.Met, tc.met, res.Failed())
+		}
+		for i, want := range tc.observed {
+			got := res.Terms[i].Observed
+			if !(math.Abs(got-want) < 1e-9 || math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("%s: term %d observed %v, want %v", tc.slo, i, got, want)
+			}
+		}
+		if res.Good != tc.good || math.Abs(res.Goodput-float64(tc.good)/10) > 1e-12 || res.Throughput != 10 {
+			t.Errorf("%s: good %d goodput %v throughput %v; want %d, %v, 10", tc.slo, res.Good, res.Goodput, res.Throughput, tc.good, float64(tc.good)/10)
+		}
+	}
+}
+
+// TestEvaluatePoolsRepeats: two repeats are judged on their pooled
+// records. Their p99s are 99 ms and 990 ms; the pooled p99 is near the
+// slow run's top, nowhere near the 544.5 ms average of the two.
+func TestEvaluatePoolsRepeats(t *testing.T) {
+	t.Parallel()
+	fast, slow := make([]float64, 100), make([]float64, 100)
+	for i := range 100 {
+		fast[i], slow[i] = float64(i+1), float64(i+1)*10
+	}
+	run, err := Load(writeRun(t, fast, 5), writeRun(t, slow, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustParse(t, "ttft.p99<=600ms").Evaluate(run)
+	if got := res.Terms[0].Observed; math.Abs(got-980.1) > 1e-9 {
+		t.Errorf("pooled p99 = %v, want 980.1 (the percentile of all 200 records)", got)
+	}
+	if res.Met {
+		t.Error("the pooled p99 meets the objective: the repeats were averaged")
+	}
+	if res.Throughput != 20 {
+		t.Errorf("throughput %v, want 200 requests / 10 s = 20", res.Throughput)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	dir := writeRun(t, []float64{1}, 1)
+	os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte("{not json\n"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "profile_export.jsonl:1") {
+		t.Errorf("malformed line: err = %v, want one naming the file and line", err)
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("empty folder: no error")
+	}
+}
