@@ -130,11 +130,23 @@ func RedactURL(s string) string {
 	}
 	out := s
 	if _, ok := u.User.Password(); ok {
-		if at := strings.Index(out, "@"); at > 0 {
-			if scheme := strings.Index(out, "://"); scheme >= 0 && scheme < at {
-				info := out[scheme+3 : at]
+		// The authority follows "scheme://" or, in a scheme-relative URL,
+		// the leading "//"; its user info ends at its last "@", as
+		// net/url reads it.
+		start := 0
+		if u.Scheme != "" {
+			start = len(u.Scheme) + 1
+		}
+		if strings.HasPrefix(out[start:], "//") {
+			start += 2
+			end := len(out)
+			if i := strings.IndexAny(out[start:], "/?#"); i >= 0 {
+				end = start + i
+			}
+			if at := strings.LastIndex(out[start:end], "@"); at >= 0 {
+				info := out[start : start+at]
 				if colon := strings.Index(info, ":"); colon >= 0 {
-					out = out[:scheme+3] + info[:colon+1] + "xxxxx" + out[at:]
+					out = out[:start] + info[:colon+1] + "xxxxx" + out[start+at:]
 				}
 			}
 		}
