@@ -159,11 +159,13 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		Log() io.Writer
 		Stop() error
 	}
+	// The log's terminal side goes through the view while it runs and
+	// back to the caller's writer when it stops.
+	terminal := lg.raw()
 	if s.View != nil {
 		v := s.View(&liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: cfg.Streaming,
 			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
 		view = v
-		terminal := lg.raw()
 		lg.setOutput(v.Log())
 		defer lg.setOutput(terminal)
 	}
@@ -177,7 +179,6 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 			}
 		}()
 	}
-	terminal := lg.raw()
 	res, runErr := replay.Run(ctx, cfg)
 	close(runDone)
 	if view != nil {
