@@ -188,11 +188,8 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 // request's error without sending anything.
 func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metrics.Record, conv *synth.Conversation, buildErr error) ([]byte, int) {
 	c := e.c
-	e.sent.Add(1)
-	seq := e.thresholdSent(rec.Phase)
-	c.Progress.Sent.Add(1)
-	c.Progress.InFlight.Add(1)
-	defer c.Progress.InFlight.Add(-1)
+	seq := e.sending(rec.Phase)
+	defer e.returned()
 	rec.RequestStartNs = e.nowNs()
 	if buildErr != nil {
 		// A prompt that cannot be built is this request's failure; it is
@@ -237,6 +234,20 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 	}
 	return x.errBody, seq
 }
+
+// sending counts a request of phase as sent and in flight, right before
+// it is written, and returns its threshold sequence number (see emit).
+func (e *engine) sending(phase metrics.Phase) int {
+	e.sent.Add(1)
+	seq := e.thresholdSent(phase)
+	e.c.Progress.Sent.Add(1)
+	e.c.Progress.InFlight.Add(1)
+	return seq
+}
+
+// returned counts a request's exchange as over: it is no longer in flight
+// (its record follows, emit).
+func (e *engine) returned() { e.c.Progress.InFlight.Add(-1) }
 
 // finalOutcome records the last attempt of a request and decides what its
 // failure means for the run (see judge); it returns the outcome for the
