@@ -29,3 +29,13 @@ func TestColumnsAppendDoesNotAllocate(t *testing.T) {
 		t.Errorf("columns.append allocates %v times per row", n)
 	}
 }
+
+// TestTallyDoesNotAllocate: the engine's per-request updates of the tally
+// allocate nothing.
+func TestTallyDoesNotAllocate(t *testing.T) {
+	var tl Tally
+	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
+	if n := testing.AllocsPerRun(1000, func() { tl.Send(); tl.Returned(); tl.Add(r) }); n > 0 {
+		t.Errorf("a request's tally updates allocate %v times", n)
+	}
+}
