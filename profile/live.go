@@ -24,11 +24,10 @@ type phaseClock struct {
 // preemptions); the client-side window is the collector's LiveWindow.
 const serverWindow = 10 * time.Second
 
-// liveSource feeds the live view from what the engine exposes: the
-// replay.Progress counters, the phase changes (phaseClock), the
-// collector's records and live window (which reads the engine's in-flight
-// count itself, CollectorOptions.InFlight), and the scraper. It is the only
-// place that knows where each figure comes from.
+// liveSource feeds the live view from what the engine exposes: the run's
+// outcome tally (replay.Progress), the phase changes (phaseClock), the
+// collector's live window, and the scraper. It is the only place that
+// knows where each figure comes from.
 type liveSource struct {
 	prog        *replay.Progress
 	col         *metrics.Collector
@@ -43,29 +42,28 @@ type liveSource struct {
 
 var _ ui.Source = (*liveSource)(nil)
 
-// Sample implements ui.Source. Outcome counts come from the records the
-// collector received (every request ends in exactly one record), split by
-// the phase on the record; warmup progress is the warmup records' count
-// of every outcome against the engine's number of warmup requests.
+// Sample implements ui.Source. Outcome counts come from the run's tally,
+// the count the request accounting reads (every request ends in exactly
+// one record, counted once), split by the phase on the record; warmup
+// progress is the warmup requests done, whatever their outcome, against
+// the engine's number of warmup requests. Rates and percentiles come from
+// the collector's live window.
 func (l *liveSource) Sample() ui.Sample {
 	st := l.col.Snapshot()
+	c := l.prog.Counts()
 	s := ui.Sample{
 		Phase:             ui.PhaseStarting,
-		WarmupTotal:       int(l.prog.WarmupTotal.Load()),
+		WarmupTotal:       l.prog.WarmupTotal(),
+		WarmupDone:        c.WarmupDone(),
 		ProfilingDuration: l.pc.duration,
-		InFlight:          st.InFlight,
+		InFlight:          c.InFlight,
 		Streaming:         l.streaming,
-		Warmup: ui.Outcomes{OK: st.WarmupOK, Errors: st.WarmupErrors,
-			Overflows: st.WarmupOverflows, Cancelled: st.WarmupCancelled},
-		Profiling: ui.Outcomes{OK: st.ProfilingOK, Errors: st.ProfilingErrors,
-			Overflows: st.Overflows - st.WarmupOverflows, Cancelled: st.Cancelled - st.WarmupCancelled},
+		Warmup:            outcomes(c.Warmup),
+		Profiling:         outcomes(c.Profiling),
 		Client: ui.ClientWindow{Phase: ui.Phase(st.WindowPhase), Window: st.Window, RequestsPerSec: st.RequestsPerSec, OutputTokensPerSec: st.OutputTokensPerSec,
 			TTFTP50: st.TTFTP50, TTFTP99: st.TTFTP99, ITLP50: st.ITLP50, ITLP99: st.ITLP99, SendLateP99: st.SendLateP99,
 			TheoreticalHitRate: st.TheoreticalHitRate},
 	}
-	// A failed warmup attempt that was sent again is an error record but
-	// not a request done.
-	s.WarmupDone = s.Warmup.Done() - st.WarmupRetried
 	switch {
 	case l.pc.ended.Load() != 0:
 		s.Phase = ui.PhaseDraining
@@ -100,6 +98,12 @@ func (l *liveSource) Sample() ui.Sample {
 		}
 	}
 	return s
+}
+
+// outcomes are a phase's counts as the view shows them (a failed warmup
+// attempt that was sent again is among the errors).
+func outcomes(p metrics.PhaseCounts) ui.Outcomes {
+	return ui.Outcomes{OK: p.OK, Errors: p.Errors, Overflows: p.Overflows, Cancelled: p.Cancelled}
 }
 
 func nanUnless(v float64, ok bool) float64 {

@@ -99,7 +99,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	reserve, warnings := checkFreeSpace(&s, lg)
 	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, InFlight: progress.InFlight.Load})
+		ReserveBytes: reserve, InFlight: func() int64 { return int64(progress.InFlight()) }})
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}

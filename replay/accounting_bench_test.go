@@ -19,7 +19,7 @@ func benchEngine(b *testing.B, sink metrics.Sink) *engine {
 	c := DefaultConfig()
 	c.Sink = sink
 	cfg := c.withDefaults()
-	e := &engine{c: &cfg}
+	e := &engine{c: &cfg, tally: &cfg.Progress.Tally}
 	e.threshold = scenario.NewThreshold(0.1)
 	if fs, ok := cfg.Sink.(FallibleSink); ok {
 		e.sinkErr = fs
@@ -51,7 +51,7 @@ func BenchmarkRecordAccounting(b *testing.B) {
 	one := func(e *engine, rec *metrics.Record) {
 		seq := e.sending(rec.Phase)
 		e.returned()
-		e.emit(rec, seq, true)
+		e.emit(rec, seq)
 	}
 	for _, s := range sinks {
 		b.Run(s.name, func(b *testing.B) {

@@ -244,7 +244,8 @@ type Config struct {
 	// with Cancelled and Killed set, so the caller writes every artifact.
 	KillNow <-chan struct{}
 
-	// Progress, when set, is updated live for progress displays.
+	// Progress, when set, is the run's live figures (its outcome tally),
+	// for progress displays; a Progress serves one run.
 	Progress *Progress
 	// Observer, when set, is told about phase changes.
 	Observer Observer
@@ -299,16 +300,28 @@ type SessionHeaders struct {
 	SMG        bool // X-SMG-Routing-Key
 }
 
-// Progress holds live counters, updated atomically by Run.
+// Progress is a run's live figures (Config.Progress): the run's outcome
+// tally, which the engine updates as it sends each request and once per
+// record, and the number of warmup requests planned. The tally is the
+// run's one count of its requests: Result.Accounting is read from it, and
+// so are the live view's counts (metrics.CollectorOptions.Tally) and the
+// failed-request threshold's (scenario.NewThreshold).
+//
+// The figures are read with Counts: Sent, WarmupDone, ProfilingDone,
+// Errors and Overflows keep the meanings of the atomic fields Progress
+// had before the tally (requests sent, every attempt; warmup requests
+// done, whatever their outcome; profiling requests done, cancelled ones
+// aside; failed records of both phases; context overflows), and InFlight
+// is the requests whose exchange is not over. The fields became methods
+// because they are one count now, updated by the engine only.
 type Progress struct {
-	Sent          atomic.Int64
-	InFlight      atomic.Int64
-	WarmupTotal   atomic.Int64
-	WarmupDone    atomic.Int64
-	ProfilingDone atomic.Int64
-	Errors        atomic.Int64
-	Overflows     atomic.Int64
+	metrics.Tally
+	warmupTotal atomic.Int64
 }
+
+// WarmupTotal returns the number of warmup requests planned (0 until the
+// warmup starts).
+func (p *Progress) WarmupTotal() int { return int(p.warmupTotal.Load()) }
 
 // Observer is told about phase changes. Calls come from the Run goroutine.
 type Observer interface {
@@ -377,6 +390,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sink == nil {
 		bad("Sink", "required")
+	}
+	if p := c.Progress; p != nil && (p.Counts().Sent > 0 || p.WarmupTotal() > 0) {
+		bad("Progress", "already counts %d requests of another run: give each run a new Progress (it is the run's request accounting)", p.Counts().Sent)
 	}
 	if c.WarmupRequestsPerLane < 0 {
 		bad("WarmupRequestsPerLane", "must not be negative, got %d", c.WarmupRequestsPerLane)

@@ -123,7 +123,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if cfg.Classifier == nil {
 		cfg.Classifier = scenario.DefaultClassifier()
 	}
-	e := &engine{c: &cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
+	e := &engine{c: &cfg, tally: &cfg.Progress.Tally, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
 	e.res.Generation = cfg.Generation
 	e.res.StartTime = e.base
@@ -255,10 +255,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.killAll() // nothing may outlive Run
 	e.requests.Wait()
 	e.res.EndTime = time.Now()
-	e.res.Accounting = e.accounting()
-	e.res.ProfilingOverflows = int(e.profOverflows.Load())
-	e.res.WarmupOverflows = int(e.warmOverflows.Load())
-	e.res.WarmupRetries = int(e.warmRetries.Load())
+	counts := e.tally.Counts()
+	e.res.Accounting = counts.Accounting()
+	e.res.ProfilingOverflows = counts.Profiling.Overflows
+	e.res.WarmupOverflows = counts.Warmup.Overflows
+	e.res.WarmupRetries = counts.Warmup.Retried
 	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
@@ -293,6 +294,10 @@ type hitsOnce struct {
 
 type engine struct {
 	c *Config
+	// tally is the run's one count of its requests (Config.Progress's):
+	// sending and returned count a request sent and in flight, emit every
+	// record; Result.Accounting is read from it.
+	tally *metrics.Tally
 	// shard is the shard's "I/N" for the records ("" when unsharded).
 	shard     string
 	sched     *timing.Schedule
@@ -315,12 +320,10 @@ type engine struct {
 	// requests counts request goroutines.
 	requests sync.WaitGroup
 
-	sent, profOK, profErr, warmOK, warmErr, overflows, cancelled atomic.Int64
-	profOverflows, warmOverflows                                 atomic.Int64
-	lastTTFTNs, lastITLNs                                        atomic.Int64
-	// warmRetries counts retried warmup attempts, warmRetriesLogged the
-	// retries logged one by one.
-	warmRetries, warmRetriesLogged atomic.Int64
+	lastTTFTNs, lastITLNs atomic.Int64
+	// warmRetriesLogged counts the warmup retries logged one by one (the
+	// tally counts the retried attempts).
+	warmRetriesLogged atomic.Int64
 	// respFallbacks counts responses decoded with encoding/json
 	// (Result.ResponseFallbacks).
 	respFallbacks atomic.Int64
@@ -429,18 +432,6 @@ func (e *engine) markAborted(reason, msg string) {
 	}
 }
 
-func (e *engine) accounting() metrics.Accounting {
-	return metrics.Accounting{
-		Sent:            int(e.sent.Load()),
-		ProfilingOK:     int(e.profOK.Load()),
-		ProfilingErrors: int(e.profErr.Load()),
-		WarmupOK:        int(e.warmOK.Load()),
-		WarmupErrors:    int(e.warmErr.Load()),
-		Overflows:       int(e.overflows.Load()),
-		Cancelled:       int(e.cancelled.Load()),
-	}
-}
-
 // run drives every lane through the warmup stages, the barriers and
 // profiling.
 func (e *engine) run() {
@@ -448,7 +439,7 @@ func (e *engine) run() {
 	now := e.now()
 	e.res.WarmupStart = now
 	total := e.sched.WarmupSends()
-	c.Progress.WarmupTotal.Store(int64(total))
+	c.Progress.warmupTotal.Store(int64(total))
 	if c.Observer != nil {
 		c.Observer.WarmupStarted(total, now)
 	}

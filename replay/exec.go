@@ -177,8 +177,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 			return e.finalOutcome(rec, s, seq, attempt, true)
 		}
 		rec.Retried = true
-		e.warmRetries.Add(1)
-		e.emit(rec, seq, false)
+		e.emit(rec, seq)
 	}
 }
 
@@ -238,22 +237,19 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 // sending counts a request of phase as sent and in flight, right before
 // it is written, and returns its threshold sequence number (see emit).
 func (e *engine) sending(phase metrics.Phase) int {
-	e.sent.Add(1)
-	seq := e.thresholdSent(phase)
-	e.c.Progress.Sent.Add(1)
-	e.c.Progress.InFlight.Add(1)
-	return seq
+	e.tally.Send()
+	return e.thresholdSent(phase)
 }
 
 // returned counts a request's exchange as over: it is no longer in flight
 // (its record follows, emit).
-func (e *engine) returned() { e.c.Progress.InFlight.Add(-1) }
+func (e *engine) returned() { e.tally.Returned() }
 
 // finalOutcome records the last attempt of a request and decides what its
 // failure means for the run (see judge); it returns the outcome for the
 // core.
 func (e *engine) finalOutcome(rec *metrics.Record, s *timing.Send, seq, attempts int, interrupted bool) execOut {
-	o := e.emit(rec, seq, true)
+	o := e.emit(rec, seq)
 	e.judge(rec, s, attempts, interrupted)
 	return o
 }
@@ -274,53 +270,30 @@ func (e *engine) classify(rec *metrics.Record, errBody []byte) {
 	rec.Bucket = metrics.BucketOf(rec)
 }
 
-// emit routes a classified record to exactly one place and updates the
-// accounting, the progress counters and the threshold from its bucket
-// (seq is the request's threshold sequence number, 0 for warmup
-// requests). final is false for a failed warmup attempt that is retried:
-// it is recorded and counted as sent, but the request is not done.
-func (e *engine) emit(rec *metrics.Record, seq int, final bool) execOut {
+// emit routes a classified record to exactly one place, counts it in the
+// run's tally (once: the accounting, the progress, the live view and the
+// threshold read that count) and gives it to the threshold (seq is the
+// request's threshold sequence number, 0 for warmup requests). A failed
+// warmup attempt that is retried (Record.Retried) is recorded and counted
+// as such: the request is not done.
+func (e *engine) emit(rec *metrics.Record, seq int) execOut {
 	c := e.c
 	o := execOut{endNs: rec.RequestEndNs}
+	e.tally.Add(rec)
 	switch rec.Bucket {
 	case metrics.BucketOverflow:
 		o.Overflow = true
-		e.overflows.Add(1)
-		if rec.Phase == metrics.PhaseProfiling {
-			e.profOverflows.Add(1)
-		} else {
-			e.warmOverflows.Add(1)
-		}
-		c.Progress.Overflows.Add(1)
 	case metrics.BucketCancelled:
 		o.Cancelled = true
-		e.cancelled.Add(1)
-	case metrics.BucketWarmupError:
+	case metrics.BucketWarmupError, metrics.BucketProfilingError:
 		o.Failed = true
-		e.warmErr.Add(1)
-	case metrics.BucketWarmupOK:
-		e.warmOK.Add(1)
-	case metrics.BucketProfilingError:
-		o.Failed = true
-		e.profErr.Add(1)
 	case metrics.BucketProfilingOK:
-		e.profOK.Add(1)
 		if rec.FirstChunkNs > 0 {
 			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
 		}
 		if rec.ContentChunks >= 2 {
 			storeMax(&e.lastITLNs, rec.RequestEndNs)
 		}
-	}
-	if o.Failed {
-		c.Progress.Errors.Add(1)
-	}
-	switch {
-	case !final:
-	case rec.Phase == metrics.PhaseWarmup:
-		c.Progress.WarmupDone.Add(1)
-	case !o.Cancelled:
-		c.Progress.ProfilingDone.Add(1)
 	}
 	if o.Overflow {
 		c.Overflows.Add(rec)

@@ -42,7 +42,7 @@ func (e *engine) watchLiveness(interval time.Duration, done <-chan struct{}) {
 		case <-t.C:
 		}
 		now := e.nowNs()
-		n := e.c.Progress.InFlight.Load()
+		n := e.tally.InFlight()
 		if n <= 0 {
 			quietSince = now
 			continue

@@ -134,7 +134,7 @@ func shorten(s string, n int) string {
 
 // logWarmupRetries logs how many warmup attempts were retried, when any.
 func (e *engine) logWarmupRetries() {
-	if n := e.warmRetries.Load(); n > 0 {
+	if n := e.tally.Counts().Warmup.Retried; n > 0 {
 		e.c.Logf("warmup: %d failed attempts were retried (every attempt is a record; the failed ones are warmup errors)", n)
 	}
 }

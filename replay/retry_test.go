@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -71,8 +72,8 @@ func TestRunWarmupRetriesTransientErrors(t *testing.T) {
 			}
 		}
 	}
-	if int64(requests) != prog.WarmupTotal.Load() || prog.WarmupDone.Load() != prog.WarmupTotal.Load() {
-		t.Fatalf("%d warmup requests, progress %d/%d", requests, prog.WarmupDone.Load(), prog.WarmupTotal.Load())
+	if requests != prog.WarmupTotal() || prog.Counts().WarmupDone() != prog.WarmupTotal() {
+		t.Fatalf("%d warmup requests, progress %d/%d", requests, prog.Counts().WarmupDone(), prog.WarmupTotal())
 	}
 	if !logs.has("retry 1 of 4") || !logs.has("failed attempts were retried") {
 		t.Errorf("the retries are not logged:\n%s", logs.String())
@@ -156,4 +157,30 @@ func (l *logLines) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
+}
+
+// TestProgressIsTheRunsTally: Config.Progress is the run's one count of
+// its requests: after the run its figures are the Result's accounting,
+// and a second run cannot count into it (it would add to the first run's
+// accounting).
+func TestProgressIsTheRunsTally(t *testing.T) {
+	srv := newFakeServer(t)
+	sink, ovf := &memSink{}, &memSink{}
+	cfg := testConfig(t, srv.URL, testCorpus(t, 3), sink, ovf)
+	cfg.BenchmarkDuration = 200 * time.Millisecond
+	prog := &Progress{}
+	cfg.Progress = prog
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounting(t, res, srv, sink, ovf)
+	if c := prog.Counts(); c.Accounting() != res.Accounting || c.InFlight != 0 || c.WarmupDone() != prog.WarmupTotal() {
+		t.Fatalf("progress %+v (warmup total %d) after the run, accounting %+v", c, prog.WarmupTotal(), res.Accounting)
+	}
+	_, err = Run(context.Background(), cfg)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "Config.Progress" {
+		t.Fatalf("a second run on the same Progress: %v, want a *FieldError for Config.Progress", err)
+	}
 }

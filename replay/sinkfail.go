@@ -30,7 +30,7 @@ func (e *engine) checkSink() {
 		return
 	}
 	e.abortDrain(AbortArtifactWriteFailed, fmt.Sprintf("writing the artifacts failed: %v; no new requests are sent, the %d in flight may finish within the grace period (%s), and every artifact that fits is written: free space in the output directory or write the artifacts to another one",
-		err, e.c.Progress.InFlight.Load(), e.c.GracePeriod))
+		err, e.tally.InFlight(), e.c.GracePeriod))
 }
 
 // abortDrain aborts the run like abort, but lets the requests in flight

@@ -159,7 +159,7 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	if res.WarmupOverflows == 0 {
 		t.Fatal("no warmup request overflowed: the test proves nothing")
 	}
-	if d, n := prog.WarmupDone.Load(), prog.WarmupTotal.Load(); d != n || n != 8 {
+	if d, n := prog.Counts().WarmupDone(), prog.WarmupTotal(); d != n || n != 8 {
 		t.Fatalf("warmup progress %d/%d after %d warmup overflows, want 8/8", d, n, res.WarmupOverflows)
 	}
 }

@@ -112,7 +112,8 @@ func take(start time.Time, p *replay.Progress) sample {
 	s := sample{at: time.Since(start).Round(time.Second), goroutines: runtime.NumGoroutine(),
 		heapMB: float64(ms.HeapAlloc) / (1 << 20), rssMB: rssMB()}
 	if p != nil {
-		s.inFlight, s.sent, s.err = p.InFlight.Load(), p.Sent.Load(), p.Errors.Load()
+		c := p.Counts()
+		s.inFlight, s.sent, s.err = int64(c.InFlight), int64(c.Sent), int64(c.Errors())
 	}
 	return s
 }
