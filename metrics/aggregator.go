@@ -17,6 +17,12 @@ type AggregatorOptions struct {
 	// Location is the zone of the naive local start_time/end_time
 	// (default time.Local).
 	Location *time.Location
+	// Tally, when set, is the run's outcome tally, which whoever produces
+	// the records updates (CollectorOptions.Tally): the accounting reads
+	// it and the Aggregator counts nothing itself; Summary checks that it
+	// received every record the tally counts that is not a context
+	// overflow. nil: the Aggregator tallies the records added.
+	Tally *Tally
 }
 
 func (o *AggregatorOptions) defaults() {
@@ -30,15 +36,20 @@ func (o *AggregatorOptions) defaults() {
 
 // Aggregator is the sink that keeps compact per-record values (about 225
 // bytes a record, in chunked columns allocated 4,096 records at a time;
-// never more with the number of chunks) and the accounting, for the exact
+// never more with the number of chunks) and reads the accounting from the
+// run's tally (AggregatorOptions.Tally, else its own), for the exact
 // aggregates of Summary and Finish. It writes nothing until Finish. It is
 // safe for concurrent use.
 type Aggregator struct {
-	opt AggregatorOptions
+	opt    AggregatorOptions
+	counts tallyRef
 
 	mu   sync.Mutex
-	t    tally
+	t    aggInput // rows and error summary; the counts are in counts
 	done bool
+	// late counts the records added after Summary or Finish: not an
+	// outcome count (those are the tally's), the records no aggregate
+	// holds.
 	late int
 }
 
@@ -47,12 +58,13 @@ var _ Sink = (*Aggregator)(nil)
 // NewAggregator returns an empty Aggregator.
 func NewAggregator(opt AggregatorOptions) *Aggregator {
 	opt.defaults()
-	return &Aggregator{opt: opt}
+	return &Aggregator{opt: opt, counts: newTallyRef(opt.Tally)}
 }
 
-// Add counts r in its bucket (Record.Bucket) and keeps its values; a
-// context overflow is only counted. Add does not retain r. Records added
-// after Summary or Finish are in no aggregate; LateRecords counts them.
+// Add keeps r's values (and, without a Tally given, counts r in its
+// bucket, Record.Bucket); a context overflow has no values. Add does not
+// retain r. Records added after Summary or Finish are in no aggregate;
+// LateRecords counts them.
 func (a *Aggregator) Add(r *Record) {
 	e := newEntry(r)
 	a.addEntry(&e)
@@ -71,7 +83,8 @@ func (a *Aggregator) addEntry(e *entry) {
 	if a.done {
 		a.late++
 	} else {
-		a.t.add(e.b, e.r.Phase == PhaseWarmup, &rw, er)
+		a.counts.add(e)
+		a.t.addRow(e.b, &rw, er)
 	}
 	a.mu.Unlock()
 }
@@ -93,12 +106,13 @@ func (rw *row) setBucket(b Bucket) {
 	rw.failed = b == BucketWarmupError || b == BucketProfilingError
 }
 
-// Accounting returns the buckets counted from the records added so far,
-// with Sent set to their sum.
+// Accounting returns the buckets of the tally (AggregatorOptions.Tally,
+// else the records added so far), with Sent set to their sum.
 func (a *Aggregator) Accounting() Accounting {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return withSent(a.t.acct, a.t.acct.Total())
+	acct := a.counts.t.Counts().Accounting()
+	return withSent(acct, acct.Total())
 }
 
 // LateRecords returns how many records were added after Summary or
@@ -110,12 +124,13 @@ func (a *Aggregator) LateRecords() int {
 }
 
 // Summary computes the aggregates of the records added, writing nothing.
-// When info.Accounting is zero it is filled from the records (Sent =
-// their sum); when only Sent is set, the buckets are filled from the
-// records; otherwise it is checked as given, and against the records
-// received: a mismatch is in Summary.AccountingErr (wrapping
-// ErrAccounting) and in its warnings. Summary ends the Aggregator (its
-// values are released): it may be called once, and not with Finish.
+// When info.Accounting is zero it is filled from the tally (Sent = the sum
+// of its buckets); when only Sent is set, the buckets are filled from the
+// tally; otherwise it is checked as given, and against the tally. With a
+// Tally given, the records received are checked against it too. A
+// mismatch is in Summary.AccountingErr (wrapping ErrAccounting) and in
+// its warnings. Summary ends the Aggregator (its values are released): it
+// may be called once, and not with Finish.
 func (a *Aggregator) Summary(info RunInfo) (*Summary, error) {
 	a.mu.Lock()
 	if a.done {
@@ -124,10 +139,11 @@ func (a *Aggregator) Summary(info RunInfo) (*Summary, error) {
 	}
 	a.done = true
 	t := a.t
-	a.t = tally{}
+	a.t = aggInput{}
 	a.mu.Unlock()
 
-	acct := t.acct
+	c := a.counts.t.Counts()
+	acct := withSent(c.Accounting(), 0)
 	switch {
 	case info.Accounting == (Accounting{}):
 		info.Accounting = withSent(acct, acct.Total())
@@ -135,10 +151,15 @@ func (a *Aggregator) Summary(info RunInfo) (*Summary, error) {
 		// Only Sent given: the buckets come from the records.
 		info.Accounting = withSent(acct, info.Accounting.Sent)
 	}
-	s := aggregate(&t.rows, overflowCounts{profiling: acct.Overflows - t.warmOvf, warmup: t.warmOvf}, t.errs.list(), info, a.opt.SliceDuration)
+	s := aggregate(&t.rows, overflowCounts{profiling: c.Profiling.Overflows, warmup: c.Warmup.Overflows}, t.errs.list(), info, a.opt.SliceDuration)
 	s.AccountingErr = info.Accounting.Check()
 	if s.AccountingErr == nil && info.Accounting != withSent(acct, info.Accounting.Sent) {
 		s.AccountingErr = fmt.Errorf("%w: the caller's buckets %+v differ from the records received %+v", ErrAccounting, info.Accounting, acct)
+	}
+	if n := acct.Total() - acct.Overflows; s.AccountingErr == nil && !a.counts.own && t.rows.len() != n {
+		// The tally counted the records as the run made them; the rows are
+		// the records that reached the aggregates.
+		s.AccountingErr = fmt.Errorf("%w: the run's tally counts %d records that are not context overflows, but %d reached the aggregates", ErrAccounting, n, t.rows.len())
 	}
 	return s, nil
 }
@@ -167,30 +188,23 @@ func withSent(a Accounting, sent int) Accounting {
 	return a
 }
 
-// tally is what the aggregates are computed from: the rows of the records
-// that are not overflows, and every record's bucket counted. Both the
-// Aggregator (records of a run) and Recompute (lines of an export) fill it.
-// It is not safe for concurrent use.
-type tally struct {
-	rows    columns
-	errs    errorTally
-	acct    Accounting // Sent left 0
-	warmOvf int        // the warmup part of acct.Overflows
+// aggInput is what the aggregates are computed from: the rows of the
+// records that are not overflows, their errors by kind, and (for
+// Recompute, which reads the lines of an export) every line's bucket
+// counted. The Aggregator keeps rows and errors only (addRow): a run's
+// counts are its Tally. It is not safe for concurrent use.
+type aggInput struct {
+	rows columns
+	errs errorTally
+	acct Accounting // Sent left 0; Recompute's count of an export's lines
 }
 
-// add counts one record of bucket b; rw is its row (unused for an
-// overflow) and e its error when it is a profiling error (for
-// error_summary).
-func (t *tally) add(b Bucket, warmup bool, rw *row, e *Error) {
-	if b == BucketOverflow {
-		t.acct.Overflows++
-		if warmup {
-			t.warmOvf++
-		}
-		return
-	}
-	t.rows.append(rw)
+// add counts one line of an export of bucket b and keeps its row (see
+// addRow).
+func (t *aggInput) add(b Bucket, rw *row, e *Error) {
 	switch b {
+	case BucketOverflow:
+		t.acct.Overflows++
 	case BucketCancelled:
 		t.acct.Cancelled++
 	case BucketWarmupError:
@@ -199,12 +213,24 @@ func (t *tally) add(b Bucket, warmup bool, rw *row, e *Error) {
 		t.acct.WarmupOK++
 	case BucketProfilingError:
 		t.acct.ProfilingErrors++
+	default:
+		t.acct.ProfilingOK++
+	}
+	t.addRow(b, rw, e)
+}
+
+// addRow keeps the row rw of a record of bucket b (none for an overflow)
+// and e, its error when it is a profiling error (for error_summary).
+func (t *aggInput) addRow(b Bucket, rw *row, e *Error) {
+	if b == BucketOverflow {
+		return
+	}
+	t.rows.append(rw)
+	if b == BucketProfilingError {
 		if e == nil { // a caller's Bucket without an Error
 			e = &Error{}
 		}
 		t.errs.add(e)
-	default:
-		t.acct.ProfilingOK++
 	}
 }
 

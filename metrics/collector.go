@@ -20,9 +20,15 @@ type CollectorOptions struct {
 	// LiveWindow is the sliding window of Snapshot's rates and percentiles
 	// (default 10 s, in 10 buckets).
 	LiveWindow time.Duration
-	// InFlight, when set, is the live view's count of requests in flight,
-	// read by every Snapshot: e.g. replay.Progress.InFlight.Load.
-	InFlight func() int64
+	// Tally, when set, is the run's outcome tally, which whoever produces
+	// the records updates once per record (the replay engine's,
+	// replay.Progress): the aggregates' accounting, Accounting and
+	// Snapshot's counts and in-flight figure read it, and the Collector
+	// counts nothing itself. Give it every record the tally counts. nil:
+	// the Collector tallies the records added itself (once for the
+	// aggregates and the live window), and Snapshot's in-flight figure is
+	// 0.
+	Tally *Tally
 	// OnRecord, when set, is called after each record is added (outside
 	// the sinks' locks) with the record and its values; for live hooks
 	// such as a failure-threshold check.
@@ -48,14 +54,17 @@ type CollectorOptions struct {
 // each to three sinks, each with its own lock: the RecordWriter (the
 // JSONL streams), the Aggregator (exact aggregates) and the LiveWindow
 // (live statistics). A record is classified (Record.Bucket) and computed
-// once for all three. The Collector adds their common end: Finish closes
+// once for all three, and counted once: in the tally the Collector was
+// given (CollectorOptions.Tally), else in its own, which the aggregator and
+// the live window read. The Collector adds their common end: Finish closes
 // the streams, then writes the aggregates. It is safe for concurrent use.
 type Collector struct {
-	dir  string
-	opt  CollectorOptions
-	w    *RecordWriter
-	agg  *Aggregator
-	live *LiveWindow
+	dir    string
+	opt    CollectorOptions
+	counts tallyRef
+	w      *RecordWriter
+	agg    *Aggregator
+	live   *LiveWindow
 
 	// gate makes Finish atomic against Add: Add holds it shared, so a
 	// record is in all three sinks or, added after Finish, in none.
@@ -77,9 +86,10 @@ func NewCollector(dir string, opt CollectorOptions) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{dir: dir, opt: opt, w: w,
-		agg:  NewAggregator(AggregatorOptions{SliceDuration: opt.SliceDuration, Version: opt.Version, Location: opt.Location}),
-		live: NewLiveWindow(LiveOptions{Now: opt.Now, Window: opt.LiveWindow, InFlight: opt.InFlight}),
+	counts := newTallyRef(opt.Tally)
+	return &Collector{dir: dir, opt: opt, w: w, counts: counts,
+		agg:  NewAggregator(AggregatorOptions{SliceDuration: opt.SliceDuration, Version: opt.Version, Location: opt.Location, Tally: counts.t}),
+		live: NewLiveWindow(LiveOptions{Now: opt.Now, Window: opt.LiveWindow, Tally: counts.t}),
 	}, nil
 }
 
@@ -113,6 +123,7 @@ func (c *Collector) add(e *entry) {
 		return
 	}
 	e.now = c.opt.Now()
+	c.counts.add(e)
 	c.w.addEntry(e)
 	c.agg.addEntry(e)
 	c.live.addEntry(e)
@@ -134,8 +145,8 @@ func (c *Collector) Err() error { return c.w.Err() }
 // are in no artifact).
 func (c *Collector) LateRecords() int { return int(c.late.Load()) }
 
-// Accounting returns the buckets counted from the records added so far,
-// with Sent set to their sum.
+// Accounting returns the buckets of the tally (CollectorOptions.Tally, else
+// the records added so far), with Sent set to their sum.
 func (c *Collector) Accounting() Accounting { return c.agg.Accounting() }
 
 // WarmupStarted does nothing; with ProfilingStarted and ProfilingEnded it
@@ -163,9 +174,11 @@ func (c *Collector) Snapshot() LiveStats {
 // place), computes the aggregates over the records added and writes
 // profile_export_aiperf.json and .csv, plus the timeslice files when
 // SliceDuration > 0. When info.Accounting is zero it is filled from the
-// records added (Sent = their sum); when only Sent is set, the buckets are
-// filled from the records; otherwise it is checked as given (and against
-// the records received), and a mismatch is written into the metadata,
+// tally (CollectorOptions.Tally, else the records added; Sent = their
+// sum); when only Sent is set, the buckets are filled from the tally;
+// otherwise it is checked as given (and against the tally), and with a
+// tally given, the records received are checked against it; a mismatch is
+// written into the metadata,
 // returned as an error wrapping ErrAccounting, and reported by
 // Summary.Warnings — after every file is written. Write errors are
 // returned. Finish may be called once.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -177,8 +176,7 @@ func TestCollectorFlushesPeriodically(t *testing.T) {
 func TestSnapshotSlidingWindow(t *testing.T) {
 	t.Parallel()
 	clk := &fakeClock{t: t0}
-	var inFlight atomic.Int64
-	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second, InFlight: inFlight.Load})
+	c, err := NewCollector(t.TempDir(), CollectorOptions{Now: clk.Now, LiveWindow: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +191,9 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	inFlight.Store(7)
 	c.AddOverflow(okRecord(9, 0, 0, 0, 0, 1, 0, 0))
 	s = c.Snapshot()
-	if s.ProfilingOK != 20 || s.InFlight != 7 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
+	if s.ProfilingOK != 20 || s.InFlight != 0 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
 		t.Errorf("counts %+v", s)
 	}
 	wo := okRecord(10, 0, 0, 0, 0, 1, 0, 0)
@@ -405,5 +402,57 @@ func TestSnapshotSendLateness(t *testing.T) {
 	s := c.Snapshot()
 	if math.Abs(s.SendLateP50-1) > 0.01 || math.Abs(s.SendLateP99-250) > 0.5 {
 		t.Errorf("send lateness p50 %v p99 %v, want 1 ms and 250 ms", s.SendLateP50, s.SendLateP99)
+	}
+}
+
+// TestCollectorReadsTheRunsTally: a Collector given the run's tally counts
+// no record itself: its snapshot, accounting and aggregates read the
+// tally, each record counted once by whoever produced it; and a record the
+// tally counted that never reached the Collector is an accounting error.
+func TestCollectorReadsTheRunsTally(t *testing.T) {
+	t.Parallel()
+	recs, ovf := fixtureRecords()
+	for _, tc := range []struct {
+		name string
+		lost int // records counted but not given to the Collector
+		want string
+	}{
+		{"every record", 0, ""},
+		{"a record lost", 1, "reached the aggregates"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl Tally
+			dir := t.TempDir()
+			c, err := NewCollector(dir, CollectorOptions{Now: fixedClock(t0), Tally: &tl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range append(recs, ovf) {
+				tl.Send()
+				tl.Returned()
+				tl.Add(r)
+				if i >= tc.lost {
+					c.Add(r)
+				}
+			}
+			want := tl.Counts().Accounting()
+			if got := c.Accounting(); got != withSent(want, want.Total()) {
+				t.Errorf("Accounting() = %+v, want the tally's %+v", got, want)
+			}
+			if s := c.Snapshot(); s.ProfilingOK != 5 || s.Errors() != 2 || s.Overflows != 1 || s.Cancelled != 1 || s.WarmupOK != 1 {
+				t.Errorf("snapshot counts %+v, want the fixture's, each once", s)
+			}
+			s, err := c.Finish(RunInfo{BenchmarkID: "x", Accounting: want})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Finish: %v", err)
+				}
+			} else if !errors.Is(err, ErrAccounting) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Finish error %v, want ErrAccounting with %q", err, tc.want)
+			}
+			if s.ErrorRequestCount != 1 || s.ContextOverflowCount != 1 || s.Info.Accounting != want {
+				t.Errorf("aggregates: %d errors, %d overflows, accounting %+v; want 1, 1, %+v", s.ErrorRequestCount, s.ContextOverflowCount, s.Info.Accounting, want)
+			}
+		})
 	}
 }

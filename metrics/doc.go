@@ -1,6 +1,8 @@
 // Package metrics owns everything a run leaves behind about its requests:
-// the per-record metrics derived from raw measurements (Compute), and
-// three sinks a caller combines (Tee), each owning one thing:
+// the per-record metrics derived from raw measurements (Compute), the one
+// count of a run's requests (Tally: sent, in flight, every finished one by
+// bucket and phase, which the engine updates and every reader of a count
+// reads), and three sinks a caller combines (Tee), each owning one thing:
 //   - RecordWriter streams every record to profile_export.jsonl or
 //     context_overflow_export.jsonl (with a reserve file for a full disk);
 //   - Aggregator keeps compact per-record values for exact percentiles and
@@ -9,6 +11,11 @@
 //     docs/artifacts.md);
 //   - LiveWindow keeps the live statistics of a run (Snapshot; the
 //     terminal views are package ui).
+//
+// Given the run's Tally (CollectorOptions.Tally), the sinks count nothing:
+// the accounting, the aggregates' counts and the live counts read it.
+// Alone, a sink (or the Collector, once for its three) tallies the records
+// it is given.
 //
 // Collector is the three together, with one Finish. Recompute recomputes the
 // aggregates from an artifact folder.

@@ -15,31 +15,35 @@ type LiveOptions struct {
 	// Window is the sliding window of Snapshot's rates and percentiles
 	// (default 10 s, in 10 buckets).
 	Window time.Duration
-	// InFlight, when set, is read by every Snapshot as the number of
-	// requests in flight: e.g. replay.Progress.InFlight.Load. Without it
-	// LiveStats.InFlight is 0.
-	InFlight func() int64
+	// Tally, when set, is the run's outcome tally, which whoever produces
+	// the records updates (CollectorOptions.Tally): Snapshot's counts and
+	// in-flight figure read it, and the window counts nothing itself.
+	// nil: the window tallies the records added, and LiveStats.InFlight
+	// is 0.
+	Tally *Tally
 }
 
 // liveBuckets is the number of buckets of the sliding window.
 const liveBuckets = 10
 
-// LiveWindow is the sink that keeps the live statistics of a run: every
-// record's bucket counted, and a sliding window of the successful ones
-// (rates, TTFT and ITL percentiles from HDR histograms, the theoretical
-// hit rate). The window holds one phase: warmup records until
-// StartProfiling, profiling records only after it, so a profiling
-// percentile never includes a warmup request. It keeps nothing per
-// record. It is safe for concurrent use.
+// LiveWindow is the sink that keeps the live statistics of a run: the
+// run's counts (read from its tally, LiveOptions.Tally, else counted in
+// its own), and a sliding window of the successful records (rates, TTFT
+// and ITL percentiles from HDR histograms, the theoretical hit rate). The
+// window holds one phase: warmup records until StartProfiling, profiling
+// records only after it, so a profiling percentile never includes a
+// warmup request. It keeps nothing per record. It is safe for concurrent
+// use.
 type LiveWindow struct {
-	opt LiveOptions
+	opt    LiveOptions
+	counts tallyRef
 
-	mu         sync.Mutex
-	started    time.Time
-	acct       Accounting // Sent left 0
-	warmOvf    int        // overflows and cancellations of warmup records
-	warmCanc   int
-	warmRetr   int // failed warmup attempts that were retried
+	mu      sync.Mutex
+	started time.Time
+	// The window's figures. winCount counts records too, but not the
+	// run's outcomes (those are the tally's): only the successes of the
+	// window's phase that arrived within the window's span, so it is
+	// kept apart.
 	ttft, itl  *hdrhistogram.WindowedHistogram
 	sendLate   *hdrhistogram.WindowedHistogram // send time − intended send time
 	winCount   [liveBuckets]int64
@@ -66,7 +70,7 @@ func NewLiveWindow(opt LiveOptions) *LiveWindow {
 	if opt.Window <= 0 {
 		opt.Window = 10 * time.Second
 	}
-	l := &LiveWindow{opt: opt}
+	l := &LiveWindow{opt: opt, counts: newTallyRef(opt.Tally)}
 	now := opt.Now()
 	l.started = now
 	// Latencies in microseconds, 1 µs .. 1 h, 3 significant figures.
@@ -79,8 +83,8 @@ func NewLiveWindow(opt LiveOptions) *LiveWindow {
 
 func (l *LiveWindow) bucketDur() time.Duration { return l.opt.Window / liveBuckets }
 
-// Add counts r in its bucket (Record.Bucket) and, when it succeeded, in
-// the window. It does not retain r.
+// Add takes r into the window when it succeeded (and, without a Tally
+// given, counts it in its bucket, Record.Bucket). It does not retain r.
 func (l *LiveWindow) Add(r *Record) {
 	e := newEntry(r)
 	l.addEntry(&e)
@@ -92,39 +96,17 @@ func (l *LiveWindow) addEntry(e *entry) {
 		now = l.opt.Now()
 	}
 	r, v := e.r, &e.v
-	warmup := r.Phase == PhaseWarmup
+	l.counts.add(e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rotate(now)
 	switch e.b {
-	case BucketOverflow:
-		l.acct.Overflows++
-		if warmup {
-			l.warmOvf++
-		}
-		return
-	case BucketCancelled:
-		l.acct.Cancelled++
-		if warmup {
-			l.warmCanc++
-		}
-		return
-	case BucketWarmupError:
-		l.acct.WarmupErrors++
-		if r.Retried {
-			l.warmRetr++
-		}
-		return
-	case BucketProfilingError:
-		l.acct.ProfilingErrors++
+	case BucketOverflow, BucketCancelled, BucketWarmupError, BucketProfilingError:
 		return
 	case BucketWarmupOK:
-		l.acct.WarmupOK++
 		if l.profiling {
 			return // counted; the window is profiling's
 		}
-	default:
-		l.acct.ProfilingOK++
 	}
 	if Has(v.TTFT) {
 		recordClamped(l.ttft.Current, v.TTFT)
@@ -193,7 +175,8 @@ func (l *LiveWindow) rotate(now time.Time) {
 
 // LiveStats is a snapshot for the live view. Rates and percentiles cover
 // the sliding window (LiveOptions.Window) of successful records; counts
-// cover the whole run. Percentiles are NaN without samples.
+// cover the whole run (the tally's, LiveOptions.Tally). Percentiles are
+// NaN without samples.
 type LiveStats struct {
 	Elapsed         time.Duration
 	ProfilingOK     int
@@ -208,7 +191,7 @@ type LiveStats struct {
 	// WarmupRetried is the part of WarmupErrors that are failed attempts
 	// of requests sent again (Record.Retried): not requests done.
 	WarmupRetried int
-	// InFlight is the number of requests in flight (LiveOptions.InFlight).
+	// InFlight is the number of requests in flight (the tally's).
 	InFlight           int
 	RequestsPerSec     float64
 	OutputTokensPerSec float64
@@ -237,20 +220,17 @@ func (s LiveStats) Errors() int { return s.ProfilingErrors + s.WarmupErrors }
 // Snapshot returns the live statistics now.
 func (l *LiveWindow) Snapshot() LiveStats {
 	now := l.opt.Now()
-	var inFlight int64
-	if l.opt.InFlight != nil {
-		inFlight = l.opt.InFlight()
-	}
+	c := l.counts.t.Counts()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rotate(now)
 	s := LiveStats{
 		Elapsed:     now.Sub(l.started),
-		ProfilingOK: l.acct.ProfilingOK, ProfilingErrors: l.acct.ProfilingErrors,
-		WarmupOK: l.acct.WarmupOK, WarmupErrors: l.acct.WarmupErrors,
-		Cancelled: l.acct.Cancelled, Overflows: l.acct.Overflows,
-		WarmupCancelled: l.warmCanc, WarmupOverflows: l.warmOvf, WarmupRetried: l.warmRetr,
-		InFlight: int(inFlight),
+		ProfilingOK: c.Profiling.OK, ProfilingErrors: c.Profiling.Errors,
+		WarmupOK: c.Warmup.OK, WarmupErrors: c.Warmup.Errors,
+		Cancelled: c.Profiling.Cancelled + c.Warmup.Cancelled, Overflows: c.Overflows(),
+		WarmupCancelled: c.Warmup.Cancelled, WarmupOverflows: c.Warmup.Overflows, WarmupRetried: c.Warmup.Retried,
+		InFlight: c.InFlight,
 	}
 	var n, hit, blocks int64
 	var tok float64

@@ -73,7 +73,7 @@ func metricValue(raw json.RawMessage) (float64, bool, error) {
 
 // parsedExport is what readExport returns.
 type parsedExport struct {
-	tally
+	aggInput
 	// torn is 1 when the last line was cut mid-write and left out.
 	torn int
 }
@@ -90,7 +90,7 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 		if err != nil {
 			return err
 		}
-		p.add(bk, rw.warmup, &rw, &e)
+		p.add(bk, &rw, &e)
 		return nil
 	})
 	if err != nil {

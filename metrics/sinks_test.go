@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -160,26 +159,39 @@ func TestAggregatorSummaryWritesNothing(t *testing.T) {
 	}
 }
 
-// TestLiveWindowInFlight: the live window reads the in-flight count from
-// the source it was given, at every Snapshot; without one it is 0.
-func TestLiveWindowInFlight(t *testing.T) {
+// TestLiveWindowReadsTheRunsTally: given the run's tally, the live window
+// reads its counts and in-flight figure at every Snapshot and counts
+// nothing itself (the producer counted each record once); without one it
+// counts the records added, and nothing is in flight.
+func TestLiveWindowReadsTheRunsTally(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int64
-	l := NewLiveWindow(LiveOptions{Now: fixedClock(t0), InFlight: n.Load})
+	var tl Tally
+	l := NewLiveWindow(LiveOptions{Now: fixedClock(t0), Tally: &tl})
 	if s := l.Snapshot(); s.InFlight != 0 {
 		t.Errorf("in flight %d before any request", s.InFlight)
 	}
-	n.Add(3)
+	for range 3 {
+		tl.Send()
+	}
 	if s := l.Snapshot(); s.InFlight != 3 {
 		t.Errorf("in flight %d, want 3", s.InFlight)
 	}
-	n.Add(-2)
-	l.Add(okRecord(0, 0, 100, 10, 1000, 11, 0, 0))
-	if s := l.Snapshot(); s.InFlight != 1 || s.ProfilingOK != 1 || s.WindowSamples != 1 {
-		t.Errorf("snapshot %+v, want 1 in flight and 1 record", s)
+	tl.Returned()
+	tl.Returned()
+	r := okRecord(0, 0, 100, 10, 1000, 11, 0, 0)
+	tl.Add(r)
+	l.Add(r)
+	w := okRecord(1, 0, 100, 10, 1000, 11, 0, 0)
+	w.Phase, w.Error, w.Retried = PhaseWarmup, &Error{Code: 503}, true
+	tl.Add(w)
+	l.Add(w)
+	if s := l.Snapshot(); s.InFlight != 1 || s.ProfilingOK != 1 || s.WarmupErrors != 1 || s.WarmupRetried != 1 || s.WindowSamples != 1 {
+		t.Errorf("snapshot %+v, want 1 in flight, 1 success and 1 retried warmup attempt, each counted once", s)
 	}
-	if s := NewLiveWindow(LiveOptions{}).Snapshot(); s.InFlight != 0 {
-		t.Errorf("no source: in flight %d", s.InFlight)
+	alone := NewLiveWindow(LiveOptions{Now: fixedClock(t0)})
+	alone.Add(r)
+	if s := alone.Snapshot(); s.InFlight != 0 || s.ProfilingOK != 1 || tl.Counts().Profiling.OK != 1 {
+		t.Errorf("a window of its own: %+v (the run's tally: %+v)", s, tl.Counts())
 	}
 }
 

@@ -176,3 +176,26 @@ func (c Counts) Errors() int { return c.Profiling.Errors + c.Warmup.Errors }
 
 // Overflows returns the context overflows of both phases.
 func (c Counts) Overflows() int { return c.Profiling.Overflows + c.Warmup.Overflows }
+
+// tallyRef is a sink's tally: the one it was given (CollectorOptions.Tally
+// and the like), which the records' producer updates, or, when it was
+// given none, one of its own, which it updates from the records it is
+// given. Either way a record is counted once.
+type tallyRef struct {
+	t   *Tally
+	own bool
+}
+
+func newTallyRef(t *Tally) tallyRef {
+	if t == nil {
+		return tallyRef{t: new(Tally), own: true}
+	}
+	return tallyRef{t: t}
+}
+
+// add counts e when the tally is the sink's own.
+func (r tallyRef) add(e *entry) {
+	if r.own {
+		r.t.Count(e.b, e.r.Phase, e.r.Retried)
+	}
+}

@@ -70,7 +70,7 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prog := &replay.Progress{}
-	col, err := metrics.NewCollector(filepath.Join(dir, "art"), metrics.CollectorOptions{InFlight: func() int64 { return int64(prog.InFlight()) }})
+	col, err := metrics.NewCollector(filepath.Join(dir, "art"), metrics.CollectorOptions{Tally: &prog.Tally})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,14 +92,16 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}()
 	}
 
-	// Sinks, scraper, live view.
+	// Sinks, scraper, live view. The run's tally (Progress) is the one
+	// count of its requests: the engine updates it, the collector (its
+	// aggregates and live window) and the live view read it.
 	progress := s.Replay.Progress
 	if progress == nil {
 		progress = &replay.Progress{}
 	}
 	reserve, warnings := checkFreeSpace(&s, lg)
 	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, InFlight: func() int64 { return int64(progress.InFlight()) }})
+		ReserveBytes: reserve, Tally: &progress.Tally})
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
