@@ -33,7 +33,7 @@ func (s *Spec) inputConfig() map[string]any {
 		"benchmark_grace_period":     r.GracePeriod.Seconds(),
 		"warmup_grace_period":        r.WarmupGracePeriod.Seconds(),
 		"random_seed":                r.Seed,
-		"failed_request_threshold":   r.FailedRequestThreshold,
+		"failed_request_threshold":   s.FailedRequestThreshold,
 		"trajectory_start_min_ratio": r.StartMinRatio,
 		"trajectory_start_max_ratio": r.StartMaxRatio,
 		"inter_turn_delay_cap":       r.InterTurnDelayCap.Seconds(),
@@ -80,6 +80,18 @@ func (s *Spec) inputConfig() map[string]any {
 		cfg[k] = v
 	}
 	return cfg
+}
+
+var _ replay.Threshold = (*scenario.Threshold)(nil)
+
+// threshold is the engine's failed-request threshold (nil when off): the
+// scenario's rule at Spec.FailedRequestThreshold, reading the run's tally
+// (p's) for its totals.
+func (s *Spec) threshold(p *replay.Progress) replay.Threshold {
+	if s.FailedRequestThreshold == 0 {
+		return nil
+	}
+	return scenario.NewThreshold(s.FailedRequestThreshold, &p.Tally)
 }
 
 // inferenceHeaders are the headers the inference requests carry that a

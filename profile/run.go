@@ -129,13 +129,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	obs = append(obs, s.Observers...)
 
-	cfg := s.replayConfig(url, loaded)
+	cfg := s.replayConfig(url, loaded, progress)
 	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
 	if s.Replay.Sink != nil {
 		cfg.Sink = metrics.Tee(col, s.Replay.Sink)
 	}
 	cfg.BenchmarkID = benchID
-	cfg.Progress = progress
 	cfg.Observer = obs
 	cfg.Logf = lg.Printf
 	if peer != nil {
@@ -219,12 +218,15 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 // replayConfig is the engine's configuration: the Spec's replay settings
 // with what Run derives (the server's address, the corpus, the
-// synthesizer).
-func (s *Spec) replayConfig(url string, l *Loaded) replay.Config {
+// synthesizer, the run's tally p and the failed-request threshold, which
+// reads it).
+func (s *Spec) replayConfig(url string, l *Loaded, p *replay.Progress) replay.Config {
 	cfg := s.Replay
 	cfg.URL = url
 	cfg.Traces = l.Traces
 	cfg.Synth = l.Synth
+	cfg.Progress = p
+	cfg.Threshold = s.threshold(p)
 	return cfg
 }
 

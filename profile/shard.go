@@ -234,7 +234,7 @@ func joinShards(ctx context.Context, s *Spec, runID string, l *Loaded, lg *runLo
 	lg.Printf("shard %s: joining the rendezvous at %s", sh, s.Shard.Rendezvous)
 	peer, err := rendezvous.Join(ctx, rendezvous.Config{
 		Addr: s.Shard.Rendezvous, Shard: sh, RunID: runID, Logf: lg.Printf, JoinTimeout: s.Shard.JoinTimeout,
-		FailedRequestThreshold: s.Replay.FailedRequestThreshold,
+		FailedRequestThreshold: s.FailedRequestThreshold,
 		Key:                    rendezvous.Key{Seed: s.Replay.Seed, Argv: s.Shard.Argv, CorpusDigest: CorpusDigest(l.identity()), Lanes: s.Replay.Concurrency},
 	})
 	if err != nil {

@@ -49,10 +49,18 @@ type Spec struct {
 	// source of the replay semantics (required: the zero value is
 	// refused). Replay.URL is the server (http(s)://host[:port]) or sim://…
 	// for the in-process simulator (sim.ParseURL's keys). Run fills what
-	// it derives: Traces, Synth, Observer, BenchmarkID and Logf; a Sink set
-	// here receives every record besides the run's collector, and a
-	// Progress set here is the one the run counts in.
+	// it derives: Traces, Synth, Observer, BenchmarkID, Logf and
+	// Threshold (from FailedRequestThreshold); a Sink set here receives
+	// every record besides the run's collector, and a Progress set here
+	// (a new one: it is the run's tally) is the one the run counts in.
 	Replay replay.Config
+	// FailedRequestThreshold is --failed-request-threshold, a fraction in
+	// (0, 1] (0 = off): the run is aborted once its profiling requests
+	// fail above it with 99.9 % confidence, judged in the order they were
+	// sent (scenario.Threshold, over the run's tally; in a sharded run
+	// shard 0 also judges every shard's totals;
+	// docs/failed-request-threshold.md).
+	FailedRequestThreshold float64
 
 	// OutputDir is the artifact folder (required).
 	OutputDir string
@@ -264,6 +272,9 @@ func (s *Spec) validate() error {
 		if err := replay.CheckURL(s.Replay.URL); err != nil {
 			errs = append(errs, fmt.Errorf("%w (or sim:// for the in-process simulator)", err))
 		}
+	}
+	if f := s.FailedRequestThreshold; !(f >= 0 && f <= 1) {
+		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1] (0 = off)", f))
 	}
 	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))

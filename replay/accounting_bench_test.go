@@ -19,8 +19,8 @@ func benchEngine(b *testing.B, sink metrics.Sink) *engine {
 	c := DefaultConfig()
 	c.Sink = sink
 	cfg := c.withDefaults()
+	cfg.Threshold = scenario.NewThreshold(0.1, &cfg.Progress.Tally)
 	e := &engine{c: &cfg, tally: &cfg.Progress.Tally}
-	e.threshold = scenario.NewThreshold(0.1)
 	if fs, ok := cfg.Sink.(FallibleSink); ok {
 		e.sinkErr = fs
 	}

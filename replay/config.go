@@ -223,9 +223,11 @@ type Config struct {
 	// (default DefaultLivenessInterval; negative = off).
 	LivenessInterval time.Duration
 
-	// FailedRequestThreshold aborts the run when the fraction of failed
-	// profiling requests exceeds it (0 = disabled).
-	FailedRequestThreshold float64
+	// Threshold, when set, judges the profiling requests and may abort
+	// the run (--failed-request-threshold: scenario.NewThreshold, which
+	// package profile builds from Spec.FailedRequestThreshold and the
+	// run's Progress). nil: no threshold. A Threshold serves one run.
+	Threshold Threshold
 	// Classifier recognises context-overflow errors (nil = scenario.DefaultClassifier).
 	Classifier *scenario.Classifier
 
@@ -384,9 +386,6 @@ func (c *Config) Validate() error {
 	}
 	if c.BenchmarkDuration <= 0 {
 		bad("BenchmarkDuration", "must be positive, got %v", c.BenchmarkDuration)
-	}
-	if c.FailedRequestThreshold < 0 || c.FailedRequestThreshold > 1 {
-		bad("FailedRequestThreshold", "must be in (0, 1] (0 = off), got %g", c.FailedRequestThreshold)
 	}
 	if c.Sink == nil {
 		bad("Sink", "required")

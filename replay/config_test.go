@@ -99,9 +99,8 @@ func TestConfigErrorsNameFields(t *testing.T) {
 	}
 	c := DefaultConfig()
 	c.URL = "ftp://u:secret@host"
-	c.FailedRequestThreshold = 2
 	got := fields(c.Validate())
-	for _, f := range []string{"Config.URL", "Config.Models", "Config.Traces", "Config.Synth", "Config.Concurrency", "Config.BenchmarkDuration", "Config.FailedRequestThreshold", "Config.Sink"} {
+	for _, f := range []string{"Config.URL", "Config.Models", "Config.Traces", "Config.Synth", "Config.Concurrency", "Config.BenchmarkDuration", "Config.Sink"} {
 		if !got[f] {
 			t.Errorf("Validate of an empty config: no *FieldError for %s (got %v)", f, got)
 		}

@@ -13,8 +13,12 @@
 // described in docs/replay.md ("Requests on the wire"), the records in
 // docs/artifacts.md. The schedule itself comes from package timing; the
 // prompts from package synth; the rules (cache-bust markers,
-// context-overflow classification, the failed-request threshold) from
-// package scenario. Every request ever sent ends up in exactly one place —
-// a profiling or warmup record, an error record, a context-overflow record
-// or a cancelled record — and Result.Accounting adds up.
+// context-overflow classification) from package scenario. The
+// failed-request threshold is a value the engine is given
+// (Config.Threshold; the caller builds it, scenario.NewThreshold). Every
+// request ever sent ends up in exactly one place — a profiling or warmup
+// record, an error record, a context-overflow record or a cancelled
+// record — and is counted once, in the run's tally (Config.Progress,
+// metrics.Tally), from which Result.Accounting is read and which adds
+// up.
 package replay

@@ -167,7 +167,6 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			e.res.Flat.Traces, e.res.Flat.Chains, e.res.Flat.Requests, e.res.Flat.Branches)
 	}
 	e.hits = make([]hitsOnce, len(cfg.Traces))
-	e.threshold = scenario.NewThreshold(cfg.FailedRequestThreshold)
 	switch {
 	case e.res.SkippedSubagentRequests > 0:
 		cfg.Logf("%s replays parent requests only: skipping %d subagent requests", cfg.Generation, e.res.SkippedSubagentRequests)
@@ -299,12 +298,11 @@ type engine struct {
 	// record; Result.Accounting is read from it.
 	tally *metrics.Tally
 	// shard is the shard's "I/N" for the records ("" when unsharded).
-	shard     string
-	sched     *timing.Schedule
-	base      time.Time
-	lanes     []*lane
-	hits      []hitsOnce
-	threshold *scenario.Threshold
+	shard string
+	sched *timing.Schedule
+	base  time.Time
+	lanes []*lane
+	hits  []hitsOnce
 
 	mu  sync.Mutex // guards res
 	res Result

@@ -245,7 +245,7 @@ func TestRunFailedRequestThresholdAborts(t *testing.T) {
 	cfg := testConfig(t, srv.URL, testCorpus(t, 5), sink, ovf)
 	cfg.Concurrency = lanes
 	cfg.BenchmarkDuration = 30 * time.Second
-	cfg.FailedRequestThreshold = 0.1
+	withThreshold(&cfg, 0.1)
 	start := time.Now()
 	res, err := Run(context.Background(), cfg)
 	if err != nil {

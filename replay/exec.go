@@ -300,7 +300,7 @@ func (e *engine) emit(rec *metrics.Record, seq int) execOut {
 	} else {
 		c.Sink.Add(rec)
 	}
-	e.thresholdDone(seq, rec.Bucket)
+	e.thresholdDone(seq, rec)
 	e.checkSink()
 	return o
 }

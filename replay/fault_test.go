@@ -290,7 +290,7 @@ func TestFailedRequestThresholdFiresExactly(t *testing.T) {
 				cfg.BenchmarkDuration = 3 * time.Second // enough records also under -race on a loaded machine
 			}
 			cfg.InterTurnDelayCap = time.Millisecond
-			cfg.FailedRequestThreshold = tc.limit
+			withThreshold(&cfg, tc.limit)
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -423,7 +423,7 @@ func TestFailedRequestThresholdDeadServer(t *testing.T) {
 			cfg.Concurrency = tc.lanes
 			cfg.BenchmarkDuration = 10 * time.Second
 			cfg.InterTurnDelayCap = time.Millisecond
-			cfg.FailedRequestThreshold = 0.5
+			withThreshold(&cfg, 0.5)
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)

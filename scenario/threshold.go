@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // ThresholdAlpha bounds the probability that --failed-request-threshold
@@ -21,28 +23,16 @@ func ValidateThreshold(frac float64) error {
 	return fmt.Errorf("--failed-request-threshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (omit the flag to disable the check)", frac)
 }
 
-// ThresholdOutcome is how a profiling request ended, as the threshold
-// counts it.
-type ThresholdOutcome int
-
-const (
-	// ThresholdOK is a successful request.
-	ThresholdOK ThresholdOutcome = iota
-	// ThresholdFailed is a failed request (HTTP error, transport error,
-	// malformed or incomplete response, …).
-	ThresholdFailed
-	// ThresholdOverflow is a context overflow: left out of both counts.
-	ThresholdOverflow
-	// ThresholdCancelled is a request the run itself cancelled (it was
-	// stopping): it counts as not failed.
-	ThresholdCancelled
-)
-
 // Threshold is the --failed-request-threshold check: it aborts a run once
 // the failure rate of its profiling requests is, with confidence
 // 1 − ThresholdAlpha, above the limit. Feed it PROFILING requests only:
-// Sent when a request is sent, Done when it ends (warmup requests have
-// their own rule).
+// Sent when a request is sent, Done when it ends, with its record's bucket
+// (warmup requests have their own rule). A request of
+// metrics.BucketProfilingError failed; one of metrics.BucketOverflow (a
+// context overflow) is left out of both counts; one of
+// metrics.BucketCancelled (the run itself cancelled it, as it was
+// stopping) and any other counts as not failed. It is the engine's
+// replay.Threshold.
 //
 // The rate is judged in the order requests were sent, not the order they
 // finished, so fast failures cannot bias it: for every prefix of the
@@ -58,12 +48,22 @@ const (
 // over all prefixes and all moments). See docs/failed-request-threshold.md
 // for the reasoning and how this differs from aiperf.
 //
+// Its totals (Counts, and the abort message's count of the requests that
+// finished so far) are the profiling counts of the run's tally when it was
+// given one (NewThreshold), which whoever feeds it updates; it keeps no
+// count of its own then.
+//
 // A nil *Threshold, a fraction of 0 and a fraction of 1 never fire. Safe
 // for concurrent use; it fires at most once.
 type Threshold struct {
 	mu   sync.Mutex
 	frac float64
-	sent int // sequence numbers handed out: 1..sent
+	// sent is the last sequence number handed out (1..sent): the send
+	// order the rule judges, not an outcome count (the tally's).
+	sent int
+	// counts is the run's tally (own: the threshold's, counted in Done).
+	counts *metrics.Tally
+	own    bool
 
 	// failSeqs and overSeqs are the sorted sequence numbers of the failed
 	// and the overflowed requests that have finished.
@@ -73,13 +73,20 @@ type Threshold struct {
 	lo        int
 	doneAbove []bool
 
-	finished, failed, overflows, cancelled int
-	fired                                  bool
+	fired bool
 }
 
-// NewThreshold returns the check for fraction frac (0 = disabled).
-func NewThreshold(frac float64) *Threshold {
-	return &Threshold{frac: frac}
+// NewThreshold returns the check for fraction frac (0 = disabled). counts
+// is the run's tally (replay.Progress's), which the engine updates with a
+// request's record before it calls Done: the threshold's totals are read
+// from its profiling counts. nil: the threshold counts the outcomes given
+// to Done itself.
+func NewThreshold(frac float64, counts *metrics.Tally) *Threshold {
+	t := &Threshold{frac: frac, counts: counts}
+	if counts == nil {
+		t.counts, t.own = new(metrics.Tally), true
+	}
+	return t
 }
 
 func (t *Threshold) active() bool { return t != nil && t.frac > 0 && t.frac < 1 }
@@ -97,11 +104,12 @@ func (t *Threshold) Sent() int {
 	return t.sent
 }
 
-// Done records how request seq ended. It returns abort=true, with the
-// user-facing message, the first time the failure rate is confidently
-// above the limit; every later call returns false. A seq of 0, one never
-// handed out by Sent, or one already done is ignored.
-func (t *Threshold) Done(seq int, o ThresholdOutcome) (abort bool, msg string) {
+// Done records how request seq ended: b is its record's bucket. It
+// returns abort=true, with the user-facing message, the first time the
+// failure rate is confidently above the limit; every later call returns
+// false. A seq of 0, one never handed out by Sent, or one already done is
+// ignored.
+func (t *Threshold) Done(seq int, b metrics.Bucket) (abort bool, msg string) {
 	if t == nil {
 		return false, ""
 	}
@@ -111,18 +119,19 @@ func (t *Threshold) Done(seq int, o ThresholdOutcome) (abort bool, msg string) {
 		return false, ""
 	}
 	t.markDone(seq)
-	t.finished++
-	switch o {
-	case ThresholdFailed:
-		t.failed++
+	switch b {
+	case metrics.BucketProfilingError:
 		t.failSeqs = insertSorted(t.failSeqs, seq)
-	case ThresholdOverflow:
-		t.overflows++
+	case metrics.BucketOverflow:
 		t.overSeqs = insertSorted(t.overSeqs, seq)
-	case ThresholdCancelled:
-		t.cancelled++
+	case metrics.BucketCancelled:
+	default:
+		b = metrics.BucketProfilingOK // not failed
 	}
-	if t.fired || !t.active() || (o != ThresholdFailed && o != ThresholdOverflow) {
+	if t.own {
+		t.counts.Count(b, metrics.PhaseProfiling, false)
+	}
+	if t.fired || !t.active() || (b != metrics.BucketProfilingError && b != metrics.BucketOverflow) {
 		return false, "" // a success or a cancellation never raises a prefix's rate
 	}
 	// Only prefixes n ≥ seq changed, and among those the bound is largest
@@ -188,8 +197,9 @@ func (t *Threshold) message(n, f, judged int) string {
 	if judged < n {
 		over = fmt.Sprintf(" (%d context overflows among them are left out)", n-judged)
 	}
+	total, failed := t.totals()
 	return fmt.Sprintf("Run aborted (failed_request_threshold): %d of the first %d profiling requests sent failed (%.2f%%)%s%s, so the failure rate is above the limit of %.2f%% (--failed-request-threshold %v) with %.1f%% confidence; %d of the %d profiling requests that finished so far failed. Check the inference server logs for the cause of the failures.",
-		f, judged, 100*float64(f)/float64(judged), over, pending, 100*t.frac, t.frac, 100*(1-ThresholdAlpha), t.failed, t.finished-t.overflows-t.cancelled)
+		f, judged, 100*float64(f)/float64(judged), over, pending, 100*t.frac, t.frac, 100*(1-ThresholdAlpha), failed, total)
 }
 
 // markDone records that seq finished and advances lo over the finished
@@ -233,14 +243,19 @@ func insertSorted(s []int, v int) []int {
 }
 
 // Counts returns the profiling requests that finished, not counting
-// context overflows and cancellations, and the failed ones among them.
+// context overflows and cancellations, and the failed ones among them
+// (the tally's, NewThreshold).
 func (t *Threshold) Counts() (total, failed int) {
 	if t == nil {
 		return 0, 0
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.finished - t.overflows - t.cancelled, t.failed
+	return t.totals()
+}
+
+// totals are Counts of t, not nil.
+func (t *Threshold) totals() (total, failed int) {
+	p := t.counts.Counts().Profiling
+	return p.OK + p.Errors, p.Errors
 }
 
 // Fired reports whether the threshold has aborted the run.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // inOrder sends and finishes requests one at a time ('F' failed, '.' ok,
@@ -16,7 +18,7 @@ func inOrder(th *Threshold, outcomes string) (int, string) {
 	at, msg := 0, ""
 	for i, c := range outcomes {
 		seq := th.Sent()
-		o := map[rune]ThresholdOutcome{'F': ThresholdFailed, '.': ThresholdOK, 'O': ThresholdOverflow, 'C': ThresholdCancelled}[c]
+		o := map[rune]metrics.Bucket{'F': metrics.BucketProfilingError, '.': metrics.BucketProfilingOK, 'O': metrics.BucketOverflow, 'C': metrics.BucketCancelled}[c]
 		if abort, m := th.Done(seq, o); abort {
 			if at != 0 {
 				return -1, "fired twice"
@@ -63,7 +65,7 @@ func TestThresholdInOrder(t *testing.T) {
 		{"limit 1 never exceeded", 1, strings.Repeat("F", 50), false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			th := NewThreshold(c.frac)
+			th := NewThreshold(c.frac, nil)
 			got, msg := inOrder(th, c.outcomes)
 			if got < 0 {
 				t.Fatal(msg)
@@ -87,7 +89,7 @@ func TestThresholdInOrder(t *testing.T) {
 
 func TestThresholdMessageNamesTheCounts(t *testing.T) {
 	t.Parallel()
-	th := NewThreshold(0.10)
+	th := NewThreshold(0.10, nil)
 	seqs := make([]int, 12)
 	for i := range seqs {
 		seqs[i] = th.Sent()
@@ -95,14 +97,50 @@ func TestThresholdMessageNamesTheCounts(t *testing.T) {
 	// Requests 1 and 2 are still streaming; 3, 4, … fail fast.
 	var msg string
 	for _, s := range seqs[2:] {
-		if abort, m := th.Done(s, ThresholdFailed); abort {
+		if abort, m := th.Done(s, metrics.BucketProfilingError); abort {
 			msg = m
 			break
 		}
 	}
-	want := "Run aborted (failed_request_threshold): 7 of the first 9 profiling requests sent failed (77.78%); 2 of them had not finished and count as successes, so the failure rate is above the limit of 10.00% (--failed-request-threshold 0.1) with 99.9% confidence; 7 of the 7 profiling requests that finished so far failed. Check the inference server logs for the cause of the failures."
-	if msg != want {
-		t.Errorf("message\n%s\nwant\n%s", msg, want)
+	if msg != wantFastFailures {
+		t.Errorf("message\n%s\nwant\n%s", msg, wantFastFailures)
+	}
+}
+
+// wantFastFailures is the message of 12 requests sent at 10 % whose first
+// two still stream while the others fail fast.
+const wantFastFailures = "Run aborted (failed_request_threshold): 7 of the first 9 profiling requests sent failed (77.78%); 2 of them had not finished and count as successes, so the failure rate is above the limit of 10.00% (--failed-request-threshold 0.1) with 99.9% confidence; 7 of the 7 profiling requests that finished so far failed. Check the inference server logs for the cause of the failures."
+
+// TestThresholdReadsTheRunsTally: given the run's tally, the threshold
+// keeps no count of its own: its totals (Counts, the message) are the
+// tally's profiling counts, which the engine updates with each record
+// before Done (warmup records are in the tally, not in the totals); the
+// send-order rule is the same as alone.
+func TestThresholdReadsTheRunsTally(t *testing.T) {
+	t.Parallel()
+	var tl metrics.Tally
+	tl.Add(&metrics.Record{Phase: metrics.PhaseWarmup})
+	tl.Add(&metrics.Record{Phase: metrics.PhaseWarmup, Error: &metrics.Error{Code: 500}})
+	th := NewThreshold(0.10, &tl)
+	seqs := make([]int, 12)
+	for i := range seqs {
+		seqs[i] = th.Sent()
+	}
+	failed := &metrics.Record{Phase: metrics.PhaseProfiling, Error: &metrics.Error{Code: 500}, Bucket: metrics.BucketProfilingError}
+	var msg string
+	for _, s := range seqs[2:] {
+		tl.Add(failed)
+		if abort, m := th.Done(s, failed.Bucket); abort {
+			msg = m
+			break
+		}
+	}
+	if msg != wantFastFailures {
+		t.Errorf("message\n%s\nwant\n%s", msg, wantFastFailures)
+	}
+	th.Done(seqs[0], metrics.BucketProfilingOK) // the engine did not count it: neither does the threshold
+	if total, failed := th.Counts(); total != 7 || failed != 7 {
+		t.Fatalf("Counts = %d of %d, want the tally's 7 of 7", failed, total)
 	}
 }
 
@@ -112,16 +150,16 @@ func TestThresholdMessageNamesTheCounts(t *testing.T) {
 // records to finish; here it is 1 of 44.
 func TestThresholdFastFailureIsJudgedInSendOrder(t *testing.T) {
 	t.Parallel()
-	th := NewThreshold(0.05)
+	th := NewThreshold(0.05, nil)
 	var seqs []int
 	for range 44 {
 		seqs = append(seqs, th.Sent())
 	}
-	if abort, msg := th.Done(seqs[43], ThresholdFailed); abort {
+	if abort, msg := th.Done(seqs[43], metrics.BucketProfilingError); abort {
 		t.Fatalf("fired on one fast failure: %s", msg)
 	}
 	for _, s := range seqs[:43] {
-		if abort, msg := th.Done(s, ThresholdOK); abort {
+		if abort, msg := th.Done(s, metrics.BucketProfilingOK); abort {
 			t.Fatalf("fired on a success: %s", msg)
 		}
 	}
@@ -130,7 +168,7 @@ func TestThresholdFastFailureIsJudgedInSendOrder(t *testing.T) {
 	}
 	// Misuse is ignored: unknown, repeated and zero sequence numbers.
 	for _, s := range []int{0, 45, seqs[3]} {
-		if abort, _ := th.Done(s, ThresholdFailed); abort {
+		if abort, _ := th.Done(s, metrics.BucketProfilingError); abort {
 			t.Fatalf("Done(%d) fired", s)
 		}
 	}
@@ -176,9 +214,9 @@ type judge interface {
 type sendOrderJudge struct{ *Threshold }
 
 func (j sendOrderJudge) Done(seq int, failed bool) bool {
-	o := ThresholdOK
+	o := metrics.BucketProfilingOK
 	if failed {
-		o = ThresholdFailed
+		o = metrics.BucketProfilingError
 	}
 	abort, _ := j.Threshold.Done(seq, o)
 	return abort
@@ -247,7 +285,7 @@ func TestThresholdFakeClockHealthyServerNeverAborts(t *testing.T) {
 		s := laneSim{lanes: c.lanes, requests: 600, failRate: 0.02}
 		var aborted, oldAborted int
 		for seed := range uint64(c.trials) {
-			if s.run(seed, sendOrderJudge{NewThreshold(0.05)}) > 0 {
+			if s.run(seed, sendOrderJudge{NewThreshold(0.05, nil)}) > 0 {
 				aborted++
 			}
 			if s.run(seed, &completionOrderJudge{frac: 0.05, floor: max(c.lanes, 10)}) > 0 {
@@ -277,7 +315,7 @@ func TestThresholdFakeClockFailingServerAborts(t *testing.T) {
 		s := laneSim{lanes: 16, requests: 5000, failRate: c.rate}
 		worst := 0
 		for seed := range uint64(2000) {
-			n := s.run(seed, sendOrderJudge{NewThreshold(0.05)})
+			n := s.run(seed, sendOrderJudge{NewThreshold(0.05, nil)})
 			if n == 0 {
 				t.Fatalf("failure rate %v: seed %d never aborted", c.rate, seed)
 			}
@@ -299,7 +337,7 @@ func TestThresholdAtTheLimitRarelyAborts(t *testing.T) {
 	s := laneSim{lanes: 16, requests: 2000, failRate: 0.10}
 	aborted := 0
 	for seed := range uint64(2000) {
-		if s.run(seed, sendOrderJudge{NewThreshold(0.10)}) > 0 {
+		if s.run(seed, sendOrderJudge{NewThreshold(0.10, nil)}) > 0 {
 			aborted++
 		}
 	}
@@ -311,7 +349,7 @@ func TestThresholdAtTheLimitRarelyAborts(t *testing.T) {
 
 func TestThresholdFiresOnceConcurrently(t *testing.T) {
 	t.Parallel()
-	th := NewThreshold(0.05)
+	th := NewThreshold(0.05, nil)
 	var fired atomic.Int32
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -320,9 +358,9 @@ func TestThresholdFiresOnceConcurrently(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				seq := th.Sent()
-				o := ThresholdOK
+				o := metrics.BucketProfilingOK
 				if (g+i)%3 == 0 {
-					o = ThresholdFailed
+					o = metrics.BucketProfilingError
 				}
 				if abort, _ := th.Done(seq, o); abort {
 					fired.Add(1)
@@ -335,7 +373,7 @@ func TestThresholdFiresOnceConcurrently(t *testing.T) {
 		t.Fatalf("fired %d times, want exactly once", fired.Load())
 	}
 	var nilT *Threshold
-	if abort, _ := nilT.Done(nilT.Sent(), ThresholdFailed); abort || nilT.Fired() {
+	if abort, _ := nilT.Done(nilT.Sent(), metrics.BucketProfilingError); abort || nilT.Fired() {
 		t.Error("nil threshold fired")
 	}
 }

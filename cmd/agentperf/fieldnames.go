@@ -22,7 +22,6 @@ var libraryNames = map[string]string{
 	"Config.Shard":                      "--shard",
 	"Config.BenchmarkDuration":          "--benchmark-duration",
 	"Config.GracePeriod":                "--benchmark-grace-period",
-	"Config.FailedRequestThreshold":     "--failed-request-threshold",
 	"Config.ExtraInputs":                "--extra-inputs",
 	"Config.WarmupRequestsPerLane":      "--warmup-requests-per-lane",
 	"Config.AgenticCacheWarmupDuration": "--agentic-cache-warmup-duration",
@@ -37,7 +36,8 @@ var libraryNames = map[string]string{
 	"SelectOptions.MaxOSL":           "--synthesis-max-osl",
 	"SelectOptions.NumEntries":       "--num-dataset-entries",
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
-	// profile.Input
+	// profile.Spec, profile.Input
+	"Spec.FailedRequestThreshold":      "--failed-request-threshold",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
 	// tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",

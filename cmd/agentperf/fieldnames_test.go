@@ -55,7 +55,7 @@ func TestLibraryFieldErrorsHaveFlagNames(t *testing.T) {
 		}
 	}
 	c := replay.DefaultConfig()
-	c.URL, c.FailedRequestThreshold, c.WarmupRequestsPerLane, c.AgenticCacheWarmupDuration = "ftp://x", 2, 1, time.Second
+	c.URL, c.WarmupRequestsPerLane, c.AgenticCacheWarmupDuration = "ftp://x", 1, time.Second
 	collect(c.Validate())
 	c = replay.DefaultConfig()
 	c.URL, c.APIKey = "http://u:p@host", "k"

@@ -206,6 +206,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
 		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
 	s.OverflowAdvice = overflowAdvice(p.url)
+	s.FailedRequestThreshold = p.threshold
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
@@ -250,7 +251,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	c.ConnectTimeout = seconds(p.connectTO)
 	c.Insecure = p.insecure
 	c.Headers = headers
-	c.FailedRequestThreshold = p.threshold
 	c.Classifier = cl
 	if p.dynamoRouting {
 		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
