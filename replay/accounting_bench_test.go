@@ -13,11 +13,13 @@ type discardSink struct{}
 func (discardSink) Add(*metrics.Record) {}
 
 // benchEngine is an engine with what the per-record path reads: the
-// config's defaults, a failed-request threshold and sink.
-func benchEngine(b *testing.B, sink metrics.Sink) *engine {
+// config's defaults, a failed-request threshold and the sink made by
+// sink, given the run's tally as package profile gives it.
+func benchEngine(b *testing.B, sink func(*testing.B, *metrics.Tally) metrics.Sink) *engine {
 	b.Helper()
 	c := DefaultConfig()
-	c.Sink = sink
+	c.Progress = new(Progress)
+	c.Sink = sink(b, &c.Progress.Tally)
 	cfg := c.withDefaults()
 	cfg.Threshold = scenario.NewThreshold(0.1, &cfg.Progress.Tally)
 	e := &engine{c: &cfg, tally: &cfg.Progress.Tally}
@@ -37,11 +39,11 @@ func benchEngine(b *testing.B, sink metrics.Sink) *engine {
 func BenchmarkRecordAccounting(b *testing.B) {
 	sinks := []struct {
 		name string
-		sink func(b *testing.B) metrics.Sink
+		sink func(*testing.B, *metrics.Tally) metrics.Sink
 	}{
-		{"discard", func(*testing.B) metrics.Sink { return discardSink{} }},
-		{"collector", func(b *testing.B) metrics.Sink {
-			c, err := metrics.NewCollector(b.TempDir(), metrics.CollectorOptions{})
+		{"discard", func(*testing.B, *metrics.Tally) metrics.Sink { return discardSink{} }},
+		{"collector", func(b *testing.B, tl *metrics.Tally) metrics.Sink {
+			c, err := metrics.NewCollector(b.TempDir(), metrics.CollectorOptions{Tally: tl})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +57,7 @@ func BenchmarkRecordAccounting(b *testing.B) {
 	}
 	for _, s := range sinks {
 		b.Run(s.name, func(b *testing.B) {
-			e := benchEngine(b, s.sink(b))
+			e := benchEngine(b, s.sink)
 			rec := benchRecord()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -63,7 +65,7 @@ func BenchmarkRecordAccounting(b *testing.B) {
 			}
 		})
 		b.Run(s.name+"/parallel", func(b *testing.B) {
-			e := benchEngine(b, s.sink(b))
+			e := benchEngine(b, s.sink)
 			b.ReportAllocs()
 			b.SetParallelism(8)
 			b.RunParallel(func(pb *testing.PB) {
