@@ -309,13 +309,13 @@ type SessionHeaders struct {
 // so are the live view's counts (metrics.CollectorOptions.Tally) and the
 // failed-request threshold's (scenario.NewThreshold).
 //
-// The figures are read with Counts: Sent, WarmupDone, ProfilingDone,
-// Errors and Overflows keep the meanings of the atomic fields Progress
-// had before the tally (requests sent, every attempt; warmup requests
-// done, whatever their outcome; profiling requests done, cancelled ones
-// aside; failed records of both phases; context overflows), and InFlight
-// is the requests whose exchange is not over. The fields became methods
-// because they are one count now, updated by the engine only.
+// Its figures are read with Counts (Sent: requests sent, every attempt;
+// InFlight: those whose exchange is not over; WarmupDone: warmup requests
+// done, whatever their outcome; ProfilingDone: profiling requests done,
+// cancelled ones aside; Errors: failed records of both phases; Overflows:
+// context overflows), the meanings of the atomic fields Progress had
+// before; they are read-only now because they are the run's accounting,
+// which only the engine updates.
 type Progress struct {
 	metrics.Tally
 	warmupTotal atomic.Int64
