@@ -34,7 +34,7 @@ func benchEngine(b *testing.B, sink func(*testing.B, *metrics.Tally) metrics.Sin
 // sequence number (sending, returned), then emit (the classified record
 // counted, judged by the threshold and given to the sink). With a discard
 // sink it is the engine's own bookkeeping; with a metrics.Collector the
-// whole per-record path of a run. The parallel variants run 8 goroutines
+// whole per-record path of a run. The _parallel variants run 8 goroutines
 // per core, as lanes do.
 func BenchmarkRecordAccounting(b *testing.B) {
 	sinks := []struct {
@@ -64,7 +64,7 @@ func BenchmarkRecordAccounting(b *testing.B) {
 				one(e, rec)
 			}
 		})
-		b.Run(s.name+"/parallel", func(b *testing.B) {
+		b.Run(s.name+"_parallel", func(b *testing.B) {
 			e := benchEngine(b, s.sink)
 			b.ReportAllocs()
 			b.SetParallelism(8)
