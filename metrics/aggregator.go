@@ -59,14 +59,7 @@ func (a *Aggregator) Add(r *Record) {
 }
 
 func (a *Aggregator) addEntry(e *entry) {
-	var rw row
-	if e.b != BucketOverflow {
-		rw = rowOf(e)
-	}
-	var er *Error
-	if e.b == BucketProfilingError {
-		er = e.r.Error
-	}
+	rw, er := tallied(e)
 	a.mu.Lock()
 	if a.done {
 		a.late++
@@ -74,6 +67,25 @@ func (a *Aggregator) addEntry(e *entry) {
 		a.t.add(e.b, e.r.Phase == PhaseWarmup, &rw, er)
 	}
 	a.mu.Unlock()
+}
+
+// tallied is what a tally keeps of e: its row (none for an overflow) and,
+// for a profiling error, its error (for error_summary).
+func tallied(e *entry) (rw row, er *Error) {
+	if e.b != BucketOverflow {
+		rw = rowOf(e)
+	}
+	if e.b == BucketProfilingError {
+		er = e.r.Error
+	}
+	return rw, er
+}
+
+// addEntry counts e as Aggregator.Add does a record (Recompute reads an
+// export into a tally this way, so its rows are the run's).
+func (t *tally) addEntry(e *entry) {
+	rw, er := tallied(e)
+	t.add(e.b, e.r.Phase == PhaseWarmup, &rw, er)
 }
 
 // rowOf is what the aggregates keep of a record that is not an overflow.

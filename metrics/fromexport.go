@@ -68,7 +68,7 @@ func FinishExport(dir string, info RunInfo, opt ExportOptions) (*Summary, error)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf.profiling + ovf.warmup
+	ovf = p.addOverflows(ovf)
 	sent := info.Accounting.Sent
 	info.Accounting = p.acct
 	if sent == 0 {

@@ -11,65 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// ErrBadExport is wrapped by errors about a malformed profile_export.jsonl.
-var ErrBadExport = errors.New("malformed record export")
-
 // maxLine bounds one JSONL line (records are a few KB; error messages are
 // truncated by the engine).
 const maxLine = 16 << 20
-
-// exportLine is the subset of a profile_export.jsonl line that Recompute needs.
-type exportLine struct {
-	Metadata struct {
-		RequestStartNs int64  `json:"request_start_ns"`
-		RequestEndNs   int64  `json:"request_end_ns"`
-		BenchmarkPhase string `json:"benchmark_phase"`
-		WasCancelled   bool   `json:"was_cancelled"`
-		HitBlocks      int64  `json:"theoretical_hit_blocks"`
-		TotalBlocks    int64  `json:"theoretical_total_blocks"`
-	} `json:"metadata"`
-	Metrics map[string]json.RawMessage `json:"metrics"`
-	Error   *struct {
-		Code      json.RawMessage `json:"code"`
-		Type      string          `json:"type"`
-		ErrorType string          `json:"error_type"`
-		Message   string          `json:"message"`
-		Details   struct {
-			Category string `json:"category"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
-// metricValue decodes a metric entry, {value, unit} or a bare number.
-// List values (inter_chunk_latency) and non-numbers are reported as absent.
-func metricValue(raw json.RawMessage) (float64, bool, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == 'n' {
-		return 0, false, nil
-	}
-	if raw[0] == '{' {
-		var o struct {
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return 0, false, err
-		}
-		raw = bytes.TrimSpace(o.Value)
-		if len(raw) == 0 || raw[0] == 'n' || raw[0] == '[' {
-			return 0, false, nil
-		}
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("metric value %.40q is not a number", raw)
-	}
-	return f, true, nil
-}
 
 // parsedExport is what readExport returns.
 type parsedExport struct {
@@ -85,12 +33,9 @@ type parsedExport struct {
 // counted in parsedExport.torn.
 func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
 	p := &parsedExport{}
-	torn, err := ReadJSONL(r, name, tornTail, ErrBadExport, func(b []byte) error {
-		rw, bk, e, err := parseLine(b)
-		if err != nil {
-			return err
-		}
-		p.add(bk, rw.warmup, &rw, &e)
+	torn, err := ReadRecords(r, name, tornTail, func(l *RecordLine) error {
+		e := entry{r: &l.Record, b: l.Record.Bucket, v: l.Values}
+		p.addEntry(&e)
 		return nil
 	})
 	if err != nil {
@@ -102,13 +47,13 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 	return p, nil
 }
 
-// ReadJSONL calls add with each non-blank line of the JSONL stream r
+// readJSONL calls add with each non-blank line of the JSONL stream r
 // (spaces trimmed; lines up to 16 MiB). An error of add or of reading is
-// returned wrapped in errBad, naming the stream and the line. With
+// returned wrapped in ErrBadExport, naming the stream and the line. With
 // tornTail (the stream is a .partial file that does not end with a
 // newline: its writer died mid-write) an error on the last line is
 // forgiven instead, and torn reports it.
-func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
+func readJSONL(r io.Reader, name string, tornTail bool, add func(line []byte) error) (torn bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -123,14 +68,14 @@ func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(l
 			return false, pending
 		}
 		if err := add(b); err != nil {
-			pending = fmt.Errorf("%w: %s:%d: %v", errBad, name, line, err)
+			pending = fmt.Errorf("%w: %s:%d: %w", ErrBadExport, name, line, err)
 			if !tornTail {
 				return false, pending
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("%w: %s after line %d: %v", errBad, name, line, err)
+		return false, fmt.Errorf("%w: %s after line %d: %w", ErrBadExport, name, line, err)
 	}
 	return pending != nil, nil
 }
@@ -155,66 +100,6 @@ func EndsMidLine(path string) bool {
 	return b[0] != '\n'
 }
 
-// parseLine decodes one record line and classifies it as BucketOf does a
-// record.
-func parseLine(b []byte) (row, Bucket, Error, error) {
-	var l exportLine
-	if err := json.Unmarshal(b, &l); err != nil {
-		return row{}, BucketUnset, Error{}, err
-	}
-	rw := row{v: emptyValues, startNs: l.Metadata.RequestStartNs, endNs: l.Metadata.RequestEndNs,
-		warmup: l.Metadata.BenchmarkPhase == string(PhaseWarmup), hit: l.Metadata.HitBlocks, total: l.Metadata.TotalBlocks}
-	if l.Metadata.BenchmarkPhase != "" && l.Metadata.BenchmarkPhase != string(PhaseWarmup) && l.Metadata.BenchmarkPhase != string(PhaseProfiling) {
-		return row{}, BucketUnset, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
-	}
-	if rw.total < 0 || rw.hit < 0 || rw.hit > rw.total {
-		return row{}, BucketUnset, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
-	}
-	for tag, raw := range l.Metrics {
-		i, ok := metricByTag(tag)
-		if !ok || Metrics[i].set == nil {
-			continue // unknown or alias tag: ignored, as every consumer does
-		}
-		f, present, err := metricValue(raw)
-		if err != nil {
-			return row{}, BucketUnset, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
-		}
-		if present && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			Metrics[i].set(&rw.v, f)
-		}
-	}
-	var e Error
-	if l.Error != nil {
-		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category, ServerType: l.Error.ErrorType}
-		if c := bytes.TrimSpace(l.Error.Code); len(c) > 0 && c[0] != 'n' {
-			n, err := strconv.Atoi(string(c))
-			if err != nil {
-				// aiperf writes non-HTTP codes as ints; anything else is
-				// kept in the type so the error still groups.
-				var str string
-				if json.Unmarshal(c, &str) != nil {
-					str = string(c)
-				}
-				if e.Type == "" {
-					e.Type = str
-				}
-			} else {
-				e.Code = n
-			}
-		}
-	}
-	rec := Record{Phase: PhaseProfiling, Cancelled: l.Metadata.WasCancelled}
-	if rw.warmup {
-		rec.Phase = PhaseWarmup
-	}
-	if l.Error != nil {
-		rec.Error = &e
-	}
-	bk := BucketOf(&rec)
-	rw.setBucket(bk)
-	return rw, bk, e, nil
-}
-
 // countOverflows counts the records of context_overflow_export.jsonl by
 // phase (none when the file is absent). A line that is not a record (one
 // cut mid-write) counts as profiling, as a record without a phase does.
@@ -230,23 +115,29 @@ func countOverflows(path string) (overflowCounts, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var l RecordLine
 	for sc.Scan() {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
-		var l struct {
-			Metadata struct {
-				BenchmarkPhase string `json:"benchmark_phase"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(b, &l) == nil && l.Metadata.BenchmarkPhase == string(PhaseWarmup) {
+		if DecodeRecordLine(b, &l) == nil && l.Record.Phase == PhaseWarmup {
 			n.warmup++
 		} else {
 			n.profiling++
 		}
 	}
 	return n, sc.Err()
+}
+
+// addOverflows adds the overflows of the overflow export to those p
+// counted among its records (none in a file agentperf wrote) and sets
+// p's overflow bucket to their sum.
+func (p *parsedExport) addOverflows(ovf overflowCounts) overflowCounts {
+	ovf.profiling += p.acct.Overflows - p.warmOvf
+	ovf.warmup += p.warmOvf
+	p.acct.Overflows = ovf.profiling + ovf.warmup
+	return ovf
 }
 
 // countLines counts the non-blank lines of a file (0 when it is absent).
@@ -425,7 +316,7 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf.profiling + ovf.warmup
+	ovf = p.addOverflows(ovf)
 	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
 	if err != nil {
 		return nil, "", reportSource{}, err
@@ -724,3 +615,13 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 
 // nilValue is an explicit JSON null kept by decodeOrdered.
 type nilValue struct{}
+
+// ReadJSONL calls add with each non-blank line of the JSONL stream r, as
+// ReadRecords does with each record; errors wrap errBad as well.
+func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
+	torn, err = readJSONL(r, name, tornTail, add)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", errBad, err)
+	}
+	return torn, err
+}
