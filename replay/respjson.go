@@ -62,7 +62,7 @@ func scanCompletionText(b []byte, lt *liveText) (s completionScan, ok bool) {
 				return i + 4, true
 			}
 			s.errorSet = true
-			return scanValue(b, i, scanDepthLimit-1)
+			return jsonx.SkipValue(b, i, scanDepthLimit-1)
 		}
 	})
 	return s, ok && jsonx.SkipSpace(b, i) == len(b)
@@ -81,7 +81,7 @@ func scanObject(b []byte, i int, nullable bool, names []string, depth int, field
 	if i >= len(b) || b[i] != '{' {
 		return i, false
 	}
-	i, empty, ok := openObject(b, i)
+	i, empty, ok := jsonx.OpenObject(b, i)
 	if !ok {
 		return i, false
 	}
@@ -93,7 +93,7 @@ func scanObject(b []byte, i int, nullable bool, names []string, depth int, field
 		}
 		switch k := matchKey(key, names); k {
 		case keyUnknown:
-			i, ok = scanValue(b, i, depth)
+			i, ok = jsonx.SkipValue(b, i, depth)
 		case keyFolded:
 			return i, false
 		default:
@@ -106,7 +106,7 @@ func scanObject(b []byte, i int, nullable bool, names []string, depth int, field
 		if !ok {
 			return i, false
 		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
+		if i, empty, ok = jsonx.AfterMember(b, i, '}'); !ok {
 			return i, false
 		}
 	}
@@ -328,16 +328,6 @@ func scanDetails(b []byte, i int, name []string, v *int, has *bool) (int, bool) 
 	})
 }
 
-// openObject reads '{' at b[i] and the space after it: j is the first key
-// (or past the '}' of an empty object).
-func openObject(b []byte, i int) (j int, empty, ok bool) {
-	j = jsonx.SkipSpace(b, i+1)
-	if j < len(b) && b[j] == '}' {
-		return j + 1, true, true
-	}
-	return j, false, j < len(b)
-}
-
 // readKey reads `"key" :` at b[i] and returns the key's bytes (between
 // the quotes) and the index of the value. Keys with escapes or bytes
 // ≥ 0x80 are refused (encoding/json would unescape or Unicode-fold them).
@@ -358,22 +348,6 @@ func readKey(b []byte, i int) (key []byte, j int, ok bool) {
 		return nil, j, false
 	}
 	return key, jsonx.SkipSpace(b, j+1), true
-}
-
-// afterMember reads the ',' or closing byte after an object member or
-// array element.
-func afterMember(b []byte, i int, closing byte) (j int, done, ok bool) {
-	i = jsonx.SkipSpace(b, i)
-	if i >= len(b) {
-		return i, false, false
-	}
-	switch b[i] {
-	case ',':
-		return jsonx.SkipSpace(b, i+1), false, true
-	case closing:
-		return i + 1, true, true
-	}
-	return i, false, false
 }
 
 // scanOptString reads a string or null; nonEmpty is true for a string
@@ -431,69 +405,4 @@ func scanOptInt(b []byte, i int, v *int) (int, bool) {
 		*v = int(n)
 	}
 	return j, true
-}
-
-// scanValue skips one JSON value at b[i] (validating it) and returns the
-// index after it. Nesting deeper than depth levels is refused.
-func scanValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch c := b[i]; {
-	case c == '{' || c == '[':
-		if depth <= 0 {
-			return i, false
-		}
-		closing := c + 2 // '}' is '{'+2, ']' is '['+2
-		i = jsonx.SkipSpace(b, i+1)
-		if i < len(b) && b[i] == closing {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if c == '{' {
-				if i, ok = readAnyKey(b, i); !ok {
-					return i, false
-				}
-			}
-			if i, ok = scanValue(b, i, depth-1); !ok {
-				return i, false
-			}
-			var done bool
-			if i, done, ok = afterMember(b, i, closing); !ok {
-				return i, false
-			}
-			if done {
-				return i, true
-			}
-		}
-	case c == '"':
-		return jsonx.ScanString(b, i)
-	case c == '-' || (c >= '0' && c <= '9'):
-		return jsonx.ScanNumber(b, i)
-	case c == 't':
-		return i + 4, jsonx.HasLiteral(b, i, "true")
-	case c == 'f':
-		return i + 5, jsonx.HasLiteral(b, i, "false")
-	case c == 'n':
-		return i + 4, jsonx.HasLiteral(b, i, "null")
-	}
-	return i, false
-}
-
-// readAnyKey is readKey for the objects of skipped values, whose keys may
-// hold escapes and any bytes.
-func readAnyKey(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	j, ok := jsonx.ScanString(b, i)
-	if !ok {
-		return j, false
-	}
-	j = jsonx.SkipSpace(b, j)
-	if j >= len(b) || b[j] != ':' {
-		return j, false
-	}
-	return jsonx.SkipSpace(b, j+1), true
 }
