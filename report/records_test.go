@@ -6,6 +6,9 @@ import (
 	"testing"
 )
 
+// TestErrorCategory: a record has failed when its error is present and not
+// null, false, 0, "", [] or {}, and is counted under the category
+// InferenceX's processor gives it.
 func TestErrorCategory(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -25,9 +28,13 @@ func TestErrorCategory(t *testing.T) {
 		{`{"message":"` + strings.Repeat("é", 200) + `"}`, true, strings.Repeat("é", 120)},
 	}
 	for _, c := range cases {
-		errored, cat, err := errorCategory([]byte(c.raw))
-		if err != nil || errored != c.errored || cat != c.cat {
-			t.Errorf("errorCategory(%s) = %v, %q, %v; want %v, %q", c.raw, errored, cat, err, c.errored, c.cat)
+		line := `{"metadata":{},"metrics":{}}`
+		if c.raw != "" {
+			line = `{"metadata":{},"metrics":{},"error":` + c.raw + `}`
+		}
+		rs, err := readRecords(strings.NewReader(line), "x.jsonl", false)
+		if err != nil || (rs.Errored == 1) != c.errored || c.errored && rs.Categories[c.cat] != 1 {
+			t.Errorf("error %s: %v, errored %d, categories %v; want errored %v under %q", c.raw, err, rs.Errored, rs.Categories, c.errored, c.cat)
 		}
 	}
 }
