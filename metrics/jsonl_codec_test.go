@@ -303,7 +303,7 @@ func TestDecodeRecordLineErrors(t *testing.T) {
 		{`{"metadata":{"turn_index":"3"}}`, `metadata.turn_index: expected an integer or null, found "3"`},
 		{`{"metadata":{"worker_id":7}}`, "metadata.worker_id: expected a string or null, found 7"},
 		{`{"metadata":{"was_cancelled":"no"}}`, `metadata.was_cancelled: expected true, false or null, found "no"`},
-		{`{"metadata":{"benchmark_phase":"cooldown"}}`, `metadata.benchmark_phase "cooldown" is neither warmup nor profiling`},
+		{`{"metadata":{"benchmark_phase":"cooldown"}}`, `metadata.benchmark_phase: "cooldown" is neither warmup nor profiling`},
 		{`{"metadata":{"benchmark_phase":1}}`, `metadata.benchmark_phase: expected a string or null, found 1`},
 		{`{"metrics":{"request_latency":{"value":"fast"}}}`, `metrics.request_latency: value "fast" is not a number`},
 		{`{"metrics":{"request_latency":[1]}}`, `metrics.request_latency: value a list is not a number`},

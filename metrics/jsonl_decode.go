@@ -165,7 +165,7 @@ func (d *lineDecoder) found(i int) string {
 }
 
 // integer reads an integer or null (0) at i.
-func (d *lineDecoder) integer(field string, i int) (int64, int, error) {
+func (d *lineDecoder) integer(i int) (int64, int, error) {
 	if d.isNull(i) {
 		return 0, i + 4, nil
 	}
@@ -179,16 +179,16 @@ func (d *lineDecoder) integer(field string, i int) (int64, int, error) {
 			}
 		}
 	}
-	return 0, i, fmt.Errorf("%s: expected an integer or null, found %s", field, d.found(i))
+	return 0, i, fmt.Errorf("expected an integer or null, found %s", d.found(i))
 }
 
 // str reads a string or null ("") at i.
-func (d *lineDecoder) str(field string, i int) (string, int, error) {
+func (d *lineDecoder) str(i int) (string, int, error) {
 	if d.isNull(i) {
 		return "", i + 4, nil
 	}
 	if i >= len(d.b) || d.b[i] != '"' {
-		return "", i, fmt.Errorf("%s: expected a string or null, found %s", field, d.found(i))
+		return "", i, fmt.Errorf("expected a string or null, found %s", d.found(i))
 	}
 	j, ok := jsonx.ScanString(d.b, i)
 	if !ok {
@@ -213,7 +213,7 @@ func (d *lineDecoder) unquote(lit []byte) string {
 }
 
 // boolean reads true, false or null (false) at i.
-func (d *lineDecoder) boolean(field string, i int) (bool, int, error) {
+func (d *lineDecoder) boolean(i int) (bool, int, error) {
 	switch {
 	case jsonx.HasLiteral(d.b, i, "true"):
 		return true, i + 4, nil
@@ -222,7 +222,7 @@ func (d *lineDecoder) boolean(field string, i int) (bool, int, error) {
 	case d.isNull(i):
 		return false, i + 4, nil
 	}
-	return false, i, fmt.Errorf("%s: expected true, false or null, found %s", field, d.found(i))
+	return false, i, fmt.Errorf("expected true, false or null, found %s", d.found(i))
 }
 
 // metadata reads the metadata object (or null) at i.
@@ -238,25 +238,25 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 		switch k := string(key); k {
 		case "session_num", "turn_index", "source_outer_idx", "agent_depth", "recorded_output_tokens", "attempt",
 			"theoretical_hit_blocks", "theoretical_total_blocks":
-			n, j, err = d.integer("metadata."+k, i)
+			n, j, err = d.integer(i)
 			*d.intField(k) = int(n)
 		case "credit_issued_ns", "request_start_ns", "request_ack_ns", "request_end_ns", "cancellation_time_ns":
-			n, j, err = d.integer("metadata."+k, i)
+			n, j, err = d.integer(i)
 			*d.nsField(k) = n
 		case "x_request_id", "x_correlation_id", "conversation_id", "source_trace_id", "source_kind", "worker_id",
 			"shard", "record_processor_id", "parent_correlation_id", "root_correlation_id":
 			var s string
-			s, j, err = d.str("metadata."+k, i)
+			s, j, err = d.str(i)
 			*d.strField(k) = s
 		case "was_cancelled":
-			r.Cancelled, j, err = d.boolean("metadata."+k, i)
+			r.Cancelled, j, err = d.boolean(i)
 		case "context_overflow_skip":
-			r.ContextOverflow, j, err = d.boolean("metadata."+k, i)
+			r.ContextOverflow, j, err = d.boolean(i)
 		case "retried":
-			r.Retried, j, err = d.boolean("metadata."+k, i)
+			r.Retried, j, err = d.boolean(i)
 		case "benchmark_phase":
 			var s string
-			s, j, err = d.str("metadata."+k, i)
+			s, j, err = d.str(i)
 			switch s {
 			case "", string(PhaseProfiling):
 				r.Phase = PhaseProfiling
@@ -264,14 +264,25 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 				r.Phase = PhaseWarmup
 			default:
 				if err == nil {
-					err = fmt.Errorf("metadata.benchmark_phase %q is neither warmup nor profiling", s)
+					err = fmt.Errorf("%q is neither warmup nor profiling", s)
 				}
 			}
 		default:
 			return d.skip(i, 2)
 		}
-		return j, err
+		return j, fieldErr("metadata.", key, err)
 	})
+}
+
+// fieldErr names the field of err (nil when err is).
+func fieldErr(prefix string, key []byte, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, syntax := err.(*jsonx.SyntaxError); syntax {
+		return err
+	}
+	return fmt.Errorf("%s%s: %w", prefix, key, err)
 }
 
 func (d *lineDecoder) intField(k string) *int {
@@ -398,15 +409,15 @@ func (d *lineDecoder) number(i int) (float64, int, error) {
 // text reads a scalar as InferenceX's processor turns it into text
 // (strings as they are, numbers without a trailing .0, true and false as
 // Python prints them); null, objects and lists give "".
-func (d *lineDecoder) text(field string, i, depth int) (string, int, error) {
+func (d *lineDecoder) text(i, depth int) (string, int, error) {
 	b := d.b
 	switch {
 	case i < len(b) && b[i] == '"':
-		return d.str(field, i)
+		return d.str(i)
 	case i < len(b) && (b[i] == '-' || b[i] >= '0' && b[i] <= '9'):
 		f, j, err := d.number(i)
 		if err != nil {
-			return "", j, fmt.Errorf("%s: %w", field, err)
+			return "", j, err
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64), j, nil
 	case jsonx.HasLiteral(b, i, "true"):
@@ -444,7 +455,7 @@ func (d *lineDecoder) errorValue(i int) (int, error) {
 	case jsonx.HasLiteral(b, i, "false"):
 		j = i + 5
 	default:
-		msg, j, err = d.text("error", i, 1)
+		msg, j, err = d.text(i, 1)
 	}
 	if err != nil {
 		return j, err
@@ -467,7 +478,7 @@ func (d *lineDecoder) errorObject(i int) (int, error) {
 		switch k := string(key); k {
 		case "code":
 			var n int64
-			if n, j, err = d.integer("error.code", i); err == nil && !d.isNull(i) {
+			if n, j, err = d.integer(i); err == nil && !d.isNull(i) {
 				if n == 0 || n != int64(int(n)) {
 					codeText, e.Code = strconv.FormatInt(n, 10), 0
 				} else {
@@ -476,25 +487,25 @@ func (d *lineDecoder) errorObject(i int) (int, error) {
 				return j, nil
 			}
 			e.Code = 0
-			codeText, j, err = d.text("error.code", i, 2)
+			codeText, j, err = d.text(i, 2)
 		case "type":
-			e.Type, j, err = d.text("error.type", i, 2)
+			e.Type, j, err = d.text(i, 2)
 		case "error_type":
-			e.ServerType, j, err = d.text("error.error_type", i, 2)
+			e.ServerType, j, err = d.text(i, 2)
 		case "message":
-			e.Message, j, err = d.text("error.message", i, 2)
+			e.Message, j, err = d.text(i, 2)
 		case "error":
-			alt, j, err = d.text("error.error", i, 2)
+			alt, j, err = d.text(i, 2)
 		case "class":
-			class, j, err = d.text("error.class", i, 2)
+			class, j, err = d.text(i, 2)
 		case "status":
-			status, j, err = d.text("error.status", i, 2)
+			status, j, err = d.text(i, 2)
 		case "details":
 			j, err = d.errorDetails(i, &e)
 		default:
 			j, err = d.skip(i, 2)
 		}
-		return j, err
+		return j, fieldErr("error.", key, err)
 	})
 	if err != nil || members == 0 {
 		return j, err
@@ -525,13 +536,13 @@ func (d *lineDecoder) errorDetails(i int, e *Error) (int, error) {
 		var err error
 		switch string(key) {
 		case "category":
-			e.Category, j, err = d.text("error.details.category", i, 3)
+			e.Category, j, err = d.text(i, 3)
 		case "error_isl_source":
-			d.l.ErrorISLSource, j, err = d.text("error.details.error_isl_source", i, 3)
+			d.l.ErrorISLSource, j, err = d.text(i, 3)
 		default:
 			j, err = d.skip(i, 3)
 		}
-		return j, err
+		return j, fieldErr("error.details.", key, err)
 	})
 }
 

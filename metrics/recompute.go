@@ -615,13 +615,3 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 
 // nilValue is an explicit JSON null kept by decodeOrdered.
 type nilValue struct{}
-
-// ReadJSONL calls add with each non-blank line of the JSONL stream r, as
-// ReadRecords does with each record; errors wrap errBad as well.
-func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
-	torn, err = readJSONL(r, name, tornTail, add)
-	if err != nil {
-		err = fmt.Errorf("%w: %w", errBad, err)
-	}
-	return torn, err
-}
