@@ -317,7 +317,7 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
 	ovf = p.addOverflows(ovf)
-	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
+	info, version, slice, err := readRunInfo(dir, opt.Location)
 	if err != nil {
 		return nil, "", reportSource{}, err
 	}
@@ -353,117 +353,48 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	return s, version, src, nil
 }
 
-// readRunInfo recovers the run context from an existing aggregate JSON. A
-// missing file gives an empty RunInfo.
-func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duration, error) {
+// readRunInfo recovers the run context from the existing aggregate JSON
+// of dir (ReadAggregateFile). A missing file gives an empty RunInfo.
+func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration, error) {
 	var info RunInfo
 	version := "agentperf-dev"
-	data, err := os.ReadFile(path)
+	agg, err := ReadAggregateFile(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return info, version, 0, nil
 	}
 	if err != nil {
-		return info, version, 0, fmt.Errorf("report: %w", err)
+		return info, version, 0, fmt.Errorf("report: read the run context: %w", err)
 	}
-	var agg struct {
-		AiperfVersion string         `json:"aiperf_version"`
-		BenchmarkID   string         `json:"benchmark_id"`
-		InputConfig   map[string]any `json:"input_config"`
-		WasCancelled  bool           `json:"was_cancelled"`
-		StartTime     string         `json:"start_time"`
-		EndTime       string         `json:"end_time"`
-		Metadata      struct {
-			Scenario          string         `json:"scenario"`
-			SubmissionValid   bool           `json:"submission_valid"`
-			Reasons           []string       `json:"submission_invalid_reasons"`
-			Dataset           map[string]any `json:"dataset"`
-			SkippedSubagents  int            `json:"skipped_subagent_requests"`
-			Warnings          []string       `json:"warnings"`
-			RequestAccounting struct {
-				Sent            int   `json:"sent"`
-				ProfilingOK     int   `json:"profiling_ok"`
-				ProfilingErrors int   `json:"profiling_errors"`
-				WarmupOK        int   `json:"warmup_ok"`
-				WarmupErrors    int   `json:"warmup_errors"`
-				Overflows       int   `json:"context_overflows"`
-				Cancelled       int   `json:"cancelled"`
-				AddsUp          *bool `json:"adds_up"`
-			} `json:"request_accounting"`
-			Agentperf map[string]any `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&agg); err != nil {
-		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
-	}
-	// Keep what Recompute does not regenerate: top-level keys that are not
-	// metric blocks (objects with a unit) nor written by aggregateJSON, and
-	// unknown metadata keys.
-	var generic map[string]any
-	d = json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&generic); err != nil {
-		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
-	}
-	for k, v := range generic {
-		if m, ok := v.(map[string]any); ok && m["unit"] != nil {
-			continue
-		}
-		switch k {
-		case "schema_version", "aiperf_version", "benchmark_id", "input_config", "run_info", "was_cancelled",
-			"error_summary", "start_time", "end_time", "warmup_metrics", "metadata":
-			continue
-		}
-		if info.keepTop == nil {
-			info.keepTop = map[string]any{}
-		}
-		info.keepTop[k] = v
-	}
-	if md, ok := generic["metadata"].(map[string]any); ok {
-		for k, v := range md {
-			switch k {
-			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count", "warmup_context_overflow_count",
-				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
-				continue
-			}
-			if info.keepMeta == nil {
-				info.keepMeta = map[string]any{}
-			}
-			info.keepMeta[k] = v
-		}
-	}
-	info.Warnings = agg.Metadata.Warnings
+	// Keep what Recompute does not regenerate: the top-level and metadata
+	// keys the schema does not know.
+	info.keepTop, info.keepMeta = agg.Extra, agg.Metadata.Extra
+	md := &agg.Metadata
+	info.Warnings = md.Warnings
 	if agg.AiperfVersion != "" {
 		version = agg.AiperfVersion
 	}
 	info.BenchmarkID = agg.BenchmarkID
 	info.InputConfig = agg.InputConfig
 	info.Cancelled = agg.WasCancelled
-	info.Scenario = agg.Metadata.Scenario
-	info.Validity.Valid = agg.Metadata.SubmissionValid
-	info.Validity.Reasons = agg.Metadata.Reasons
-	info.Dataset = agg.Metadata.Dataset
-	info.SkippedSubagentRequests = agg.Metadata.SkippedSubagents
-	ra := agg.Metadata.RequestAccounting
-	info.Accounting.Sent = ra.Sent
-	info.prevAccounting = Accounting{Sent: ra.Sent, ProfilingOK: ra.ProfilingOK, ProfilingErrors: ra.ProfilingErrors,
-		WarmupOK: ra.WarmupOK, WarmupErrors: ra.WarmupErrors, Overflows: ra.Overflows, Cancelled: ra.Cancelled}
-	info.prevAddsUp = ra.AddsUp != nil && *ra.AddsUp
+	info.Scenario = md.Scenario
+	info.Validity.Valid = md.SubmissionValid != nil && *md.SubmissionValid
+	info.Validity.Reasons = md.SubmissionInvalidReasons
+	info.Coverage = md.MetricDurationCoverage
+	info.Dataset = md.Dataset
+	info.SkippedSubagentRequests = md.SkippedSubagentRequests
+	if ra := md.RequestAccounting; ra != nil {
+		info.Accounting.Sent = ra.Sent
+		info.prevAccounting, info.prevAddsUp = ra.Accounting, ra.AddsUp
+	}
 	var slice time.Duration
 	extra := map[string]any{}
 	nsTime := func(v any) time.Time {
-		n, ok := v.(json.Number)
-		if !ok {
-			return time.Time{}
+		if i, ok := jsonInt(v); ok {
+			return time.Unix(0, i)
 		}
-		i, err := n.Int64()
-		if err != nil {
-			return time.Time{}
-		}
-		return time.Unix(0, i)
+		return time.Time{}
 	}
-	for k, v := range agg.Metadata.Agentperf {
+	for k, v := range md.Agentperf {
 		switch k {
 		case "profiling_start_ns":
 			info.ProfilingStart = nsTime(v)
@@ -474,13 +405,11 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 		case "run_end_ns":
 			info.EndTime = nsTime(v)
 		case "concurrency":
-			if n, ok := v.(json.Number); ok {
-				c, _ := n.Int64()
+			if c, ok := jsonInt(v); ok {
 				info.Concurrency = int(c)
 			}
 		case "slice_duration_sec":
-			if n, ok := v.(json.Number); ok {
-				f, _ := n.Float64()
+			if f, ok := JSONFloat(v); ok {
 				slice = time.Duration(math.Round(f * 1e9))
 			}
 		case "theoretical_prefix_cache_hit_definition", "warnings":
@@ -507,6 +436,35 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	return info, version, slice, nil
 }
 
+// jsonInt reads an integer that the aggregate decoder gave (a
+// json.Number written as an integer).
+func jsonInt(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return i, err == nil
+}
+
+// JSONFloat reads a number of an open part of the aggregate JSON
+// (InputConfig, metadata.agentperf …: a json.Number after a decode, a Go
+// number when the caller filled it).
+func JSONFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
 // AddWarnings appends warnings to metadata.warnings of the aggregate JSON
 // in dir (written by Finish or Recompute), keeping everything else; a warning
 // already recorded is not repeated. Use it
@@ -515,57 +473,20 @@ func AddWarnings(dir string, warnings ...string) error {
 	if len(warnings) == 0 {
 		return nil
 	}
-	path := filepath.Join(dir, FileAggregateJSON)
-	data, err := os.ReadFile(path)
+	agg, err := ReadAggregateFile(dir)
 	if err != nil {
 		return fmt.Errorf("add warnings: %w", err)
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	doc, err := decodeOrdered(d)
+	for _, w := range warnings {
+		if !slices.Contains(agg.Metadata.Warnings, w) {
+			agg.Metadata.Warnings = append(agg.Metadata.Warnings, w)
+		}
+	}
+	b, err := agg.Encode()
 	if err != nil {
-		return fmt.Errorf("add warnings to %s: %w", path, err)
+		return fmt.Errorf("add warnings to %s: %w", filepath.Join(dir, FileAggregateJSON), err)
 	}
-	top, ok := doc.(obj)
-	if !ok {
-		return fmt.Errorf("add warnings to %s: not a JSON object", path)
-	}
-	found := false
-	for i := range top {
-		if top[i].k != "metadata" {
-			continue
-		}
-		md, ok := top[i].v.(obj)
-		if !ok {
-			return fmt.Errorf("add warnings to %s: metadata is not an object", path)
-		}
-		found = true
-		done := false
-		for j := range md {
-			if md[j].k == "warnings" {
-				old, _ := md[j].v.([]any)
-				for _, w := range warnings {
-					if !slices.Contains(old, any(w)) {
-						old = append(old, w)
-					}
-				}
-				md[j].v = old
-				done = true
-			}
-		}
-		if !done {
-			md = append(md, kv{"warnings", warnings})
-		}
-		top[i].v = md
-	}
-	if !found {
-		top = append(top, kv{"metadata", obj{{"warnings", warnings}}})
-	}
-	b, err := appendJSON(nil, top, 0)
-	if err != nil {
-		return fmt.Errorf("add warnings to %s: %w", path, err)
-	}
-	return writeFileAtomic(dir, FileAggregateJSON, append(b, '\n'))
+	return writeFileAtomic(dir, FileAggregateJSON, b)
 }
 
 // decodeOrdered decodes the next JSON value keeping the key order of
