@@ -86,9 +86,9 @@ type NamedStat struct {
 // StatObject is a stat object as written: its keys in aiperf's order,
 // each left out when not Set.
 type StatObject struct {
-	Unit                                                         string
+	Unit                                                          string
 	Avg, P1, P5, P10, P25, P50, P75, P90, P95, P99, Min, Max, Std Num
-	Count, Sum                                                   Num
+	Count, Sum                                                    Num
 }
 
 // Num is a number of the aggregate JSON: absent, a whole number written
