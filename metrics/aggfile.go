@@ -199,6 +199,15 @@ func (st *StatObject) num(k string) *Num {
 	return nil
 }
 
+// Get returns the field k of st ("avg", "p50", "count" …; absent for
+// "unit" and other keys).
+func (st *StatObject) Get(k string) Num {
+	if n := st.num(k); n != nil {
+		return *n
+	}
+	return Num{}
+}
+
 // obj is st as the writer lays it out.
 func (st *StatObject) obj() obj {
 	o := obj{{"unit", st.Unit}}

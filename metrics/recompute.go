@@ -389,7 +389,7 @@ func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration
 	var slice time.Duration
 	extra := map[string]any{}
 	nsTime := func(v any) time.Time {
-		if i, ok := jsonInt(v); ok {
+		if i, ok := JSONInt(v); ok {
 			return time.Unix(0, i)
 		}
 		return time.Time{}
@@ -405,7 +405,7 @@ func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration
 		case "run_end_ns":
 			info.EndTime = nsTime(v)
 		case "concurrency":
-			if c, ok := jsonInt(v); ok {
+			if c, ok := JSONInt(v); ok {
 				info.Concurrency = int(c)
 			}
 		case "slice_duration_sec":
@@ -436,15 +436,20 @@ func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration
 	return info, version, slice, nil
 }
 
-// jsonInt reads an integer that the aggregate decoder gave (a
-// json.Number written as an integer).
-func jsonInt(v any) (int64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
+// JSONInt reads an integer of an open part of the aggregate JSON (a
+// json.Number written as an integer after a decode, a Go integer when the
+// caller filled it), exactly: timestamps in ns need all 64 bits.
+func JSONInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		i, err := x.Int64()
+		return i, err == nil
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
 	}
-	i, err := n.Int64()
-	return i, err == nil
+	return 0, false
 }
 
 // JSONFloat reads a number of an open part of the aggregate JSON

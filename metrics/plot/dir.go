@@ -2,7 +2,6 @@ package plot
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,21 +86,12 @@ func ReadServerExport(path string) (*servermetrics.Export, []string) {
 // not there (an aiperf folder: the plot then takes the first profiling
 // request's start).
 func ProfilingStartNs(dir string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	agg, err := metrics.ReadAggregateFile(dir)
 	if err != nil {
 		return 0
 	}
-	var agg struct {
-		Metadata struct {
-			Agentperf struct {
-				ProfilingStartNs int64 `json:"profiling_start_ns"`
-			} `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(b, &agg) != nil {
-		return 0
-	}
-	return agg.Metadata.Agentperf.ProfilingStartNs
+	ns, _ := metrics.JSONInt(agg.Metadata.Agentperf["profiling_start_ns"])
+	return ns
 }
 
 // ReadRequests reads profile_export.jsonl into request points. Lines that
