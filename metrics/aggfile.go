@@ -18,10 +18,11 @@ import (
 // file decodes (DecodeAggregateFile, ReadAggregateFile). Encode writes a
 // decoded file back byte for byte when agentperf wrote it.
 //
-// The open parts (input_config, metadata.dataset, metadata.agentperf and
-// keys the schema does not know) are maps of what encoding/json decodes
-// with UseNumber (numbers are json.Number, their text kept); they are
-// written with sorted keys, as the writer writes every map.
+// The open parts (input_config, metadata.agentperf and keys the schema
+// does not know) are maps of what encoding/json decodes with UseNumber
+// (numbers are json.Number, their text kept); they are written with
+// sorted keys, as the writer writes every map. metadata.dataset keeps its
+// key order (AggregateMetadata.Dataset).
 type AggregateFile struct {
 	SchemaVersion string
 	AiperfVersion string
@@ -53,7 +54,10 @@ type AggregateMetadata struct {
 	// SubmissionInvalidReasons is left out when nil ([] when empty).
 	SubmissionInvalidReasons []string
 	MetricDurationCoverage   []PhaseCoverage
-	Dataset                  map[string]any // nil is left out
+	// Dataset is metadata.dataset as JSON, its keys in the order written
+	// (nil is left out): InferenceX copies it as is into its result, and
+	// so does agentperf report.
+	Dataset json.RawMessage
 	// The two overflow counts and skipped_subagent_requests are always
 	// written.
 	ContextOverflowCount       int
@@ -479,7 +483,12 @@ func (md *AggregateMetadata) decodeKey(k string, v any) error {
 	case "metric_duration_coverage":
 		md.MetricDurationCoverage, err = decodeCoverage(v)
 	case "dataset":
-		md.Dataset, err = asMap(v)
+		md.Dataset = nil
+		if _, null := v.(nilValue); !null {
+			if _, err = asObj(v); err == nil {
+				md.Dataset, err = appendJSON(nil, v, 0)
+			}
+		}
 	case "context_overflow_count":
 		md.ContextOverflowCount, err = asInt(v)
 	case "warmup_context_overflow_count":

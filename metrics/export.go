@@ -60,11 +60,15 @@ type exportOptions struct {
 
 // aggregateJSON renders profile_export_aiperf.json.
 func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
-	return s.aggregateFile(eo).Encode()
+	a, err := s.aggregateFile(eo)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileAggregateJSON, err)
+	}
+	return a.Encode()
 }
 
 // aggregateFile is the aggregate JSON of the summary.
-func (s *Summary) aggregateFile(eo exportOptions) *AggregateFile {
+func (s *Summary) aggregateFile(eo exportOptions) (*AggregateFile, error) {
 	info := &s.Info
 	a := &AggregateFile{SchemaVersion: SchemaVersion, AiperfVersion: eo.version, BenchmarkID: info.BenchmarkID,
 		RunInfoID: info.BenchmarkID, WasCancelled: info.Cancelled, Extra: info.keepTop}
@@ -86,14 +90,21 @@ func (s *Summary) aggregateFile(eo exportOptions) *AggregateFile {
 		a.WarmupMetrics = append(a.WarmupMetrics, NamedStat{s.WarmupMetrics[i].Metric.Tag, statObject(s.WarmupMetrics[i].Metric, &s.WarmupMetrics[i].Stat)})
 	}
 	a.Metadata = s.metadata()
-	return a
+	if info.Dataset != nil {
+		ds, err := appendJSON(nil, info.Dataset, 0)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		a.Metadata.Dataset = ds
+	}
+	return a, nil
 }
 
 // metadata is the metadata block: aiperf's keys plus agentperf's
 // request_accounting and run facts (docs/artifacts.md).
 func (s *Summary) metadata() AggregateMetadata {
 	info := &s.Info
-	md := AggregateMetadata{Dataset: info.Dataset, ContextOverflowCount: s.ContextOverflowCount,
+	md := AggregateMetadata{ContextOverflowCount: s.ContextOverflowCount,
 		WarmupContextOverflowCount: s.WarmupOverflowCount, SkippedSubagentRequests: info.SkippedSubagentRequests,
 		Warnings: s.metadataWarnings(), Extra: info.keepMeta}
 	if info.Scenario != "" {

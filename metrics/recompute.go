@@ -380,7 +380,13 @@ func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration
 	info.Validity.Valid = md.SubmissionValid != nil && *md.SubmissionValid
 	info.Validity.Reasons = md.SubmissionInvalidReasons
 	info.Coverage = md.MetricDurationCoverage
-	info.Dataset = md.Dataset
+	if md.Dataset != nil {
+		d := json.NewDecoder(bytes.NewReader(md.Dataset))
+		d.UseNumber()
+		if err := d.Decode(&info.Dataset); err != nil {
+			return info, version, 0, fmt.Errorf("report: read the run context: metadata.dataset: %w", err)
+		}
+	}
 	info.SkippedSubagentRequests = md.SkippedSubagentRequests
 	if ra := md.RequestAccounting; ra != nil {
 		info.Accounting.Sent = ra.Sent
