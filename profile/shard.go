@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/rendezvous"
 	"github.com/agentperf/agentperf/replay"
 )
@@ -176,29 +177,14 @@ type aggregateMeta struct {
 }
 
 func readAggregateMeta(dir string) (aggregateMeta, error) {
-	var out aggregateMeta
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	agg, err := metrics.ReadAggregateFile(dir)
 	if err != nil {
-		return out, err
+		return aggregateMeta{}, err
 	}
-	var agg struct {
-		Version  string `json:"aiperf_version"`
-		Metadata struct {
-			Warnings  []string `json:"warnings"`
-			Agentperf struct {
-				Slice         float64 `json:"slice_duration_sec"`
-				ServerDerived any     `json:"server_derived"`
-			} `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(b, &agg); err != nil {
-		return out, fmt.Errorf("read %s: %w", filepath.Join(dir, "profile_export_aiperf.json"), err)
-	}
-	out.version = agg.Version
-	out.sliceDuration = time.Duration(agg.Metadata.Agentperf.Slice * 1e9)
-	out.serverDerived = agg.Metadata.Agentperf.ServerDerived
-	out.warnings = agg.Metadata.Warnings
-	return out, nil
+	ap := agg.Metadata.Agentperf
+	slice, _ := metrics.JSONFloat(ap["slice_duration_sec"])
+	return aggregateMeta{version: agg.AiperfVersion, sliceDuration: time.Duration(slice * 1e9),
+		serverDerived: ap["server_derived"], warnings: agg.Metadata.Warnings}, nil
 }
 
 // ReadShardManifest reads the manifest of the shard folder dir.

@@ -1,7 +1,6 @@
 package slo
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -44,22 +43,16 @@ func (r *Run) Requests() int { return len(r.Values) }
 func Load(dirs ...string) (*Run, error) {
 	r := &Run{Dirs: dirs}
 	for _, dir := range dirs {
-		agg, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+		agg, err := metrics.ReadAggregateFile(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRun, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadRun, err)
 		}
-		var a struct {
-			Duration struct {
-				Avg *float64 `json:"avg"`
-			} `json:"benchmark_duration"`
+		if st, ok := agg.Stat("benchmark_duration"); ok {
+			if d, ok := st.Avg.Float(); ok {
+				r.Duration += d
+			}
 		}
-		if err := json.Unmarshal(agg, &a); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadRun, filepath.Join(dir, "profile_export_aiperf.json"), err)
-		}
-		if a.Duration.Avg != nil {
-			r.Duration += *a.Duration.Avg
-		}
-		name := filepath.Join(dir, "profile_export.jsonl")
+		name := filepath.Join(dir, metrics.FileRecords)
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v (a run with --export-level summary has no records to judge)", ErrBadRun, err)
