@@ -1,9 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -158,34 +156,14 @@ func requiredPrefix(dir, prefix string) (bool, string) {
 			return false, fmt.Sprintf("%s is missing or empty (required because the server metric prefix %q is)", n, prefix)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, servermetrics.JSONFile))
+	has, err := servermetrics.HasMetricPrefix(filepath.Join(dir, servermetrics.JSONFile), prefix)
 	if err != nil {
 		return false, err.Error()
 	}
-	defer f.Close()
-	if !containsStream(f, []byte(`"`+prefix)) {
+	if !has {
 		return false, fmt.Sprintf("%s has no metric named %s…", servermetrics.JSONFile, prefix)
 	}
 	return true, fmt.Sprintf("server metrics with prefix %s present", prefix)
-}
-
-// containsStream reports whether r contains needle, reading in chunks.
-func containsStream(r io.Reader, needle []byte) bool {
-	buf := make([]byte, 0, 1<<16+len(needle))
-	chunk := make([]byte, 1<<16)
-	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if bytes.Contains(buf, needle) {
-			return true
-		}
-		if keep := len(needle) - 1; len(buf) > keep {
-			buf = append(buf[:0], buf[len(buf)-keep:]...)
-		}
-		if err != nil {
-			return false
-		}
-	}
 }
 
 // Passed reports whether every check passed.
