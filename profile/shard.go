@@ -161,11 +161,36 @@ func writeShardManifest(dir string, in Input, res *replay.Result) error {
 		fin.Warnings = agg.warnings
 	}
 	m.Finish = fin
-	b, err := json.MarshalIndent(&m, "", "  ")
+	b, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, FileShard), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, FileShard), b)
+}
+
+// Encode writes m as agentperf_shard.json: its fields by their JSON
+// names, indented by two spaces, a final newline. DecodeShardManifest
+// reads it back.
+func (m *ShardManifest) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileShard, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeShardManifest decodes an agentperf_shard.json as Encode writes
+// it; its format must be the one this agentperf writes. An error names
+// the field whose value has the wrong type.
+func DecodeShardManifest(data []byte) (*ShardManifest, error) {
+	var m ShardManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	if m.Format != shardFormat {
+		return nil, fmt.Errorf("format %d, this agentperf reads format %d (merge the shards with the agentperf that ran them)", m.Format, shardFormat)
+	}
+	return &m, nil
 }
 
 // aggregateMeta is what a shard's aggregate JSON holds for the merge.
@@ -197,17 +222,14 @@ func ReadShardManifest(dir string) (*ShardManifest, error) {
 		}
 		return nil, err
 	}
-	var m ShardManifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := DecodeShardManifest(b)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if m.Format != shardFormat {
-		return nil, fmt.Errorf("%s: format %d, this agentperf reads format %d", path, m.Format, shardFormat)
 	}
 	if m.Result == nil || m.Finish == nil {
 		return nil, fmt.Errorf("%s: incomplete manifest (no result): the shard did not finish", path)
 	}
-	return &m, nil
+	return m, nil
 }
 
 // joinShards joins a sharded Spec's rendezvous (nil without one): the

@@ -1,0 +1,111 @@
+package profile
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/timing"
+)
+
+// randomManifest is a finished shard's manifest from seed, its strings
+// from s.
+func randomManifest(seed uint64, s string) *ShardManifest {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	gen, _ := timing.LookupGeneration(timing.DefaultGeneration)
+	at := time.Unix(0, rng.Int64N(1<<62)).UTC()
+	res := &replay.Result{BenchmarkID: "run-" + s, Generation: gen, StartTime: at, ProfilingStart: at.Add(time.Second),
+		EndTime: at.Add(time.Hour), Accounting: metrics.Accounting{Sent: rng.IntN(1000)}, Aborted: s, StartTurns: []int{rng.IntN(9), -1},
+		ProfilingUserCPU: time.Duration(rng.Int64N(1e12))}
+	limit := rng.Float64()
+	m := &ShardManifest{Format: shardFormat, RunID: "run-" + s, Index: rng.IntN(8), Count: 8, Seed: rng.Int64(), Argv: []string{"profile", s, "--x=" + s},
+		CorpusDigest: s, Clock: ClockOffset{OffsetNs: rng.Int64N(1e9) - 5e8, RTTNs: rng.Int64N(1e6), Measured: rng.IntN(2) == 0}, Stop: s,
+		Result: res,
+		Finish: &shardFinish{Scenario: s, Generation: "v1.0", DurationNs: rng.Int64N(1e12), Concurrency: rng.IntN(512), OverflowRateLimit: &limit,
+			InputConfig: map[string]any{"concurrency": float64(rng.IntN(512)), "s": s, "l": []any{1.5, true, nil}},
+			Corpus:      dataset.Identity{SourceType: "hf", Loader: s, Traces: rng.IntN(200)}, Described: Described{Synthesis: map[string]any{"seed": 42.0}},
+			Warnings: []string{s, "w"}, SliceDurationNs: int64(time.Second), Version: "agentperf-test", ServerDerived: map[string]any{"gpu_kv_usage_peak": 0.5}}}
+	return m
+}
+
+// FuzzShardManifestRoundTrip: a shard's manifest survives Encode →
+// DecodeShardManifest: the identity, clock, stop and what Merge finishes
+// with come back equal, and the bytes are a fixed point.
+func FuzzShardManifestRoundTrip(f *testing.F) {
+	f.Add(uint64(1), "")
+	f.Add(uint64(2), "a\"b\\c\x00é<&>\xff")
+	f.Fuzz(func(t *testing.T, seed uint64, s string) {
+		s = strings.ToValidUTF8(s, "") // encoding/json replaces invalid bytes
+		m := randomManifest(seed, s)
+		b, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeShardManifest(b)
+		if err != nil {
+			t.Fatalf("decode what Encode wrote: %v\n%s", err, b)
+		}
+		again, err := back.Encode()
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("re-encoded manifest differs (%v):\n%s\nwas\n%s", err, again, b)
+		}
+		if back.RunID != m.RunID || back.Stop != m.Stop || !reflect.DeepEqual(back.Argv, m.Argv) || back.Index != m.Index || back.Count != m.Count || back.Seed != m.Seed || back.Clock != m.Clock ||
+			back.Finish.Corpus != m.Finish.Corpus || !reflect.DeepEqual(back.Finish.Warnings, m.Finish.Warnings) || back.Finish.DurationNs != m.Finish.DurationNs ||
+			*back.Finish.OverflowRateLimit != *m.Finish.OverflowRateLimit || back.Result.Accounting != m.Result.Accounting ||
+			!back.Result.ProfilingStart.Equal(m.Result.ProfilingStart) || back.Result.Generation.Name != m.Result.Generation.Name {
+			t.Fatalf("decoded %+v\nwant %+v", back, m)
+		}
+	})
+}
+
+// FuzzDecodeShardManifest: any bytes either decode or give an error,
+// never a panic; what decodes encodes to a fixed point.
+func FuzzDecodeShardManifest(f *testing.F) {
+	b, _ := randomManifest(3, "x").Encode()
+	f.Add(b)
+	f.Add([]byte(`{"format":1,"result":{"StartTime":"2026-01-02T03:04:05.123+05:30"},"finish":{"input_config":{"a":[1e300,null]}}}`))
+	f.Add([]byte(`{"format":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeShardManifest(b)
+		if err != nil {
+			return
+		}
+		y, err := m.Encode()
+		if err != nil {
+			t.Fatalf("decoded %q does not encode: %v", b, err)
+		}
+		m2, err := DecodeShardManifest(y)
+		if err != nil {
+			t.Fatalf("re-encoded manifest does not decode: %v\n%s", err, y)
+		}
+		if z, err := m2.Encode(); err != nil || !bytes.Equal(y, z) {
+			t.Fatalf("re-encoding is not stable (%v):\n%s\n%s", err, y, z)
+		}
+	})
+}
+
+// TestReadShardManifestErrors: a manifest of another format, one that is
+// not a finished shard's, and a malformed one are refused, naming the file.
+func TestReadShardManifestErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, want string }{
+		{`{"format":2}`, "format 2, this agentperf reads format 1"},
+		{`{"format":1,"run_id":"r"}`, "incomplete manifest"},
+		{`{"format":1,"shard":"zero"}`, "ShardManifest.shard"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, FileShard), []byte(c.body), 0o644)
+		_, err := ReadShardManifest(dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, FileShard)) {
+			t.Errorf("%s: %v, want an error naming the file and %q", c.body, err, c.want)
+		}
+	}
+}
