@@ -1,12 +1,13 @@
 package capacity
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/codectest"
 )
 
 // FuzzManifestRoundTrip: the sweep's points survive EncodeManifest →
@@ -17,16 +18,8 @@ func FuzzManifestRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, c int, status, msg string) {
 		status, msg = strings.ToValidUTF8(status, ""), strings.ToValidUTF8(msg, "") // encoding/json replaces invalid bytes
 		pts := []PointRecord{{Concurrency: c, Dir: PointDir(c), Status: status, Message: msg}, {Concurrency: c + 1, Dir: PointDir(c + 1), Status: PointOK}}
-		b, err := EncodeManifest(pts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := DecodeManifest(b)
-		if err != nil || !reflect.DeepEqual(back, pts) {
-			t.Fatalf("decoded %+v (%v), want %+v", back, err, pts)
-		}
-		if again, _ := EncodeManifest(back); !bytes.Equal(again, b) {
-			t.Fatalf("re-encoded:\n%s\nwas\n%s", again, b)
+		if back, _ := codectest.RoundTrip(t, pts, EncodeManifest, DecodeManifest); !reflect.DeepEqual(back, pts) {
+			t.Fatalf("decoded %+v, want %+v", back, pts)
 		}
 	})
 }
@@ -37,21 +30,7 @@ func FuzzDecodeManifest(f *testing.F) {
 	f.Add([]byte(`{"points":[{"concurrency":4,"dir":"c4","status":"ok"}]}`))
 	f.Add([]byte(`{"points":null,"other":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pts, err := DecodeManifest(b)
-		if err != nil {
-			return
-		}
-		y, err := EncodeManifest(pts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pts2, err := DecodeManifest(y)
-		if err != nil {
-			t.Fatalf("re-encoded manifest does not decode: %v\n%s", err, y)
-		}
-		if z, _ := EncodeManifest(pts2); !bytes.Equal(y, z) {
-			t.Fatalf("re-encoding is not stable:\n%s\n%s", y, z)
-		}
+		codectest.FixedPoint(t, b, DecodeManifest, EncodeManifest)
 	})
 }
 

@@ -690,25 +690,23 @@ func typeOf(v any) string {
 	return "null"
 }
 
-func asString(v any) (string, error) {
+// as reads a value of type T, or null (T's zero value); want words T
+// for the error.
+func as[T any](v any, want string) (T, error) {
 	switch x := v.(type) {
-	case string:
+	case T:
 		return x, nil
 	case nilValue:
-		return "", nil
+		var zero T
+		return zero, nil
 	}
-	return "", fmt.Errorf("expected a string, found %s", typeOf(v))
+	var zero T
+	return zero, fmt.Errorf("expected %s, found %s", want, typeOf(v))
 }
 
-func asBool(v any) (bool, error) {
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case nilValue:
-		return false, nil
-	}
-	return false, fmt.Errorf("expected true or false, found %s", typeOf(v))
-}
+func asString(v any) (string, error) { return as[string](v, "a string") }
+
+func asBool(v any) (bool, error) { return as[bool](v, "true or false") }
 
 // asNum reads a number, keeping whether it was written as an integer.
 func asNum(v any) (Num, error) {
@@ -750,25 +748,9 @@ func asInt(v any) (int, error) {
 	return int(n.i), nil
 }
 
-func asObj(v any) (obj, error) {
-	switch x := v.(type) {
-	case obj:
-		return x, nil
-	case nilValue:
-		return nil, nil
-	}
-	return nil, fmt.Errorf("expected an object, found %s", typeOf(v))
-}
+func asObj(v any) (obj, error) { return as[obj](v, "an object") }
 
-func asList(v any) ([]any, error) {
-	switch x := v.(type) {
-	case []any:
-		return x, nil
-	case nilValue:
-		return nil, nil
-	}
-	return nil, fmt.Errorf("expected a list, found %s", typeOf(v))
-}
+func asList(v any) ([]any, error) { return as[[]any](v, "a list") }
 
 func asStrings(v any) ([]string, error) {
 	if _, null := v.(nilValue); null {

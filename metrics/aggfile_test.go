@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/codectest"
 )
 
 // TestAggregateFileGoldenRoundTrip: the golden aggregate decodes to its
@@ -113,22 +115,7 @@ func FuzzDecodeAggregateFile(f *testing.F) {
 	f.Add([]byte(`{"x":{"unit":null,"avg":1E5,"count":-0},"y":[null,{"a":1}],"metadata":{"submission_valid":null,"w":{}}}`))
 	f.Add([]byte(`{"a":{"unit":"ms"},"a":"again","metadata":{},"metadata":{"scenario":"s"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := DecodeAggregateFile(b)
-		if err != nil {
-			return
-		}
-		y, err := a.Encode()
-		if err != nil {
-			t.Fatalf("decoded %q does not encode: %v", b, err)
-		}
-		a2, err := DecodeAggregateFile(y)
-		if err != nil {
-			t.Fatalf("re-encoded file does not decode: %v\n%s", err, y)
-		}
-		z, err := a2.Encode()
-		if err != nil || !bytes.Equal(y, z) {
-			t.Fatalf("re-encoding is not stable (%v):\n%s\n%s", err, y, z)
-		}
+		codectest.FixedPoint(t, b, DecodeAggregateFile, (*AggregateFile).Encode)
 	})
 }
 

@@ -232,22 +232,55 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 	}
 	r := &d.l.Record
 	return jsonx.EachMember(d.b, i, func(key []byte, i int) (int, error) {
-		var n int64
+		var j int
 		var err error
-		j := i
-		switch k := string(key); k {
-		case "session_num", "turn_index", "source_outer_idx", "agent_depth", "recorded_output_tokens", "attempt",
-			"theoretical_hit_blocks", "theoretical_total_blocks":
-			n, j, err = d.integer(i)
-			*d.intField(k) = int(n)
-		case "credit_issued_ns", "request_start_ns", "request_ack_ns", "request_end_ns", "cancellation_time_ns":
-			n, j, err = d.integer(i)
-			*d.nsField(k) = n
-		case "x_request_id", "x_correlation_id", "conversation_id", "source_trace_id", "source_kind", "worker_id",
-			"shard", "record_processor_id", "parent_correlation_id", "root_correlation_id":
-			var s string
-			s, j, err = d.str(i)
-			*d.strField(k) = s
+		switch string(key) {
+		case "session_num":
+			j, err = d.setInt(&r.SessionNum, i)
+		case "x_request_id":
+			j, err = d.setStr(&r.XRequestID, i)
+		case "x_correlation_id":
+			j, err = d.setStr(&r.XCorrelationID, i)
+		case "conversation_id":
+			j, err = d.setStr(&r.ConversationID, i)
+		case "turn_index":
+			j, err = d.setInt(&r.TurnIndex, i)
+		case "source_trace_id":
+			j, err = d.setStr(&r.SourceTraceID, i)
+		case "source_outer_idx":
+			j, err = d.setInt(&r.SourceOuterIdx, i)
+		case "source_kind":
+			j, err = d.setStr(&r.SourceKind, i)
+		case "credit_issued_ns":
+			r.CreditIssuedNs, j, err = d.integer(i)
+		case "request_start_ns":
+			r.RequestStartNs, j, err = d.integer(i)
+		case "request_ack_ns":
+			r.RequestAckNs, j, err = d.integer(i)
+		case "request_end_ns":
+			r.RequestEndNs, j, err = d.integer(i)
+		case "worker_id":
+			j, err = d.setStr(&r.WorkerID, i)
+		case "shard":
+			j, err = d.setStr(&r.Shard, i)
+		case "record_processor_id":
+			j, err = d.setStr(&d.l.ProcessorID, i)
+		case "cancellation_time_ns":
+			r.CancellationNs, j, err = d.integer(i)
+		case "agent_depth":
+			j, err = d.setInt(&r.AgentDepth, i)
+		case "parent_correlation_id":
+			j, err = d.setStr(&r.ParentCorrelationID, i)
+		case "root_correlation_id":
+			j, err = d.setStr(&r.RootCorrelationID, i)
+		case "recorded_output_tokens":
+			j, err = d.setInt(&r.RecordedOut, i)
+		case "attempt":
+			j, err = d.setInt(&r.Attempt, i)
+		case "theoretical_hit_blocks":
+			j, err = d.setInt(&r.HitBlocks, i)
+		case "theoretical_total_blocks":
+			j, err = d.setInt(&r.TotalBlocks, i)
 		case "was_cancelled":
 			r.Cancelled, j, err = d.boolean(i)
 		case "context_overflow_skip":
@@ -285,65 +318,18 @@ func fieldErr(prefix string, key []byte, err error) error {
 	return fmt.Errorf("%s%s: %w", prefix, key, err)
 }
 
-func (d *lineDecoder) intField(k string) *int {
-	r := &d.l.Record
-	switch k {
-	case "session_num":
-		return &r.SessionNum
-	case "turn_index":
-		return &r.TurnIndex
-	case "source_outer_idx":
-		return &r.SourceOuterIdx
-	case "agent_depth":
-		return &r.AgentDepth
-	case "recorded_output_tokens":
-		return &r.RecordedOut
-	case "attempt":
-		return &r.Attempt
-	case "theoretical_hit_blocks":
-		return &r.HitBlocks
-	}
-	return &r.TotalBlocks
+// setInt reads an integer or null (0) at i into *p.
+func (d *lineDecoder) setInt(p *int, i int) (int, error) {
+	n, j, err := d.integer(i)
+	*p = int(n)
+	return j, err
 }
 
-func (d *lineDecoder) nsField(k string) *int64 {
-	r := &d.l.Record
-	switch k {
-	case "credit_issued_ns":
-		return &r.CreditIssuedNs
-	case "request_start_ns":
-		return &r.RequestStartNs
-	case "request_ack_ns":
-		return &r.RequestAckNs
-	case "request_end_ns":
-		return &r.RequestEndNs
-	}
-	return &r.CancellationNs
-}
-
-func (d *lineDecoder) strField(k string) *string {
-	r := &d.l.Record
-	switch k {
-	case "x_request_id":
-		return &r.XRequestID
-	case "x_correlation_id":
-		return &r.XCorrelationID
-	case "conversation_id":
-		return &r.ConversationID
-	case "source_trace_id":
-		return &r.SourceTraceID
-	case "source_kind":
-		return &r.SourceKind
-	case "worker_id":
-		return &r.WorkerID
-	case "shard":
-		return &r.Shard
-	case "record_processor_id":
-		return &d.l.ProcessorID
-	case "parent_correlation_id":
-		return &r.ParentCorrelationID
-	}
-	return &r.RootCorrelationID
+// setStr reads a string or null ("") at i into *p.
+func (d *lineDecoder) setStr(p *string, i int) (int, error) {
+	s, j, err := d.str(i)
+	*p = s
+	return j, err
 }
 
 // metrics reads the metrics object (or null) at i.

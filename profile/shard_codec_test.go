@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/codectest"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/timing"
@@ -45,18 +45,7 @@ func FuzzShardManifestRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, s string) {
 		s = strings.ToValidUTF8(s, "") // encoding/json replaces invalid bytes
 		m := randomManifest(seed, s)
-		b, err := m.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := DecodeShardManifest(b)
-		if err != nil {
-			t.Fatalf("decode what Encode wrote: %v\n%s", err, b)
-		}
-		again, err := back.Encode()
-		if err != nil || !bytes.Equal(again, b) {
-			t.Fatalf("re-encoded manifest differs (%v):\n%s\nwas\n%s", err, again, b)
-		}
+		back, _ := codectest.RoundTrip(t, m, (*ShardManifest).Encode, DecodeShardManifest)
 		if back.RunID != m.RunID || back.Stop != m.Stop || !reflect.DeepEqual(back.Argv, m.Argv) || back.Index != m.Index || back.Count != m.Count || back.Seed != m.Seed || back.Clock != m.Clock ||
 			back.Finish.Corpus != m.Finish.Corpus || !reflect.DeepEqual(back.Finish.Warnings, m.Finish.Warnings) || back.Finish.DurationNs != m.Finish.DurationNs ||
 			*back.Finish.OverflowRateLimit != *m.Finish.OverflowRateLimit || back.Result.Accounting != m.Result.Accounting ||
@@ -74,21 +63,7 @@ func FuzzDecodeShardManifest(f *testing.F) {
 	f.Add([]byte(`{"format":1,"result":{"StartTime":"2026-01-02T03:04:05.123+05:30"},"finish":{"input_config":{"a":[1e300,null]}}}`))
 	f.Add([]byte(`{"format":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeShardManifest(b)
-		if err != nil {
-			return
-		}
-		y, err := m.Encode()
-		if err != nil {
-			t.Fatalf("decoded %q does not encode: %v", b, err)
-		}
-		m2, err := DecodeShardManifest(y)
-		if err != nil {
-			t.Fatalf("re-encoded manifest does not decode: %v\n%s", err, y)
-		}
-		if z, err := m2.Encode(); err != nil || !bytes.Equal(y, z) {
-			t.Fatalf("re-encoding is not stable (%v):\n%s\n%s", err, y, z)
-		}
+		codectest.FixedPoint(t, b, DecodeShardManifest, (*ShardManifest).Encode)
 	})
 }
 

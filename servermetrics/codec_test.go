@@ -1,30 +1,20 @@
 package servermetrics
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/codectest"
 )
 
 // checkRoundTrip: ex encodes, decodes to an equal Export, and encodes
 // again to the same bytes.
 func checkRoundTrip(t *testing.T, ex *Export) {
 	t.Helper()
-	b, err := Encode(ex)
-	if err != nil {
-		t.Fatalf("encode: %v", err)
-	}
-	back, err := Decode(b)
-	if err != nil {
-		t.Fatalf("decode what Encode wrote: %v\n%s", err, b)
-	}
-	again, err := Encode(back)
-	if err != nil || !bytes.Equal(again, b) {
-		t.Fatalf("re-encoded export differs (%v):\n%s\nwas\n%s", err, again, b)
-	}
+	back, b := codectest.RoundTrip(t, ex, Encode, Decode)
 	want := *ex
 	want.InputConfig = back.InputConfig // any: decoded as encoding/json decodes it
 	if !reflect.DeepEqual(normalized(&want), normalized(back)) {
@@ -86,21 +76,7 @@ func FuzzDecodeExport(f *testing.F) {
 	f.Add([]byte(`{"schema_version":"1.0","metrics":{"g":{"type":"gauge","series":[{"endpoint_url":"u","stats":{"avg":1e-7}}]}},"input_config":[1,{"a":null}]}`))
 	f.Add([]byte(`{"summary":{"endpoint_info":{"u":{"avg_update_interval_ms":null}}},"extra":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ex, err := Decode(b)
-		if err != nil {
-			return
-		}
-		y, err := Encode(ex)
-		if err != nil {
-			t.Fatalf("decoded %q does not encode: %v", b, err)
-		}
-		ex2, err := Decode(y)
-		if err != nil {
-			t.Fatalf("re-encoded export does not decode: %v\n%s", err, y)
-		}
-		if z, err := Encode(ex2); err != nil || !bytes.Equal(y, z) {
-			t.Fatalf("re-encoding is not stable (%v):\n%s\n%s", err, y, z)
-		}
+		codectest.FixedPoint(t, b, Decode, Encode)
 	})
 }
 
