@@ -15,7 +15,7 @@ import (
 
 // Artifact file names RenderDir reads.
 const (
-	RecordsFile = "profile_export.jsonl"
+	RecordsFile = metrics.FileRecords
 )
 
 // RenderDir rebuilds metrics_plots.png in an artifact folder from
