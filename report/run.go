@@ -227,8 +227,9 @@ func resolveDir(dir string) (string, error) {
 
 // Load reads an artifact folder. A folder without records, a malformed
 // record line and an undecodable aggregate or server-metrics file are
-// errors (wrapping ErrNotArtifactDir, ErrBadRecords, metrics.ErrBadExport
-// or ErrBadArtifact); a missing aggregate or server-metrics file is not.
+// errors (wrapping ErrNotArtifactDir, ErrBadRecords, which is
+// metrics.ErrBadExport, or ErrBadArtifact); a missing aggregate or
+// server-metrics file is not.
 func Load(dir string) (*Run, error) {
 	d, err := resolveDir(dir)
 	if err != nil {
