@@ -145,7 +145,11 @@ func scanDigits(b []byte, i int) int {
 // AppendUnquoted appends the decoded value of lit, a string literal that
 // ScanString accepted (quotes included), to dst, exactly as encoding/json
 // decodes it: escapes resolved, a surrogate pair joined, a lone surrogate
-// and each byte of invalid UTF-8 replaced by U+FFFD.
+// and each byte of invalid UTF-8 replaced by U+FFFD. It decodes the
+// escapes itself instead of calling AppendUnescaped, which validates each
+// one again: the live reply's text is decoded with it on the response
+// path, where the call per escape measured about a quarter slower on
+// text dense in \u escapes (FuzzScan holds the two to encoding/json).
 func AppendUnquoted(dst, lit []byte) []byte {
 	s := lit[1 : len(lit)-1]
 	i := 0
