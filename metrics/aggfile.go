@@ -306,13 +306,16 @@ func (md *AggregateMetadata) obj() obj {
 	}
 	if len(md.MetricDurationCoverage) > 0 {
 		var cov []any
-		for _, c := range md.MetricDurationCoverage {
+		for i := range md.MetricDurationCoverage {
+			c := &md.MetricDurationCoverage[i]
 			e := obj{}
 			if c.PhaseName != "" {
 				e = append(e, kv{"phase_name", c.PhaseName})
 			}
-			cov = append(cov, append(e, kv{"expected_duration_seconds", c.ExpectedDurationSeconds},
-				kv{"required_ratio", c.RequiredRatio}, kv{"ttft_ratio", c.TTFTRatio}, kv{"inter_token_latency_ratio", c.ITLRatio}))
+			for _, r := range coverageRatios(c) {
+				e = append(e, kv{r.key, *r.f})
+			}
+			cov = append(cov, e)
 		}
 		o = append(o, kv{"metric_duration_coverage", cov})
 	}
@@ -321,9 +324,11 @@ func (md *AggregateMetadata) obj() obj {
 	}
 	o = append(o, kv{"context_overflow_count", md.ContextOverflowCount}, kv{"warmup_context_overflow_count", md.WarmupContextOverflowCount})
 	if a := md.RequestAccounting; a != nil {
-		acc := obj{{"sent", a.Sent}, {"profiling_ok", a.ProfilingOK}, {"profiling_errors", a.ProfilingErrors},
-			{"warmup_ok", a.WarmupOK}, {"warmup_errors", a.WarmupErrors}, {"context_overflows", a.Overflows},
-			{"cancelled", a.Cancelled}, {"adds_up", a.AddsUp}}
+		acc := obj{}
+		for _, c := range a.counts() {
+			acc = append(acc, kv{c.key, *c.n})
+		}
+		acc = append(acc, kv{"adds_up", a.AddsUp})
 		if a.CheckError != "" {
 			acc = append(acc, kv{"check_error", a.CheckError})
 		}
@@ -510,6 +515,26 @@ func (md *AggregateMetadata) decodeKey(k string, v any) error {
 	return err
 }
 
+// intField and floatField name a field of a schema type by its JSON key,
+// so that its encoder and decoder share one list of keys.
+type (
+	intField struct {
+		key string
+		n   *int
+	}
+	floatField struct {
+		key string
+		f   *float64
+	}
+)
+
+// counts are the buckets of request_accounting, in the order written.
+func (a *RequestAccounting) counts() []intField {
+	return []intField{{"sent", &a.Sent}, {"profiling_ok", &a.ProfilingOK}, {"profiling_errors", &a.ProfilingErrors},
+		{"warmup_ok", &a.WarmupOK}, {"warmup_errors", &a.WarmupErrors}, {"context_overflows", &a.Overflows},
+		{"cancelled", &a.Cancelled}}
+}
+
 func decodeAccounting(v any) (*RequestAccounting, error) {
 	if _, null := v.(nilValue); null {
 		return nil, nil
@@ -519,33 +544,33 @@ func decodeAccounting(v any) (*RequestAccounting, error) {
 		return nil, err
 	}
 	a := &RequestAccounting{}
+	counts := a.counts()
 	for _, e := range o {
 		var err error
 		switch e.k {
-		case "sent":
-			a.Sent, err = asInt(e.v)
-		case "profiling_ok":
-			a.ProfilingOK, err = asInt(e.v)
-		case "profiling_errors":
-			a.ProfilingErrors, err = asInt(e.v)
-		case "warmup_ok":
-			a.WarmupOK, err = asInt(e.v)
-		case "warmup_errors":
-			a.WarmupErrors, err = asInt(e.v)
-		case "context_overflows":
-			a.Overflows, err = asInt(e.v)
-		case "cancelled":
-			a.Cancelled, err = asInt(e.v)
 		case "adds_up":
 			a.AddsUp, err = asBool(e.v)
 		case "check_error":
 			a.CheckError, err = asString(e.v)
+		default:
+			for _, c := range counts {
+				if c.key == e.k {
+					*c.n, err = asInt(e.v)
+				}
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.k, err)
 		}
 	}
 	return a, nil
+}
+
+// coverageRatios are the numbers of a metric_duration_coverage entry, in
+// the order written (after its phase_name).
+func coverageRatios(c *PhaseCoverage) []floatField {
+	return []floatField{{"expected_duration_seconds", &c.ExpectedDurationSeconds}, {"required_ratio", &c.RequiredRatio},
+		{"ttft_ratio", &c.TTFTRatio}, {"inter_token_latency_ratio", &c.ITLRatio}}
 }
 
 func decodeCoverage(v any) ([]PhaseCoverage, error) {
@@ -560,19 +585,16 @@ func decodeCoverage(v any) ([]PhaseCoverage, error) {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
 		var c PhaseCoverage
+		ratios := coverageRatios(&c)
 		for _, e := range o {
 			var err error
-			switch e.k {
-			case "phase_name":
+			if e.k == "phase_name" {
 				c.PhaseName, err = asString(e.v)
-			case "expected_duration_seconds":
-				c.ExpectedDurationSeconds, err = asFloat(e.v)
-			case "required_ratio":
-				c.RequiredRatio, err = asFloat(e.v)
-			case "ttft_ratio":
-				c.TTFTRatio, err = asFloat(e.v)
-			case "inter_token_latency_ratio":
-				c.ITLRatio, err = asFloat(e.v)
+			}
+			for _, r := range ratios {
+				if r.key == e.k {
+					*r.f, err = asFloat(e.v)
+				}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("[%d].%s: %w", i, e.k, err)

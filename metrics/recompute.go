@@ -468,12 +468,9 @@ func JSONFloat(v any) (float64, bool) {
 		return f, err == nil
 	case float64:
 		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
 	}
-	return 0, false
+	i, ok := JSONInt(v)
+	return float64(i), ok
 }
 
 // AddWarnings appends warnings to metadata.warnings of the aggregate JSON
