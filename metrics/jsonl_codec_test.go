@@ -305,6 +305,7 @@ func TestDecodeRecordLineErrors(t *testing.T) {
 		{`[1]`, "not a record"},
 		{`{"metadata":{"request_start_ns":1.5}}`, "metadata.request_start_ns: expected an integer or null, found 1.5"},
 		{`{"metadata":{"turn_index":"3"}}`, `metadata.turn_index: expected an integer or null, found "3"`},
+		{`{"metadata":{"request_end_ns":99999999999999999999}}`, "metadata.request_end_ns: the integer 99999999999999999999 is out of range"},
 		{`{"metadata":{"worker_id":7}}`, "metadata.worker_id: expected a string or null, found 7"},
 		{`{"metadata":{"was_cancelled":"no"}}`, `metadata.was_cancelled: expected true, false or null, found "no"`},
 		{`{"metadata":{"benchmark_phase":"cooldown"}}`, `metadata.benchmark_phase: "cooldown" is neither warmup nor profiling`},

@@ -54,7 +54,7 @@ var tagIndex = func() map[string]int {
 
 // DecodeRecordLine decodes one line of a record export into l (reset
 // first). It reads what AppendRecordLine writes and what aiperf writes
-// (docs/artifacts.md, "Reading records back"):
+// (docs/artifacts.md, "Reading the files back"):
 //
 //   - metadata: the fields of the record schema, each of its type (an
 //     integer, a string, a bool) or null; a missing benchmark_phase is
@@ -176,6 +176,9 @@ func (d *lineDecoder) integer(i int) (int64, int, error) {
 			n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
 			if err == nil {
 				return n, j, nil
+			}
+			if errors.Is(err, strconv.ErrRange) {
+				return 0, i, fmt.Errorf("the integer %s is out of range", b[i:j])
 			}
 		}
 	}
