@@ -113,13 +113,13 @@ func TestReadExportErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := readExport(strings.NewReader(c.in), "x.jsonl", false)
+			_, err := readExport(strings.NewReader(c.in), "x.jsonl", false, nil)
 			if err == nil || !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("readExport error %v, want ErrBadExport containing %q", err, c.want)
 			}
 		})
 	}
-	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl", false)
+	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl", false, nil)
 	if err != nil || p.rows.len() != 1 || p.rows.row(0).v.TTFT != 5 || p.acct.ProfilingOK != 1 {
 		t.Fatalf("bare-number metric: %v %+v", err, p)
 	}
@@ -137,7 +137,7 @@ func FuzzReadExport(f *testing.F) {
 	f.Add([]byte("\n\n{}\n"))
 	f.Add([]byte(`{"metrics":{"request_latency":{"value":1e400}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := readExport(bytes.NewReader(data), "fuzz.jsonl", len(data) > 0 && data[len(data)-1] != '\n')
+		p, err := readExport(bytes.NewReader(data), "fuzz.jsonl", len(data) > 0 && data[len(data)-1] != '\n', nil)
 		if err != nil {
 			if !errors.Is(err, ErrBadExport) {
 				t.Fatalf("error does not wrap ErrBadExport: %v", err)

@@ -31,11 +31,14 @@ type parsedExport struct {
 // when tornTail is set (a .partial file that does not end with a newline:
 // the process died mid-write), the last line, which is then left out and
 // counted in parsedExport.torn.
-func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
+func readExport(r io.Reader, name string, tornTail bool, each func(*RecordLine)) (*parsedExport, error) {
 	p := &parsedExport{}
 	torn, err := ReadRecords(r, name, tornTail, func(l *RecordLine) error {
 		e := entry{r: &l.Record, b: l.Record.Bucket, v: l.Values}
 		p.addEntry(&e)
+		if each != nil {
+			each(l)
+		}
 		return nil
 	})
 	if err != nil {
@@ -167,6 +170,11 @@ type RecomputeOptions struct {
 	// Force lets a recomputation from profile_export.jsonl.partial replace
 	// an aggregate whose accounting adds up (see RecomputeWith).
 	Force bool
+	// EachRecord, when set, is called with every record of the record
+	// file as it is read, so that a caller that wants more of the records
+	// than the aggregates does not read the file again. The line is reused
+	// from one call to the next: copy what you keep.
+	EachRecord func(*RecordLine)
 }
 
 // The names a recomputation from profile_export.jsonl.partial is written
@@ -303,7 +311,7 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
-	p, err := readExport(f, path, partial && EndsMidLine(path))
+	p, err := readExport(f, path, partial && EndsMidLine(path), opt.EachRecord)
 	f.Close()
 	if err != nil {
 		return nil, "", reportSource{}, err

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"io"
 	"math"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -27,7 +26,7 @@ type record struct {
 	hit, total     int64   // theoretical prefix-cache blocks; total 0 when absent
 }
 
-// records is what readRecords keeps of profile_export.jsonl.
+// records is what Load keeps of profile_export.jsonl (records.add).
 type records struct {
 	// Total is the number of records (non-blank lines).
 	Total int
@@ -48,22 +47,12 @@ type records struct {
 	kept         []record
 }
 
-// readRecords parses profile_export.jsonl. name is used in errors, which
-// give the line number. A record is kept when its phase is profiling (or
-// missing) and its error is absent or empty; every other record is
-// counted, never lost.
-//
-// With tornTail (a .partial file that does not end with a newline: the
-// process died mid-write) a malformed last line is left out instead.
-func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
-	rs := &records{Categories: map[string]int{}}
-	if _, err := metrics.ReadRecords(r, name, tornTail, rs.add); err != nil {
-		return nil, err
-	}
-	return rs, nil
-}
+func newRecords() *records { return &records{Categories: map[string]int{}} }
 
-func (rs *records) add(l *metrics.RecordLine) error {
+// add counts one record of profile_export.jsonl: a record is kept when
+// its phase is profiling (or missing) and its error is absent or empty;
+// every other record is counted, never lost.
+func (rs *records) add(l *metrics.RecordLine) {
 	r := &l.Record
 	rs.Total++
 	warm := r.Phase != metrics.PhaseProfiling
@@ -78,7 +67,7 @@ func (rs *records) add(l *metrics.RecordLine) error {
 		rs.Categories[metrics.ErrorCategory(r.Error)]++
 	}
 	if warm || errored {
-		return nil
+		return
 	}
 	v := &l.Values
 	rec := record{startNs: r.RequestStartNs, endNs: r.RequestEndNs, expectedOut: math.NaN(),
@@ -97,5 +86,4 @@ func (rs *records) add(l *metrics.RecordLine) error {
 		rs.MissingTokens++
 	}
 	rs.kept = append(rs.kept, rec)
-	return nil
 }

@@ -2,8 +2,11 @@ package report
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // TestErrorCategory: a record has failed when its error is present and not
@@ -113,4 +116,17 @@ func FuzzReadRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readRecords reads a record stream as Load does (metrics.ReadRecords,
+// records.add), for the tests of the counts.
+func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
+	rs := newRecords()
+	if _, err := metrics.ReadRecords(r, name, tornTail, func(l *metrics.RecordLine) error {
+		rs.add(l)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -236,25 +235,14 @@ func Load(dir string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: d}
-	path := filepath.Join(d, metrics.FileRecords)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		path += ".partial"
-		f, err = os.Open(path)
-		if err == nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing; read %s: the run did not finish, its last records may be missing",
-				metrics.FileRecords, filepath.Base(path)))
-		}
+	if _, err := os.Stat(filepath.Join(d, metrics.FileRecords)); errors.Is(err, fs.ErrNotExist) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing; read %s.partial: the run did not finish, its last records may be missing",
+			metrics.FileRecords, metrics.FileRecords))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read records: %w", err)
-	}
-	r.recs, err = readRecords(f, path, strings.HasSuffix(path, ".partial") && metrics.EndsMidLine(path))
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local})
+	// One read of the records: the aggregates, and the records as
+	// InferenceX's processor keeps them.
+	r.recs = newRecords()
+	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local, EachRecord: r.recs.add})
 	if err != nil {
 		return nil, err
 	}
