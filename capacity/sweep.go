@@ -76,19 +76,40 @@ func ReadManifest(dir string) ([]PointRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	pts, err := DecodeManifest(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to run every point again)", filepath.Join(dir, ManifestFile), err)
 	}
-	return m.Points, nil
+	return pts, nil
 }
 
 func writeManifest(dir string, pts []PointRecord) error {
-	b, err := json.MarshalIndent(manifest{Points: pts}, "", "  ")
+	b, err := EncodeManifest(pts)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, ManifestFile), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, ManifestFile), b)
+}
+
+// EncodeManifest writes the sweep's finished points as sweep_points.json:
+// {"points": [...]}, indented by two spaces, a final newline.
+// DecodeManifest reads it back.
+func EncodeManifest(pts []PointRecord) ([]byte, error) {
+	b, err := json.MarshalIndent(manifest{Points: pts}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", ManifestFile, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeManifest decodes sweep_points.json as EncodeManifest writes it. An
+// error names the field whose value has the wrong type.
+func DecodeManifest(data []byte) ([]PointRecord, error) {
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m.Points, nil
 }
 
 // complete reports whether point rec's folder still holds its aggregates.

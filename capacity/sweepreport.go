@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/report"
 )
 
@@ -81,18 +81,11 @@ type verdict struct {
 }
 
 func readVerdict(dir string) verdict {
-	var a struct {
-		Metadata struct {
-			Scenario string   `json:"scenario"`
-			Valid    *bool    `json:"submission_valid"`
-			Reasons  []string `json:"submission_invalid_reasons"`
-		} `json:"metadata"`
+	a, err := metrics.ReadAggregateFile(dir)
+	if err != nil {
+		return verdict{}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
-	if err == nil {
-		json.Unmarshal(b, &a)
-	}
-	return verdict{a.Metadata.Scenario, a.Metadata.Valid, a.Metadata.Reasons}
+	return verdict{a.Metadata.Scenario, a.Metadata.SubmissionValid, a.Metadata.SubmissionInvalidReasons}
 }
 
 var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(`<!DOCTYPE html>

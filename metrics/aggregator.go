@@ -71,14 +71,7 @@ func (a *Aggregator) Add(r *Record) {
 }
 
 func (a *Aggregator) addEntry(e *entry) {
-	var rw row
-	if e.b != BucketOverflow {
-		rw = rowOf(e)
-	}
-	var er *Error
-	if e.b == BucketProfilingError {
-		er = e.r.Error
-	}
+	rw, er := tallied(e)
 	a.mu.Lock()
 	if a.done {
 		a.late++
@@ -87,6 +80,25 @@ func (a *Aggregator) addEntry(e *entry) {
 		a.t.addRow(e.b, &rw, er)
 	}
 	a.mu.Unlock()
+}
+
+// tallied is what a tally keeps of e: its row (none for an overflow) and,
+// for a profiling error, its error (for error_summary).
+func tallied(e *entry) (rw row, er *Error) {
+	if e.b != BucketOverflow {
+		rw = rowOf(e)
+	}
+	if e.b == BucketProfilingError {
+		er = e.r.Error
+	}
+	return rw, er
+}
+
+// addEntry counts e and keeps its row as Aggregator.Add keeps a record's
+// (Recompute reads an export this way, so its rows are the run's).
+func (t *aggInput) addEntry(e *entry) {
+	rw, er := tallied(e)
+	t.add(e.b, e.r.Phase == PhaseWarmup, &rw, er)
 }
 
 // rowOf is what the aggregates keep of a record that is not an overflow.
@@ -194,17 +206,21 @@ func withSent(a Accounting, sent int) Accounting {
 // counted. The Aggregator keeps rows and errors only (addRow): a run's
 // counts are its Tally. It is not safe for concurrent use.
 type aggInput struct {
-	rows columns
-	errs errorTally
-	acct Accounting // Sent left 0; Recompute's count of an export's lines
+	rows    columns
+	errs    errorTally
+	acct    Accounting // Sent left 0; Recompute's count of an export's lines
+	warmOvf int        // the warmup part of acct.Overflows
 }
 
-// add counts one line of an export of bucket b and keeps its row (see
-// addRow).
-func (t *aggInput) add(b Bucket, rw *row, e *Error) {
+// add counts one line of an export of bucket b (in the warmup phase when
+// warmup is set) and keeps its row (see addRow).
+func (t *aggInput) add(b Bucket, warmup bool, rw *row, e *Error) {
 	switch b {
 	case BucketOverflow:
 		t.acct.Overflows++
+		if warmup {
+			t.warmOvf++
+		}
 	case BucketCancelled:
 		t.acct.Cancelled++
 	case BucketWarmupError:

@@ -86,3 +86,21 @@ func BenchmarkFinish100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeRecordLine measures the record decoder on the line
+// BenchmarkRecordLine writes (every reader of the record files, and a
+// merge, decodes each line once).
+func BenchmarkDecodeRecordLine(b *testing.B) {
+	r := okRecord(1, 0, 120, 8, 48211, 311, 700, 753)
+	v := Compute(r)
+	line := appendRecordLine(nil, r, &v, "p")
+	line = line[:len(line)-1]
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	var l RecordLine
+	for range b.N {
+		if err := DecodeRecordLine(line, &l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

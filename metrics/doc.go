@@ -20,6 +20,13 @@
 // Collector is the three together, with one Finish. Recompute recomputes the
 // aggregates from an artifact folder.
 //
+// The two files it owns that are read back have a schema type with one
+// encoder and one decoder, and every reader, here and in the packages
+// above, goes through them: RecordLine (AppendRecordLine, the writer's own
+// code; DecodeRecordLine, ReadRecords) and AggregateFile (Encode;
+// DecodeAggregateFile, ReadAggregateFile). What they accept, aiperf's files
+// included: docs/artifacts.md, "Reading the files back".
+//
 // Invariants:
 //   - Every request sent is in exactly one place: profile_export.jsonl
 //     (warmup, profiling, errors, cancellations) or
@@ -31,7 +38,9 @@
 //     (accounting mismatch, no theoretical-hit data, a plot that did not
 //     render) are warnings in the JSON and in the summary table.
 //   - Recompute(Finish(records)) reproduces Finish's JSON and CSV byte for
-//     byte: the JSONL carries everything the aggregates need.
+//     byte: the JSONL carries everything the aggregates need. A record
+//     line and an aggregate JSON agentperf wrote decode and encode back to
+//     the same bytes.
 //
 // Where agentperf adds to aiperf's formats (consumers ignore unknown keys):
 //   - profile_export.jsonl metadata: theoretical_hit_blocks and

@@ -30,29 +30,17 @@ func writeFileAtomic(dir, name string, data []byte) error {
 
 // statObj is the stat object of a per-record metric (docs/artifacts.md).
 func statObj(m *Metric, s *Stat) obj {
-	o := obj{{"unit", s.Unit}, {"avg", s.Avg}}
-	ps := s.percentiles()
-	for i, p := range statPercentiles {
-		o = append(o, kv{"p" + strconv.Itoa(int(p)), *ps[i]})
-	}
-	o = append(o, kv{"min", intOr(s.Min, m.Int)}, kv{"max", intOr(s.Max, m.Int)}, kv{"std", s.Std},
-		kv{"count", s.Count}, kv{"sum", intOr(s.Sum, m.Int)})
-	return o
+	o := statObject(m, s)
+	return o.obj()
 }
 
-// intOr returns f as a rawInt when asInt and f is whole, else f.
-func intOr(f float64, asInt bool) any {
-	if asInt && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return rawInt(f)
-	}
-	return f
-}
+// intOr returns f as a rawInt when asInt and f is whole, else f (nil
+// when it is not finite).
+func intOr(f float64, asInt bool) any { return numOf(f, asInt).value() }
 
 func scalarObj(x *Scalar) obj {
-	if x.Int {
-		return obj{{"unit", x.Unit}, {"avg", rawInt(x.IntValue)}}
-	}
-	return obj{{"unit", x.Unit}, {"avg", x.Value}}
+	o := scalarObject(x)
+	return o.obj()
 }
 
 // naiveLocal formats t as aiperf does: ISO-8601 naive local time with
@@ -72,99 +60,65 @@ type exportOptions struct {
 
 // aggregateJSON renders profile_export_aiperf.json.
 func (s *Summary) aggregateJSON(eo exportOptions) ([]byte, error) {
-	info := &s.Info
-	top := obj{{"schema_version", SchemaVersion}, {"aiperf_version", eo.version}, {"benchmark_id", info.BenchmarkID}}
-	for i := range s.Metrics {
-		top = append(top, kv{s.Metrics[i].Metric.Tag, statObj(s.Metrics[i].Metric, &s.Metrics[i].Stat)})
-	}
-	for i := range s.Scalars {
-		top = append(top, kv{s.Scalars[i].Tag, scalarObj(&s.Scalars[i])})
-	}
-	if s.TheoreticalTotalBlocks > 0 {
-		top = append(top, kv{"theoretical_prefix_cache_hit", obj{{"unit", "%"}, {"avg", s.TheoreticalHitPct},
-			{"count", rawInt(s.TheoreticalTotalBlocks)}, {"sum", rawInt(s.TheoreticalHitBlocks)}}})
-	}
-	cfg, _ := redact(info.InputConfig).(map[string]any)
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	top = append(top, kv{"input_config", cfg})
-	top = append(top, kv{"run_info", obj{{"benchmark_id", info.BenchmarkID}}})
-	top = append(top, kv{"was_cancelled", info.Cancelled})
-	errs := make([]any, 0, len(s.Errors))
-	for _, e := range s.Errors {
-		d := obj{{"message", e.Message}}
-		if e.Code != 0 {
-			d = append(d, kv{"code", e.Code})
-		}
-		if e.Type != "" {
-			d = append(d, kv{"type", e.Type})
-		}
-		if e.ServerType != "" {
-			d = append(d, kv{"error_type", e.ServerType})
-		}
-		if e.Category != "" {
-			d = append(d, kv{"details", obj{{"category", e.Category}}})
-		}
-		errs = append(errs, obj{{"error_details", d}, {"count", e.Count}})
-	}
-	top = append(top, kv{"error_summary", errs})
-	ps, pe := info.profilingWindow()
-	if v := naiveLocal(ps, eo.location); v != "" {
-		top = append(top, kv{"start_time", v})
-	}
-	if v := naiveLocal(pe, eo.location); v != "" {
-		top = append(top, kv{"end_time", v})
-	}
-	if len(s.WarmupMetrics) > 0 {
-		w := obj{}
-		for i := range s.WarmupMetrics {
-			w = append(w, kv{s.WarmupMetrics[i].Metric.Tag, statObj(s.WarmupMetrics[i].Metric, &s.WarmupMetrics[i].Stat)})
-		}
-		top = append(top, kv{"warmup_metrics", w})
-	}
-	top = append(top, kv{"metadata", s.metadataObj()})
-	top = appendKept(top, info.keepTop)
-	b, err := appendJSON(nil, top, 0)
+	a, err := s.aggregateFile(eo)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", FileAggregateJSON, err)
 	}
-	return append(b, '\n'), nil
+	return a.Encode()
 }
 
-// metadataObj renders the metadata block: aiperf's keys plus agentperf's
-// request_accounting and run facts (docs/artifacts.md).
-func (s *Summary) metadataObj() obj {
+// aggregateFile is the aggregate JSON of the summary.
+func (s *Summary) aggregateFile(eo exportOptions) (*AggregateFile, error) {
 	info := &s.Info
-	md := obj{}
-	if info.Scenario != "" {
-		reasons := info.Validity.Reasons
-		if reasons == nil {
-			reasons = []string{}
-		}
-		md = append(md, kv{"scenario", info.Scenario}, kv{"submission_valid", info.Validity.Valid},
-			kv{"submission_invalid_reasons", reasons})
-		if len(info.Coverage) > 0 {
-			var cov []any
-			for _, c := range info.Coverage {
-				cov = append(cov, obj{{"phase_name", c.PhaseName}, {"expected_duration_seconds", c.ExpectedDurationSeconds},
-					{"required_ratio", c.RequiredRatio}, {"ttft_ratio", c.TTFTRatio}, {"inter_token_latency_ratio", c.ITLRatio}})
-			}
-			md = append(md, kv{"metric_duration_coverage", cov})
-		}
+	a := &AggregateFile{SchemaVersion: SchemaVersion, AiperfVersion: eo.version, BenchmarkID: info.BenchmarkID,
+		RunInfoID: info.BenchmarkID, WasCancelled: info.Cancelled, Extra: info.keepTop}
+	for i := range s.Metrics {
+		a.Stats = append(a.Stats, NamedStat{s.Metrics[i].Metric.Tag, statObject(s.Metrics[i].Metric, &s.Metrics[i].Stat)})
 	}
+	for i := range s.Scalars {
+		a.Stats = append(a.Stats, NamedStat{s.Scalars[i].Tag, scalarObject(&s.Scalars[i])})
+	}
+	if s.TheoreticalTotalBlocks > 0 {
+		a.Stats = append(a.Stats, NamedStat{"theoretical_prefix_cache_hit", StatObject{Unit: "%", Avg: FloatNum(s.TheoreticalHitPct),
+			Count: IntNum(s.TheoreticalTotalBlocks), Sum: IntNum(s.TheoreticalHitBlocks)}})
+	}
+	a.InputConfig, _ = redact(info.InputConfig).(map[string]any)
+	a.ErrorSummary = s.Errors
+	ps, pe := info.profilingWindow()
+	a.StartTime, a.EndTime = naiveLocal(ps, eo.location), naiveLocal(pe, eo.location)
+	for i := range s.WarmupMetrics {
+		a.WarmupMetrics = append(a.WarmupMetrics, NamedStat{s.WarmupMetrics[i].Metric.Tag, statObject(s.WarmupMetrics[i].Metric, &s.WarmupMetrics[i].Stat)})
+	}
+	a.Metadata = s.metadata()
 	if info.Dataset != nil {
-		md = append(md, kv{"dataset", info.Dataset})
+		ds, err := appendJSON(nil, info.Dataset, 0)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		a.Metadata.Dataset = ds
 	}
-	a := info.Accounting
-	acc := obj{{"sent", a.Sent}, {"profiling_ok", a.ProfilingOK}, {"profiling_errors", a.ProfilingErrors},
-		{"warmup_ok", a.WarmupOK}, {"warmup_errors", a.WarmupErrors}, {"context_overflows", a.Overflows},
-		{"cancelled", a.Cancelled}, {"adds_up", s.AccountingErr == nil}}
+	return a, nil
+}
+
+// metadata is the metadata block: aiperf's keys plus agentperf's
+// request_accounting and run facts (docs/artifacts.md).
+func (s *Summary) metadata() AggregateMetadata {
+	info := &s.Info
+	md := AggregateMetadata{ContextOverflowCount: s.ContextOverflowCount,
+		WarmupContextOverflowCount: s.WarmupOverflowCount, SkippedSubagentRequests: info.SkippedSubagentRequests,
+		Warnings: s.metadataWarnings(), Extra: info.keepMeta}
+	if info.Scenario != "" {
+		valid := info.Validity.Valid
+		md.Scenario, md.SubmissionValid, md.SubmissionInvalidReasons = info.Scenario, &valid, info.Validity.Reasons
+		if md.SubmissionInvalidReasons == nil {
+			md.SubmissionInvalidReasons = []string{}
+		}
+		md.MetricDurationCoverage = info.Coverage
+	}
+	md.RequestAccounting = &RequestAccounting{Accounting: info.Accounting, AddsUp: s.AccountingErr == nil}
 	if s.AccountingErr != nil {
-		acc = append(acc, kv{"check_error", s.AccountingErr.Error()})
+		md.RequestAccounting.CheckError = s.AccountingErr.Error()
 	}
-	md = append(md, kv{"context_overflow_count", s.ContextOverflowCount}, kv{"warmup_context_overflow_count", s.WarmupOverflowCount}, kv{"request_accounting", acc},
-		kv{"skipped_subagent_requests", info.SkippedSubagentRequests})
 	ap := map[string]any{}
 	for k, v := range info.Extra {
 		ap[k] = v
@@ -190,11 +144,8 @@ func (s *Summary) metadataObj() obj {
 	if w := s.Warnings(); len(w) > 0 {
 		ap["warnings"] = w
 	}
-	md = append(md, kv{"agentperf", ap})
-	if w := s.metadataWarnings(); len(w) > 0 {
-		md = append(md, kv{"warnings", w})
-	}
-	return appendKept(md, info.keepMeta)
+	md.Agentperf = ap
+	return md
 }
 
 // appendKept appends the kept keys of an existing file, sorted, skipping

@@ -28,7 +28,7 @@ func EachRequestIn(path string, fn func(RequestRow)) error {
 		return err
 	}
 	defer f.Close()
-	p, err := readExport(f, path, false)
+	p, err := readExport(f, path, false, nil)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func FinishExport(dir string, info RunInfo, opt ExportOptions) (*Summary, error)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate %s: %w", dir, err)
 	}
-	p, err := readExport(f, path, false)
+	p, err := readExport(f, path, false, nil)
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func FinishExport(dir string, info RunInfo, opt ExportOptions) (*Summary, error)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf.profiling + ovf.warmup
+	ovf = p.addOverflows(ovf)
 	sent := info.Accounting.Sent
 	info.Accounting = p.acct
 	if sent == 0 {

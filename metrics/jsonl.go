@@ -23,7 +23,15 @@ const (
 )
 
 // appendRecordLine appends the profile_export.jsonl line of r (with its
-// computed values v) to b, newline included, in aiperf's record shape
+// computed values v) to b, newline included: the RecordWriter's encoder,
+// on the per-request path (it allocates nothing). It is AppendRecordLine
+// of the RecordLine that holds r, v and processorID, with the error's
+// error_isl_source derived from r (ErrorISLSource).
+func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte {
+	return appendLine(b, r, v, processorID, ErrorISLSource(r))
+}
+
+// appendLine appends one record line in aiperf's record shape
 // (docs/artifacts.md): metadata, metrics (absent values omitted,
 // whole-number metrics as integers), error (absent on success). Three
 // agentperf additions are written in metadata when the record carries
@@ -32,8 +40,9 @@ const (
 // recorded_output_tokens (the trace's recorded `out`), from which the
 // InferenceX result's output_tokens_expected is computed. A retried warmup
 // request's records carry attempt (2, 3, … on a retry) and retried (true
-// on a failed attempt that was sent again).
-func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte {
+// on a failed attempt that was sent again). islSource is the error's
+// details.error_isl_source.
+func appendLine(b []byte, r *Record, v *Values, processorID, islSource string) []byte {
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
 	b = appendOptString(b, "x_request_id", r.XRequestID)
@@ -144,19 +153,18 @@ func appendRecordLine(b []byte, r *Record, v *Values, processorID string) []byte
 		}
 		b = append(b, `"message":`...)
 		b = appendString(b, e.Message)
-		src := ErrorISLSource(r)
-		if e.Category != "" || src != "" {
+		if e.Category != "" || islSource != "" {
 			b = append(b, `,"details":{`...)
 			if e.Category != "" {
 				b = append(b, `"category":`...)
 				b = appendString(b, e.Category)
 			}
-			if src != "" {
+			if islSource != "" {
 				if e.Category != "" {
 					b = append(b, ',')
 				}
 				b = append(b, `"error_isl_source":`...)
-				b = appendString(b, src)
+				b = appendString(b, islSource)
 			}
 			b = append(b, '}')
 		}

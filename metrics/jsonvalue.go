@@ -111,6 +111,15 @@ func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 		return appendFloat(b, x), nil
 	case json.Number:
 		return append(b, x...), nil
+	case json.RawMessage:
+		// Laid out as the rest, its keys kept in order.
+		d := json.NewDecoder(bytes.NewReader(x))
+		d.UseNumber()
+		v, err := decodeOrdered(d)
+		if err != nil {
+			return b, fmt.Errorf("raw JSON: %w", err)
+		}
+		return appendJSON(b, v, depth)
 	default:
 		raw, err := json.Marshal(x)
 		if err != nil {

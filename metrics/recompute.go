@@ -11,65 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// ErrBadExport is wrapped by errors about a malformed profile_export.jsonl.
-var ErrBadExport = errors.New("malformed record export")
-
 // maxLine bounds one JSONL line (records are a few KB; error messages are
 // truncated by the engine).
 const maxLine = 16 << 20
-
-// exportLine is the subset of a profile_export.jsonl line that Recompute needs.
-type exportLine struct {
-	Metadata struct {
-		RequestStartNs int64  `json:"request_start_ns"`
-		RequestEndNs   int64  `json:"request_end_ns"`
-		BenchmarkPhase string `json:"benchmark_phase"`
-		WasCancelled   bool   `json:"was_cancelled"`
-		HitBlocks      int64  `json:"theoretical_hit_blocks"`
-		TotalBlocks    int64  `json:"theoretical_total_blocks"`
-	} `json:"metadata"`
-	Metrics map[string]json.RawMessage `json:"metrics"`
-	Error   *struct {
-		Code      json.RawMessage `json:"code"`
-		Type      string          `json:"type"`
-		ErrorType string          `json:"error_type"`
-		Message   string          `json:"message"`
-		Details   struct {
-			Category string `json:"category"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
-// metricValue decodes a metric entry, {value, unit} or a bare number.
-// List values (inter_chunk_latency) and non-numbers are reported as absent.
-func metricValue(raw json.RawMessage) (float64, bool, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == 'n' {
-		return 0, false, nil
-	}
-	if raw[0] == '{' {
-		var o struct {
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return 0, false, err
-		}
-		raw = bytes.TrimSpace(o.Value)
-		if len(raw) == 0 || raw[0] == 'n' || raw[0] == '[' {
-			return 0, false, nil
-		}
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("metric value %.40q is not a number", raw)
-	}
-	return f, true, nil
-}
 
 // parsedExport is what readExport returns.
 type parsedExport struct {
@@ -83,14 +31,14 @@ type parsedExport struct {
 // when tornTail is set (a .partial file that does not end with a newline:
 // the process died mid-write), the last line, which is then left out and
 // counted in parsedExport.torn.
-func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) {
+func readExport(r io.Reader, name string, tornTail bool, each func(*RecordLine)) (*parsedExport, error) {
 	p := &parsedExport{}
-	torn, err := ReadJSONL(r, name, tornTail, ErrBadExport, func(b []byte) error {
-		rw, bk, e, err := parseLine(b)
-		if err != nil {
-			return err
+	torn, err := ReadRecords(r, name, tornTail, func(l *RecordLine) error {
+		e := entry{r: &l.Record, b: l.Record.Bucket, v: l.Values}
+		p.addEntry(&e)
+		if each != nil {
+			each(l)
 		}
-		p.add(bk, &rw, &e)
 		return nil
 	})
 	if err != nil {
@@ -102,13 +50,13 @@ func readExport(r io.Reader, name string, tornTail bool) (*parsedExport, error) 
 	return p, nil
 }
 
-// ReadJSONL calls add with each non-blank line of the JSONL stream r
+// readJSONL calls add with each non-blank line of the JSONL stream r
 // (spaces trimmed; lines up to 16 MiB). An error of add or of reading is
-// returned wrapped in errBad, naming the stream and the line. With
+// returned wrapped in ErrBadExport, naming the stream and the line. With
 // tornTail (the stream is a .partial file that does not end with a
 // newline: its writer died mid-write) an error on the last line is
 // forgiven instead, and torn reports it.
-func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(line []byte) error) (torn bool, err error) {
+func readJSONL(r io.Reader, name string, tornTail bool, add func(line []byte) error) (torn bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -123,14 +71,14 @@ func ReadJSONL(r io.Reader, name string, tornTail bool, errBad error, add func(l
 			return false, pending
 		}
 		if err := add(b); err != nil {
-			pending = fmt.Errorf("%w: %s:%d: %v", errBad, name, line, err)
+			pending = fmt.Errorf("%w: %s:%d: %w", ErrBadExport, name, line, err)
 			if !tornTail {
 				return false, pending
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("%w: %s after line %d: %v", errBad, name, line, err)
+		return false, fmt.Errorf("%w: %s after line %d: %w", ErrBadExport, name, line, err)
 	}
 	return pending != nil, nil
 }
@@ -155,66 +103,6 @@ func EndsMidLine(path string) bool {
 	return b[0] != '\n'
 }
 
-// parseLine decodes one record line and classifies it as BucketOf does a
-// record.
-func parseLine(b []byte) (row, Bucket, Error, error) {
-	var l exportLine
-	if err := json.Unmarshal(b, &l); err != nil {
-		return row{}, BucketUnset, Error{}, err
-	}
-	rw := row{v: emptyValues, startNs: l.Metadata.RequestStartNs, endNs: l.Metadata.RequestEndNs,
-		warmup: l.Metadata.BenchmarkPhase == string(PhaseWarmup), hit: l.Metadata.HitBlocks, total: l.Metadata.TotalBlocks}
-	if l.Metadata.BenchmarkPhase != "" && l.Metadata.BenchmarkPhase != string(PhaseWarmup) && l.Metadata.BenchmarkPhase != string(PhaseProfiling) {
-		return row{}, BucketUnset, Error{}, fmt.Errorf("benchmark_phase %q is neither warmup nor profiling", l.Metadata.BenchmarkPhase)
-	}
-	if rw.total < 0 || rw.hit < 0 || rw.hit > rw.total {
-		return row{}, BucketUnset, Error{}, fmt.Errorf("theoretical_hit_blocks %d / theoretical_total_blocks %d out of range", rw.hit, rw.total)
-	}
-	for tag, raw := range l.Metrics {
-		i, ok := metricByTag(tag)
-		if !ok || Metrics[i].set == nil {
-			continue // unknown or alias tag: ignored, as every consumer does
-		}
-		f, present, err := metricValue(raw)
-		if err != nil {
-			return row{}, BucketUnset, Error{}, fmt.Errorf("metrics.%s: %v", tag, err)
-		}
-		if present && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			Metrics[i].set(&rw.v, f)
-		}
-	}
-	var e Error
-	if l.Error != nil {
-		e = Error{Type: l.Error.Type, Message: l.Error.Message, Category: l.Error.Details.Category, ServerType: l.Error.ErrorType}
-		if c := bytes.TrimSpace(l.Error.Code); len(c) > 0 && c[0] != 'n' {
-			n, err := strconv.Atoi(string(c))
-			if err != nil {
-				// aiperf writes non-HTTP codes as ints; anything else is
-				// kept in the type so the error still groups.
-				var str string
-				if json.Unmarshal(c, &str) != nil {
-					str = string(c)
-				}
-				if e.Type == "" {
-					e.Type = str
-				}
-			} else {
-				e.Code = n
-			}
-		}
-	}
-	rec := Record{Phase: PhaseProfiling, Cancelled: l.Metadata.WasCancelled}
-	if rw.warmup {
-		rec.Phase = PhaseWarmup
-	}
-	if l.Error != nil {
-		rec.Error = &e
-	}
-	bk := BucketOf(&rec)
-	rw.setBucket(bk)
-	return rw, bk, e, nil
-}
-
 // countOverflows counts the records of context_overflow_export.jsonl by
 // phase (none when the file is absent). A line that is not a record (one
 // cut mid-write) counts as profiling, as a record without a phase does.
@@ -230,23 +118,29 @@ func countOverflows(path string) (overflowCounts, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var l RecordLine
 	for sc.Scan() {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
-		var l struct {
-			Metadata struct {
-				BenchmarkPhase string `json:"benchmark_phase"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(b, &l) == nil && l.Metadata.BenchmarkPhase == string(PhaseWarmup) {
+		if DecodeRecordLine(b, &l) == nil && l.Record.Phase == PhaseWarmup {
 			n.warmup++
 		} else {
 			n.profiling++
 		}
 	}
 	return n, sc.Err()
+}
+
+// addOverflows adds the overflows of the overflow export to those p
+// counted among its records (none in a file agentperf wrote) and sets
+// p's overflow bucket to their sum.
+func (p *parsedExport) addOverflows(ovf overflowCounts) overflowCounts {
+	ovf.profiling += p.acct.Overflows - p.warmOvf
+	ovf.warmup += p.warmOvf
+	p.acct.Overflows = ovf.profiling + ovf.warmup
+	return ovf
 }
 
 // countLines counts the non-blank lines of a file (0 when it is absent).
@@ -276,6 +170,11 @@ type RecomputeOptions struct {
 	// Force lets a recomputation from profile_export.jsonl.partial replace
 	// an aggregate whose accounting adds up (see RecomputeWith).
 	Force bool
+	// EachRecord, when set, is called with every record of the record
+	// file as it is read, so that a caller that wants more of the records
+	// than the aggregates does not read the file again. The line is reused
+	// from one call to the next: copy what you keep.
+	EachRecord func(*RecordLine)
 }
 
 // The names a recomputation from profile_export.jsonl.partial is written
@@ -412,7 +311,7 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w (is this an agentperf or aiperf artifact folder?)", dir, err)
 	}
-	p, err := readExport(f, path, partial && EndsMidLine(path))
+	p, err := readExport(f, path, partial && EndsMidLine(path), opt.EachRecord)
 	f.Close()
 	if err != nil {
 		return nil, "", reportSource{}, err
@@ -425,8 +324,8 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	p.acct.Overflows = ovf.profiling + ovf.warmup
-	info, version, slice, err := readRunInfo(filepath.Join(dir, FileAggregateJSON), opt.Location)
+	ovf = p.addOverflows(ovf)
+	info, version, slice, err := readRunInfo(dir, opt.Location)
 	if err != nil {
 		return nil, "", reportSource{}, err
 	}
@@ -462,117 +361,54 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	return s, version, src, nil
 }
 
-// readRunInfo recovers the run context from an existing aggregate JSON. A
-// missing file gives an empty RunInfo.
-func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duration, error) {
+// readRunInfo recovers the run context from the existing aggregate JSON
+// of dir (ReadAggregateFile). A missing file gives an empty RunInfo.
+func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration, error) {
 	var info RunInfo
 	version := "agentperf-dev"
-	data, err := os.ReadFile(path)
+	agg, err := ReadAggregateFile(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return info, version, 0, nil
 	}
 	if err != nil {
-		return info, version, 0, fmt.Errorf("report: %w", err)
+		return info, version, 0, fmt.Errorf("report: read the run context: %w", err)
 	}
-	var agg struct {
-		AiperfVersion string         `json:"aiperf_version"`
-		BenchmarkID   string         `json:"benchmark_id"`
-		InputConfig   map[string]any `json:"input_config"`
-		WasCancelled  bool           `json:"was_cancelled"`
-		StartTime     string         `json:"start_time"`
-		EndTime       string         `json:"end_time"`
-		Metadata      struct {
-			Scenario          string         `json:"scenario"`
-			SubmissionValid   bool           `json:"submission_valid"`
-			Reasons           []string       `json:"submission_invalid_reasons"`
-			Dataset           map[string]any `json:"dataset"`
-			SkippedSubagents  int            `json:"skipped_subagent_requests"`
-			Warnings          []string       `json:"warnings"`
-			RequestAccounting struct {
-				Sent            int   `json:"sent"`
-				ProfilingOK     int   `json:"profiling_ok"`
-				ProfilingErrors int   `json:"profiling_errors"`
-				WarmupOK        int   `json:"warmup_ok"`
-				WarmupErrors    int   `json:"warmup_errors"`
-				Overflows       int   `json:"context_overflows"`
-				Cancelled       int   `json:"cancelled"`
-				AddsUp          *bool `json:"adds_up"`
-			} `json:"request_accounting"`
-			Agentperf map[string]any `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&agg); err != nil {
-		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
-	}
-	// Keep what Recompute does not regenerate: top-level keys that are not
-	// metric blocks (objects with a unit) nor written by aggregateJSON, and
-	// unknown metadata keys.
-	var generic map[string]any
-	d = json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&generic); err != nil {
-		return info, version, 0, fmt.Errorf("report: read run context from %s: %w", path, err)
-	}
-	for k, v := range generic {
-		if m, ok := v.(map[string]any); ok && m["unit"] != nil {
-			continue
-		}
-		switch k {
-		case "schema_version", "aiperf_version", "benchmark_id", "input_config", "run_info", "was_cancelled",
-			"error_summary", "start_time", "end_time", "warmup_metrics", "metadata":
-			continue
-		}
-		if info.keepTop == nil {
-			info.keepTop = map[string]any{}
-		}
-		info.keepTop[k] = v
-	}
-	if md, ok := generic["metadata"].(map[string]any); ok {
-		for k, v := range md {
-			switch k {
-			case "scenario", "submission_valid", "submission_invalid_reasons", "dataset", "context_overflow_count", "warmup_context_overflow_count",
-				"request_accounting", "skipped_subagent_requests", "agentperf", "warnings":
-				continue
-			}
-			if info.keepMeta == nil {
-				info.keepMeta = map[string]any{}
-			}
-			info.keepMeta[k] = v
-		}
-	}
-	info.Warnings = agg.Metadata.Warnings
+	// Keep what Recompute does not regenerate: the top-level and metadata
+	// keys the schema does not know.
+	info.keepTop, info.keepMeta = agg.Extra, agg.Metadata.Extra
+	md := &agg.Metadata
+	info.Warnings = md.Warnings
 	if agg.AiperfVersion != "" {
 		version = agg.AiperfVersion
 	}
 	info.BenchmarkID = agg.BenchmarkID
 	info.InputConfig = agg.InputConfig
 	info.Cancelled = agg.WasCancelled
-	info.Scenario = agg.Metadata.Scenario
-	info.Validity.Valid = agg.Metadata.SubmissionValid
-	info.Validity.Reasons = agg.Metadata.Reasons
-	info.Dataset = agg.Metadata.Dataset
-	info.SkippedSubagentRequests = agg.Metadata.SkippedSubagents
-	ra := agg.Metadata.RequestAccounting
-	info.Accounting.Sent = ra.Sent
-	info.prevAccounting = Accounting{Sent: ra.Sent, ProfilingOK: ra.ProfilingOK, ProfilingErrors: ra.ProfilingErrors,
-		WarmupOK: ra.WarmupOK, WarmupErrors: ra.WarmupErrors, Overflows: ra.Overflows, Cancelled: ra.Cancelled}
-	info.prevAddsUp = ra.AddsUp != nil && *ra.AddsUp
+	info.Scenario = md.Scenario
+	info.Validity.Valid = md.SubmissionValid != nil && *md.SubmissionValid
+	info.Validity.Reasons = md.SubmissionInvalidReasons
+	info.Coverage = md.MetricDurationCoverage
+	if md.Dataset != nil {
+		d := json.NewDecoder(bytes.NewReader(md.Dataset))
+		d.UseNumber()
+		if err := d.Decode(&info.Dataset); err != nil {
+			return info, version, 0, fmt.Errorf("report: read the run context: metadata.dataset: %w", err)
+		}
+	}
+	info.SkippedSubagentRequests = md.SkippedSubagentRequests
+	if ra := md.RequestAccounting; ra != nil {
+		info.Accounting.Sent = ra.Sent
+		info.prevAccounting, info.prevAddsUp = ra.Accounting, ra.AddsUp
+	}
 	var slice time.Duration
 	extra := map[string]any{}
 	nsTime := func(v any) time.Time {
-		n, ok := v.(json.Number)
-		if !ok {
-			return time.Time{}
+		if i, ok := JSONInt(v); ok {
+			return time.Unix(0, i)
 		}
-		i, err := n.Int64()
-		if err != nil {
-			return time.Time{}
-		}
-		return time.Unix(0, i)
+		return time.Time{}
 	}
-	for k, v := range agg.Metadata.Agentperf {
+	for k, v := range md.Agentperf {
 		switch k {
 		case "profiling_start_ns":
 			info.ProfilingStart = nsTime(v)
@@ -583,13 +419,11 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 		case "run_end_ns":
 			info.EndTime = nsTime(v)
 		case "concurrency":
-			if n, ok := v.(json.Number); ok {
-				c, _ := n.Int64()
+			if c, ok := JSONInt(v); ok {
 				info.Concurrency = int(c)
 			}
 		case "slice_duration_sec":
-			if n, ok := v.(json.Number); ok {
-				f, _ := n.Float64()
+			if f, ok := JSONFloat(v); ok {
 				slice = time.Duration(math.Round(f * 1e9))
 			}
 		case "theoretical_prefix_cache_hit_definition", "warnings":
@@ -616,6 +450,37 @@ func readRunInfo(path string, loc *time.Location) (RunInfo, string, time.Duratio
 	return info, version, slice, nil
 }
 
+// JSONInt reads an integer of an open part of the aggregate JSON (a
+// json.Number written as an integer after a decode, a Go integer when the
+// caller filled it), exactly: timestamps in ns need all 64 bits.
+func JSONInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		i, err := x.Int64()
+		return i, err == nil
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// JSONFloat reads a number of an open part of the aggregate JSON
+// (InputConfig, metadata.agentperf …: a json.Number after a decode, a Go
+// number when the caller filled it).
+func JSONFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	}
+	i, ok := JSONInt(v)
+	return float64(i), ok
+}
+
 // AddWarnings appends warnings to metadata.warnings of the aggregate JSON
 // in dir (written by Finish or Recompute), keeping everything else; a warning
 // already recorded is not repeated. Use it
@@ -624,57 +489,20 @@ func AddWarnings(dir string, warnings ...string) error {
 	if len(warnings) == 0 {
 		return nil
 	}
-	path := filepath.Join(dir, FileAggregateJSON)
-	data, err := os.ReadFile(path)
+	agg, err := ReadAggregateFile(dir)
 	if err != nil {
 		return fmt.Errorf("add warnings: %w", err)
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	doc, err := decodeOrdered(d)
+	for _, w := range warnings {
+		if !slices.Contains(agg.Metadata.Warnings, w) {
+			agg.Metadata.Warnings = append(agg.Metadata.Warnings, w)
+		}
+	}
+	b, err := agg.Encode()
 	if err != nil {
-		return fmt.Errorf("add warnings to %s: %w", path, err)
+		return fmt.Errorf("add warnings to %s: %w", filepath.Join(dir, FileAggregateJSON), err)
 	}
-	top, ok := doc.(obj)
-	if !ok {
-		return fmt.Errorf("add warnings to %s: not a JSON object", path)
-	}
-	found := false
-	for i := range top {
-		if top[i].k != "metadata" {
-			continue
-		}
-		md, ok := top[i].v.(obj)
-		if !ok {
-			return fmt.Errorf("add warnings to %s: metadata is not an object", path)
-		}
-		found = true
-		done := false
-		for j := range md {
-			if md[j].k == "warnings" {
-				old, _ := md[j].v.([]any)
-				for _, w := range warnings {
-					if !slices.Contains(old, any(w)) {
-						old = append(old, w)
-					}
-				}
-				md[j].v = old
-				done = true
-			}
-		}
-		if !done {
-			md = append(md, kv{"warnings", warnings})
-		}
-		top[i].v = md
-	}
-	if !found {
-		top = append(top, kv{"metadata", obj{{"warnings", warnings}}})
-	}
-	b, err := appendJSON(nil, top, 0)
-	if err != nil {
-		return fmt.Errorf("add warnings to %s: %w", path, err)
-	}
-	return writeFileAtomic(dir, FileAggregateJSON, append(b, '\n'))
+	return writeFileAtomic(dir, FileAggregateJSON, b)
 }
 
 // decodeOrdered decodes the next JSON value keeping the key order of

@@ -75,6 +75,8 @@ func FuzzFinishReportRoundTrip(f *testing.F) {
 		}
 		info := fixtureInfo()
 		info.InputConfig["loadgen"].(map[string]any)["ratio"] = 0.25
+		// The coverage is run context Recompute keeps, in its place.
+		info.Coverage = []PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: 2.5, RequiredRatio: 0.98, TTFTRatio: 0.5, ITLRatio: 0.25}}
 		if _, err := c.Finish(info); err != nil {
 			t.Fatal(err)
 		}

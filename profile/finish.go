@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -442,8 +441,7 @@ func (f *finisher) exportServer() {
 		f.warn("server metrics: collection stopped by an " + d.CollectionError)
 	}
 	if pre := in.RequiredServerMetricPrefix; pre != "" {
-		b, err := os.ReadFile(filepath.Join(in.Dir, servermetrics.JSONFile))
-		if err != nil || !bytes.Contains(b, []byte(`"`+pre)) {
+		if has, err := servermetrics.HasMetricPrefix(filepath.Join(in.Dir, servermetrics.JSONFile), pre); err != nil || !has {
 			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
 		}
 	}

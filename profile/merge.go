@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -343,11 +342,10 @@ func (sh *shardDir) copyRecords(out string) error {
 	return nil
 }
 
-// nsKeys are the record timestamps a clock shift moves.
-var nsKeys = [][]byte{[]byte(`"credit_issued_ns":`), []byte(`"request_start_ns":`), []byte(`"request_ack_ns":`), []byte(`"request_end_ns":`), []byte(`"cancellation_time_ns":`)}
-
-// appendShifted appends the non-blank lines of src to dst, each
-// timestamp moved by shift ns, and returns how many it appended.
+// appendShifted appends the records of src to dst, each timestamp moved
+// by shift ns, and returns how many it appended. Each record is decoded
+// and written again (metrics.ReadRecords, metrics.AppendRecordLine), so a
+// malformed shard file stops the merge with its file, line and field.
 func appendShifted(src, dst string, shift int64) (int, error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -360,12 +358,11 @@ func appendShifted(src, dst string, shift int64) (int, error) {
 	}
 	bw := bufio.NewWriterSize(out, 1<<20)
 	n := 0
-	_, err = metrics.ReadJSONL(in, src, false, metrics.ErrBadExport, func(line []byte) error {
-		if shift != 0 {
-			line = shiftLine(line, shift)
-		}
+	var line []byte
+	_, err = metrics.ReadRecords(in, src, false, func(l *metrics.RecordLine) error {
+		shiftTimes(&l.Record, shift)
+		line = metrics.AppendRecordLine(line[:0], l)
 		bw.Write(line)
-		bw.WriteByte('\n')
 		n++
 		return nil
 	})
@@ -378,34 +375,14 @@ func appendShifted(src, dst string, shift int64) (int, error) {
 	return n, err
 }
 
-// shiftLine returns line with every timestamp of nsKeys moved by shift.
-func shiftLine(line []byte, shift int64) []byte {
-	out := make([]byte, 0, len(line)+16)
-	for len(line) > 0 {
-		best, bk := -1, 0
-		for k, key := range nsKeys {
-			if i := bytes.Index(line, key); i >= 0 && (best < 0 || i < best) {
-				best, bk = i, k
-			}
+// shiftTimes moves every timestamp of r that is set by shift ns (0 means
+// "did not happen" and stays 0).
+func shiftTimes(r *metrics.Record, shift int64) {
+	for _, t := range [...]*int64{&r.CreditIssuedNs, &r.RequestStartNs, &r.RequestAckNs, &r.RequestEndNs, &r.CancellationNs} {
+		if *t != 0 {
+			*t += shift
 		}
-		if best < 0 {
-			break
-		}
-		end := best + len(nsKeys[bk])
-		out = append(out, line[:end]...)
-		line = line[end:]
-		j := 0
-		for j < len(line) && (line[j] == '-' || line[j] >= '0' && line[j] <= '9') {
-			j++
-		}
-		if v, err := strconv.ParseInt(string(line[:j]), 10, 64); err == nil && j > 0 {
-			out = strconv.AppendInt(out, v+shift, 10)
-		} else {
-			out = append(out, line[:j]...)
-		}
-		line = line[j:]
 	}
-	return append(out, line...)
 }
 
 // mergeLogs writes logs/aiperf.log of the merged folder: every shard's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/rendezvous"
 	"github.com/agentperf/agentperf/replay"
 )
@@ -160,11 +161,36 @@ func writeShardManifest(dir string, in Input, res *replay.Result) error {
 		fin.Warnings = agg.warnings
 	}
 	m.Finish = fin
-	b, err := json.MarshalIndent(&m, "", "  ")
+	b, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, FileShard), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, FileShard), b)
+}
+
+// Encode writes m as agentperf_shard.json: its fields by their JSON
+// names, indented by two spaces, a final newline. DecodeShardManifest
+// reads it back.
+func (m *ShardManifest) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", FileShard, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeShardManifest decodes an agentperf_shard.json as Encode writes
+// it; its format must be the one this agentperf writes. An error names
+// the field whose value has the wrong type.
+func DecodeShardManifest(data []byte) (*ShardManifest, error) {
+	var m ShardManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	if m.Format != shardFormat {
+		return nil, fmt.Errorf("format %d, this agentperf reads format %d (merge the shards with the agentperf that ran them)", m.Format, shardFormat)
+	}
+	return &m, nil
 }
 
 // aggregateMeta is what a shard's aggregate JSON holds for the merge.
@@ -176,29 +202,14 @@ type aggregateMeta struct {
 }
 
 func readAggregateMeta(dir string) (aggregateMeta, error) {
-	var out aggregateMeta
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	agg, err := metrics.ReadAggregateFile(dir)
 	if err != nil {
-		return out, err
+		return aggregateMeta{}, err
 	}
-	var agg struct {
-		Version  string `json:"aiperf_version"`
-		Metadata struct {
-			Warnings  []string `json:"warnings"`
-			Agentperf struct {
-				Slice         float64 `json:"slice_duration_sec"`
-				ServerDerived any     `json:"server_derived"`
-			} `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(b, &agg); err != nil {
-		return out, fmt.Errorf("read %s: %w", filepath.Join(dir, "profile_export_aiperf.json"), err)
-	}
-	out.version = agg.Version
-	out.sliceDuration = time.Duration(agg.Metadata.Agentperf.Slice * 1e9)
-	out.serverDerived = agg.Metadata.Agentperf.ServerDerived
-	out.warnings = agg.Metadata.Warnings
-	return out, nil
+	ap := agg.Metadata.Agentperf
+	slice, _ := metrics.JSONFloat(ap["slice_duration_sec"])
+	return aggregateMeta{version: agg.AiperfVersion, sliceDuration: time.Duration(slice * 1e9),
+		serverDerived: ap["server_derived"], warnings: agg.Metadata.Warnings}, nil
 }
 
 // ReadShardManifest reads the manifest of the shard folder dir.
@@ -211,17 +222,14 @@ func ReadShardManifest(dir string) (*ShardManifest, error) {
 		}
 		return nil, err
 	}
-	var m ShardManifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := DecodeShardManifest(b)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if m.Format != shardFormat {
-		return nil, fmt.Errorf("%s: format %d, this agentperf reads format %d", path, m.Format, shardFormat)
 	}
 	if m.Result == nil || m.Finish == nil {
 		return nil, fmt.Errorf("%s: incomplete manifest (no result): the shard did not finish", path)
 	}
-	return &m, nil
+	return m, nil
 }
 
 // joinShards joins a sharded Spec's rendezvous (nil without one): the

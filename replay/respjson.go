@@ -1,10 +1,7 @@
 package replay
 
 import (
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
-
+	"github.com/agentperf/agentperf/internal/jsonx"
 	"github.com/agentperf/agentperf/metrics"
 )
 
@@ -54,21 +51,21 @@ func scanCompletion(b []byte) (s completionScan, ok bool) {
 // to lt.dst when lt is not nil (live-assistant mode). When ok is false,
 // *lt.dst may hold part of the text: the caller cuts it back.
 func scanCompletionText(b []byte, lt *liveText) (s completionScan, ok bool) {
-	i, ok := scanObject(b, skipSpace(b, 0), false, topNames, scanDepthLimit-1, func(k uint8, i int) (int, bool) {
+	i, ok := scanObject(b, jsonx.SkipSpace(b, 0), false, topNames, scanDepthLimit-1, func(k uint8, i int) (int, bool) {
 		switch k {
 		case topChoices:
 			return scanChoices(b, i, &s, lt)
 		case topUsage:
 			return scanUsage(b, i, &s)
 		default: // topError
-			if hasLiteral(b, i, "null") {
+			if jsonx.HasLiteral(b, i, "null") {
 				return i + 4, true
 			}
 			s.errorSet = true
-			return scanValue(b, i, scanDepthLimit-1)
+			return jsonx.SkipValue(b, i, scanDepthLimit-1)
 		}
 	})
-	return s, ok && skipSpace(b, i) == len(b)
+	return s, ok && jsonx.SkipSpace(b, i) == len(b)
 }
 
 // scanObject reads the object at b[i] (or null, when nullable) whose
@@ -78,13 +75,13 @@ func scanCompletionText(b []byte, lt *liveText) (s completionScan, ok bool) {
 // matches a name only up to ASCII case (encoding/json would match it), is
 // refused, leaving the object to encoding/json.
 func scanObject(b []byte, i int, nullable bool, names []string, depth int, field func(k uint8, i int) (int, bool)) (int, bool) {
-	if nullable && hasLiteral(b, i, "null") {
+	if nullable && jsonx.HasLiteral(b, i, "null") {
 		return i + 4, true
 	}
 	if i >= len(b) || b[i] != '{' {
 		return i, false
 	}
-	i, empty, ok := openObject(b, i)
+	i, empty, ok := jsonx.OpenObject(b, i)
 	if !ok {
 		return i, false
 	}
@@ -96,7 +93,7 @@ func scanObject(b []byte, i int, nullable bool, names []string, depth int, field
 		}
 		switch k := matchKey(key, names); k {
 		case keyUnknown:
-			i, ok = scanValue(b, i, depth)
+			i, ok = jsonx.SkipValue(b, i, depth)
 		case keyFolded:
 			return i, false
 		default:
@@ -109,7 +106,7 @@ func scanObject(b []byte, i int, nullable bool, names []string, depth int, field
 		if !ok {
 			return i, false
 		}
-		if i, empty, ok = afterMember(b, i, '}'); !ok {
+		if i, empty, ok = jsonx.AfterMember(b, i, '}'); !ok {
 			return i, false
 		}
 	}
@@ -181,20 +178,20 @@ func equalFoldASCII(a []byte, b string) bool {
 // scanChoices reads the value of "choices": null or an array whose
 // elements are null or objects.
 func scanChoices(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
-	if hasLiteral(b, i, "null") {
+	if jsonx.HasLiteral(b, i, "null") {
 		return i + 4, true
 	}
 	if i >= len(b) || b[i] != '[' {
 		return i, false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonx.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
 	for {
 		var ok bool
 		switch {
-		case hasLiteral(b, i, "null"):
+		case jsonx.HasLiteral(b, i, "null"):
 			i += 4
 		case i < len(b) && b[i] == '{':
 			if i, ok = scanChoice(b, i, s, lt); !ok {
@@ -203,7 +200,7 @@ func scanChoices(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
 		default:
 			return i, false
 		}
-		i = skipSpace(b, i)
+		i = jsonx.SkipSpace(b, i)
 		if i >= len(b) {
 			return i, false
 		}
@@ -213,7 +210,7 @@ func scanChoices(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
 		if b[i] != ',' {
 			return i, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonx.SkipSpace(b, i+1)
 	}
 }
 
@@ -255,10 +252,10 @@ func scanChoice(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
 		// encoding/json fills the whole choice before the caller reads
 		// it: content comes first, whatever the order of the keys.
 		if content != nil {
-			*lt.dst = appendUnquoted(*lt.dst, content)
+			*lt.dst = jsonx.AppendUnquoted(*lt.dst, content)
 		}
 		if text != nil {
-			*lt.dst = appendUnquoted(*lt.dst, text)
+			*lt.dst = jsonx.AppendUnquoted(*lt.dst, text)
 		}
 	}
 	return j, ok
@@ -299,7 +296,7 @@ const (
 )
 
 func scanUsage(b []byte, i int, s *completionScan) (int, bool) {
-	if !hasLiteral(b, i, "null") {
+	if !jsonx.HasLiteral(b, i, "null") {
 		s.hasUsage = true
 	}
 	u := &s.usage
@@ -323,22 +320,12 @@ func scanUsage(b []byte, i int, s *completionScan) (int, bool) {
 // name[0], is an optional integer: *has reports whether it was a number.
 func scanDetails(b []byte, i int, name []string, v *int, has *bool) (int, bool) {
 	return scanObject(b, i, true, name, scanDepthLimit-3, func(_ uint8, i int) (int, bool) {
-		if hasLiteral(b, i, "null") {
+		if jsonx.HasLiteral(b, i, "null") {
 			return i + 4, true
 		}
 		*has = true
 		return scanOptInt(b, i, v)
 	})
-}
-
-// openObject reads '{' at b[i] and the space after it: j is the first key
-// (or past the '}' of an empty object).
-func openObject(b []byte, i int) (j int, empty, ok bool) {
-	j = skipSpace(b, i+1)
-	if j < len(b) && b[j] == '}' {
-		return j + 1, true, true
-	}
-	return j, false, j < len(b)
 }
 
 // readKey reads `"key" :` at b[i] and returns the key's bytes (between
@@ -349,46 +336,30 @@ func readKey(b []byte, i int) (key []byte, j int, ok bool) {
 		return nil, i, false
 	}
 	j = i + 1
-	for j < len(b) && byteClass[b[j]]&plainKey != 0 {
+	for j < len(b) && jsonx.PlainASCII(b[j]) {
 		j++
 	}
 	if j >= len(b) || b[j] != '"' {
 		return nil, j, false
 	}
 	key = b[i+1 : j]
-	j = skipSpace(b, j+1)
+	j = jsonx.SkipSpace(b, j+1)
 	if j >= len(b) || b[j] != ':' {
 		return nil, j, false
 	}
-	return key, skipSpace(b, j+1), true
-}
-
-// afterMember reads the ',' or closing byte after an object member or
-// array element.
-func afterMember(b []byte, i int, closing byte) (j int, done, ok bool) {
-	i = skipSpace(b, i)
-	if i >= len(b) {
-		return i, false, false
-	}
-	switch b[i] {
-	case ',':
-		return skipSpace(b, i+1), false, true
-	case closing:
-		return i + 1, true, true
-	}
-	return i, false, false
+	return key, jsonx.SkipSpace(b, j+1), true
 }
 
 // scanOptString reads a string or null; nonEmpty is true for a string
 // that decodes to at least one character (any escape does).
 func scanOptString(b []byte, i int) (j int, nonEmpty, ok bool) {
-	if hasLiteral(b, i, "null") {
+	if jsonx.HasLiteral(b, i, "null") {
 		return i + 4, false, true
 	}
 	if i >= len(b) || b[i] != '"' {
 		return i, false, false
 	}
-	j, ok = scanString(b, i)
+	j, ok = jsonx.ScanString(b, i)
 	return j, ok && j-i > 2, ok
 }
 
@@ -396,13 +367,13 @@ func scanOptString(b []byte, i int) (j int, nonEmpty, ok bool) {
 // as encoding/json does). A number with a fraction or exponent, or one
 // outside int64, is refused (encoding/json reports a type error).
 func scanOptInt(b []byte, i int, v *int) (int, bool) {
-	if hasLiteral(b, i, "null") {
+	if jsonx.HasLiteral(b, i, "null") {
 		return i + 4, true
 	}
 	if i >= len(b) || (b[i] != '-' && (b[i] < '0' || b[i] > '9')) {
 		return i, false
 	}
-	j, ok := scanNumber(b, i)
+	j, ok := jsonx.ScanNumber(b, i)
 	if !ok {
 		return j, false
 	}
@@ -434,142 +405,4 @@ func scanOptInt(b []byte, i int, v *int) (int, bool) {
 		*v = int(n)
 	}
 	return j, true
-}
-
-// scanValue skips one JSON value at b[i] (validating it) and returns the
-// index after it. Nesting deeper than depth levels is refused.
-func scanValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch c := b[i]; {
-	case c == '{' || c == '[':
-		if depth <= 0 {
-			return i, false
-		}
-		closing := c + 2 // '}' is '{'+2, ']' is '['+2
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == closing {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if c == '{' {
-				if i, ok = readAnyKey(b, i); !ok {
-					return i, false
-				}
-			}
-			if i, ok = scanValue(b, i, depth-1); !ok {
-				return i, false
-			}
-			var done bool
-			if i, done, ok = afterMember(b, i, closing); !ok {
-				return i, false
-			}
-			if done {
-				return i, true
-			}
-		}
-	case c == '"':
-		return scanString(b, i)
-	case c == '-' || (c >= '0' && c <= '9'):
-		return scanNumber(b, i)
-	case c == 't':
-		return i + 4, hasLiteral(b, i, "true")
-	case c == 'f':
-		return i + 5, hasLiteral(b, i, "false")
-	case c == 'n':
-		return i + 4, hasLiteral(b, i, "null")
-	}
-	return i, false
-}
-
-// readAnyKey is readKey for the objects of skipped values, whose keys may
-// hold escapes and any bytes.
-func readAnyKey(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	j, ok := scanString(b, i)
-	if !ok {
-		return j, false
-	}
-	j = skipSpace(b, j)
-	if j >= len(b) || b[j] != ':' {
-		return j, false
-	}
-	return skipSpace(b, j+1), true
-}
-
-// appendUnquoted appends the decoded value of lit, a string literal that
-// scanString accepted (quotes included), to dst, exactly as encoding/json
-// decodes it: escapes resolved, a surrogate pair joined, a lone surrogate
-// and each byte of invalid UTF-8 replaced by U+FFFD.
-func appendUnquoted(dst, lit []byte) []byte {
-	s := lit[1 : len(lit)-1]
-	i := 0
-	for i < len(s) && s[i] != '\\' && s[i] < utf8.RuneSelf {
-		i++
-	}
-	dst = append(dst, s[:i]...)
-	for i < len(s) {
-		switch c := s[i]; {
-		case c == '\\':
-			switch e := s[i+1]; e {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r := hex4(s[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if len(s)-i >= 6 && s[i] == '\\' && s[i+1] == 'u' {
-						if d := utf16.DecodeRune(r, hex4(s[i+2:i+6])); d != unicode.ReplacementChar {
-							dst = utf8.AppendRune(dst, d)
-							i += 6
-							continue
-						}
-					}
-					r = unicode.ReplacementChar
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, e)
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			dst = utf8.AppendRune(dst, r)
-			i += n
-		}
-	}
-	return dst
-}
-
-// hex4 is the value of four hex digits that scanString accepted.
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c >= 'a':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }

@@ -1,10 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -51,21 +48,22 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	// InferenceX's validator reads profile_export_aiperf.json.
 	var success, errs, completed float64
 	countsOK := false
+	reqCount, _, _, _ := ag.stat("request_count")
 	switch {
 	case !ag.present:
 		add("request_count", false, "%s is missing", metrics.FileAggregateJSON)
-	case ag.RequestCount == nil || ag.RequestCount.Avg == nil:
+	case reqCount == nil:
 		add("request_count", false, "%s has no request_count.avg", metrics.FileAggregateJSON)
-	case math.IsNaN(*ag.RequestCount.Avg) || math.IsInf(*ag.RequestCount.Avg, 0) || *ag.RequestCount.Avg < 0:
-		add("request_count", false, "request_count.avg = %v is not a finite count", *ag.RequestCount.Avg)
+	case *reqCount < 0:
+		add("request_count", false, "request_count.avg = %v is not a finite count", *reqCount)
 	default:
-		success = *ag.RequestCount.Avg
-		if ag.ErrorCount != nil && ag.ErrorCount.Avg != nil {
-			errs = *ag.ErrorCount.Avg
+		success = *reqCount
+		if e, _, _, _ := ag.stat("error_request_count"); e != nil {
+			errs = *e
 		}
 		completed = success + errs
-		if ag.Completed != nil && ag.Completed.Avg != nil {
-			completed = *ag.Completed.Avg
+		if c, _, _, _ := ag.stat("completed_request_count"); c != nil {
+			completed = *c
 		}
 		countsOK = true
 		add("request_count", true, "%g successful profiling requests", success)
@@ -84,7 +82,7 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	}
 	if s.AccountingErr != nil {
 		add("request_accounting", false, "%v", s.AccountingErr)
-	} else if acc := ag.Metadata.Accounting; acc != nil && acc.AddsUp != nil && !*acc.AddsUp {
+	} else if acc := ag.Metadata.RequestAccounting; acc != nil && !acc.AddsUp {
 		add("request_accounting", false, "metadata.request_accounting.adds_up is false")
 	} else {
 		a := s.Info.Accounting
@@ -97,8 +95,8 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	add("record_times", rs.MissingTimes == 0, "%d of %d successful profiling records lack request_start_ns or request_end_ns",
 		rs.MissingTimes, len(rs.kept))
 	switch {
-	case ag.Metadata.Agentperf.Aborted != "":
-		add("run_completed", false, "the run was aborted (%s): %s", ag.Metadata.Agentperf.Aborted, ag.Metadata.Agentperf.AbortMessage)
+	case ag.agentperf("aborted") != "":
+		add("run_completed", false, "the run was aborted (%s): %s", ag.agentperf("aborted"), ag.agentperf("abort_message"))
 	case ag.WasCancelled || s.Info.Cancelled:
 		add("run_completed", false, "the run was cancelled")
 	default:
@@ -158,34 +156,14 @@ func requiredPrefix(dir, prefix string) (bool, string) {
 			return false, fmt.Sprintf("%s is missing or empty (required because the server metric prefix %q is)", n, prefix)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, servermetrics.JSONFile))
+	has, err := servermetrics.HasMetricPrefix(filepath.Join(dir, servermetrics.JSONFile), prefix)
 	if err != nil {
 		return false, err.Error()
 	}
-	defer f.Close()
-	if !containsStream(f, []byte(`"`+prefix)) {
+	if !has {
 		return false, fmt.Sprintf("%s has no metric named %s…", servermetrics.JSONFile, prefix)
 	}
 	return true, fmt.Sprintf("server metrics with prefix %s present", prefix)
-}
-
-// containsStream reports whether r contains needle, reading in chunks.
-func containsStream(r io.Reader, needle []byte) bool {
-	buf := make([]byte, 0, 1<<16+len(needle))
-	chunk := make([]byte, 1<<16)
-	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if bytes.Contains(buf, needle) {
-			return true
-		}
-		if keep := len(needle) - 1; len(buf) > keep {
-			buf = append(buf[:0], buf[len(buf)-keep:]...)
-		}
-		if err != nil {
-			return false
-		}
-	}
 }
 
 // Passed reports whether every check passed.

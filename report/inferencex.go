@@ -288,8 +288,8 @@ func (r *Run) v3(x *resolved) (obj, error) {
 	if e.KVP2PTransfer != "" {
 		doc = append(doc, field{"kv_p2p_transfer", e.KVP2PTransfer})
 	}
-	if ds := r.agg.Metadata.Dataset; len(ds) > 0 && ds[0] == '{' {
-		doc = append(doc, field{"dataset", json.RawMessage(ds)})
+	if ds := r.agg.Metadata.Dataset; ds != nil {
+		doc = append(doc, field{"dataset", ds})
 	}
 	doc = append(doc, field{"request_metrics", x.v3RequestMetrics()})
 	srv, pool := x.v3ServerMetrics(len(rs.kept))

@@ -1,20 +1,15 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/agentperf/agentperf/metrics"
 )
 
-// ErrBadRecords is wrapped by errors about a malformed profile_export.jsonl.
-var ErrBadRecords = errors.New("malformed record export")
+// ErrBadRecords is wrapped by errors about a malformed
+// profile_export.jsonl: it is metrics.ErrBadExport, the error of the one
+// record decoder.
+var ErrBadRecords = metrics.ErrBadExport
 
 // record is one kept request as InferenceX's processor sees it: a
 // profiling-phase record (a missing phase counts as profiling) without an
@@ -31,7 +26,7 @@ type record struct {
 	hit, total     int64   // theoretical prefix-cache blocks; total 0 when absent
 }
 
-// records is what readRecords keeps of profile_export.jsonl.
+// records is what Load keeps of profile_export.jsonl (records.add).
 type records struct {
 	// Total is the number of records (non-blank lines).
 	Total int
@@ -52,228 +47,43 @@ type records struct {
 	kept         []record
 }
 
-// lineJSON is the subset of a record line read here.
-type lineJSON struct {
-	Metadata struct {
-		Phase          *string         `json:"benchmark_phase"`
-		RequestStartNs json.RawMessage `json:"request_start_ns"`
-		RequestEndNs   json.RawMessage `json:"request_end_ns"`
-		RecordedOut    json.RawMessage `json:"recorded_output_tokens"`
-		HitBlocks      json.RawMessage `json:"theoretical_hit_blocks"`
-		TotalBlocks    json.RawMessage `json:"theoretical_total_blocks"`
-	} `json:"metadata"`
-	Metrics map[string]json.RawMessage `json:"metrics"`
-	Error   json.RawMessage            `json:"error"`
-}
+func newRecords() *records { return &records{Categories: map[string]int{}} }
 
-// readRecords parses profile_export.jsonl. name is used in errors, which
-// give the line number. A record is kept when its phase is profiling (or
-// missing) and its error is absent or empty; every other record is
-// counted, never lost.
-//
-// With tornTail (a .partial file that does not end with a newline: the
-// process died mid-write) a malformed last line is left out instead.
-func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
-	rs := &records{Categories: map[string]int{}}
-	if _, err := metrics.ReadJSONL(r, name, tornTail, ErrBadRecords, rs.add); err != nil {
-		return nil, err
-	}
-	return rs, nil
-}
-
-func (rs *records) add(b []byte) error {
-	var l lineJSON
-	if err := json.Unmarshal(b, &l); err != nil {
-		return err
-	}
+// add counts one record of profile_export.jsonl: a record is kept when
+// its phase is profiling (or missing) and its error is absent or empty;
+// every other record is counted, never lost.
+func (rs *records) add(l *metrics.RecordLine) {
+	r := &l.Record
 	rs.Total++
-	warm := l.Metadata.Phase != nil && *l.Metadata.Phase != "profiling"
+	warm := r.Phase != metrics.PhaseProfiling
 	if warm {
 		rs.Warmup++
 	} else {
 		rs.Profiling++
 	}
-	errored, cat, err := errorCategory(l.Error)
-	if err != nil {
-		return fmt.Errorf("error: %v", err)
-	}
+	errored := r.Error != nil
 	if errored {
 		rs.Errored++
-		rs.Categories[cat]++
+		rs.Categories[metrics.ErrorCategory(r.Error)]++
 	}
 	if warm || errored {
-		return nil
+		return
 	}
-	rec := record{}
-	var ok bool
-	if rec.startNs, ok = intOf(l.Metadata.RequestStartNs); !ok {
-		rec.startNs = 0
-	}
-	if rec.endNs, ok = intOf(l.Metadata.RequestEndNs); !ok {
-		rec.endNs = 0
-	}
+	v := &l.Values
+	rec := record{startNs: r.RequestStartNs, endNs: r.RequestEndNs, expectedOut: math.NaN(),
+		ttftMs: v.TTFT, e2elMs: v.RequestLatency, itlMs: v.ITL, fullITLMs: v.FullResponseITL,
+		isl: v.ISL, osl: v.OSL, cacheRead: v.UsageCacheReadTokens}
 	if rec.startNs == 0 || rec.endNs == 0 {
 		rs.MissingTimes++
 	}
-	eo, ok := intOf(l.Metadata.RecordedOut)
-	rec.expectedOut = math.NaN()
-	if ok && eo > 0 {
-		rec.expectedOut = float64(eo)
+	if r.RecordedOut > 0 {
+		rec.expectedOut = float64(r.RecordedOut)
 	}
-	if t, ok := intOf(l.Metadata.TotalBlocks); ok && t > 0 {
-		if h, ok := intOf(l.Metadata.HitBlocks); ok && h >= 0 && h <= t {
-			rec.hit, rec.total = h, t
-		}
-	}
-	for _, m := range []struct {
-		tag string
-		dst *float64
-	}{
-		{"time_to_first_token", &rec.ttftMs}, {"request_latency", &rec.e2elMs},
-		{"inter_token_latency", &rec.itlMs}, {"full_response_inter_token_latency", &rec.fullITLMs},
-		{"input_sequence_length", &rec.isl}, {"output_sequence_length", &rec.osl},
-		{"usage_prompt_cache_read_tokens", &rec.cacheRead},
-	} {
-		v, err := metricValue(l.Metrics[m.tag])
-		if err != nil {
-			return fmt.Errorf("metrics.%s: %v", m.tag, err)
-		}
-		*m.dst = v
+	if r.TotalBlocks > 0 {
+		rec.hit, rec.total = int64(r.HitBlocks), int64(r.TotalBlocks)
 	}
 	if math.IsNaN(rec.isl) || math.IsNaN(rec.osl) {
 		rs.MissingTokens++
 	}
 	rs.kept = append(rs.kept, rec)
-	return nil
-}
-
-// metricValue decodes a metric as {value, unit} or a bare number; absent,
-// null, list or non-finite values are NaN. A value of another type is an
-// error.
-func metricValue(raw json.RawMessage) (float64, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == 'n' {
-		return math.NaN(), nil
-	}
-	if raw[0] == '{' {
-		var o struct {
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return math.NaN(), err
-		}
-		raw = bytes.TrimSpace(o.Value)
-		if len(raw) == 0 || raw[0] == 'n' || raw[0] == '[' {
-			return math.NaN(), nil
-		}
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return math.NaN(), fmt.Errorf("value %.40q is not a number", raw)
-	}
-	if math.IsInf(f, 0) {
-		return math.NaN(), nil
-	}
-	return f, nil
-}
-
-// intOf decodes an integer (a float with no fraction is accepted).
-func intOf(raw json.RawMessage) (int64, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == 'n' {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return n, true
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-// errorCategory reports whether a record's error field marks a failure
-// (present and not null, false, 0, "" or empty) and its category: the
-// first non-empty of type, error_type, code, class and status, else the
-// first line of the message up to its first colon (at most 120
-// characters), else "unknown".
-func errorCategory(raw json.RawMessage) (bool, string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return false, "", nil
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false, "", err
-	}
-	var message string
-	switch t := v.(type) {
-	case nil:
-		return false, "", nil
-	case bool:
-		if !t {
-			return false, "", nil
-		}
-		message = "True"
-	case float64:
-		if t == 0 {
-			return false, "", nil
-		}
-		message = strconv.FormatFloat(t, 'f', -1, 64)
-	case string:
-		if t == "" {
-			return false, "", nil
-		}
-		message = t
-	case []any:
-		if len(t) == 0 {
-			return false, "", nil
-		}
-		message = string(raw)
-	case map[string]any:
-		if len(t) == 0 {
-			return false, "", nil
-		}
-		for _, k := range []string{"type", "error_type", "code", "class", "status"} {
-			if s := scalarString(t[k]); s != "" {
-				return true, s, nil
-			}
-		}
-		message = scalarString(t["message"])
-		if message == "" {
-			message = scalarString(t["error"])
-		}
-	}
-	message = strings.TrimSpace(message)
-	if message == "" {
-		return true, "unknown", nil
-	}
-	first, _, _ := strings.Cut(message, "\n")
-	first, _, _ = strings.Cut(first, ":")
-	if first == "" {
-		return true, "unknown", nil
-	}
-	if r := []rune(first); len(r) > 120 {
-		first = string(r[:120])
-	}
-	return true, first, nil
-}
-
-// scalarString formats a JSON scalar (strings as they are, numbers
-// without a trailing .0, booleans as Python prints them); other values
-// and null give "".
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	}
-	return ""
 }

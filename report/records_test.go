@@ -2,10 +2,16 @@ package report
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
+// TestErrorCategory: a record has failed when its error is present and not
+// null, false, 0, "", [] or {}, and is counted under the category
+// InferenceX's processor gives it.
 func TestErrorCategory(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -25,9 +31,13 @@ func TestErrorCategory(t *testing.T) {
 		{`{"message":"` + strings.Repeat("é", 200) + `"}`, true, strings.Repeat("é", 120)},
 	}
 	for _, c := range cases {
-		errored, cat, err := errorCategory([]byte(c.raw))
-		if err != nil || errored != c.errored || cat != c.cat {
-			t.Errorf("errorCategory(%s) = %v, %q, %v; want %v, %q", c.raw, errored, cat, err, c.errored, c.cat)
+		line := `{"metadata":{},"metrics":{}}`
+		if c.raw != "" {
+			line = `{"metadata":{},"metrics":{},"error":` + c.raw + `}`
+		}
+		rs, err := readRecords(strings.NewReader(line), "x.jsonl", false)
+		if err != nil || (rs.Errored == 1) != c.errored || c.errored && rs.Categories[c.cat] != 1 {
+			t.Errorf("error %s: %v, errored %d, categories %v; want errored %v under %q", c.raw, err, rs.Errored, rs.Categories, c.errored, c.cat)
 		}
 	}
 }
@@ -106,4 +116,17 @@ func FuzzReadRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readRecords reads a record stream as Load does (metrics.ReadRecords,
+// records.add), for the tests of the counts.
+func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
+	rs := newRecords()
+	if _, err := metrics.ReadRecords(r, name, tornTail, func(l *metrics.RecordLine) error {
+		rs.add(l)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -49,108 +47,91 @@ type Run struct {
 	agg  *aggregateJSON
 }
 
-// aggregateJSON is what is read of profile_export_aiperf.json.
+// aggregateJSON is the folder's profile_export_aiperf.json
+// (metrics.AggregateFile); present is false when the folder has none.
 type aggregateJSON struct {
-	present      bool
-	Theoretical  *aggStat        `json:"theoretical_prefix_cache_hit"`
-	RequestCount *aggStat        `json:"request_count"`
-	ErrorCount   *aggStat        `json:"error_request_count"`
-	Completed    *aggStat        `json:"completed_request_count"`
-	InputConfig  json.RawMessage `json:"input_config"`
-	WasCancelled bool            `json:"was_cancelled"`
-	Metadata     struct {
-		Dataset         json.RawMessage `json:"dataset"`
-		Scenario        string          `json:"scenario"`
-		SubmissionValid *bool           `json:"submission_valid"`
-		Reasons         []string        `json:"submission_invalid_reasons"`
-		Accounting      *struct {
-			AddsUp *bool `json:"adds_up"`
-		} `json:"request_accounting"`
-		Agentperf struct {
-			Concurrency  *float64 `json:"concurrency"`
-			Aborted      string   `json:"aborted"`
-			AbortMessage string   `json:"abort_message"`
-		} `json:"agentperf"`
-	} `json:"metadata"`
+	metrics.AggregateFile
+	present bool
 }
 
-type aggStat struct {
-	Unit  string   `json:"unit"`
-	Avg   *float64 `json:"avg"`
-	Sum   *float64 `json:"sum"`
-	Count *float64 `json:"count"`
+// stat returns the avg, sum and count of the top-level stat object tag,
+// nil where absent.
+func (a *aggregateJSON) stat(tag string) (avg, sum, count *float64, unit string) {
+	st, ok := a.Stat(tag)
+	if !ok {
+		return nil, nil, nil, ""
+	}
+	ptr := func(n metrics.Num) *float64 {
+		if f, ok := n.Float(); ok {
+			return &f
+		}
+		return nil
+	}
+	return ptr(st.Avg), ptr(st.Sum), ptr(st.Count), st.Unit
 }
 
 // theoretical is InferenceX's reading of theoretical_prefix_cache_hit:
 // sum/count, else avg/100 when the unit is %, else avg.
 func (a *aggregateJSON) theoretical() (float64, bool) {
-	t := a.Theoretical
-	if t == nil {
+	avg, sum, count, unit := a.stat("theoretical_prefix_cache_hit")
+	if sum != nil && count != nil && *count > 0 {
+		return *sum / *count, true
+	}
+	if avg == nil {
 		return 0, false
 	}
-	if t.Sum != nil && t.Count != nil && *t.Count > 0 {
-		return *t.Sum / *t.Count, true
+	if unit == "%" {
+		return *avg / 100, true
 	}
-	if t.Avg == nil {
-		return 0, false
+	return *avg, true
+}
+
+// agentperf returns the string metadata.agentperf.<k> ("" when absent).
+func (a *aggregateJSON) agentperf(k string) string {
+	s, _ := a.Metadata.Agentperf[k].(string)
+	return s
+}
+
+// positive returns v as a count when it is a number above 0.
+func positive(v any) (int, bool) {
+	if f, ok := metrics.JSONFloat(v); ok && f > 0 {
+		return int(f), true
 	}
-	if t.Unit == "%" {
-		return *t.Avg / 100, true
-	}
-	return *t.Avg, true
+	return 0, false
 }
 
 // concurrency is the run's recorded concurrency (agentperf metadata, else
 // input_config.concurrency, else an aiperf profiling phase's).
 func (a *aggregateJSON) concurrency() (int, bool) {
-	if c := a.Metadata.Agentperf.Concurrency; c != nil && *c > 0 {
-		return int(*c), true
+	if c, ok := positive(a.Metadata.Agentperf["concurrency"]); ok {
+		return c, true
 	}
-	var ic struct {
-		Concurrency *float64 `json:"concurrency"`
-		Phases      []struct {
-			Kind        string   `json:"kind"`
-			Name        string   `json:"name"`
-			Concurrency *float64 `json:"concurrency"`
-		} `json:"phases"`
-		Loadgen struct {
-			Concurrency *float64 `json:"concurrency"`
-		} `json:"loadgen"`
+	ic := a.InputConfig
+	if c, ok := positive(ic["concurrency"]); ok {
+		return c, true
 	}
-	if len(a.InputConfig) == 0 || json.Unmarshal(a.InputConfig, &ic) != nil {
-		return 0, false
-	}
-	if c := ic.Concurrency; c != nil && *c > 0 {
-		return int(*c), true
-	}
-	for _, p := range ic.Phases {
-		if (p.Kind == "profiling" || p.Name == "profiling") && p.Concurrency != nil && *p.Concurrency > 0 {
-			return int(*p.Concurrency), true
+	phases, _ := ic["phases"].([]any)
+	for _, p := range phases {
+		p, _ := p.(map[string]any)
+		if p["kind"] == "profiling" || p["name"] == "profiling" {
+			if c, ok := positive(p["concurrency"]); ok {
+				return c, true
+			}
 		}
 	}
-	if c := ic.Loadgen.Concurrency; c != nil && *c > 0 {
-		return int(*c), true
-	}
-	return 0, false
+	loadgen, _ := ic["loadgen"].(map[string]any)
+	return positive(loadgen["concurrency"])
 }
 
 // model returns the first served model name the run records
 // (input_config.model_names, or aiperf's input_config.endpoint.model_names).
 func (a *aggregateJSON) model() (string, bool) {
-	var ic struct {
-		ModelNames []string        `json:"model_names"`
-		Endpoint   json.RawMessage `json:"endpoint"` // agentperf's is a path, aiperf's an object
-	}
-	if len(a.InputConfig) == 0 || json.Unmarshal(a.InputConfig, &ic) != nil {
-		return "", false
-	}
-	var ep struct {
-		ModelNames []string `json:"model_names"`
-	}
-	_ = json.Unmarshal(ic.Endpoint, &ep) // a string leaves it empty
-	for _, names := range [][]string{ic.ModelNames, ep.ModelNames} {
-		if len(names) > 0 && names[0] != "" {
-			return names[0], true
+	ep, _ := a.InputConfig["endpoint"].(map[string]any) // agentperf's is a path, aiperf's an object
+	for _, names := range []any{a.InputConfig["model_names"], ep["model_names"]} {
+		if l, _ := names.([]any); len(l) > 0 {
+			if s, _ := l[0].(string); s != "" {
+				return s, true
+			}
 		}
 	}
 	return "", false
@@ -158,10 +139,7 @@ func (a *aggregateJSON) model() (string, bool) {
 
 // unsafeOverride reports input_config.unsafe_override.
 func (a *aggregateJSON) unsafeOverride() bool {
-	var ic struct {
-		UnsafeOverride bool `json:"unsafe_override"`
-	}
-	return len(a.InputConfig) > 0 && json.Unmarshal(a.InputConfig, &ic) == nil && ic.UnsafeOverride
+	return a.InputConfig["unsafe_override"] == true
 }
 
 // Validity is the run's submission verdict as its metadata records it.
@@ -181,7 +159,7 @@ type Validity struct {
 // Validity returns the run's submission verdict.
 func (r *Run) Validity() Validity {
 	md := &r.agg.Metadata
-	v := Validity{Scenario: md.Scenario, Reasons: append([]string(nil), md.Reasons...)}
+	v := Validity{Scenario: md.Scenario, Reasons: append([]string(nil), md.SubmissionInvalidReasons...)}
 	if md.SubmissionValid != nil {
 		v.Known, v.Valid = true, *md.SubmissionValid
 	}
@@ -248,44 +226,31 @@ func resolveDir(dir string) (string, error) {
 
 // Load reads an artifact folder. A folder without records, a malformed
 // record line and an undecodable aggregate or server-metrics file are
-// errors (wrapping ErrNotArtifactDir, ErrBadRecords, metrics.ErrBadExport
-// or ErrBadArtifact); a missing aggregate or server-metrics file is not.
+// errors (wrapping ErrNotArtifactDir, ErrBadRecords, which is
+// metrics.ErrBadExport, or ErrBadArtifact); a missing aggregate or
+// server-metrics file is not.
 func Load(dir string) (*Run, error) {
 	d, err := resolveDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := &Run{Dir: d}
-	path := filepath.Join(d, metrics.FileRecords)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		path += ".partial"
-		f, err = os.Open(path)
-		if err == nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing; read %s: the run did not finish, its last records may be missing",
-				metrics.FileRecords, filepath.Base(path)))
-		}
+	if _, err := os.Stat(filepath.Join(d, metrics.FileRecords)); errors.Is(err, fs.ErrNotExist) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing; read %s.partial: the run did not finish, its last records may be missing",
+			metrics.FileRecords, metrics.FileRecords))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read records: %w", err)
-	}
-	r.recs, err = readRecords(f, path, strings.HasSuffix(path, ".partial") && metrics.EndsMidLine(path))
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local})
+	// One read of the records: the aggregates, and the records as
+	// InferenceX's processor keeps them.
+	r.recs = newRecords()
+	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local, EachRecord: r.recs.add})
 	if err != nil {
 		return nil, err
 	}
 	r.agg = &aggregateJSON{}
-	if b, err := os.ReadFile(filepath.Join(d, metrics.FileAggregateJSON)); err == nil {
-		if err := json.Unmarshal(b, r.agg); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadArtifact, filepath.Join(d, metrics.FileAggregateJSON), err)
-		}
-		r.agg.present = true
+	if agg, err := metrics.ReadAggregateFile(d); err == nil {
+		r.agg.AggregateFile, r.agg.present = *agg, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read aggregates: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadArtifact, err)
 	} else {
 		r.Warnings = append(r.Warnings, metrics.FileAggregateJSON+" is missing: theoretical_cache_hit_rate and dataset come from the records only")
 	}

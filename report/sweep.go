@@ -88,9 +88,9 @@ func NewRow(r *Run, l Labels) Row {
 	}
 	ag := r.agg
 	switch {
-	case ag.Metadata.Agentperf.Aborted != "":
-		row.Status, row.Reason = StatusFailed, "aborted ("+ag.Metadata.Agentperf.Aborted+")"
-		if m := ag.Metadata.Agentperf.AbortMessage; m != "" {
+	case ag.agentperf("aborted") != "":
+		row.Status, row.Reason = StatusFailed, "aborted ("+ag.agentperf("aborted")+")"
+		if m := ag.agentperf("abort_message"); m != "" {
 			row.Reason += ": " + m
 		}
 	case ag.WasCancelled || s.Info.Cancelled:
@@ -103,7 +103,7 @@ func NewRow(r *Run, l Labels) Row {
 			s.ErrorRequestCount, s.CancelledRequestCount, s.ContextOverflowCount, s.WarmupRequestCount, s.WarmupErrorCount)
 	}
 	if v := ag.Metadata.SubmissionValid; v != nil && !*v && row.Status == StatusOK {
-		row.Notes = append(row.Notes, "submission not valid: "+strings.Join(ag.Metadata.Reasons, ", "))
+		row.Notes = append(row.Notes, "submission not valid: "+strings.Join(ag.Metadata.SubmissionInvalidReasons, ", "))
 	}
 	row.Notes = append(row.Notes, r.Warnings...)
 	return row

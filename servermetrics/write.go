@@ -105,16 +105,14 @@ func withoutSlices(ex *Export) *Export {
 	return &cp
 }
 
-// WriteFiles writes ex as server_metrics_export.json and .csv in dir.
+// WriteFiles writes ex as server_metrics_export.json (Encode) and .csv in
+// dir.
 func WriteFiles(dir string, ex *Export) error {
-	var jb bytes.Buffer
-	enc := json.NewEncoder(&jb)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ex); err != nil {
-		return fmt.Errorf("encode %s: %w", JSONFile, err)
+	b, err := Encode(ex)
+	if err != nil {
+		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, JSONFile), jb.Bytes()); err != nil {
+	if err := writeAtomic(filepath.Join(dir, JSONFile), b); err != nil {
 		return err
 	}
 	var cb bytes.Buffer
@@ -126,17 +124,73 @@ func WriteFiles(dir string, ex *Export) error {
 
 func writeAtomic(path string, data []byte) error { return atomicfile.WriteBytes(path, data) }
 
-// ReadExport decodes a server_metrics_export.json file.
+// Encode writes ex as server_metrics_export.json: the Export's fields by
+// their JSON names, indented by two spaces, maps by sorted key, < > &
+// unescaped, a final newline. Decode reads it back.
+func Encode(ex *Export) ([]byte, error) {
+	var jb bytes.Buffer
+	enc := json.NewEncoder(&jb)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ex); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", JSONFile, err)
+	}
+	return jb.Bytes(), nil
+}
+
+// Decode decodes server_metrics_export.json as Encode writes it (and as
+// aiperf writes it: keys the Export does not have are ignored). An error
+// names the field whose value has the wrong type.
+func Decode(data []byte) (*Export, error) {
+	var ex Export
+	if err := json.Unmarshal(data, &ex); err != nil {
+		return nil, err
+	}
+	return &ex, nil
+}
+
+// ReadExport reads a server_metrics_export.json file (Decode).
 func ReadExport(path string) (*Export, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read server metrics export: %w", err)
 	}
-	var ex Export
-	if err := json.Unmarshal(b, &ex); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
+	ex, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w (the file is cut short or is not a server metrics export; a run with --no-server-metrics writes none)", path, err)
 	}
-	return &ex, nil
+	return ex, nil
+}
+
+// HasMetricPrefix reports whether the server metrics export at path holds
+// the text `"<prefix>`: InferenceX's launcher searches the file for it
+// (its required-server-metric check), so this is a text search of the
+// file as written, not a decode.
+func HasMetricPrefix(path, prefix string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	needle := []byte(`"` + prefix)
+	buf := make([]byte, 0, 1<<16+len(needle))
+	chunk := make([]byte, 1<<16)
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if bytes.Contains(buf, needle) {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if keep := len(needle) - 1; len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+	}
 }
 
 var (

@@ -1,7 +1,6 @@
 package slo
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -38,84 +37,52 @@ type Run struct {
 // Requests is the number of successful profiling records.
 func (r *Run) Requests() int { return len(r.Values) }
 
-// recordLine is the subset of a profile_export.jsonl line read here.
-type recordLine struct {
-	Metadata struct {
-		Phase     string `json:"benchmark_phase"`
-		Cancelled bool   `json:"was_cancelled"`
-		Credit    *int64 `json:"credit_issued_ns"`
-		Start     *int64 `json:"request_start_ns"`
-	} `json:"metadata"`
-	Metrics map[string]struct {
-		Value *float64 `json:"value"`
-	} `json:"metrics"`
-	Error json.RawMessage `json:"error"`
-}
-
 // Load reads the artifact folders of one measurement (its repeats) and
 // pools them. Each must hold profile_export.jsonl and
 // profile_export_aiperf.json (for benchmark_duration).
 func Load(dirs ...string) (*Run, error) {
 	r := &Run{Dirs: dirs}
-	idx := map[string]int{}
-	for i, m := range metrics.Metrics {
-		idx[m.Tag] = i
-	}
 	for _, dir := range dirs {
-		agg, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+		agg, err := metrics.ReadAggregateFile(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRun, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadRun, err)
 		}
-		var a struct {
-			Duration struct {
-				Avg *float64 `json:"avg"`
-			} `json:"benchmark_duration"`
+		if st, ok := agg.Stat("benchmark_duration"); ok {
+			if d, ok := st.Avg.Float(); ok {
+				r.Duration += d
+			}
 		}
-		if err := json.Unmarshal(agg, &a); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadRun, filepath.Join(dir, "profile_export_aiperf.json"), err)
-		}
-		if a.Duration.Avg != nil {
-			r.Duration += *a.Duration.Avg
-		}
-		name := filepath.Join(dir, "profile_export.jsonl")
+		name := filepath.Join(dir, metrics.FileRecords)
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v (a run with --export-level summary has no records to judge)", ErrBadRun, err)
 		}
-		_, err = metrics.ReadJSONL(f, name, false, ErrBadRun, func(line []byte) error {
-			var l recordLine
-			if err := json.Unmarshal(line, &l); err != nil {
-				return err
-			}
-			if l.Metadata.Phase != "" && l.Metadata.Phase != "profiling" {
+		_, err = metrics.ReadRecords(f, name, false, func(l *metrics.RecordLine) error {
+			rec := &l.Record
+			if rec.Phase != metrics.PhaseProfiling {
 				return nil
 			}
-			if l.Metadata.Cancelled {
+			if rec.Bucket == metrics.BucketCancelled {
 				r.Cancelled++
 				return nil
 			}
-			if l.Metadata.Credit != nil && l.Metadata.Start != nil && *l.Metadata.Credit > 0 {
-				r.Lateness = append(r.Lateness, float64(*l.Metadata.Start-*l.Metadata.Credit)/1e6)
+			if rec.CreditIssuedNs > 0 && rec.RequestStartNs > 0 {
+				r.Lateness = append(r.Lateness, float64(rec.RequestStartNs-rec.CreditIssuedNs)/1e6)
 			}
-			if len(l.Error) > 0 && string(l.Error) != "null" {
+			if rec.Bucket != metrics.BucketProfilingOK {
 				r.Errors++
 				return nil
 			}
 			v := make([]float64, len(metrics.Metrics))
-			for i := range v {
-				v[i] = math.NaN()
-			}
-			for tag, m := range l.Metrics {
-				if i, ok := idx[tag]; ok && m.Value != nil {
-					v[i] = *m.Value
-				}
+			for i := range metrics.Metrics {
+				v[i] = metrics.Metrics[i].Get(&l.Values)
 			}
 			r.Values = append(r.Values, v)
 			return nil
 		})
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrBadRun, err)
 		}
 	}
 	return r, nil

@@ -131,3 +131,21 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("empty folder: no error")
 	}
 }
+
+// TestLoadReadsRecordsAsAiperfWritesThem: the records are read by the one
+// record decoder, so aiperf's shapes judge too: bare-number metrics, a
+// list value (inter_chunk_latency, absent), no phase (profiling).
+func TestLoadReadsRecordsAsAiperfWritesThem(t *testing.T) {
+	t.Parallel()
+	dir := writeRun(t, nil, 2,
+		`{"metadata":{"request_start_ns":5,"credit_issued_ns":4},"metrics":{"time_to_first_token":120,"inter_chunk_latency":{"value":[1.0,2.0],"unit":"ms"}}}`,
+		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":80,"unit":"ms"}}}`)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustParse(t, "ttft.max<=100ms").Evaluate(run)
+	if run.Requests() != 2 || res.Met || res.Terms[0].Observed != 120 || len(run.Lateness) != 1 || run.Lateness[0] != 1e-6 {
+		t.Errorf("%d requests, ttft.max %v, lateness %v", run.Requests(), res.Terms[0].Observed, run.Lateness)
+	}
+}

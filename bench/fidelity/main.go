@@ -365,53 +365,34 @@ func recordsCmd(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(*dir + "/profile_export_aiperf.json")
+	agg, err := metrics.ReadAggregateFile(*dir)
 	if err != nil {
 		return err
 	}
-	// Only two scalar metrics are needed; the file has other shapes too.
-	var agg struct {
-		Req struct {
-			Avg float64 `json:"avg"`
-		} `json:"request_throughput"`
-		Tok struct {
-			Avg float64 `json:"avg"`
-		} `json:"output_token_throughput"`
+	avg := func(tag string) float64 {
+		st, _ := agg.Stat(tag)
+		f, _ := st.Avg.Float()
+		return f
 	}
-	if err := json.Unmarshal(raw, &agg); err != nil {
-		return fmt.Errorf("%s/profile_export_aiperf.json: %w", *dir, err)
-	}
-	f, err := os.Open(*dir + "/profile_export.jsonl")
+	f, err := os.Open(*dir + "/" + metrics.FileRecords)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	type meta struct {
-		Credit int64  `json:"credit_issued_ns"`
-		Start  int64  `json:"request_start_ns"`
-		Phase  string `json:"benchmark_phase"`
-	}
+	type meta struct{ Credit, Start int64 }
 	var ms []meta
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	p0 := int64(0)
-	for sc.Scan() {
-		var line struct {
-			Metadata meta `json:"metadata"`
+	if _, err := metrics.ReadRecords(f, f.Name(), false, func(l *metrics.RecordLine) error {
+		if l.Record.Phase != metrics.PhaseProfiling {
+			return nil
 		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return err
-		}
-		m := line.Metadata
-		if m.Phase != "profiling" {
-			continue
-		}
+		m := meta{l.Record.CreditIssuedNs, l.Record.RequestStartNs}
 		if p0 == 0 || m.Credit < p0 {
 			p0 = m.Credit
 		}
 		ms = append(ms, m)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return err
 	}
 	var late []float64
@@ -425,6 +406,6 @@ func recordsCmd(args []string) error {
 	if n := len(late); n > 0 {
 		p50, p99, mx = late[n/2], late[min(n-1, n*99/100)], late[n-1]
 	}
-	fmt.Printf("%.0f %.0f %.3f %.3f %.3f %d\n", agg.Req.Avg, agg.Tok.Avg, p50, p99, mx, len(late))
+	fmt.Printf("%.0f %.0f %.3f %.3f %.3f %d\n", avg("request_throughput"), avg("output_token_throughput"), p50, p99, mx, len(late))
 	return nil
 }

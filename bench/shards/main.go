@@ -11,8 +11,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image/color"
@@ -26,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentperf/agentperf/metrics"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -138,23 +137,18 @@ func lateness(path string) (int, []float64) {
 	defer f.Close()
 	var late []float64
 	n := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var r struct {
-			M struct {
-				Credit int64  `json:"credit_issued_ns"`
-				Start  int64  `json:"request_start_ns"`
-				Phase  string `json:"benchmark_phase"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.M.Phase != "profiling" {
-			continue
+	if _, err := metrics.ReadRecords(f, path, false, func(l *metrics.RecordLine) error {
+		r := &l.Record
+		if r.Phase != metrics.PhaseProfiling {
+			return nil
 		}
 		n++
-		if r.M.Credit > 0 {
-			late = append(late, float64(r.M.Start-r.M.Credit)/1e6)
+		if r.CreditIssuedNs > 0 {
+			late = append(late, float64(r.RequestStartNs-r.CreditIssuedNs)/1e6)
 		}
+		return nil
+	}); err != nil {
+		log.Printf("%v", err)
 	}
 	slices.Sort(late)
 	return n, late

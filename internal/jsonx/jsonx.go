@@ -1,6 +1,9 @@
-// Package jsonx holds the JSON string codec shared by the request-body
-// builder, the exporters and the hand-written parsers: append-style, no
-// reflection, no allocation.
+// Package jsonx holds the JSON string codec and the in-memory scanners
+// shared by the request-body builder, the exporters, the response scanner
+// and the hand-written parsers and decoders: append-style, no reflection,
+// no allocation. AppendString is the one escaper; AppendUnescaped (one
+// escape, validated, for parsers that report positions) and
+// AppendUnquoted (a whole literal ScanString accepted) the unescapers.
 package jsonx
 
 import (

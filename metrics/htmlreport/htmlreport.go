@@ -1,7 +1,6 @@
 package htmlreport
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -209,49 +208,24 @@ func (d *Data) setFigure(in plot.Input, warnings []string) {
 	}
 }
 
-// fillSummary reads the aggregate JSON, keeping its key order.
+// fillSummary reads the aggregate JSON (metrics.DecodeAggregateFile).
 func (d *Data) fillSummary(b []byte) error {
-	keys, vals, err := orderedObject(b)
+	agg, err := metrics.DecodeAggregateFile(b)
 	if err != nil {
 		return err
 	}
-	var agg aggregateHead
-	if err := json.Unmarshal(b, &agg); err != nil {
-		return err
-	}
-	d.fillFacts(&agg)
-	d.fillMetrics(keys, vals)
+	d.fillFacts(agg)
+	d.fillMetrics(agg.Stats)
 	return nil
-}
-
-// aggregateHead is what the report reads of the aggregate JSON besides
-// its metric blocks.
-type aggregateHead struct {
-	AIPerfVersion string         `json:"aiperf_version"`
-	BenchmarkID   string         `json:"benchmark_id"`
-	StartTime     string         `json:"start_time"`
-	EndTime       string         `json:"end_time"`
-	WasCancelled  bool           `json:"was_cancelled"`
-	InputConfig   map[string]any `json:"input_config"`
-	Metadata      struct {
-		Scenario        string         `json:"scenario"`
-		SubmissionValid *bool          `json:"submission_valid"`
-		Reasons         []string       `json:"submission_invalid_reasons"`
-		Warnings        []string       `json:"warnings"`
-		Accounting      map[string]any `json:"request_accounting"`
-		Agentperf       struct {
-			ServerDerived map[string]any `json:"server_derived"`
-		} `json:"agentperf"`
-	} `json:"metadata"`
 }
 
 // fillFacts sets the title, the run's facts (settings, accounting, server
 // figures), the validity and the warnings.
-func (d *Data) fillFacts(agg *aggregateHead) {
+func (d *Data) fillFacts(agg *metrics.AggregateFile) {
 	if agg.BenchmarkID != "" {
 		d.Title = "agentperf report — benchmark " + agg.BenchmarkID
 	}
-	d.Subtitle = strings.TrimSpace(fmt.Sprintf("%s → %s  %s", agg.StartTime, agg.EndTime, agg.AIPerfVersion))
+	d.Subtitle = strings.TrimSpace(fmt.Sprintf("%s → %s  %s", agg.StartTime, agg.EndTime, agg.AiperfVersion))
 	fact := func(label string, v any) {
 		if v == nil || v == "" {
 			return
@@ -277,47 +251,42 @@ func (d *Data) fillFacts(agg *aggregateHead) {
 			}
 		}
 	}
-	if a := agg.Metadata.Accounting; a != nil {
-		fact("requests sent", a["sent"])
-		fact("profiling ok / failed", fmt.Sprintf("%v / %v", a["profiling_ok"], a["profiling_errors"]))
-		fact("warmup ok / failed", fmt.Sprintf("%v / %v", a["warmup_ok"], a["warmup_errors"]))
-		fact("context overflows", a["context_overflows"])
-		fact("cancelled", a["cancelled"])
+	if a := agg.Metadata.RequestAccounting; a != nil {
+		fact("requests sent", a.Sent)
+		fact("profiling ok / failed", fmt.Sprintf("%v / %v", a.ProfilingOK, a.ProfilingErrors))
+		fact("warmup ok / failed", fmt.Sprintf("%v / %v", a.WarmupOK, a.WarmupErrors))
+		fact("context overflows", a.Overflows)
+		fact("cancelled", a.Cancelled)
 	}
 	if agg.WasCancelled {
 		fact("run", "cancelled")
 	}
-	sd := agg.Metadata.Agentperf.ServerDerived
+	sd, _ := agg.Metadata.Agentperf["server_derived"].(map[string]any)
 	for _, k := range []struct{ label, key string }{
 		{"GPU prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_gpu_local"},
 		{"overall prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_overall"},
 		{"GPU KV usage, mean while active (server, profiling window)", "gpu_kv_usage_mean_active"},
 		{"GPU KV usage, peak (server, profiling window)", "gpu_kv_usage_peak"},
 	} {
-		if v, ok := sd[k.key].(float64); ok {
+		if v, ok := metrics.JSONFloat(sd[k.key]); ok {
 			fact(k.label, fmt.Sprintf("%.1f %%", 100*v))
 		}
 	}
 	if agg.Metadata.Scenario != "" && agg.Metadata.SubmissionValid != nil {
-		d.Validity = &Validity{Scenario: agg.Metadata.Scenario, Valid: *agg.Metadata.SubmissionValid, Reasons: agg.Metadata.Reasons}
+		d.Validity = &Validity{Scenario: agg.Metadata.Scenario, Valid: *agg.Metadata.SubmissionValid, Reasons: agg.Metadata.SubmissionInvalidReasons}
 	}
 	d.Warnings = append(d.Warnings, agg.Metadata.Warnings...)
 }
 
-// fillMetrics adds a Metric for every block with percentiles and a Scalar
-// for every other block with an average, in the file's key order.
-func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
+// fillMetrics adds a Metric for every stat object with percentiles and a
+// Scalar for every other one with an average, in the file's order.
+func (d *Data) fillMetrics(stats []metrics.NamedStat) {
 	headers := map[string]metrics.Metric{}
 	for _, m := range metrics.Metrics {
 		headers[m.Tag] = m
 	}
-	for i, k := range keys {
-		var blk map[string]json.RawMessage
-		if json.Unmarshal(vals[i], &blk) != nil || blk["unit"] == nil {
-			continue
-		}
-		var unit string
-		_ = json.Unmarshal(blk["unit"], &unit)
+	for i := range stats {
+		k, blk := stats[i].Tag, &stats[i].StatObject
 		name := prettyName(k)
 		if h, ok := headers[k]; ok {
 			name = h.Header
@@ -325,11 +294,10 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 		if n, ok := htmlNames[k]; ok {
 			name = n
 		}
-		if _, hasP50 := blk["p50"]; hasP50 {
-			m := Metric{Tag: k, Name: name, Unit: unit, Stats: map[string]*float64{}}
+		if blk.P50.Set() {
+			m := Metric{Tag: k, Name: name, Unit: blk.Unit, Stats: map[string]*float64{}}
 			for _, s := range statNames {
-				var f float64
-				if raw, ok := blk[s]; ok && json.Unmarshal(raw, &f) == nil {
+				if f, ok := blk.Get(s).Float(); ok {
 					m.Stats[s] = &f
 				}
 			}
@@ -339,9 +307,8 @@ func (d *Data) fillMetrics(keys []string, vals []json.RawMessage) {
 		if k == "min_request_timestamp" || k == "max_response_timestamp" {
 			continue // Unix ns: the subtitle has the run's times
 		}
-		var f float64
-		if raw, ok := blk["avg"]; ok && json.Unmarshal(raw, &f) == nil {
-			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: unit, Value: f})
+		if f, ok := blk.Avg.Float(); ok {
+			d.Scalars = append(d.Scalars, Scalar{Tag: k, Name: name, Unit: blk.Unit, Value: f})
 		}
 	}
 }
@@ -361,35 +328,6 @@ func prettyName(tag string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// orderedObject splits a JSON object into its keys and raw values, in
-// order.
-func orderedObject(b []byte) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var keys []string
-	var vals []json.RawMessage
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, _ := kt.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, err
-		}
-		keys = append(keys, k)
-		vals = append(vals, raw)
-	}
-	return keys, vals, nil
 }
 
 // Write renders the page for d to w.

@@ -2,21 +2,20 @@ package plot
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // Artifact file names RenderDir reads.
 const (
-	RecordsFile = "profile_export.jsonl"
+	RecordsFile = metrics.FileRecords
 )
 
 // RenderDir rebuilds metrics_plots.png in an artifact folder from
@@ -87,68 +86,12 @@ func ReadServerExport(path string) (*servermetrics.Export, []string) {
 // not there (an aiperf folder: the plot then takes the first profiling
 // request's start).
 func ProfilingStartNs(dir string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	agg, err := metrics.ReadAggregateFile(dir)
 	if err != nil {
 		return 0
 	}
-	var agg struct {
-		Metadata struct {
-			Agentperf struct {
-				ProfilingStartNs int64 `json:"profiling_start_ns"`
-			} `json:"agentperf"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(b, &agg) != nil {
-		return 0
-	}
-	return agg.Metadata.Agentperf.ProfilingStartNs
-}
-
-// jsonValue is a metric as {value, unit} or a bare number.
-type jsonValue struct{ v float64 }
-
-func (m *jsonValue) UnmarshalJSON(b []byte) error {
-	m.v = math.NaN()
-	var obj struct {
-		Value *float64 `json:"value"`
-	}
-	if len(b) > 0 && b[0] == '{' {
-		if err := json.Unmarshal(b, &obj); err != nil {
-			return err
-		}
-		if obj.Value != nil {
-			m.v = *obj.Value
-		}
-		return nil
-	}
-	var f *float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	if f != nil {
-		m.v = *f
-	}
-	return nil
-}
-
-// jsonRecord is the part of a record line the figure reads. Only the three
-// metrics it draws are fields: the decoder skips the others without
-// building a map of every metric per line (reading a 1,000-lane run's
-// records back at the end of a run allocated 37 MB, on top of the run's
-// own heap, before a collection).
-type jsonRecord struct {
-	Metadata struct {
-		RequestStartNs int64  `json:"request_start_ns"`
-		RequestEndNs   int64  `json:"request_end_ns"`
-		Phase          string `json:"benchmark_phase"`
-		WasCancelled   bool   `json:"was_cancelled"`
-	} `json:"metadata"`
-	Metrics struct {
-		TTFT    jsonValue `json:"time_to_first_token"`
-		Latency jsonValue `json:"request_latency"`
-		ITL     jsonValue `json:"inter_token_latency"`
-	} `json:"metrics"`
-	Error json.RawMessage `json:"error"`
+	ns, _ := metrics.JSONInt(agg.Metadata.Agentperf["profiling_start_ns"])
+	return ns
 }
 
 // ReadRequests reads profile_export.jsonl into request points. Lines that
@@ -172,6 +115,7 @@ func readRequests(r io.Reader, path string) ([]RequestPoint, []string, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	line, bad, firstBad := 0, 0, 0
 	var b []byte // the current line, reused (a decoded record keeps no reference to it)
+	var l metrics.RecordLine
 	for {
 		chunk, err := br.ReadSlice('\n')
 		b = append(b, chunk...)
@@ -180,7 +124,7 @@ func readRequests(r io.Reader, path string) ([]RequestPoint, []string, error) {
 		}
 		if len(b) > 0 {
 			line++
-			if p, ok := parseRecordLine(b); ok {
+			if p, ok := parseRecordLine(b, &l); ok {
 				out = append(out, p)
 			} else if len(trimSpace(b)) > 0 {
 				bad++
@@ -213,27 +157,20 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-// parseRecordLine decodes one profile_export.jsonl line.
-func parseRecordLine(b []byte) (RequestPoint, bool) {
-	var j jsonRecord
-	// A metric the line lacks is NaN (UnmarshalJSON is not called for it).
-	j.Metrics.TTFT.v, j.Metrics.Latency.v, j.Metrics.ITL.v = math.NaN(), math.NaN(), math.NaN()
-	if err := json.Unmarshal(b, &j); err != nil {
+// parseRecordLine decodes one profile_export.jsonl line
+// (metrics.DecodeRecordLine) into the point the figure draws.
+func parseRecordLine(b []byte, l *metrics.RecordLine) (RequestPoint, bool) {
+	if metrics.DecodeRecordLine(b, l) != nil {
 		return RequestPoint{}, false
 	}
-	e := trimSpace(j.Error)
-	ok := (len(e) == 0 || string(e) == "null") && !j.Metadata.WasCancelled
-	phase := j.Metadata.Phase
-	if phase == "" {
-		phase = "profiling" // InferenceX: a missing phase counts as profiling
-	}
+	r := &l.Record
 	return RequestPoint{
-		StartNs:   j.Metadata.RequestStartNs,
-		EndNs:     j.Metadata.RequestEndNs,
-		TTFTms:    j.Metrics.TTFT.v,
-		LatencyMs: j.Metrics.Latency.v,
-		ITLms:     j.Metrics.ITL.v,
-		OK:        ok,
-		Phase:     phase,
+		StartNs:   r.RequestStartNs,
+		EndNs:     r.RequestEndNs,
+		TTFTms:    l.Values.TTFT,
+		LatencyMs: l.Values.RequestLatency,
+		ITLms:     l.Values.ITL,
+		OK:        r.Error == nil && !r.Cancelled,
+		Phase:     string(r.Phase),
 	}, true
 }
