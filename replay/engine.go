@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -131,7 +132,12 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.nudge.Store(&nudge)
 
 	plans := BuildPlans(&cfg)
-	for _, p := range plans {
+	e.reqs = make([][][]dataset.Request, len(plans))
+	for i, p := range plans {
+		e.reqs[i] = make([][]dataset.Request, len(p.Streams))
+		for si := range p.Streams {
+			e.reqs[i][si] = plan.Requests(&cfg.Traces[i], &p.Streams[si])
+		}
 		e.res.SkippedSubagentRequests += p.SkippedRequests
 		e.res.Subagents.Dropped += p.DroppedSubagents
 		e.res.Subagents.DroppedRequests += p.DroppedRequests
@@ -276,12 +282,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 // generation rules (and its defaults, as Run reads them).
 func BuildPlans(c *Config) []*timing.Plan {
 	d := c.withDefaults()
-	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap, Chains: d.Chains}
-	plans := make([]*timing.Plan, len(c.Traces))
-	for i := range c.Traces {
-		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)
-	}
-	return plans
+	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap}, Chains: d.Chains})
 }
 
 type hitsOnce struct {
@@ -294,11 +295,14 @@ type hitsOnce struct {
 type engine struct {
 	c *Config
 	// shard is the shard's "I/N" for the records ("" when unsharded).
-	shard     string
-	sched     *timing.Schedule
-	base      time.Time
-	lanes     []*lane
-	hits      []hitsOnce
+	shard string
+	sched *timing.Schedule
+	base  time.Time
+	lanes []*lane
+	hits  []hitsOnce
+	// reqs are the recorded requests of every stream of every plan, in
+	// turn order (plan.Requests): reqs[trace][stream][turn].
+	reqs      [][][]dataset.Request
 	threshold *scenario.Threshold
 
 	mu  sync.Mutex // guards res
@@ -378,8 +382,10 @@ type stream struct {
 	plan    *timing.Plan
 	idx     int
 	parent  int
-	conv    convBuilder
-	models  modelMap
+	// reqs are the stream's recorded requests in turn order.
+	reqs   []dataset.Request
+	conv   convBuilder
+	models modelMap
 	// parentCorr and rootCorr are the correlation ids of the spawning
 	// stream and of the tree.
 	parentCorr, rootCorr string
@@ -778,17 +784,18 @@ func (l *lane) stream(e *engine, s *timing.Send) *stream {
 		// The tree's root is not live yet (a start state of children, or a
 		// root waiting on them): its correlation id, the tree's id, is
 		// minted now so the children can carry it.
-		ts.streams[0] = l.newStream(c, s, ts, 0, -1, s.RootSession)
+		ts.streams[0] = l.newStream(e, s, ts, 0, -1, s.RootSession)
 	}
-	st := l.newStream(c, s, ts, s.Stream, s.Parent, s.Session)
+	st := l.newStream(e, s, ts, s.Stream, s.Parent, s.Session)
 	return st
 }
 
 // newStream creates the conversation state of stream si of send s's tree.
-func (l *lane) newStream(c *Config, s *timing.Send, ts *treeState, si, parent, session int) *stream {
+func (l *lane) newStream(e *engine, s *timing.Send, ts *treeState, si, parent, session int) *stream {
+	c := e.c
 	tr := &c.Traces[s.Trace]
 	ps := &s.Plan.Streams[si]
-	st := &stream{session: session, corrID: uuid.NewString(), plan: s.Plan, idx: si, parent: parent, models: newModelMap(tr, c.Models)}
+	st := &stream{session: session, corrID: uuid.NewString(), plan: s.Plan, idx: si, parent: parent, reqs: e.reqs[s.Trace][si], models: newModelMap(tr, c.Models)}
 	ts.streams[si] = st
 	ts.link(st)
 	st.marker = ts.marker
@@ -797,7 +804,7 @@ func (l *lane) newStream(c *Config, s *timing.Send, ts *treeState, si, parent, s
 		// 0: the same marker for the whole run, whichever tree spawns it.
 		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
 	}
-	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, ownScope: c.Generation.StreamScope}
+	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, reqs: st.reqs, ownScope: c.Generation.StreamScope}
 	return st
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
@@ -331,12 +332,13 @@ func checkWarpGaps(t *testing.T, r treeRun, traces []dataset.Trace) {
 		w := warped[tr.plan.TraceID]
 		for si, rs := range tr.byStream {
 			st := &tr.plan.Streams[si]
+			reqs := plan.Requests(&traces[tr.plan.Trace], st)
 			for i := 1; i < len(rs); i++ {
 				rec, prev := rs[i], rs[i-1]
 				if rec.Phase != metrics.PhaseProfiling || prev.Phase != metrics.PhaseProfiling || len(st.Turns[rec.TurnIndex].Joins) > 0 {
 					continue
 				}
-				want := w(st.Reqs[rec.TurnIndex].T) - w(st.Reqs[rec.TurnIndex-1].T)
+				want := w(reqs[rec.TurnIndex].T) - w(reqs[rec.TurnIndex-1].T)
 				got := float64(rec.CreditIssuedNs-prev.RequestEndNs) / 1e9
 				if math.Abs(got-want) > 1e-6 {
 					t.Fatalf("%s turn %d was due %.6f s after turn %d ended, want the warped gap %.6f s", rec.ConversationID, rec.TurnIndex, got, prev.TurnIndex, want)
