@@ -217,12 +217,13 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 // replayConfig is the engine's configuration: the Spec's replay settings
 // with what Run derives (the server's address, the corpus, the
-// synthesizer).
+// synthesizer, the cache-bust marker).
 func (s *Spec) replayConfig(url string, l *Loaded) replay.Config {
 	cfg := s.Replay
 	cfg.URL = url
 	cfg.Traces = l.Traces
 	cfg.Synth = l.Synth
+	cfg.CacheBust = cacheBust(s.CacheBust)
 	return cfg
 }
 

@@ -48,11 +48,18 @@ type Spec struct {
 	// them. Replay.Generation is the AgentX generation replayed, the one
 	// source of the replay semantics (required: the zero value is
 	// refused). Replay.URL is the server (http(s)://host[:port]) or sim://…
-	// for the in-process simulator (sim.ParseURL's keys). Run fills what
-	// it derives: Traces, Synth, Observer, BenchmarkID and Logf; a Sink set
-	// here receives every record besides the run's collector, and a
-	// Progress set here is the one the run counts in.
+	// for the in-process simulator (sim.ParseURL's keys).
+	// Replay.Classifier recognises context overflows (NewSpec: the
+	// preset's, scenario.DefaultClassifier). Run fills what it derives:
+	// Traces, Synth, CacheBust (from the Spec's CacheBust), Observer,
+	// BenchmarkID and Logf; a Sink set here receives every record besides
+	// the run's collector, and a Progress set here is the one the run
+	// counts in.
 	Replay replay.Config
+	// CacheBust is where each session tree's cache-bust marker goes
+	// (--cache-bust; "" or scenario.CacheBustNone: no marker). Run gives
+	// the engine the preset's markers (scenario.Marker) at that place.
+	CacheBust scenario.CacheBust
 
 	// OutputDir is the artifact folder (required).
 	OutputDir string
@@ -187,11 +194,14 @@ type ServerMetrics struct {
 }
 
 // NewSpec returns a Spec holding every default: the default AgentX
-// generation and the engine's defaults (replay.DefaultConfig). Fill in
-// the corpus, the server URL, the model names, the concurrency, the
-// duration and the artifact folder.
+// generation and the engine's defaults (replay.DefaultConfig), with the
+// scenario preset's context-overflow classifier
+// (scenario.DefaultClassifier). Fill in the corpus, the server URL, the
+// model names, the concurrency, the duration and the artifact folder.
 func NewSpec() Spec {
-	return Spec{Replay: replay.DefaultConfig()}
+	s := Spec{Replay: replay.DefaultConfig()}
+	s.Replay.Classifier = scenario.DefaultClassifier()
+	return s
 }
 
 // Loaded is what Load built once and several runs can share: the opened

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -178,8 +177,9 @@ type Config struct {
 	// value is no cap).
 	InterTurnDelayCap time.Duration
 
-	// CacheBust selects where the per-session marker goes.
-	CacheBust scenario.CacheBust
+	// CacheBust gives every session tree a cache-bust marker and says
+	// where it goes; the zero value sends none.
+	CacheBust CacheBust
 	// Streaming requests SSE responses.
 	Streaming bool
 	// IgnoreEOS sends "ignore_eos": true.
@@ -226,8 +226,10 @@ type Config struct {
 	// FailedRequestThreshold aborts the run when the fraction of failed
 	// profiling requests exceeds it (0 = disabled).
 	FailedRequestThreshold float64
-	// Classifier recognises context-overflow errors (nil = scenario.DefaultClassifier).
-	Classifier *scenario.Classifier
+	// Classifier recognises context-overflow errors. Nil recognises none:
+	// every error response is an error record. scenario.DefaultClassifier
+	// is the preset's (profile.NewSpec sets it).
+	Classifier Classifier
 
 	// Sink receives every record (warmup, profiling, errors, cancelled).
 	Sink metrics.Sink
@@ -254,6 +256,38 @@ type Config struct {
 	// fromDefaults marks a Config made by DefaultConfig: its zero values
 	// are taken as they are (see DefaultConfig).
 	fromDefaults bool
+}
+
+// Classifier recognises context-overflow errors (docs/context-overflow.md):
+// IsOverflow reports whether the body of an error response, or the message
+// of an error that has no body, says the prompt did not fit the server's
+// context window. Run calls it from many goroutines at once.
+// *scenario.Classifier is one (scenario.DefaultClassifier,
+// scenario.ClassifierFromEnv).
+type Classifier interface {
+	IsOverflow(body []byte) bool
+}
+
+// noOverflow is the Classifier of a Config without one: it recognises
+// nothing.
+type noOverflow struct{}
+
+func (noOverflow) IsOverflow([]byte) bool { return false }
+
+// CacheBust makes each session tree's prompts unique to the run with a
+// cache-bust marker (docs/replay.md, "Cache-bust markers"), so a server's
+// prefix cache cannot serve them from another run's or another tree's
+// blocks. The zero value sends no marker.
+type CacheBust struct {
+	// Placement is where the marker goes in a turn's messages.
+	Placement synth.MarkerPlacement
+	// Marker returns the marker text of one tree, from the run's
+	// BenchmarkID, the tree's recycle pass (timing.Send.RecyclePass), its
+	// lane and its trace id; under a generation with StreamScope, a child
+	// spawned during the run gets the marker of pass 0, lane 0 and its
+	// own conversation id. Nil sends no marker. scenario.Marker is the
+	// preset's.
+	Marker func(benchmarkID string, recyclePass, lane int, traceID string) string
 }
 
 // ExtraInput is one key of Config.ExtraInputs, merged into the request body.
@@ -387,7 +421,7 @@ func (c *Config) Validate() error {
 	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
 		bad("AgenticCacheWarmupDuration", "set together with Config.WarmupRequestsPerLane, its alternative (a duration or a count of cache warmup): set one")
 	}
-	if c.Generation.WrapNeedsConsent && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
+	if c.Generation.WrapNeedsConsent && c.CacheBust.Marker == nil && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
 		bad("Concurrency", "%d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set Config.AllowDatasetWrap or a Config.CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces))
 	}
 	return errors.Join(errs...)

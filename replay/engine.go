@@ -122,7 +122,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		cfg.BenchmarkID = uuid.NewString()
 	}
 	if cfg.Classifier == nil {
-		cfg.Classifier = scenario.DefaultClassifier()
+		cfg.Classifier = noOverflow{}
 	}
 	e := &engine{c: &cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
@@ -755,10 +755,10 @@ func (l *lane) stream(e *engine, s *timing.Send) *stream {
 			l.pruneTrees()
 		}
 		ts = &treeState{rootSession: s.RootSession, streams: make([]*stream, len(s.Plan.Streams))}
-		if cb := c.CacheBust; cb != scenario.CacheBustNone && cb != "" {
+		if mark := c.CacheBust.Marker; mark != nil {
 			// One marker per tree: a recycled tree (a new pass) gets a
 			// new one.
-			ts.marker = scenario.Marker(c.BenchmarkID, s.RecyclePass, s.Lane, s.Plan.TraceID)
+			ts.marker = mark(c.BenchmarkID, s.RecyclePass, s.Lane, s.Plan.TraceID)
 		}
 		l.trees[s.Tree] = ts
 	}
@@ -802,7 +802,7 @@ func (l *lane) newStream(e *engine, s *timing.Send, ts *treeState, si, parent, s
 	if c.Generation.StreamScope && si > 0 && !s.Seeded && ts.marker != "" {
 		// v0.3 marked a child spawned during the run with pass 0 and lane
 		// 0: the same marker for the whole run, whichever tree spawns it.
-		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
+		st.marker = c.CacheBust.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
 	}
 	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, reqs: st.reqs, ownScope: c.Generation.StreamScope}
 	return st

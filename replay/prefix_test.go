@@ -53,7 +53,8 @@ func TestServerPrefixHitsMatchTheCorpus(t *testing.T) {
 		Streaming:           true,
 		IgnoreEOS:           true,
 		UseServerTokenCount: true,
-		CacheBust:           scenario.CacheBustFirstTurnPrefix,
+		CacheBust:           presetMarkers,
+		Classifier:          scenario.DefaultClassifier(),
 		Sink:                sink,
 	})
 	if err != nil {

@@ -66,7 +66,7 @@ func runTrees(t *testing.T, url string, traces []dataset.Trace, gen timing.Gener
 	cfg.SystemIdleGapCap = 0
 	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration = lanes, 42, dur
 	cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = true, true, true
-	cfg.CacheBust, cfg.Sink = scenario.CacheBustFirstTurnPrefix, sink
+	cfg.CacheBust, cfg.Classifier, cfg.Sink = presetMarkers, scenario.DefaultClassifier(), sink
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -219,6 +219,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	}
 	s.Version = productVersion()
 	s.Started = processStart
+	s.CacheBust = cacheBust
 
 	c := &s.Replay // every value as the flags give it (0 means 0)
 	c.URL = p.url
@@ -239,7 +240,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
 	c.BurstPhaseStarts = p.burstStarts
 	c.AllowDatasetWrap = p.allowWrap
-	c.CacheBust = cacheBust
 	c.Streaming = p.streaming
 	c.IgnoreEOS = p.ignoreEOS
 	c.UseLegacyMaxTokens = p.legacyMaxTok
