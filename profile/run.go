@@ -29,7 +29,7 @@ import (
 // sent, every outcome (an abort, a failed write, an invalid submission, a
 // cancelled run) is in the Outcome, and every artifact was written.
 func Run(ctx context.Context, s Spec) (*Outcome, error) {
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	started := s.Started

@@ -256,30 +256,50 @@ func inputErr(err error) error {
 	return &InputError{Err: err}
 }
 
-// validate checks what Run needs beyond replay.Config.Validate (which
-// runs on the derived config).
-func (s *Spec) validate() error {
+// Validate reports what Run would refuse in s before it loads anything:
+// the engine's settings (replay.Config.ValidateSettings; the corpus, the
+// synthesizer and the sink Run derives are checked by replay.Run), the
+// artifact folder, the overflow-rate limit, the shard's rendezvous. Run
+// calls it first; a caller that loads the corpus itself (Load) calls it
+// before.
+func (s *Spec) Validate() error {
 	var errs []error
-	if s.Replay.Generation.IsZero() {
-		errs = append(errs, errors.New("profile: Spec.Replay.Generation: required (timing.LookupGeneration, or NewSpec's default)"))
+	r := s.Replay
+	if isSim(r.URL) {
+		// The in-process simulator's address is known once it has
+		// started; any http URL stands for it here.
+		r.URL = "http://127.0.0.1"
+	}
+	if err := r.ValidateSettings(); err != nil {
+		errs = append(errs, simHint(err, s.Replay.URL))
 	}
 	if s.OutputDir == "" {
 		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
-	}
-	if len(s.Replay.Models) == 0 {
-		errs = append(errs, errors.New("profile: Spec.Replay.Models: at least one model name is required"))
-	}
-	if !isSim(s.Replay.URL) {
-		// Checked before anything is loaded or written.
-		if err := replay.CheckURL(s.Replay.URL); err != nil {
-			errs = append(errs, fmt.Errorf("%w (or sim:// for the in-process simulator)", err))
-		}
 	}
 	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	return errors.Join(errs...)
+}
+
+// simHint adds the in-process simulator to the Config.URL errors of err
+// when url is not an http(s) URL: the other kind of server a Spec takes.
+func simHint(err error, url string) error {
+	if strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") {
+		return err
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = append([]error(nil), j.Unwrap()...)
+	}
+	for i, e := range errs {
+		var fe *replay.FieldError
+		if errors.As(e, &fe) && fe.Field == "Config.URL" {
+			errs[i] = fmt.Errorf("%w (or sim:// for the in-process simulator)", e)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -26,7 +26,7 @@ func appendBodyHead(dst []byte, p bodyParams) []byte {
 }
 
 // appendBodyTail appends the fields after the messages and closes the object.
-func appendBodyTail(dst []byte, c *Config, p bodyParams) []byte {
+func appendBodyTail(dst []byte, c *runConfig, p bodyParams) []byte {
 	if c.Streaming {
 		dst = append(dst, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	} else {

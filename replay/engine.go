@@ -117,21 +117,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := c.withDefaults()
-	if cfg.BenchmarkID == "" {
-		cfg.BenchmarkID = uuid.NewString()
-	}
-	if cfg.Classifier == nil {
-		cfg.Classifier = noOverflow{}
-	}
-	e := &engine{c: &cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
+	cfg := c.normalize()
+	e := &engine{c: cfg, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
 	e.res.Generation = cfg.Generation
 	e.res.StartTime = e.base
 	nudge := make(chan struct{})
 	e.nudge.Store(&nudge)
 
-	plans := BuildPlans(&cfg)
+	plans := BuildPlans(&cfg.Config)
 	e.reqs = make([][][]dataset.Request, len(plans))
 	for i, p := range plans {
 		e.reqs[i] = make([][]dataset.Request, len(p.Streams))
@@ -278,11 +272,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	return &e.res, nil
 }
 
-// BuildPlans builds the replay plan of every trace of c with c's
-// generation rules (and its defaults, as Run reads them).
+// BuildPlans returns the replay plans Run builds for c: plan.Build of
+// c.Traces with c's Generation, InterTurnDelayCap, TraceIdleGapCap and
+// Chains, the only fields a plan depends on (Run normalises none of them).
 func BuildPlans(c *Config) []*timing.Plan {
-	d := c.withDefaults()
-	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap}, Chains: d.Chains})
+	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}, Chains: c.Chains})
 }
 
 type hitsOnce struct {
@@ -293,7 +287,7 @@ type hitsOnce struct {
 }
 
 type engine struct {
-	c *Config
+	c *runConfig
 	// shard is the shard's "I/N" for the records ("" when unsharded).
 	shard string
 	sched *timing.Schedule
@@ -835,7 +829,7 @@ func (ts *treeState) link(st *stream) {
 }
 
 // slot returns an idle slot of the lane, creating one when none is free.
-func (l *lane) slot(c *Config, kill <-chan struct{}) *slot {
+func (l *lane) slot(c *runConfig, kill <-chan struct{}) *slot {
 	if n := len(l.free); n > 0 {
 		sl := l.free[n-1]
 		l.free = l.free[:n-1]

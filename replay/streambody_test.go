@@ -93,7 +93,7 @@ func TestStreamBodyReadFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Config{Streaming: true, CacheBust: presetMarkers}
+	c := (&Config{Streaming: true, CacheBust: presetMarkers}).normalize()
 	sl := &slot{}
 	k := conv.NumTurns() - 1
 	if err := sl.buildBody(c, bodyParams{model: "m", maxTokens: 9}, conv, k, "[rid:abc]"); err != nil {

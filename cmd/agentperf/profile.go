@@ -143,9 +143,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err := scenario.ValidateThreshold(p.threshold); err != nil {
 		return nil, asUsage(err)
 	}
-	if p.startMin < 0 || p.startMax > 1 || p.startMin > p.startMax {
-		return nil, usagef("--trajectory-start-min-ratio %g / --trajectory-start-max-ratio %g: need 0 ≤ min ≤ max ≤ 1", p.startMin, p.startMax)
-	}
 	var extra []replay.ExtraInput
 	for _, s := range p.extraInputs {
 		e, err := replay.ParseExtraInput(s)
@@ -258,9 +255,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	env.Apply(&s)
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
-	}
-	if s.Replay.BenchmarkDuration <= 0 {
-		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
 	}
 	s.Notes = append(s.Notes, r.notes...)
 	r.spec = s
