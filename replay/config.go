@@ -35,8 +35,9 @@ const (
 
 // DefaultConfig returns a Config holding every default, the one table of
 // them: the replay semantics of the AgentX generation InferenceX runs
-// today (timing.DefaultGeneration), the start ratios, caps, grace period,
-// timeouts, warmup retries and liveness interval. Fill in what a run
+// today (timing.DefaultGeneration) with the pinned loader's chain layout
+// switches, the start ratios, caps, grace period, timeouts, warmup
+// retries and liveness interval. Fill in what a run
 // needs (URL, Models, Traces, Synth, Concurrency, BenchmarkDuration, Sink)
 // and change what differs.
 //
@@ -48,6 +49,7 @@ func DefaultConfig() Config {
 		Endpoint:           DefaultEndpoint,
 		Generation:         g,
 		LiveAssistant:      g.LiveAssistant,
+		Chains:             dataset.DefaultChainOptions(),
 		SystemIdleGapCap:   timing.DefaultSystemIdleCap,
 		StartMinRatio:      timing.DefaultStartMinRatio,
 		StartMaxRatio:      timing.DefaultStartMaxRatio,
@@ -86,10 +88,12 @@ func defaultGeneration() timing.Generation {
 // new id.
 //
 // Earlier versions read a zero Endpoint, GracePeriod, InterTurnDelayCap,
-// RequestTimeout, ConnectTimeout, WarmupRetries, WarmupRetryBackoff or
-// LivenessInterval, and both start ratios zero, of a Config not made by
-// DefaultConfig as the default, and its zero Generation as v0.2: such a
-// literal now starts from DefaultConfig instead.
+// RequestTimeout or ConnectTimeout, and both start ratios zero, of a
+// Config not made by DefaultConfig as the default, and its zero
+// Generation as v0.2; of any Config, a zero WarmupRetries,
+// WarmupRetryBackoff or LivenessInterval as the default (and a nil
+// Classifier as the scenario preset's). A Config that relied on that now
+// starts from DefaultConfig (and sets Classifier).
 type Config struct {
 	// URL is the server's base URL, e.g. "http://localhost:8000". User
 	// info (http://user:password@host) is sent as Basic auth (see
@@ -116,9 +120,10 @@ type Config struct {
 	// timing.LookupGeneration gives the others; required).
 	Generation timing.Generation
 	// Chains are the switches of the generation's chain layout (the
-	// pinned loader's AIPERF_DATASET_WEKA_* variables; nil:
-	// dataset.DefaultChainOptions). See timing.SessionLayout.
-	Chains *dataset.ChainOptions
+	// pinned loader's AIPERF_DATASET_WEKA_* variables; DefaultConfig:
+	// dataset.DefaultChainOptions, the loader's; every value taken as it
+	// is, so the zero value splits nothing). See timing.SessionLayout.
+	Chains dataset.ChainOptions
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
@@ -392,10 +397,8 @@ func (c *Config) validate(inputs bool) error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
 	}
-	if c.Chains != nil {
-		if err := c.Chains.Validate(); err != nil {
-			bad("Chains", "%v", err)
-		}
+	if err := c.Chains.Validate(); err != nil {
+		bad("Chains", "%v", err)
 	}
 	if err := CheckURL(c.URL); err != nil {
 		errs = append(errs, err)

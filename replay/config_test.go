@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -36,6 +37,9 @@ func TestDefaultConfig(t *testing.T) {
 	}
 	if c.Generation != timing.V10 {
 		t.Errorf("default generation %v, want v1.0 (what InferenceX runs today)", c.Generation)
+	}
+	if c.Chains != dataset.DefaultChainOptions() {
+		t.Errorf("default chain switches %+v, want the pinned loader's %+v", c.Chains, dataset.DefaultChainOptions())
 	}
 }
 

@@ -276,7 +276,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 // c.Traces with c's Generation, InterTurnDelayCap, TraceIdleGapCap and
 // Chains, the only fields a plan depends on (Run normalises none of them).
 func BuildPlans(c *Config) []*timing.Plan {
-	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}, Chains: c.Chains})
+	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}, Chains: &c.Chains})
 }
 
 type hitsOnce struct {
