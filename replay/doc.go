@@ -11,12 +11,13 @@
 // replays the following turns with the generation's delays, recycling
 // drained trees until the benchmark duration is reached. The requests are
 // described in docs/replay.md ("Requests on the wire"), the records in
-// docs/artifacts.md. The schedule itself comes from package timing; the
-// prompts from package synth; the cache-bust markers and the
-// context-overflow classifier are values the caller gives
+// docs/artifacts.md. The schedule itself comes from package timing (the
+// plans from package plan); the prompts from package synth; the cache-bust
+// markers and the context-overflow classifier are values the caller gives
 // (Config.CacheBust, Config.Classifier: the scenario preset's, where
 // package profile builds the run); the failed-request threshold comes
-// from package scenario. Every request ever sent ends up in exactly one place —
-// a profiling or warmup record, an error record, a context-overflow record
-// or a cancelled record — and Result.Accounting adds up.
+// from package scenario. Every request ever sent ends up in exactly one
+// place — a profiling or warmup record, an error record, a
+// context-overflow record or a cancelled record — and Result.Accounting
+// adds up.
 package replay
