@@ -37,9 +37,9 @@ const (
 // them: the replay semantics of the AgentX generation InferenceX runs
 // today (timing.DefaultGeneration) with the pinned loader's chain layout
 // switches, the start ratios, caps, grace period, timeouts, warmup
-// retries and liveness interval. Fill in what a run
-// needs (URL, Models, Traces, Synth, Concurrency, BenchmarkDuration, Sink)
-// and change what differs.
+// retries and liveness interval. Fill in what a run needs (URL, Models,
+// Traces, Synth, Concurrency, BenchmarkDuration, Sink) and change what
+// differs.
 //
 // Every field means what it holds, whoever made the Config: Run never
 // replaces a zero value by a default (see Config).

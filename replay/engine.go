@@ -289,15 +289,15 @@ type hitsOnce struct {
 type engine struct {
 	c *runConfig
 	// shard is the shard's "I/N" for the records ("" when unsharded).
-	shard string
-	sched *timing.Schedule
-	base  time.Time
-	lanes []*lane
-	hits  []hitsOnce
+	shard     string
+	sched     *timing.Schedule
+	base      time.Time
+	lanes     []*lane
+	hits      []hitsOnce
+	threshold *scenario.Threshold
 	// reqs are the recorded requests of every stream of every plan, in
 	// turn order (plan.Requests): reqs[trace][stream][turn].
-	reqs      [][][]dataset.Request
-	threshold *scenario.Threshold
+	reqs [][][]dataset.Request
 
 	mu  sync.Mutex // guards res
 	res Result
@@ -376,10 +376,10 @@ type stream struct {
 	plan    *timing.Plan
 	idx     int
 	parent  int
+	conv    convBuilder
+	models  modelMap
 	// reqs are the stream's recorded requests in turn order.
-	reqs   []dataset.Request
-	conv   convBuilder
-	models modelMap
+	reqs []dataset.Request
 	// parentCorr and rootCorr are the correlation ids of the spawning
 	// stream and of the tree.
 	parentCorr, rootCorr string
