@@ -187,10 +187,6 @@ func chainEnd(r *Request) float64 {
 	return r.T + d
 }
 
-// ChainEnd is the end LayoutChains and the v1.0 joins use for a request:
-// its start plus its api_time when that is finite and positive.
-func ChainEnd(r *Request) float64 { return chainEnd(r) }
-
 func hashLCP(a, b []uint32) int {
 	n := min(len(a), len(b))
 	i := 0

@@ -10,6 +10,7 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/synth"
 )
 
 // inputConfig is the aggregate's input_config: the resolved settings,
@@ -39,7 +40,7 @@ func (s *Spec) inputConfig() map[string]any {
 		"inter_turn_delay_cap":       r.InterTurnDelayCap.Seconds(),
 		"trace_idle_gap_cap_seconds": r.TraceIdleGapCap.Seconds(),
 		"agentx_generation":          r.Generation.Name,
-		"cache_bust":                 string(r.CacheBust),
+		"cache_bust":                 string(s.CacheBust),
 		"streaming":                  r.Streaming,
 		"ignore_eos":                 r.IgnoreEOS,
 		"use_server_token_count":     r.UseServerTokenCount,
@@ -92,6 +93,24 @@ func (s *Spec) threshold(p *replay.Progress) replay.Threshold {
 		return nil
 	}
 	return scenario.NewThreshold(s.FailedRequestThreshold, &p.Tally)
+}
+
+// cacheBust is the engine's cache-bust marker for a --cache-bust target:
+// the preset's markers (scenario.Marker) at the target's place; none for
+// "" and scenario.CacheBustNone.
+func cacheBust(cb scenario.CacheBust) replay.CacheBust {
+	at := synth.FirstUserPrefix
+	switch cb {
+	case "", scenario.CacheBustNone:
+		return replay.CacheBust{}
+	case scenario.CacheBustFirstTurnSuffix:
+		at = synth.FirstUserSuffix
+	case scenario.CacheBustSystemPrefix:
+		at = synth.SystemPrefix
+	case scenario.CacheBustSystemSuffix:
+		at = synth.SystemSuffix
+	}
+	return replay.CacheBust{Placement: at, Marker: scenario.Marker}
 }
 
 // inferenceHeaders are the headers the inference requests carry that a

@@ -236,8 +236,7 @@ func (e Environment) Apply(s *Spec) {
 	}
 	s.Replay.DAGFailFast = s.Replay.DAGFailFast || e.DAGFailFast
 	if e.ChainsSet {
-		chains := e.Chains
-		s.Replay.Chains = &chains
+		s.Replay.Chains = e.Chains
 	}
 	s.UnsafeOverride = s.UnsafeOverride || e.UnsafeOverride
 	s.Notes = append(append([]string(nil), e.Notes...), s.Notes...) // the environment first

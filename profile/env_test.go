@@ -28,7 +28,7 @@ func TestChainEnvironment(t *testing.T) {
 	e.Apply(&s)
 	want := dataset.DefaultChainOptions()
 	want.Split, want.WorkerGroupMin = false, 0
-	if s.Replay.Chains == nil || *s.Replay.Chains != want {
+	if s.Replay.Chains != want {
 		t.Fatalf("replay chains %+v, want %+v", s.Replay.Chains, want)
 	}
 
@@ -37,10 +37,11 @@ func TestChainEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = Spec{}
+	s = NewSpec()
+	s.Replay.Chains.AuxMaxRequests = 7
 	e.Apply(&s)
-	if s.Replay.Chains != nil {
-		t.Errorf("no variable set, yet replay chains %+v (want nil: the defaults)", *s.Replay.Chains)
+	if want := dataset.DefaultChainOptions(); s.Replay.Chains.AuxMaxRequests != 7 || s.Replay.Chains.Split != want.Split {
+		t.Errorf("no variable set, yet replay chains %+v (want the Spec's own)", s.Replay.Chains)
 	}
 
 	for _, bad := range []map[string]string{

@@ -11,6 +11,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
@@ -85,6 +86,8 @@ func ExampleFinish() {
 	cfg.BenchmarkDuration = 300 * time.Millisecond
 	cfg.TraceIdleGapCap = 10 * time.Millisecond
 	cfg.Streaming, cfg.UseServerTokenCount = true, true
+	// The scenario preset's context-overflow texts.
+	cfg.Classifier = scenario.DefaultClassifier()
 	cfg.Sink = col     // overflow records too (Config.Overflows unset)
 	cfg.Observer = scr // the scraper marks the profiling window itself
 	res, err := replay.Run(ctx, cfg)

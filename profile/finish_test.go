@@ -70,6 +70,7 @@ func simRun(t *testing.T, dir string, maxModelLen int) (*replay.Result, *metrics
 	cfg.Traces = traces
 	cfg.BenchmarkDuration, cfg.TraceIdleGapCap = 300*time.Millisecond, 10*time.Millisecond
 	cfg.Streaming, cfg.Sink = true, col
+	cfg.Classifier = scenario.DefaultClassifier()
 	res, err := replay.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

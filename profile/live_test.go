@@ -15,6 +15,7 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
@@ -81,6 +82,7 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	rc.Generation = timing.V02
 	rc.URL, rc.Models, rc.Traces, rc.Synth, rc.Concurrency, rc.Seed = srv.URL, []string{"demo"}, traces, syn, 8, 7
 	rc.BenchmarkDuration, rc.Streaming, rc.UseServerTokenCount = 300*time.Millisecond, true, true
+	rc.Classifier = scenario.DefaultClassifier()
 	rc.Sink, rc.Progress, rc.Observer = col, prog, obs
 	res, err := replay.Run(context.Background(), rc)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
@@ -117,6 +118,7 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 			cfg.Traces, cfg.BenchmarkID = traces, "run-merge-test"
 			cfg.BenchmarkDuration, cfg.TraceIdleGapCap = 400*time.Millisecond, 10*time.Millisecond
 			cfg.Streaming, cfg.Sink = true, col
+			cfg.Classifier = scenario.DefaultClassifier()
 			cfg.Shard, cfg.Coordinator = timing.Shard{Index: i, Count: shards}, co
 			res, err := replay.Run(context.Background(), cfg)
 			if err != nil {

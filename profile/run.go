@@ -29,7 +29,7 @@ import (
 // sent, every outcome (an abort, a failed write, an invalid submission, a
 // cancelled run) is in the Outcome, and every artifact was written.
 func Run(ctx context.Context, s Spec) (*Outcome, error) {
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	started := s.Started
@@ -218,8 +218,8 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 
 // replayConfig is the engine's configuration: the Spec's replay settings
 // with what Run derives (the server's address, the corpus, the
-// synthesizer, the run's tally p and the failed-request threshold, which
-// reads it).
+// synthesizer, the cache-bust marker, the run's tally p and the
+// failed-request threshold, which reads it).
 func (s *Spec) replayConfig(url string, l *Loaded, p *replay.Progress) replay.Config {
 	cfg := s.Replay
 	cfg.URL = url
@@ -227,6 +227,7 @@ func (s *Spec) replayConfig(url string, l *Loaded, p *replay.Progress) replay.Co
 	cfg.Synth = l.Synth
 	cfg.Progress = p
 	cfg.Threshold = s.threshold(p)
+	cfg.CacheBust = cacheBust(s.CacheBust)
 	return cfg
 }
 

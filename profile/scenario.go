@@ -33,7 +33,7 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 	c.Generation = p.Generation
 	c.Streaming = set.Streaming.V
 	c.IgnoreEOS = set.IgnoreEOS.V
-	c.CacheBust = set.CacheBust.V
+	s.CacheBust = set.CacheBust.V
 	c.BenchmarkDuration = set.BenchmarkDuration.V
 	c.Seed = set.RandomSeed.V
 	if set.InterTurnDelayCap.Set {
@@ -69,7 +69,7 @@ func (s *Spec) ScenarioSettings() scenario.Settings {
 		UnsafeOverride:      s.UnsafeOverride,
 		Streaming:           scenario.Some(c.Streaming),
 		IgnoreEOS:           scenario.Some(c.IgnoreEOS),
-		CacheBust:           scenario.Some(c.CacheBust),
+		CacheBust:           scenario.Some(s.CacheBust),
 		BenchmarkDuration:   scenario.Some(c.BenchmarkDuration),
 		Concurrency:         []int{c.Concurrency},
 		RandomSeed:          scenario.Some(c.Seed),

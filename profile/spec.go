@@ -48,12 +48,19 @@ type Spec struct {
 	// them. Replay.Generation is the AgentX generation replayed, the one
 	// source of the replay semantics (required: the zero value is
 	// refused). Replay.URL is the server (http(s)://host[:port]) or sim://…
-	// for the in-process simulator (sim.ParseURL's keys). Run fills what
-	// it derives: Traces, Synth, Observer, BenchmarkID, Logf and
-	// Threshold (from FailedRequestThreshold); a Sink set here receives
-	// every record besides the run's collector, and a Progress set here
-	// (a new one: it is the run's tally) is the one the run counts in.
+	// for the in-process simulator (sim.ParseURL's keys).
+	// Replay.Classifier recognises context overflows (NewSpec: the
+	// preset's, scenario.DefaultClassifier). Run fills what it derives:
+	// Traces, Synth, CacheBust (from the Spec's CacheBust), Observer,
+	// BenchmarkID, Logf and Threshold (from FailedRequestThreshold); a
+	// Sink set here receives every record besides the run's collector,
+	// and a Progress set here (a new one: it is the run's tally) is the
+	// one the run counts in.
 	Replay replay.Config
+	// CacheBust is where each session tree's cache-bust marker goes
+	// (--cache-bust; "" or scenario.CacheBustNone: no marker). Run gives
+	// the engine the preset's markers (scenario.Marker) at that place.
+	CacheBust scenario.CacheBust
 	// FailedRequestThreshold is --failed-request-threshold, a fraction in
 	// (0, 1] (0 = off): the run is aborted once its profiling requests
 	// fail above it with 99.9 % confidence, judged in the order they were
@@ -195,11 +202,14 @@ type ServerMetrics struct {
 }
 
 // NewSpec returns a Spec holding every default: the default AgentX
-// generation and the engine's defaults (replay.DefaultConfig). Fill in
-// the corpus, the server URL, the model names, the concurrency, the
-// duration and the artifact folder.
+// generation and the engine's defaults (replay.DefaultConfig), with the
+// scenario preset's context-overflow classifier
+// (scenario.DefaultClassifier). Fill in the corpus, the server URL, the
+// model names, the concurrency, the duration and the artifact folder.
 func NewSpec() Spec {
-	return Spec{Replay: replay.DefaultConfig()}
+	s := Spec{Replay: replay.DefaultConfig()}
+	s.Replay.Classifier = scenario.DefaultClassifier()
+	return s
 }
 
 // Loaded is what Load built once and several runs can share: the opened
@@ -254,24 +264,25 @@ func inputErr(err error) error {
 	return &InputError{Err: err}
 }
 
-// validate checks what Run needs beyond replay.Config.Validate (which
-// runs on the derived config).
-func (s *Spec) validate() error {
+// Validate reports what Run would refuse in s before it loads anything:
+// the engine's settings (replay.Config.ValidateSettings; the corpus, the
+// synthesizer and the sink Run derives are checked by replay.Run), the
+// artifact folder, the overflow-rate limit, the shard's rendezvous. Run
+// calls it first; a caller that loads the corpus itself (Load) calls it
+// before.
+func (s *Spec) Validate() error {
 	var errs []error
-	if s.Replay.Generation.IsZero() {
-		errs = append(errs, errors.New("profile: Spec.Replay.Generation: required (timing.LookupGeneration, or NewSpec's default)"))
+	r := s.Replay
+	if isSim(r.URL) {
+		// The in-process simulator's address is known once it has
+		// started; any http URL stands for it here.
+		r.URL = "http://127.0.0.1"
+	}
+	if err := r.ValidateSettings(); err != nil {
+		errs = append(errs, simHint(err, s.Replay.URL))
 	}
 	if s.OutputDir == "" {
 		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
-	}
-	if len(s.Replay.Models) == 0 {
-		errs = append(errs, errors.New("profile: Spec.Replay.Models: at least one model name is required"))
-	}
-	if !isSim(s.Replay.URL) {
-		// Checked before anything is loaded or written.
-		if err := replay.CheckURL(s.Replay.URL); err != nil {
-			errs = append(errs, fmt.Errorf("%w (or sim:// for the in-process simulator)", err))
-		}
 	}
 	if f := s.FailedRequestThreshold; !(f >= 0 && f <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1] (0 = off)", f))
@@ -281,6 +292,25 @@ func (s *Spec) validate() error {
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	return errors.Join(errs...)
+}
+
+// simHint adds the in-process simulator to the Config.URL errors of err
+// when url is not an http(s) URL: the other kind of server a Spec takes.
+func simHint(err error, url string) error {
+	if strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") {
+		return err
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = append([]error(nil), j.Unwrap()...)
+	}
+	for i, e := range errs {
+		var fe *replay.FieldError
+		if errors.As(e, &fe) && fe.Field == "Config.URL" {
+			errs[i] = fmt.Errorf("%w (or sim:// for the in-process simulator)", e)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -20,9 +20,9 @@ func benchEngine(b *testing.B, sink func(*testing.B, *metrics.Tally) metrics.Sin
 	c := DefaultConfig()
 	c.Progress = new(Progress)
 	c.Sink = sink(b, &c.Progress.Tally)
-	cfg := c.withDefaults()
-	cfg.Threshold = scenario.NewThreshold(0.1, &cfg.Progress.Tally)
-	e := &engine{c: &cfg, tally: &cfg.Progress.Tally}
+	c.Threshold = scenario.NewThreshold(0.1, &c.Progress.Tally)
+	cfg := c.normalize()
+	e := &engine{c: cfg, tally: &cfg.Progress.Tally}
 	if fs, ok := cfg.Sink.(FallibleSink); ok {
 		e.sinkErr = fs
 	}

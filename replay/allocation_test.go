@@ -118,8 +118,8 @@ func TestClientPathAllocs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Config{URL: cannedServer(t, tc.response), Endpoint: "/v1/chat/completions", Streaming: tc.streaming,
-				ConnectTimeout: 5 * time.Second, APIKey: "k", Headers: map[string]string{"X-B": "2", "X-A": "1"}}
+			c := (&Config{URL: cannedServer(t, tc.response), Endpoint: "/v1/chat/completions", Streaming: tc.streaming,
+				ConnectTimeout: 5 * time.Second, APIKey: "k", Headers: map[string]string{"X-B": "2", "X-A": "1"}}).normalize()
 			k, err := newConn(c, time.Minute)
 			if err != nil {
 				t.Fatal(err)

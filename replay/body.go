@@ -7,8 +7,6 @@ import (
 	"github.com/agentperf/agentperf/internal/jsonx"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/synth"
 )
 
 // bodyParams are the per-request fields of a request body.
@@ -28,7 +26,7 @@ func appendBodyHead(dst []byte, p bodyParams) []byte {
 }
 
 // appendBodyTail appends the fields after the messages and closes the object.
-func appendBodyTail(dst []byte, c *Config, p bodyParams) []byte {
+func appendBodyTail(dst []byte, c *runConfig, p bodyParams) []byte {
 	if c.Streaming {
 		dst = append(dst, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	} else {
@@ -80,20 +78,6 @@ func appendSessionControl(dst []byte, id string, timeout int, bind bool) []byte 
 		dst = append(dst, `,"action":"bind"`...)
 	}
 	return append(dst, '}')
-}
-
-// markerPlacement maps a --cache-bust target to where synth puts the
-// marker (none has no marker, so its placement does not matter).
-func markerPlacement(cb scenario.CacheBust) synth.MarkerPlacement {
-	switch cb {
-	case scenario.CacheBustFirstTurnSuffix:
-		return synth.FirstUserSuffix
-	case scenario.CacheBustSystemPrefix:
-		return synth.SystemPrefix
-	case scenario.CacheBustSystemSuffix:
-		return synth.SystemSuffix
-	}
-	return synth.FirstUserPrefix
 }
 
 // appendJSONString appends s as a JSON string literal (RFC 8259).

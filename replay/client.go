@@ -40,7 +40,7 @@ type conn struct {
 	prepared bool // req holds the per-connection part of every request
 }
 
-func newConn(c *Config, timeout time.Duration) (*conn, error) {
+func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
 		return nil, fieldErr("URL", err)
@@ -99,7 +99,7 @@ const maxFullBody = 256 << 20
 // URI, content type, Accept, Authorization and the --header headers
 // (sorted once here, not per request). Per-request headers are set over
 // them with RequestHeader.Set, which replaces a value in place.
-func (k *conn) prepare(c *Config) {
+func (k *conn) prepare(c *runConfig) {
 	req := k.req
 	req.Reset()
 	req.Header.SetMethod(fasthttp.MethodPost)
@@ -183,7 +183,7 @@ func (x *exchange) recordUsage() *metrics.Usage {
 // allocates once the lane's buffers have grown to the largest response
 // (TestClientPathAllocs): the request, the response, the line reader and
 // the body buffer belong to the lane.
-func (k *conn) do(c *Config, body []byte, sb *streamBody, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
+func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
 	req, resp := k.req, k.resp
 	if !k.prepared {
 		k.prepare(c)

@@ -9,16 +9,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/timing"
 )
 
 // Defaults of the Config fields that replay owns; DefaultConfig holds them
 // together with the replay core's (package timing: the start ratios, the
-// delay and idle caps, the default AgentX generation). The CLI's flags take their defaults from the same constants.
+// delay and idle caps, the default AgentX generation) and the warmup
+// retries' and liveness line's (DefaultWarmupRetries,
+// DefaultWarmupRetryBackoff, DefaultLivenessInterval). The CLI's flags
+// take their defaults from the same constants.
 const (
 	DefaultEndpoint       = "/v1/chat/completions"
 	DefaultGracePeriod    = 30 * time.Second
@@ -29,38 +33,33 @@ const (
 	DefaultDynamoSessionTimeoutSeconds = 300
 )
 
-// DefaultConfig returns a Config holding every default: the replay
-// semantics of the AgentX generation InferenceX runs today
-// (timing.DefaultGeneration), the start ratios, caps, grace period and
-// timeouts. Fill in what a run needs (URL, Models, Traces, Synth,
-// Concurrency, BenchmarkDuration, Sink) and change what differs.
+// DefaultConfig returns a Config holding every default, the one table of
+// them: the replay semantics of the AgentX generation InferenceX runs
+// today (timing.DefaultGeneration) with the pinned loader's chain layout
+// switches, the start ratios, caps, grace period, timeouts, warmup
+// retries and liveness interval. Fill in what a run needs (URL, Models,
+// Traces, Synth, Concurrency, BenchmarkDuration, Sink) and change what
+// differs.
 //
-// Every field of a Config made by DefaultConfig means what it holds: a
-// zero GracePeriod cancels in-flight requests at the deadline, zero start
-// ratios start every lane at the start of its trace, a zero
-// InterTurnDelayCap, RequestTimeout or ConnectTimeout is no cap or
-// timeout, an empty Endpoint sends to URL itself.
-//
-// A Config not made by DefaultConfig (a literal, as written before
-// DefaultConfig existed) keeps the older rules, so that it still means what
-// it meant: a zero Endpoint, GracePeriod, InterTurnDelayCap,
-// RequestTimeout or ConnectTimeout means the default, and so do both
-// start ratios zero. Its zero Generation is v0.2.
+// Every field means what it holds, whoever made the Config: Run never
+// replaces a zero value by a default (see Config).
 func DefaultConfig() Config {
 	g := defaultGeneration()
 	return Config{
-		Endpoint:          DefaultEndpoint,
-		Generation:        g,
-		LiveAssistant:     g.LiveAssistant,
-		SystemIdleGapCap:  timing.DefaultSystemIdleCap,
-		StartMinRatio:     timing.DefaultStartMinRatio,
-		StartMaxRatio:     timing.DefaultStartMaxRatio,
-		GracePeriod:       DefaultGracePeriod,
-		InterTurnDelayCap: timing.DefaultInterTurnDelayCap,
-		RequestTimeout:    DefaultRequestTimeout,
-		ConnectTimeout:    DefaultConnectTimeout,
-
-		fromDefaults: true,
+		Endpoint:           DefaultEndpoint,
+		Generation:         g,
+		LiveAssistant:      g.LiveAssistant,
+		Chains:             dataset.DefaultChainOptions(),
+		SystemIdleGapCap:   timing.DefaultSystemIdleCap,
+		StartMinRatio:      timing.DefaultStartMinRatio,
+		StartMaxRatio:      timing.DefaultStartMaxRatio,
+		GracePeriod:        DefaultGracePeriod,
+		InterTurnDelayCap:  timing.DefaultInterTurnDelayCap,
+		RequestTimeout:     DefaultRequestTimeout,
+		ConnectTimeout:     DefaultConnectTimeout,
+		WarmupRetries:      DefaultWarmupRetries,
+		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
+		LivenessInterval:   DefaultLivenessInterval,
 	}
 }
 
@@ -74,16 +73,34 @@ func defaultGeneration() timing.Generation {
 }
 
 // Config describes one replay. Start from DefaultConfig, which holds every
-// default; Validate reports what is missing or inconsistent. Each field's
-// comment gives its DefaultConfig value and, where a Config literal not
-// made by DefaultConfig reads a zero value as a default, that rule.
+// default; Validate reports what is missing or inconsistent.
+//
+// Every field means what it holds: Run never replaces a zero value by a
+// default, so a Config written as a literal gets zero, not the default,
+// for every field it leaves out (its zero Generation is refused). Each
+// field's comment gives its DefaultConfig value and what zero means (a
+// zero GracePeriod cancels the requests in flight at the deadline, zero
+// start ratios start every lane at the start of its trace, a zero
+// RequestTimeout is no timeout, …). The collaborators a run may go
+// without mean none when nil (Classifier, Progress, Observer, Logf,
+// Coordinator, KillNow, DynamoSession); two empty values stand for
+// something Run makes: a nil Overflows is Sink, an empty BenchmarkID a
+// new id.
+//
+// Earlier versions read a zero Endpoint, GracePeriod, InterTurnDelayCap,
+// RequestTimeout or ConnectTimeout, and both start ratios zero, of a
+// Config not made by DefaultConfig as the default, and its zero
+// Generation as v0.2; of any Config, a zero WarmupRetries,
+// WarmupRetryBackoff or LivenessInterval as the default (and a nil
+// Classifier as the scenario preset's). A Config that relied on that now
+// starts from DefaultConfig (and sets Classifier).
 type Config struct {
 	// URL is the server's base URL, e.g. "http://localhost:8000". User
 	// info (http://user:password@host) is sent as Basic auth (see
 	// URLCredentials).
 	URL string
-	// Endpoint is appended to URL (DefaultConfig: DefaultEndpoint; in a
-	// Config literal "" means DefaultEndpoint).
+	// Endpoint is appended to URL (DefaultConfig: DefaultEndpoint; "":
+	// URL itself).
 	Endpoint string
 	// Models are the model names sent on the wire. A trace's main model (the
 	// model of its first request) maps to Models[0]; other recorded models
@@ -99,13 +116,14 @@ type Config struct {
 	Synth *synth.Synthesizer
 
 	// Generation is the AgentX generation replayed: its fields are the
-	// replay mechanisms (DefaultConfig: timing.DefaultGeneration, v1.0; in
-	// a Config literal the zero value means timing.V02).
+	// replay mechanisms (DefaultConfig: timing.DefaultGeneration, v1.0;
+	// timing.LookupGeneration gives the others; required).
 	Generation timing.Generation
 	// Chains are the switches of the generation's chain layout (the
-	// pinned loader's AIPERF_DATASET_WEKA_* variables; nil:
-	// dataset.DefaultChainOptions). See timing.SessionLayout.
-	Chains *dataset.ChainOptions
+	// pinned loader's AIPERF_DATASET_WEKA_* variables; DefaultConfig:
+	// dataset.DefaultChainOptions, the loader's; every value taken as it
+	// is, so the zero value splits nothing). See timing.SessionLayout.
+	Chains dataset.ChainOptions
 	// TraceIdleGapCap is the trace idle gap cap: in v0.3 the recorded
 	// timeline's start-to-start gaps are shortened to it (0 = no warp); in
 	// v1.0 a tree with nothing in flight for that long has its pending
@@ -157,29 +175,28 @@ type Config struct {
 	// Seed drives start-turn sampling (and, through Synth, prompt bytes).
 	Seed int64
 	// StartMinRatio and StartMaxRatio bound each lane's start (the start
-	// turn k_i, or the snapshot time t* in v1.0) as fractions of its trace
-	// (DefaultConfig: timing.DefaultStartMinRatio and
-	// timing.DefaultStartMaxRatio). In a Config literal both zero mean
-	// those defaults; to start at 0, start from DefaultConfig.
+	// turn k_i, or the snapshot time t* in v1.0) as fractions of its trace,
+	// 0 ≤ StartMinRatio ≤ StartMaxRatio ≤ 1 (DefaultConfig:
+	// timing.DefaultStartMinRatio and timing.DefaultStartMaxRatio; both 0:
+	// every lane starts at the start of its trace).
 	StartMinRatio, StartMaxRatio float64
 	// BenchmarkDuration is the profiling duration; no new turn is issued
 	// after it (required).
 	BenchmarkDuration time.Duration
 	// GracePeriod is how long in-flight requests may finish after the
 	// duration or a cancellation before they are cancelled (DefaultConfig:
-	// DefaultGracePeriod; 0 = none, they are cancelled at once; in a
-	// Config literal 0 means DefaultGracePeriod and a negative value none).
+	// DefaultGracePeriod; 0 or negative = none, they are cancelled at
+	// once).
 	GracePeriod time.Duration
 	// WarmupGracePeriod bounds the warmup phase (0 = unlimited).
 	WarmupGracePeriod time.Duration
 	// InterTurnDelayCap caps each v0.2 inter-turn delay (DefaultConfig:
-	// timing.DefaultInterTurnDelayCap; 0 or negative = no cap; in a Config
-	// literal 0 means timing.DefaultInterTurnDelayCap and only a negative
-	// value is no cap).
+	// timing.DefaultInterTurnDelayCap; 0 or negative = no cap).
 	InterTurnDelayCap time.Duration
 
-	// CacheBust selects where the per-session marker goes.
-	CacheBust scenario.CacheBust
+	// CacheBust gives every session tree a cache-bust marker and says
+	// where it goes; the zero value sends none.
+	CacheBust CacheBust
 	// Streaming requests SSE responses.
 	Streaming bool
 	// IgnoreEOS sends "ignore_eos": true.
@@ -199,8 +216,7 @@ type Config struct {
 
 	// RequestTimeout bounds one request including its whole stream
 	// (DefaultConfig: DefaultRequestTimeout). ConnectTimeout bounds
-	// connecting (DefaultConfig: DefaultConnectTimeout). 0 is no timeout;
-	// in a Config literal 0 means the default.
+	// connecting (DefaultConfig: DefaultConnectTimeout). 0 is no timeout.
 	RequestTimeout, ConnectTimeout time.Duration
 	// Insecure skips TLS certificate verification.
 	Insecure bool
@@ -212,15 +228,16 @@ type Config struct {
 
 	// WarmupRetries is how many times a warmup request that failed with a
 	// transient error (HTTP 429 or 5xx, a connection reset, a stream cut
-	// short) is sent again before its failure counts (default
-	// DefaultWarmupRetries; negative = never). WarmupRetryBackoff is the
-	// pause before the first retry, doubled for each further one, with
-	// jitter (default DefaultWarmupRetryBackoff). See docs/warmup-retries.md.
+	// short) is sent again before its failure counts (DefaultConfig:
+	// DefaultWarmupRetries; 0 or negative = never). WarmupRetryBackoff is
+	// the pause before the first retry, doubled for each further one, with
+	// jitter (DefaultConfig: DefaultWarmupRetryBackoff; 0 or negative = no
+	// pause). See docs/warmup-retries.md.
 	WarmupRetries      int
 	WarmupRetryBackoff time.Duration
 	// LivenessInterval: while requests are in flight and none has
 	// progressed for this long, a line says so, once per interval
-	// (default DefaultLivenessInterval; negative = off).
+	// (DefaultConfig: DefaultLivenessInterval; 0 or negative = off).
 	LivenessInterval time.Duration
 
 	// Threshold, when set, judges the profiling requests and may abort
@@ -228,16 +245,18 @@ type Config struct {
 	// package profile builds from Spec.FailedRequestThreshold and the
 	// run's Progress). nil: no threshold. A Threshold serves one run.
 	Threshold Threshold
-	// Classifier recognises context-overflow errors (nil = scenario.DefaultClassifier).
-	Classifier *scenario.Classifier
+	// Classifier recognises context-overflow errors. Nil recognises none:
+	// every error response is an error record. scenario.DefaultClassifier
+	// is the preset's (profile.NewSpec sets it).
+	Classifier Classifier
 
 	// Sink receives every record (warmup, profiling, errors, cancelled).
 	Sink metrics.Sink
-	// Overflows receives context-overflow records (nil = Sink).
+	// Overflows receives context-overflow records (nil: Sink does).
 	Overflows metrics.Sink
 
-	// BenchmarkID identifies the run and keys the cache-bust markers
-	// (default: a new UUID).
+	// BenchmarkID identifies the run and keys the cache-bust markers ("":
+	// Run makes a new UUID).
 	BenchmarkID string
 	// KillNow, when set, is the second interrupt: once it is closed, every
 	// in-flight request is cancelled at once (the grace period is skipped)
@@ -251,12 +270,40 @@ type Config struct {
 	Progress *Progress
 	// Observer, when set, is told about phase changes.
 	Observer Observer
-	// Logf receives diagnostics (default: discard).
+	// Logf, when set, receives diagnostics.
 	Logf func(format string, args ...any)
+}
 
-	// fromDefaults marks a Config made by DefaultConfig: its zero values
-	// are taken as they are (see DefaultConfig).
-	fromDefaults bool
+// Classifier recognises context-overflow errors (docs/context-overflow.md):
+// IsOverflow reports whether the body of an error response, or the message
+// of an error that has no body, says the prompt did not fit the server's
+// context window. Run calls it from many goroutines at once.
+// *scenario.Classifier is one (scenario.DefaultClassifier,
+// scenario.ClassifierFromEnv).
+type Classifier interface {
+	IsOverflow(body []byte) bool
+}
+
+// noOverflow is the Classifier of a Config without one: it recognises
+// nothing.
+type noOverflow struct{}
+
+func (noOverflow) IsOverflow([]byte) bool { return false }
+
+// CacheBust makes each session tree's prompts unique to the run with a
+// cache-bust marker (docs/replay.md, "Cache-bust markers"), so a server's
+// prefix cache cannot serve them from another run's or another tree's
+// blocks. The zero value sends no marker.
+type CacheBust struct {
+	// Placement is where the marker goes in a turn's messages.
+	Placement synth.MarkerPlacement
+	// Marker returns the marker text of one tree, from the run's
+	// BenchmarkID, the tree's recycle pass (timing.Send.RecyclePass), its
+	// lane and its trace id; under a generation with StreamScope, a child
+	// spawned during the run gets the marker of pass 0, lane 0 and its
+	// own conversation id. Nil sends no marker. scenario.Marker is the
+	// preset's.
+	Marker func(benchmarkID string, recyclePass, lane int, traceID string) string
 }
 
 // ExtraInput is one key of Config.ExtraInputs, merged into the request body.
@@ -345,16 +392,28 @@ func CheckURL(s string) error {
 }
 
 // Validate reports every problem with c, each a *FieldError naming the
-// field (joined with errors.Join).
-func (c *Config) Validate() error {
+// field (joined with errors.Join). It is the one check of a Config: Run
+// calls it, and a caller that wants to check its settings before it has
+// a corpus calls ValidateSettings, which runs the same checks but those
+// of what a run is given besides its settings.
+func (c *Config) Validate() error { return c.validate(true) }
+
+// ValidateSettings reports the problems Validate finds in c's settings:
+// every check but those of the corpus, the synthesizer and the sink
+// (Traces, Synth, Sink) and of how the settings fit them (LiveAssistant
+// against the synthesizer, Concurrency against the corpus's size).
+// Package profile checks a run's settings with it before it loads the
+// corpus.
+func (c *Config) ValidateSettings() error { return c.validate(false) }
+
+// validate is Validate (inputs set) or ValidateSettings.
+func (c *Config) validate(inputs bool) error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fieldErr(field, fmt.Errorf(format, args...)))
 	}
-	if c.Chains != nil {
-		if err := c.Chains.Validate(); err != nil {
-			bad("Chains", "%v", err)
-		}
+	if err := c.Chains.Validate(); err != nil {
+		bad("Chains", "%v", err)
 	}
 	if err := CheckURL(c.URL); err != nil {
 		errs = append(errs, err)
@@ -365,15 +424,17 @@ func (c *Config) Validate() error {
 	if len(c.Models) == 0 {
 		bad("Models", "at least one model is required")
 	}
-	if c.fromDefaults && c.Generation.IsZero() {
-		bad("Generation", "required: timing.LookupGeneration, or DefaultConfig's")
+	if c.Generation.IsZero() {
+		bad("Generation", "required: start from DefaultConfig, which holds every default (AgentX %s), or set timing.LookupGeneration's", timing.DefaultGeneration)
 	}
-	if len(c.Traces) == 0 {
+	if inputs && len(c.Traces) == 0 {
 		bad("Traces", "the corpus has no traces")
 	}
-	if c.Synth == nil {
+	switch {
+	case !inputs:
+	case c.Synth == nil:
 		bad("Synth", "required")
-	} else if c.LiveAssistant != c.Synth.Live() {
+	case c.LiveAssistant != c.Synth.Live():
 		bad("LiveAssistant", "%v, but the synthesizer was built with Live %v: build it with synth.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant)
 	}
 	if c.Concurrency < 1 {
@@ -384,10 +445,16 @@ func (c *Config) Validate() error {
 	} else if c.Shard.Count > 1 && c.Concurrency >= 1 && c.Shard.Index >= c.Concurrency {
 		bad("Shard", "%d/%d has no lane: the run has %d lanes (Concurrency is the global lane count); use at most %d shards", c.Shard.Index, c.Shard.Count, c.Concurrency, c.Concurrency)
 	}
-	if c.BenchmarkDuration <= 0 {
+	if !(c.StartMinRatio >= 0 && c.StartMinRatio <= c.StartMaxRatio && c.StartMaxRatio <= 1) {
+		bad("StartMinRatio", "%g / Config.StartMaxRatio %g: need 0 ≤ min ≤ max ≤ 1", c.StartMinRatio, c.StartMaxRatio)
+	}
+	switch {
+	case c.BenchmarkDuration == 0:
+		bad("BenchmarkDuration", "required (the length of the profiling phase)")
+	case c.BenchmarkDuration < 0:
 		bad("BenchmarkDuration", "must be positive, got %v", c.BenchmarkDuration)
 	}
-	if c.Sink == nil {
+	if inputs && c.Sink == nil {
 		bad("Sink", "required")
 	}
 	if p := c.Progress; p != nil && (p.Counts().Sent > 0 || p.WarmupTotal() > 0) {
@@ -402,7 +469,7 @@ func (c *Config) Validate() error {
 	if c.WarmupRequestsPerLane > 0 && c.AgenticCacheWarmupDuration > 0 {
 		bad("AgenticCacheWarmupDuration", "set together with Config.WarmupRequestsPerLane, its alternative (a duration or a count of cache warmup): set one")
 	}
-	if c.Generation.WrapNeedsConsent && (c.CacheBust == scenario.CacheBustNone || c.CacheBust == "") && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
+	if inputs && c.Generation.WrapNeedsConsent && c.CacheBust.Marker == nil && !c.AllowDatasetWrap && c.Concurrency > len(c.Traces) {
 		bad("Concurrency", "%d exceeds the corpus's %d traces: lanes would replay the same traces with byte-identical prompts; set Config.AllowDatasetWrap or a Config.CacheBust marker, or use fewer lanes", c.Concurrency, len(c.Traces))
 	}
 	return errors.Join(errs...)
@@ -441,72 +508,40 @@ type DynamoSession struct {
 	TimeoutSeconds int
 }
 
-// withDefaults returns c with the collaborators' defaults filled in (and,
-// for a Config literal not made by DefaultConfig, the zero-value rules
-// described there), normalised for the engine: a negative grace period or
-// delay cap is 0, and a delay cap of 0 is no cap.
-func (c *Config) withDefaults() Config {
-	d := *c
-	d.moveURLCredentials()
-	if !d.fromDefaults {
-		d.literalDefaults()
-	}
-	d.GracePeriod = max(d.GracePeriod, 0)
-	d.InterTurnDelayCap = max(d.InterTurnDelayCap, 0)
-	if d.Overflows == nil {
-		d.Overflows = d.Sink
-	}
-	switch {
-	case d.WarmupRetries == 0:
-		d.WarmupRetries = DefaultWarmupRetries
-	case d.WarmupRetries < 0:
-		d.WarmupRetries = 0
-	}
-	if d.WarmupRetryBackoff <= 0 {
-		d.WarmupRetryBackoff = DefaultWarmupRetryBackoff
-	}
-	if d.LivenessInterval == 0 {
-		d.LivenessInterval = DefaultLivenessInterval
-	}
-	if d.Logf == nil {
-		d.Logf = func(string, ...any) {}
-	}
-	if d.Progress == nil {
-		d.Progress = new(Progress)
-	}
-	return d
+// runConfig is a Config as Run normalised it, once: the only form the
+// engine reads. Run validates the Config, then normalises it here, so no
+// other code fills defaults or guards against values Validate allows.
+type runConfig struct {
+	Config
 }
 
-// literalDefaults applies the zero-value rules of a Config literal (one
-// not made by DefaultConfig), with the values DefaultConfig holds.
-func (c *Config) literalDefaults() {
-	def := DefaultConfig()
-	if c.Endpoint == "" {
-		c.Endpoint = def.Endpoint
+// normalize returns c as the engine reads it: the URL's user info moved
+// into an Authorization header (Headers is copied, never changed in
+// place); a negative GracePeriod, WarmupRetries or WarmupRetryBackoff as
+// 0 (their "none"); the collaborators c may leave nil made (Overflows: the
+// Sink; Classifier: one that recognises nothing; Logf: a discard;
+// Progress: counters nobody reads) and an empty BenchmarkID made (a new
+// UUID). Nothing that DefaultConfig holds is filled in.
+func (c *Config) normalize() *runConfig {
+	r := &runConfig{Config: *c}
+	r.moveURLCredentials()
+	r.GracePeriod = max(r.GracePeriod, 0)
+	r.WarmupRetries = max(r.WarmupRetries, 0)
+	r.WarmupRetryBackoff = max(r.WarmupRetryBackoff, 0)
+	if r.Overflows == nil {
+		r.Overflows = r.Sink
 	}
-	switch {
-	case c.GracePeriod == 0:
-		c.GracePeriod = def.GracePeriod
-	case c.GracePeriod < 0:
-		c.GracePeriod = 0
+	if r.Classifier == nil {
+		r.Classifier = noOverflow{}
 	}
-	switch {
-	case c.InterTurnDelayCap == 0:
-		c.InterTurnDelayCap = def.InterTurnDelayCap
-	case c.InterTurnDelayCap < 0:
-		c.InterTurnDelayCap = 0 // no cap
+	if r.Logf == nil {
+		r.Logf = func(string, ...any) {}
 	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = def.RequestTimeout
+	if r.Progress == nil {
+		r.Progress = new(Progress)
 	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = def.ConnectTimeout
+	if r.BenchmarkID == "" {
+		r.BenchmarkID = uuid.NewString()
 	}
-	if c.Generation.IsZero() {
-		c.Generation = timing.V02
-	}
-	if c.StartMinRatio == 0 && c.StartMaxRatio == 0 {
-		c.StartMinRatio, c.StartMaxRatio = def.StartMinRatio, def.StartMaxRatio
-	}
-	c.fromDefaults = true
+	return r
 }

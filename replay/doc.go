@@ -11,14 +11,14 @@
 // replays the following turns with the generation's delays, recycling
 // drained trees until the benchmark duration is reached. The requests are
 // described in docs/replay.md ("Requests on the wire"), the records in
-// docs/artifacts.md. The schedule itself comes from package timing; the
-// prompts from package synth; the rules (cache-bust markers,
-// context-overflow classification) from package scenario. The
-// failed-request threshold is a value the engine is given
-// (Config.Threshold; the caller builds it, scenario.NewThreshold). Every
-// request ever sent ends up in exactly one place — a profiling or warmup
-// record, an error record, a context-overflow record or a cancelled
-// record — and is counted once, in the run's tally (Config.Progress,
-// metrics.Tally), from which Result.Accounting is read and which adds
-// up.
+// docs/artifacts.md. The schedule itself comes from package timing (the
+// plans from package plan); the prompts from package synth; the cache-bust
+// markers, the context-overflow classifier and the failed-request
+// threshold are values the caller gives (Config.CacheBust,
+// Config.Classifier, Config.Threshold: the scenario preset's, where
+// package profile builds the run). Every request ever sent ends up in
+// exactly one place — a profiling or warmup record, an error record, a
+// context-overflow record or a cancelled record — and is counted once, in
+// the run's tally (Config.Progress, metrics.Tally), from which
+// Result.Accounting is read and which adds up.
 package replay

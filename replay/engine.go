@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -116,22 +116,21 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := c.withDefaults()
-	if cfg.BenchmarkID == "" {
-		cfg.BenchmarkID = uuid.NewString()
-	}
-	if cfg.Classifier == nil {
-		cfg.Classifier = scenario.DefaultClassifier()
-	}
-	e := &engine{c: &cfg, tally: &cfg.Progress.Tally, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
+	cfg := c.normalize()
+	e := &engine{c: cfg, tally: &cfg.Progress.Tally, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
 	e.res.Generation = cfg.Generation
 	e.res.StartTime = e.base
 	nudge := make(chan struct{})
 	e.nudge.Store(&nudge)
 
-	plans := BuildPlans(&cfg)
-	for _, p := range plans {
+	plans := BuildPlans(&cfg.Config)
+	e.reqs = make([][][]dataset.Request, len(plans))
+	for i, p := range plans {
+		e.reqs[i] = make([][]dataset.Request, len(p.Streams))
+		for si := range p.Streams {
+			e.reqs[i][si] = plan.Requests(&cfg.Traces[i], &p.Streams[si])
+		}
 		e.res.SkippedSubagentRequests += p.SkippedRequests
 		e.res.Subagents.Dropped += p.DroppedSubagents
 		e.res.Subagents.DroppedRequests += p.DroppedRequests
@@ -272,16 +271,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	return &e.res, nil
 }
 
-// BuildPlans builds the replay plan of every trace of c with c's
-// generation rules (and its defaults, as Run reads them).
+// BuildPlans returns the replay plans Run builds for c: plan.Build of
+// c.Traces with c's Generation, InterTurnDelayCap, TraceIdleGapCap and
+// Chains, the only fields a plan depends on (Run normalises none of them).
 func BuildPlans(c *Config) []*timing.Plan {
-	d := c.withDefaults()
-	opt := timing.PlanOptions{Generation: d.Generation, InterTurnDelayCap: d.InterTurnDelayCap, IdleGapCap: d.TraceIdleGapCap, Chains: d.Chains}
-	plans := make([]*timing.Plan, len(c.Traces))
-	for i := range c.Traces {
-		plans[i] = timing.BuildPlan(&c.Traces[i], i, opt)
-	}
-	return plans
+	return plan.Build(c.Traces, plan.Options{PlanOptions: timing.PlanOptions{Generation: c.Generation, InterTurnDelayCap: c.InterTurnDelayCap, IdleGapCap: c.TraceIdleGapCap}, Chains: &c.Chains})
 }
 
 type hitsOnce struct {
@@ -292,7 +286,7 @@ type hitsOnce struct {
 }
 
 type engine struct {
-	c *Config
+	c *runConfig
 	// tally is the run's one count of its requests (Config.Progress's):
 	// sending and returned count a request sent and in flight, emit every
 	// record; Result.Accounting is read from it.
@@ -303,6 +297,9 @@ type engine struct {
 	base  time.Time
 	lanes []*lane
 	hits  []hitsOnce
+	// reqs are the recorded requests of every stream of every plan, in
+	// turn order (plan.Requests): reqs[trace][stream][turn].
+	reqs [][][]dataset.Request
 
 	mu  sync.Mutex // guards res
 	res Result
@@ -381,6 +378,8 @@ type stream struct {
 	parent  int
 	conv    convBuilder
 	models  modelMap
+	// reqs are the stream's recorded requests in turn order.
+	reqs []dataset.Request
 	// parentCorr and rootCorr are the correlation ids of the spawning
 	// stream and of the tree.
 	parentCorr, rootCorr string
@@ -738,10 +737,10 @@ func (l *lane) stream(e *engine, s *timing.Send) *stream {
 			l.pruneTrees()
 		}
 		ts = &treeState{rootSession: s.RootSession, streams: make([]*stream, len(s.Plan.Streams))}
-		if cb := c.CacheBust; cb != scenario.CacheBustNone && cb != "" {
+		if mark := c.CacheBust.Marker; mark != nil {
 			// One marker per tree: a recycled tree (a new pass) gets a
 			// new one.
-			ts.marker = scenario.Marker(c.BenchmarkID, s.RecyclePass, s.Lane, s.Plan.TraceID)
+			ts.marker = mark(c.BenchmarkID, s.RecyclePass, s.Lane, s.Plan.TraceID)
 		}
 		l.trees[s.Tree] = ts
 	}
@@ -767,26 +766,27 @@ func (l *lane) stream(e *engine, s *timing.Send) *stream {
 		// The tree's root is not live yet (a start state of children, or a
 		// root waiting on them): its correlation id, the tree's id, is
 		// minted now so the children can carry it.
-		ts.streams[0] = l.newStream(c, s, ts, 0, -1, s.RootSession)
+		ts.streams[0] = l.newStream(e, s, ts, 0, -1, s.RootSession)
 	}
-	st := l.newStream(c, s, ts, s.Stream, s.Parent, s.Session)
+	st := l.newStream(e, s, ts, s.Stream, s.Parent, s.Session)
 	return st
 }
 
 // newStream creates the conversation state of stream si of send s's tree.
-func (l *lane) newStream(c *Config, s *timing.Send, ts *treeState, si, parent, session int) *stream {
+func (l *lane) newStream(e *engine, s *timing.Send, ts *treeState, si, parent, session int) *stream {
+	c := e.c
 	tr := &c.Traces[s.Trace]
 	ps := &s.Plan.Streams[si]
-	st := &stream{session: session, corrID: uuid.NewString(), plan: s.Plan, idx: si, parent: parent, models: newModelMap(tr, c.Models)}
+	st := &stream{session: session, corrID: uuid.NewString(), plan: s.Plan, idx: si, parent: parent, reqs: e.reqs[s.Trace][si], models: newModelMap(tr, c.Models)}
 	ts.streams[si] = st
 	ts.link(st)
 	st.marker = ts.marker
 	if c.Generation.StreamScope && si > 0 && !s.Seeded && ts.marker != "" {
 		// v0.3 marked a child spawned during the run with pass 0 and lane
 		// 0: the same marker for the whole run, whichever tree spawns it.
-		st.marker = scenario.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
+		st.marker = c.CacheBust.Marker(c.BenchmarkID, 0, 0, ps.ConvID)
 	}
-	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, ownScope: c.Generation.StreamScope}
+	st.conv = convBuilder{syn: c.Synth, tr: tr, st: ps, reqs: st.reqs, ownScope: c.Generation.StreamScope}
 	return st
 }
 
@@ -817,7 +817,7 @@ func (ts *treeState) link(st *stream) {
 }
 
 // slot returns an idle slot of the lane, creating one when none is free.
-func (l *lane) slot(c *Config, kill <-chan struct{}) *slot {
+func (l *lane) slot(c *runConfig, kill <-chan struct{}) *slot {
 	if n := len(l.free); n > 0 {
 		sl := l.free[n-1]
 		l.free = l.free[:n-1]

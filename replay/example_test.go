@@ -9,6 +9,7 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/tokenizer"
@@ -60,6 +61,7 @@ func ExampleRun() {
 	cfg.BenchmarkDuration = 500 * time.Millisecond
 	cfg.Streaming = true
 	cfg.UseServerTokenCount = true
+	cfg.Classifier = scenario.DefaultClassifier() // the preset's context-overflow texts
 	cfg.Sink = sink
 	res, err := replay.Run(context.Background(), cfg)
 	if err != nil {

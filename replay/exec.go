@@ -21,6 +21,7 @@ type convBuilder struct {
 	ownScope bool
 	tr       *dataset.Trace
 	st       *timing.Stream
+	reqs     []dataset.Request
 	once     sync.Once
 	conv     *synth.Conversation
 	err      error
@@ -32,7 +33,7 @@ func (b *convBuilder) get() (*synth.Conversation, error) {
 		if b.ownScope && b.st.Parent >= 0 {
 			scope = b.st.ConvID
 		}
-		b.conv, b.err = b.syn.StreamConversation(b.tr, scope, b.st.ConvID, b.st.Reqs, b.st.ToolTokens, b.st.SystemTokens)
+		b.conv, b.err = b.syn.StreamConversation(b.tr, scope, b.st.ConvID, b.reqs, b.st.ToolTokens, b.st.SystemTokens)
 	})
 	return b.conv, b.err
 }
@@ -94,7 +95,7 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 	tr := &c.Traces[s.Trace]
 	ps := &s.Plan.Streams[s.Stream]
 	turn := &ps.Turns[s.Turn]
-	req := &ps.Reqs[s.Turn]
+	req := &st.reqs[s.Turn]
 	maxTok := req.Out
 	if ps.Kind != timing.SourceSubagent && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
 		maxTok = c.SynthesisMaxOSL

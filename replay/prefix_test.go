@@ -11,6 +11,7 @@ import (
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -42,20 +43,14 @@ func TestServerPrefixHitsMatchTheCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	res, err := Run(context.Background(), Config{
-		URL:                 srv.URL,
-		Models:              []string{"m"},
-		Traces:              dataset.Synthesize(dataset.SynthOptions{Seed: 11, Traces: 6, MinTurns: 10, MaxTurns: 20, TimeScale: 0.0001}),
-		Synth:               syn,
-		Concurrency:         4,
-		Seed:                1,
-		BenchmarkDuration:   time.Second,
-		Streaming:           true,
-		IgnoreEOS:           true,
-		UseServerTokenCount: true,
-		CacheBust:           scenario.CacheBustFirstTurnPrefix,
-		Sink:                sink,
-	})
+	rc := DefaultConfig()
+	rc.Generation = timing.V02
+	rc.URL, rc.Models, rc.Synth = srv.URL, []string{"m"}, syn
+	rc.Traces = dataset.Synthesize(dataset.SynthOptions{Seed: 11, Traces: 6, MinTurns: 10, MaxTurns: 20, TimeScale: 0.0001})
+	rc.Concurrency, rc.Seed, rc.BenchmarkDuration = 4, 1, time.Second
+	rc.Streaming, rc.IgnoreEOS, rc.UseServerTokenCount = true, true, true
+	rc.CacheBust, rc.Classifier, rc.Sink = presetMarkers, scenario.DefaultClassifier(), sink
+	res, err := Run(context.Background(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,8 +107,11 @@ func (e *engine) retryPause(l *lane, s *timing.Send, rec *metrics.Record, attemp
 // retryDelay is the pause before retry number attempt (1-based): the
 // backoff doubled attempt−1 times, capped, with jitter in [½, 1) of it
 // drawn from the run's seed and the request id (deterministic for a given
-// request, different across requests).
+// request, different across requests); none when the backoff is 0.
 func (e *engine) retryDelay(attempt int, requestID string) time.Duration {
+	if e.c.WarmupRetryBackoff <= 0 {
+		return 0
+	}
 	d := e.c.WarmupRetryBackoff << (attempt - 1)
 	if d <= 0 || d > maxRetryPause {
 		d = maxRetryPause

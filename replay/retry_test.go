@@ -113,7 +113,7 @@ func TestRunWarmupRetryBudgetSpent(t *testing.T) {
 // TestRunWarmupRetryDelay: the pauses double from the configured backoff,
 // each with jitter in [½, 1) of its step, and are capped.
 func TestRunWarmupRetryDelay(t *testing.T) {
-	e := &engine{c: &Config{WarmupRetryBackoff: time.Second, Seed: 3}}
+	e := &engine{c: (&Config{WarmupRetryBackoff: time.Second, Seed: 3}).normalize()}
 	for attempt := 1; attempt <= 8; attempt++ {
 		step := min(time.Second<<(attempt-1), maxRetryPause)
 		seen := map[time.Duration]bool{}
@@ -126,6 +126,13 @@ func TestRunWarmupRetryDelay(t *testing.T) {
 		}
 		if len(seen) < 10 {
 			t.Fatalf("attempt %d: only %d distinct pauses over 50 requests: no jitter", attempt, len(seen))
+		}
+	}
+	// A backoff of 0 (or less) is no pause: a Config's zero means zero.
+	for _, b := range []time.Duration{0, -time.Second} {
+		e := &engine{c: (&Config{WarmupRetryBackoff: b, Seed: 3}).normalize()}
+		if d := e.retryDelay(3, "req"); d != 0 {
+			t.Errorf("backoff %v: pause %v, want none", b, d)
 		}
 	}
 }

@@ -122,7 +122,8 @@ func shardTestConfig(t *testing.T, url string, traces []dataset.Trace, sink metr
 	c.GracePeriod = 2 * time.Second
 	c.Streaming = true
 	c.UseServerTokenCount = true
-	c.CacheBust = scenario.CacheBustFirstTurnPrefix
+	c.CacheBust = presetMarkers
+	c.Classifier = scenario.DefaultClassifier()
 	c.Sink = sink
 	return c
 }

@@ -37,8 +37,8 @@ type streamBody struct {
 
 // buildBody prepares turn k's body in sl: whole in sl.body, or as a
 // stream when its message list is larger than streamBodyAbove.
-func (sl *slot) buildBody(c *Config, p bodyParams, conv *synth.Conversation, k int, marker string) error {
-	at := markerPlacement(c.CacheBust)
+func (sl *slot) buildBody(c *runConfig, p bodyParams, conv *synth.Conversation, k int, marker string) error {
+	at := c.CacheBust.Placement
 	sl.stream = streamBody{}
 	n, err := conv.MessagesJSONLenAt(k, marker, at)
 	if err != nil {

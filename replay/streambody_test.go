@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/tokenizer"
 )
@@ -31,7 +30,7 @@ func TestLargeBodiesAreStreamedExactly(t *testing.T) {
 	sink, ovf := &memSink{}, &memSink{}
 	cfg := testConfig(t, srv.URL, traces, sink, ovf)
 	cfg.Concurrency = len(traces)
-	cfg.CacheBust = scenario.CacheBustNone
+	cfg.CacheBust = CacheBust{}
 	cfg.BenchmarkDuration = 500 * time.Millisecond
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -94,7 +93,7 @@ func TestStreamBodyReadFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Config{Streaming: true, CacheBust: scenario.CacheBustFirstTurnPrefix}
+	c := (&Config{Streaming: true, CacheBust: presetMarkers}).normalize()
 	sl := &slot{}
 	k := conv.NumTurns() - 1
 	if err := sl.buildBody(c, bodyParams{model: "m", maxTokens: 9}, conv, k, "[rid:abc]"); err != nil {

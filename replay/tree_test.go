@@ -13,6 +13,7 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/synth"
@@ -65,7 +66,7 @@ func runTrees(t *testing.T, url string, traces []dataset.Trace, gen timing.Gener
 	cfg.SystemIdleGapCap = 0
 	cfg.Concurrency, cfg.Seed, cfg.BenchmarkDuration = lanes, 42, dur
 	cfg.Streaming, cfg.IgnoreEOS, cfg.UseServerTokenCount = true, true, true
-	cfg.CacheBust, cfg.Sink = scenario.CacheBustFirstTurnPrefix, sink
+	cfg.CacheBust, cfg.Classifier, cfg.Sink = presetMarkers, scenario.DefaultClassifier(), sink
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -331,12 +332,13 @@ func checkWarpGaps(t *testing.T, r treeRun, traces []dataset.Trace) {
 		w := warped[tr.plan.TraceID]
 		for si, rs := range tr.byStream {
 			st := &tr.plan.Streams[si]
+			reqs := plan.Requests(&traces[tr.plan.Trace], st)
 			for i := 1; i < len(rs); i++ {
 				rec, prev := rs[i], rs[i-1]
 				if rec.Phase != metrics.PhaseProfiling || prev.Phase != metrics.PhaseProfiling || len(st.Turns[rec.TurnIndex].Joins) > 0 {
 					continue
 				}
-				want := w(st.Reqs[rec.TurnIndex].T) - w(st.Reqs[rec.TurnIndex-1].T)
+				want := w(reqs[rec.TurnIndex].T) - w(reqs[rec.TurnIndex-1].T)
 				got := float64(rec.CreditIssuedNs-prev.RequestEndNs) / 1e9
 				if math.Abs(got-want) > 1e-6 {
 					t.Fatalf("%s turn %d was due %.6f s after turn %d ended, want the warped gap %.6f s", rec.ConversationID, rec.TurnIndex, got, prev.TurnIndex, want)

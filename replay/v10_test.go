@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -24,7 +23,7 @@ func v10Config(t *testing.T, url string, corpus []dataset.Trace, sink *memSink, 
 	cfg.WarmupRequestsPerLane = r
 	cfg.SystemIdleGapCap = timing.DefaultSystemIdleCap
 	cfg.BenchmarkDuration = 2 * time.Second
-	cfg.CacheBust = scenario.CacheBustFirstTurnPrefix
+	cfg.CacheBust = presetMarkers
 	return cfg
 }
 
@@ -96,7 +95,7 @@ func TestDynamoSessionControl(t *testing.T) {
 	cfg := testConfig(t, srv.URL, testCorpus(t, 2), sink, nil)
 	cfg.Concurrency = 1
 	cfg.BenchmarkDuration = 300 * time.Millisecond
-	cfg.CacheBust = scenario.CacheBustFirstTurnPrefix
+	cfg.CacheBust = presetMarkers
 	cfg.DynamoSession = &DynamoSession{TimeoutSeconds: 3600}
 	cfg.ExtraInputs = []ExtraInput{{Key: "nvext", Value: json.RawMessage(`{"priority":1}`)}}
 	if _, err := Run(context.Background(), cfg); err != nil {

@@ -162,7 +162,7 @@ func TestWireFormatsThroughClient(t *testing.T) {
 				w.Write(r.body)
 			}))
 			defer hs.Close()
-			c := &Config{URL: hs.URL, Endpoint: "/v1/chat/completions", Streaming: r.stream, ConnectTimeout: 5 * time.Second}
+			c := (&Config{URL: hs.URL, Endpoint: "/v1/chat/completions", Streaming: r.stream, ConnectTimeout: 5 * time.Second}).normalize()
 			k, err := newConn(c, time.Minute)
 			if err != nil {
 				t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
 // PlanOptions configure BuildPlan.
@@ -19,10 +17,6 @@ type PlanOptions struct {
 	// merged request timeline longer than it are shortened to it (0 = no
 	// warp). Later generations apply their idle caps at run time instead.
 	IdleGapCap time.Duration
-	// Chains are the switches of the chain layout (the generation's
-	// Layout; nil: the pinned loader's defaults,
-	// dataset.DefaultChainOptions).
-	Chains *dataset.ChainOptions
 }
 
 // joinEpsilon is the tolerance (seconds) of the join comparison: a parent
@@ -31,32 +25,34 @@ const joinEpsilon = 1e-6
 
 // BuildPlan builds the replay plan of tr, the trace at index in the
 // corpus. See the package doc for the rules of each generation.
-func BuildPlan(tr *dataset.Trace, index int, o PlanOptions) *Plan {
+func BuildPlan(tr *Trace, index int, o PlanOptions) *Plan {
 	p := &Plan{Trace: index, TraceID: tr.ID}
 	outer := outerIndices(tr)
 	g := o.Generation
-	layout, co := g.Layout, o.chainOptions()
-	rootIdx, cl := rootLayout(tr, layout, co)
-	p.Preamble, p.Seams = cl.Preamble >= 0 && len(cl.Workers) > 0, cl.Seams
-	root := Stream{ConvID: tr.ID, Parent: -1, Branch: -1, Kind: SourceMain, Reqs: tr.Requests,
+	layout := g.Layout
+	rootIdx, workers := rootLayout(tr, layout)
+	if cl := tr.Chains; layout == LayoutChains && cl != nil {
+		p.Preamble, p.Seams = cl.Preamble && len(workers) > 0, cl.Seams
+	}
+	root := Stream{ConvID: tr.ID, Parent: -1, Branch: -1, Kind: SourceMain, reqs: tr.Requests,
 		ToolTokens: tr.ToolTokens, SystemTokens: tr.SystemTokens, Turns: make([]Turn, len(rootIdx))}
-	if len(cl.Workers) > 0 {
-		root.Reqs = make([]dataset.Request, len(rootIdx))
+	if len(workers) > 0 {
+		root.reqs = make([]Request, len(rootIdx))
 	}
 	for k, i := range rootIdx {
 		r := &tr.Requests[i]
-		if len(cl.Workers) > 0 {
-			root.Reqs[k] = *r
+		if len(workers) > 0 {
+			root.reqs[k] = *r
 		}
 		root.Turns[k] = Turn{Inner: i, OuterIdx: outer[i], Start: r.T, End: endOf(r)}
 	}
 	p.Streams = []Stream{root}
 	var warp *timeWarp
 	if !g.Subagents {
-		p.SkippedRequests = tr.NumSubagentRequests()
+		p.SkippedRequests = tr.subagentRequests()
 	} else {
-		subs := p.addSubagents(tr, layout, co)
-		flat := p.addFlatStreams(tr, outer, &cl)
+		subs := p.addSubagents(tr, layout)
+		flat := p.addFlatStreams(tr, outer, workers)
 		if g.IdleWarp && o.IdleGapCap > 0 {
 			warp = newTimeWarp(p, o.IdleGapCap.Seconds())
 		}
@@ -161,19 +157,10 @@ func (p *Plan) barrierPreds(scope []int, si, k int) []Pred {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// endOf returns the recorded end of r: T + api_time (T when api_time is
-// missing or negative).
-func endOf(r *dataset.Request) float64 {
-	if math.IsNaN(r.APITime) || r.APITime < 0 {
-		return r.T
-	}
-	return r.T + r.APITime
-}
-
 // outerIndices returns, per parent request of tr, its index in the raw
 // requests[] list, where subagent entries take their own slots: entry j
 // with After = a sits before parent request a.
-func outerIndices(tr *dataset.Trace) []int {
+func outerIndices(tr *Trace) []int {
 	out := make([]int, len(tr.Requests))
 	j := 0
 	for k := range tr.Requests {
@@ -198,15 +185,14 @@ type subagent struct {
 // that a root turn precedes (one per sibling or chain, see
 // subagentStreams), and counts the others (and every nested entry, which
 // the format does not replay) as dropped.
-func (p *Plan) addSubagents(tr *dataset.Trace, layout SessionLayout, co dataset.ChainOptions) []subagent {
+func (p *Plan) addSubagents(tr *Trace, layout SessionLayout) []subagent {
 	var out []subagent
 	root := &p.Streams[0]
 	for j := range tr.Subagents {
 		sa := &tr.Subagents[j]
-		nested := countRequests(sa.Subagents)
-		if nested.entries > 0 {
-			p.DroppedSubagents += nested.entries
-			p.DroppedRequests += nested.requests
+		if sa.NestedEntries > 0 {
+			p.DroppedSubagents += sa.NestedEntries
+			p.DroppedRequests += sa.NestedRequests
 		}
 		s := subagent{entry: j, outer: sa.After + j, end: subagentEnd(sa)}
 		s.spawn = spawnTurn(root, s.outer)
@@ -215,7 +201,7 @@ func (p *Plan) addSubagents(tr *dataset.Trace, layout SessionLayout, co dataset.
 			p.DroppedRequests += len(sa.Requests)
 			continue
 		}
-		split, seams := subagentStreams(tr, sa, layout, co)
+		split, seams := subagentStreams(sa, layout)
 		p.SubagentSeams += seams
 		base := tr.ID + "::sa:" + sa.AgentID
 		for _, cs := range split {
@@ -223,7 +209,7 @@ func (p *Plan) addSubagents(tr *dataset.Trace, layout SessionLayout, co dataset.
 				Label: cs.label, Subagent: []int{j}, ToolTokens: cs.tool, SystemTokens: cs.system}
 			for _, i := range cs.idx {
 				r := &sa.Requests[i]
-				st.Reqs = append(st.Reqs, *r)
+				st.reqs = append(st.reqs, *r)
 				st.Turns = append(st.Turns, Turn{Inner: i, OuterIdx: s.outer, Start: r.T, End: endOf(r)})
 			}
 			s.streams = append(s.streams, len(p.Streams))
@@ -234,26 +220,12 @@ func (p *Plan) addSubagents(tr *dataset.Trace, layout SessionLayout, co dataset.
 	return out
 }
 
-type counts struct{ entries, requests int }
-
-func countRequests(ss []dataset.Subagent) counts {
-	var c counts
-	for i := range ss {
-		c.entries++
-		c.requests += len(ss[i].Requests)
-		n := countRequests(ss[i].Subagents)
-		c.entries += n.entries
-		c.requests += n.requests
-	}
-	return c
-}
-
 // subagentEnd is when a subagent entry finished: its start plus its
 // recorded duration, else the latest end of its inner requests, else its
 // start.
-func subagentEnd(sa *dataset.Subagent) float64 {
-	if !math.IsNaN(sa.DurationMs) {
-		return sa.T + sa.DurationMs/1000
+func subagentEnd(sa *Subagent) float64 {
+	if !math.IsNaN(sa.Duration) {
+		return sa.T + sa.Duration
 	}
 	end, ok := 0.0, false
 	for i := range sa.Requests {
@@ -273,12 +245,8 @@ func subagentEnd(sa *dataset.Subagent) float64 {
 // stream whose last request ended at or before its start, else to a new
 // stream. It returns the request indices of each stream; an entry without
 // requests is one empty stream.
-func splitStreams(reqs []dataset.Request) [][]int {
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].T < reqs[order[b]].T })
+func splitStreams(reqs []Request) [][]int {
+	order := startOrder(reqs)
 	var streams [][]int
 	var ends []float64
 	for _, i := range order {
@@ -309,7 +277,7 @@ func splitStreams(reqs []dataset.Request) [][]int {
 // turn that starts at or after the subagent's end (a "tiered" join; none:
 // a background branch). Subagents with the same spawn and join turns share
 // one branch, in order of first appearance.
-func (p *Plan) addBranches(tr *dataset.Trace, subs []subagent, warp *timeWarp) {
+func (p *Plan) addBranches(tr *Trace, subs []subagent, warp *timeWarp) {
 	root := &p.Streams[0]
 	type key struct{ spawn, join int }
 	index := map[key]int{}
@@ -345,7 +313,7 @@ func (p *Plan) spawnOnSend(gen Generation) {
 	}
 	for i := range p.Branches {
 		b := &p.Branches[i]
-		r := &p.Streams[b.Parent].Reqs[b.SpawnTurn]
+		r := &p.Streams[b.Parent].reqs[b.SpawnTurn]
 		if !math.IsNaN(r.APITime) && r.APITime > 0 && b.start < r.T+r.APITime {
 			b.SpawnOnSend = true
 		}
@@ -359,8 +327,8 @@ func (p *Plan) setDelays(si int, warp *timeWarp, o PlanOptions) {
 	for k := range st.Turns {
 		t := &st.Turns[k]
 		if warp != nil {
-			t.Start = warp.at(st.Reqs[k].T)
-			t.End = t.Start + (endOf(&st.Reqs[k]) - st.Reqs[k].T)
+			t.Start = warp.at(st.reqs[k].T)
+			t.End = t.Start + (endOf(&st.reqs[k]) - st.reqs[k].T)
 		}
 		if k == 0 {
 			if st.Parent >= 0 && gen.Children {
@@ -369,17 +337,17 @@ func (p *Plan) setDelays(si int, warp *timeWarp, o PlanOptions) {
 				b := &p.Branches[st.Branch]
 				from := b.start
 				if b.SpawnOnSend {
-					from = p.Streams[b.Parent].Reqs[b.SpawnTurn].T
+					from = p.Streams[b.Parent].reqs[b.SpawnTurn].T
 				}
-				t.Delay = secondsDur(st.Reqs[0].T - from)
+				t.Delay = secondsDur(st.reqs[0].T - from)
 			}
 			continue
 		}
 		prev := &st.Turns[k-1]
 		switch gen.Delay {
 		case DelayThinkTime:
-			r := &st.Reqs[k]
-			t.Delay = thinkTimeDelay(r.ThinkTime, r.T, st.Reqs[k-1].T, o.InterTurnDelayCap)
+			r := &st.reqs[k]
+			t.Delay = thinkTimeDelay(r.ThinkTime, r.T, st.reqs[k-1].T, o.InterTurnDelayCap)
 		case DelayWarpedStart:
 			// The warped start-to-start gap, waited after the previous
 			// turn of the stream completes.
@@ -409,7 +377,7 @@ type warpGap struct {
 func newTimeWarp(p *Plan, limit float64) *timeWarp {
 	var starts []float64
 	for i := range p.Streams {
-		for _, r := range p.Streams[i].Reqs {
+		for _, r := range p.Streams[i].reqs {
 			if !math.IsNaN(r.T) {
 				starts = append(starts, r.T)
 			}

@@ -8,15 +8,18 @@
 // # Plans, streams and branches
 //
 // BuildPlan turns a trace into an immutable Plan for one AgentX
-// Generation. The generation's Layout (a SessionLayout, the one place it
-// is chosen) says how requests become streams. v0.2 and v0.3 keep every
+// Generation. The trace is timing's own turn model (Trace: the recorded
+// times of the requests, the subagent entries, the chain layouts); timing
+// never reads the corpus model, package plan converts a dataset.Trace into
+// it. The generation's Layout (a SessionLayout, the one place it is
+// chosen) says how requests become streams. v0.2 and v0.3 keep every
 // top-level request in the root; from v0.3 on, every top-level subagent
 // entry becomes one child stream per sibling (a subagent whose inner
 // requests overlap in time is split first-fit into "<trace>::sa:<agent>:s0",
-// ":s1", …). v1.0 splits both levels into hash-id chains
-// (dataset.LayoutChains): the root keeps the main chain, every other
-// top-level chain is a flat stream "<trace>::<label>" hung on the root like
-// a subagent, and a subagent's chains are its streams
+// ":s1", …). v1.0 splits both levels into hash-id chains (Trace.Chains,
+// Subagent.Chains; detected by the caller): the root keeps the main chain,
+// every other top-level chain is a flat stream "<trace>::<label>" hung on
+// the root like a subagent, and a subagent's chains are its streams
 // ("<trace>::sa:<agent>", ":<label>"). A subagent hangs on the parent turn
 // that precedes its entry (a SPAWN of that turn) and is joined by the first
 // later parent turn that starts at or after the subagent's end (a

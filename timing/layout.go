@@ -4,8 +4,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
 // SessionLayout says how a trace's requests become conversations: the
@@ -18,38 +16,25 @@ const (
 	// (v0.3's loader).
 	LayoutOverlap SessionLayout = iota
 	// LayoutChains splits the top level and every subagent into chains by
-	// their hash-id prefixes (dataset.LayoutChains), as the v1.0 loader
-	// does: the root keeps the main chain, every other top-level chain is
-	// a flat stream of the root's tree, and a subagent's chains are its
-	// child streams.
+	// their hash-id prefixes, as the v1.0 loader does (the layouts are
+	// detected by the caller: Trace.Chains, Subagent.Chains): the root
+	// keeps the main chain, every other top-level chain is a flat stream
+	// of the root's tree, and a subagent's chains are its child streams.
 	LayoutChains
 )
 
-// chainOptions returns the chain layout switches in force.
-func (o PlanOptions) chainOptions() dataset.ChainOptions {
-	if o.Chains != nil {
-		return *o.Chains
-	}
-	return dataset.DefaultChainOptions()
-}
-
 // rootLayout returns the indices (into tr.Requests) of the root's
 // requests in turn order and the top-level worker chains. With no worker
-// chain the root keeps the file order, as the loader does.
-func rootLayout(tr *dataset.Trace, layout SessionLayout, co dataset.ChainOptions) ([]int, dataset.ChainLayout) {
+// chain the root keeps the trace's order, as the loader does.
+func rootLayout(tr *Trace, layout SessionLayout) ([]int, []Chain) {
+	if layout == LayoutChains && tr.Chains != nil && len(tr.Chains.Workers) > 0 {
+		return tr.Chains.Main, tr.Chains.Workers
+	}
 	idx := make([]int, len(tr.Requests))
 	for i := range idx {
 		idx[i] = i
 	}
-	cl := dataset.ChainLayout{Preamble: -1}
-	if layout != LayoutChains || !co.Split || len(tr.Requests) < 2 {
-		return idx, cl
-	}
-	cl = dataset.LayoutChains(tr.Requests, co)
-	if len(cl.Workers) == 0 {
-		return idx, cl
-	}
-	return cl.Main, cl
+	return idx, nil
 }
 
 // childStream is one stream of a subagent entry before it becomes a
@@ -64,7 +49,7 @@ type childStream struct {
 // subagentStreams splits subagent entry sa's inner requests into streams
 // under layout: by time overlap (":s<k>" siblings), or by chains (the
 // main chain keeps "<trace>::sa:<agent>", the others ":<label>").
-func subagentStreams(tr *dataset.Trace, sa *dataset.Subagent, layout SessionLayout, co dataset.ChainOptions) ([]childStream, int) {
+func subagentStreams(sa *Subagent, layout SessionLayout) ([]childStream, int) {
 	if layout != LayoutChains {
 		split := splitStreams(sa.Requests)
 		out := make([]childStream, len(split))
@@ -76,34 +61,26 @@ func subagentStreams(tr *dataset.Trace, sa *dataset.Subagent, layout SessionLayo
 		}
 		return out, 0
 	}
-	cl := dataset.LayoutChains(sa.Requests, co)
+	cl := sa.Chains
+	if cl == nil {
+		return []childStream{{idx: startOrder(sa.Requests), tool: sa.ToolTokens, system: sa.SystemTokens}}, 0
+	}
 	out := []childStream{{idx: cl.Main, tool: sa.ToolTokens, system: sa.SystemTokens}}
 	for _, w := range cl.Workers {
-		tool, system := dataset.ChainPrefixTokens(sa.ToolTokens, sa.SystemTokens, tr.BlockSize, cl.MainFirstHash, firstHash(sa.Requests, w.Reqs))
-		out = append(out, childStream{idx: w.Reqs, suffix: ":" + w.Label, label: w.Label, tool: tool, system: system})
+		out = append(out, childStream{idx: w.Reqs, suffix: ":" + w.Label, label: w.Label, tool: w.ToolTokens, system: w.SystemTokens})
 	}
 	return out, cl.Seams
 }
 
-func firstHash(reqs []dataset.Request, idx []int) []uint32 {
-	for _, i := range idx {
-		if len(reqs[i].HashIDs) > 0 {
-			return reqs[i].HashIDs
-		}
-	}
-	return nil
-}
-
 // addFlatStreams adds one stream per top-level worker chain.
-func (p *Plan) addFlatStreams(tr *dataset.Trace, outer []int, cl *dataset.ChainLayout) []int {
+func (p *Plan) addFlatStreams(tr *Trace, outer []int, workers []Chain) []int {
 	var out []int
-	for _, w := range cl.Workers {
-		tool, system := dataset.ChainPrefixTokens(tr.ToolTokens, tr.SystemTokens, tr.BlockSize, cl.MainFirstHash, firstHash(tr.Requests, w.Reqs))
+	for _, w := range workers {
 		st := Stream{ConvID: tr.ID + "::" + w.Label, Parent: 0, Branch: -1, Depth: 1, Kind: SourceFlat, Label: w.Label,
-			ToolTokens: tool, SystemTokens: system}
+			ToolTokens: w.ToolTokens, SystemTokens: w.SystemTokens}
 		for _, i := range w.Reqs {
 			r := &tr.Requests[i]
-			st.Reqs = append(st.Reqs, *r)
+			st.reqs = append(st.reqs, *r)
 			st.Turns = append(st.Turns, Turn{Inner: i, OuterIdx: outer[i], Start: r.T, End: endOf(r)})
 		}
 		out = append(out, len(p.Streams))
@@ -138,7 +115,7 @@ func joinTurn(root *Stream, oi int, end float64, warp *timeWarp) int {
 		if root.Turns[k].OuterIdx <= oi {
 			continue
 		}
-		if warp.at(root.Reqs[k].T)+joinEpsilon >= end {
+		if warp.at(root.reqs[k].T)+joinEpsilon >= end {
 			return k
 		}
 	}
@@ -150,7 +127,7 @@ func joinTurn(root *Stream, oi int, end float64, warp *timeWarp) int {
 // is never dropped) and is joined by the first later root turn at or
 // after its end; streams with the same spawn and join turns share one
 // branch "<trace>:flatspawn:<n>", n the first one's chain index.
-func (p *Plan) addFlatBranches(tr *dataset.Trace, flat []int, warp *timeWarp) {
+func (p *Plan) addFlatBranches(tr *Trace, flat []int, warp *timeWarp) {
 	root := &p.Streams[0]
 	type key struct{ spawn, join int }
 	index := map[key]int{}
@@ -159,8 +136,8 @@ func (p *Plan) addFlatBranches(tr *dataset.Trace, flat []int, warp *timeWarp) {
 		first := st.Turns[0].OuterIdx
 		spawn := max(spawnTurn(root, first), 0)
 		end := math.Inf(-1)
-		for k := range st.Reqs {
-			end = max(end, dataset.ChainEnd(&st.Reqs[k]))
+		for k := range st.reqs {
+			end = max(end, chainEnd(&st.reqs[k]))
 		}
 		join := joinTurn(root, first, warp.at(end), warp)
 		kk := key{spawn, join}
@@ -169,14 +146,14 @@ func (p *Plan) addFlatBranches(tr *dataset.Trace, flat []int, warp *timeWarp) {
 			b = len(p.Branches)
 			index[kk] = b
 			p.Branches = append(p.Branches, Branch{ID: tr.ID + ":flatspawn:" + strconv.Itoa(n), Parent: 0,
-				SpawnTurn: spawn, JoinTurn: join, start: st.Reqs[0].T})
+				SpawnTurn: spawn, JoinTurn: join, start: st.reqs[0].T})
 			root.Turns[spawn].Spawns = append(root.Turns[spawn].Spawns, b)
 			if join >= 0 {
 				root.Turns[join].Joins = append(root.Turns[join].Joins, b)
 			}
 		}
 		br := &p.Branches[b]
-		br.start = min(br.start, st.Reqs[0].T)
+		br.start = min(br.start, st.reqs[0].T)
 		st.Branch = b
 		br.Children = append(br.Children, si)
 	}

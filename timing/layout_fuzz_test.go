@@ -1,4 +1,4 @@
-package timing
+package timing_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/plan"
+	. "github.com/agentperf/agentperf/timing"
 )
 
 // fuzzTrace decodes b into a trace of at most 16 top-level requests and
@@ -41,7 +43,7 @@ func FuzzBuildPlanV10(f *testing.F) {
 	f.Add([]byte{0, 4, 0, 9, 1, 4, 0, 19, 1, 30, 1, 27, 4, 4, 0, 3, 2, 2, 1, 4, 1, 3, 0, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr := fuzzTrace(b)
-		p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
+		p := plan.Build([]dataset.Trace{tr}, plan.Options{PlanOptions: PlanOptions{Generation: V10}})[0]
 		top := make([]int, len(tr.Requests))
 		inner := 0
 		for i := range p.Streams {
@@ -62,7 +64,7 @@ func FuzzBuildPlanV10(f *testing.F) {
 		if want := tr.NumSubagentRequests() - p.DroppedRequests; inner != want {
 			t.Fatalf("%d subagent requests in streams, want %d", inner, want)
 		}
-		if !usable(p) {
+		if !Usable(p) {
 			return
 		}
 		// From t* at the first start the lane plays the whole tree, then
@@ -71,9 +73,9 @@ func FuzzBuildPlanV10(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		log, _ := drive(t, sc, t0, constServer(time.Second))
+		log, _ := Drive(t, sc, T0, ConstServer(time.Second))
 		if len(log) < p.Requests() {
-			t.Fatalf("%d sends, fewer than the plan's %d requests: the tree stalled\n%s", len(log), p.Requests(), describePlan(p))
+			t.Fatalf("%d sends, fewer than the plan's %d requests: the tree stalled\n%s", len(log), p.Requests(), DescribePlan(p))
 		}
 	})
 }

@@ -3,8 +3,6 @@ package timing
 import (
 	"math"
 	"time"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
 // SourceKind says where a stream's requests come from in the trace.
@@ -84,23 +82,24 @@ type Stream struct {
 	// chains).
 	AgentID string
 	// Label is a chain's label (fa:NNN, aux:NNN, aux:red:NNN,
-	// wg:GGG_MMM; see dataset.WorkerChain), "" for the root, a
-	// subagent's main chain and the v0.3 siblings.
+	// wg:GGG_MMM; see Chain), "" for the root, a subagent's main chain
+	// and the v0.3 siblings.
 	Label string
-	// Subagent locates a child's subagent entry: the path of indices
-	// through Trace.Subagents (and nested Subagent.Subagents). Nil for
-	// the root.
+	// Subagent locates a subagent stream's entry: the path of indices
+	// through the trace's subagent entries (one index: only top-level
+	// entries are replayed). Nil for the root and flat chains. With
+	// Turn.Inner it locates each turn's request in the trace.
 	Subagent []int
-	// Reqs are the stream's requests in turn order: the trace's parent
-	// requests for the root, the subagent entry's inner requests (or the
-	// subset of one sibling) for a child. Turn k sends Reqs[k].
-	Reqs []dataset.Request
 	// ToolTokens and SystemTokens are the recorded tool-definition and
 	// system-prompt sizes of the conversation (the trace's for the root,
-	// the subagent entry's for a child).
+	// the subagent entry's for a child, a chain's declared prefix for
+	// another chain).
 	ToolTokens, SystemTokens int
-	// Turns are the stream's turns in order; len(Turns) == len(Reqs).
+	// Turns are the stream's turns in order.
 	Turns []Turn
+	// reqs are the recorded times of the stream's requests in turn order:
+	// turn k's request is reqs[k].
+	reqs []Request
 }
 
 // Turn is one request of a stream and what gates it.

@@ -1,4 +1,4 @@
-package timing
+package timing_test
 
 import (
 	"fmt"
@@ -7,7 +7,14 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/plan"
+	. "github.com/agentperf/agentperf/timing"
 )
+
+// plansOf builds the plans of a dataset corpus as the engine does.
+func plansOf(gen Generation, traces []dataset.Trace) []*Plan {
+	return plan.Build(traces, plan.Options{PlanOptions: PlanOptions{Generation: gen, InterTurnDelayCap: DefaultInterTurnDelayCap, IdleGapCap: DefaultV03IdleGapCap}})
+}
 
 // TestTreeScheduleProperties drives synthetic corpora with subagents
 // (joins, background children, sibling streams, anchorless entries)
@@ -34,25 +41,22 @@ func TestTreeScheduleProperties(t *testing.T) {
 		for _, gen := range []Generation{V02, V03, V10} {
 			for _, turnStart := range []bool{false, true} {
 				name := fmt.Sprintf("iter %d %s turn-start %v", iter, gen, turnStart)
-				plans := make([]*Plan, len(traces))
-				for i := range traces {
-					plans[i] = BuildPlan(&traces[i], i, PlanOptions{Generation: gen, InterTurnDelayCap: DefaultInterTurnDelayCap, IdleGapCap: DefaultV03IdleGapCap})
-				}
+				plans := plansOf(gen, traces)
 				g := gen
 				if turnStart {
-					g = withTurnStart(g)
+					g = WithTurnStart(g)
 				}
 				cfg := Config{Generation: g, Lanes: 1 + rng.IntN(5), Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75,
-					Duration: time.Duration(20+rng.IntN(300)) * s}
+					Duration: time.Duration(20+rng.IntN(300)) * S}
 				if gen == V10 {
 					cfg.SystemIdleCap = time.Duration(rng.IntN(2)) * DefaultSystemIdleCap
-					cfg.TraceIdleCap = time.Duration(rng.IntN(3)) * 7 * s
+					cfg.TraceIdleCap = time.Duration(rng.IntN(3)) * 7 * S
 					cfg.BurstPhaseStarts = rng.IntN(3) == 0
 					switch rng.IntN(3) {
 					case 1:
 						cfg.WarmupRequestsPerLane = 1 + rng.IntN(6)
 					case 2:
-						cfg.WarmupDuration = time.Duration(1+rng.IntN(20)) * s
+						cfg.WarmupDuration = time.Duration(1+rng.IntN(20)) * S
 					}
 				}
 				sc, err := New(cfg, plans)
@@ -63,25 +67,20 @@ func TestTreeScheduleProperties(t *testing.T) {
 					out := Outcome{Failed: rng.IntN(12) == 0, Overflow: rng.IntN(40) == 0}
 					return time.Duration(rng.IntN(4000)) * time.Millisecond, out
 				}
-				log, prof := drive(t, sc, t0, srv)
+				log, prof := Drive(t, sc, T0, srv)
 				if err := checkTreeLog(log, prof, cfg.Duration); err != nil {
-					var starts string
-					for i := 0; i < sc.Lanes(); i++ {
-						ls := sc.Lane(i).start
-						starts += fmt.Sprintf("lane %d: %s t*=%g streams %+v spawned %v done %v\n", i, ls.plan.TraceID, ls.tStar, ls.streams, ls.spawned, ls.done)
-					}
 					var plansDesc string
 					for _, p := range plans {
-						plansDesc += describePlan(p)
+						plansDesc += DescribePlan(p)
 					}
-					t.Fatalf("%s: %v\n%s\n%s\n%s", name, err, starts, plansDesc, render(log))
+					t.Fatalf("%s: %v\n%s\n%s\n%s", name, err, DescribeStarts(sc), plansDesc, Render(log))
 				}
 				st := sc.Stats()
 				if st.LanesDone != cfg.Lanes {
 					t.Fatalf("%s: %d of %d lanes done", name, st.LanesDone, cfg.Lanes)
 				}
 				if cfg.WarmupRequestsPerLane > 0 && st.Sent[0] != sc.WarmupSends() {
-					t.Fatalf("%s: %d warmup sends, want the target %d (primers + lanes × %d)\n%s", name, st.Sent[0], sc.WarmupSends(), cfg.WarmupRequestsPerLane, render(log))
+					t.Fatalf("%s: %d warmup sends, want the target %d (primers + lanes × %d)\n%s", name, st.Sent[0], sc.WarmupSends(), cfg.WarmupRequestsPerLane, Render(log))
 				}
 			}
 		}
@@ -90,13 +89,13 @@ func TestTreeScheduleProperties(t *testing.T) {
 
 // checkTreeLog checks a driven log against the invariants of
 // TestTreeScheduleProperties.
-func checkTreeLog(log []served, profStart time.Time, dur time.Duration) error {
+func checkTreeLog(log []Served, profStart time.Time, dur time.Duration) error {
 	deadline := profStart.Add(dur)
 	type key struct {
 		tree   int64
 		stream int
 	}
-	last := map[key]*served{}
+	last := map[key]*Served{}
 	// completion of every (tree, stream, turn) seen so far
 	type tk struct {
 		tree         int64
@@ -108,14 +107,14 @@ func checkTreeLog(log []served, profStart time.Time, dur time.Duration) error {
 		x := &log[i]
 		k := key{x.Tree, x.Stream}
 		if x.Phase == Profiling && !x.At.Before(deadline) {
-			return fmt.Errorf("%s sent at or after the deadline %s", x, fmtT(deadline))
+			return fmt.Errorf("%s sent at or after the deadline %s", x, FmtT(deadline))
 		}
 		if p := last[k]; p != nil && !x.NewSession {
 			if x.Turn != p.Turn+1 && !(x.Turn == p.Turn && x.Phase != p.Phase) {
 				return fmt.Errorf("%s does not follow %s", x, p)
 			}
 			if x.At.Before(p.Done) {
-				return fmt.Errorf("%s sent before %s completed at %s", x, p, fmtT(p.Done))
+				return fmt.Errorf("%s sent before %s completed at %s", x, p, FmtT(p.Done))
 			}
 		}
 		last[k] = x
@@ -128,7 +127,7 @@ func checkTreeLog(log []served, profStart time.Time, dur time.Duration) error {
 				at, ok = sent[ref]
 			}
 			if !ok || x.At.Before(at) {
-				return fmt.Errorf("%s: child sent before its spawning turn %v (at %s, known %v)", x, ref, fmtT(at), ok)
+				return fmt.Errorf("%s: child sent before its spawning turn %v (at %s, known %v)", x, ref, FmtT(at), ok)
 			}
 		}
 		for _, bi := range st.Turns[x.Turn].Joins {
@@ -149,7 +148,7 @@ func checkTreeLog(log []served, profStart time.Time, dur time.Duration) error {
 				for j := 0; j < i; j++ {
 					y := &log[j]
 					if y.Tree == x.Tree && y.Stream == c && y.Done.After(x.At) {
-						return fmt.Errorf("%s sent before child %s completed at %s", x, y, fmtT(y.Done))
+						return fmt.Errorf("%s sent before child %s completed at %s", x, y, FmtT(y.Done))
 					}
 				}
 			}

@@ -1,4 +1,4 @@
-package timing
+package timing_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	. "github.com/agentperf/agentperf/timing"
 )
 
 // hashServer answers a send after a latency that depends only on the
@@ -23,7 +24,7 @@ func hashServer(x Send) (time.Duration, Outcome) {
 
 // perLane renders log one line per send, grouped by global lane in send
 // order; keep filters the sends.
-func perLane(log []served, keep func(served) bool) string {
+func perLane(log []Served, keep func(Served) bool) string {
 	byLane := map[int][]string{}
 	var lanes []int
 	for _, x := range log {
@@ -61,16 +62,10 @@ func TestShardsReplayTheUnshardedLanes(t *testing.T) {
 		for _, gen := range []Generation{V02, V03, V10} {
 			for _, shards := range []int{1, 2, 3} {
 				name := fmt.Sprintf("iter %d %s %d shards", iter, gen, shards)
-				plans := func() []*Plan {
-					out := make([]*Plan, len(traces))
-					for i := range traces {
-						out[i] = BuildPlan(&traces[i], i, PlanOptions{Generation: gen, InterTurnDelayCap: DefaultInterTurnDelayCap, IdleGapCap: DefaultV03IdleGapCap})
-					}
-					return out
-				}
-				cfg := Config{Generation: gen, Lanes: 3 + iter%6, Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75, Duration: 120 * s}
+				plans := func() []*Plan { return plansOf(gen, traces) }
+				cfg := Config{Generation: gen, Lanes: 3 + iter%6, Seed: int64(iter), StartMinRatio: 0.25, StartMaxRatio: 0.75, Duration: 120 * S}
 				if gen == V10 {
-					cfg.TraceIdleCap = 7 * s
+					cfg.TraceIdleCap = 7 * S
 					if iter%3 == 1 {
 						cfg.WarmupRequestsPerLane = 2
 					}
@@ -79,7 +74,7 @@ func TestShardsReplayTheUnshardedLanes(t *testing.T) {
 				if err != nil {
 					continue // no usable trace
 				}
-				want, wantStart := drive(t, whole, t0, hashServer)
+				want, wantStart := Drive(t, whole, T0, hashServer)
 				var scs []*Schedule
 				for i := range shards {
 					c := cfg
@@ -90,14 +85,14 @@ func TestShardsReplayTheUnshardedLanes(t *testing.T) {
 					}
 					scs = append(scs, sc)
 				}
-				got, gotStart := driveShards(t, scs, t0, hashServer)
+				got, gotStart := DriveShards(t, scs, T0, hashServer)
 				if !gotStart.Equal(wantStart) {
-					t.Fatalf("%s: profiling started at %s, want %s", name, fmtT(gotStart), fmtT(wantStart))
+					t.Fatalf("%s: profiling started at %s, want %s", name, FmtT(gotStart), FmtT(wantStart))
 				}
-				keep := func(served) bool { return true }
+				keep := func(Served) bool { return true }
 				if gen != V10 {
 					first := map[int]bool{}
-					keep = func(x served) bool {
+					keep = func(x Served) bool {
 						if x.Phase == Warmup {
 							return true
 						}
@@ -112,7 +107,7 @@ func TestShardsReplayTheUnshardedLanes(t *testing.T) {
 				w := perLane(want, keep)
 				if gen != V10 {
 					first := map[int]bool{}
-					keep = func(x served) bool {
+					keep = func(x Served) bool {
 						if x.Phase == Warmup {
 							return true
 						}
@@ -124,7 +119,7 @@ func TestShardsReplayTheUnshardedLanes(t *testing.T) {
 					}
 				}
 				if g := perLane(got, keep); g != w {
-					t.Fatalf("%s: the shards' lanes differ from the unsharded run's:\n%s", name, diffLines(g, w))
+					t.Fatalf("%s: the shards' lanes differ from the unsharded run's:\n%s", name, DiffLines(g, w))
 				}
 				var sent [2]int
 				for _, sc := range scs {
@@ -157,7 +152,7 @@ func TestShardValidate(t *testing.T) {
 		{Shard{-1, 2}, false, "negative"},
 		{Shard{3, 4}, false, "no lane (3 lanes)"},
 	} {
-		_, err := New(Config{Generation: V10, Lanes: 3, StartMaxRatio: 0.5, Shard: c.sh}, plans10(a))
+		_, err := New(Config{Generation: V10, Lanes: 3, StartMaxRatio: 0.5, Shard: c.sh}, plansOf(V10, []dataset.Trace{a}))
 		if (err == nil) != c.ok {
 			t.Errorf("%s: New error %v, want ok=%v", c.name, err, c.ok)
 		}

@@ -5,26 +5,24 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
 var nan = math.NaN()
 
 // parentTrace builds a trace of parent requests whose think time before
 // turn k is gaps[k-1] (start times accumulate the gaps).
-func parentTrace(id string, gaps ...time.Duration) dataset.Trace {
-	tr := dataset.Trace{ID: id}
+func parentTrace(id string, gaps ...time.Duration) Trace {
+	tr := Trace{ID: id}
 	tm := 0.0
-	tr.Requests = append(tr.Requests, dataset.Request{T: 0, APITime: nan, ThinkTime: nan, In: 100, Out: 10})
+	tr.Requests = append(tr.Requests, Request{T: 0, APITime: nan, ThinkTime: nan})
 	for _, g := range gaps {
 		tm += g.Seconds()
-		tr.Requests = append(tr.Requests, dataset.Request{T: tm, APITime: nan, ThinkTime: g.Seconds(), In: 100, Out: 10})
+		tr.Requests = append(tr.Requests, Request{T: tm, APITime: nan, ThinkTime: g.Seconds()})
 	}
 	return tr
 }
 
-func plansOf(gen Generation, traces ...dataset.Trace) []*Plan {
+func plansOf(gen Generation, traces ...Trace) []*Plan {
 	out := make([]*Plan, len(traces))
 	for i := range traces {
 		out[i] = BuildPlan(&traces[i], i, PlanOptions{Generation: gen, InterTurnDelayCap: DefaultInterTurnDelayCap, IdleGapCap: DefaultV03IdleGapCap})
@@ -105,8 +103,8 @@ func TestSampleStartTurnBounds(t *testing.T) {
 // cap; subagent requests are skipped and counted.
 func TestV02Delays(t *testing.T) {
 	t.Parallel()
-	req := func(tm, think float64) dataset.Request { return dataset.Request{T: tm, ThinkTime: think, APITime: nan} }
-	tr := dataset.Trace{ID: "tr", Requests: []dataset.Request{
+	req := func(tm, think float64) Request { return Request{T: tm, ThinkTime: think, APITime: nan} }
+	tr := Trace{ID: "tr", Requests: []Request{
 		req(0, nan),      // turn 0: no delay
 		req(10, 2.5),     // think_time wins over the 10 s start difference
 		req(15, nan),     // no think_time: t difference 5 s
@@ -115,7 +113,7 @@ func TestV02Delays(t *testing.T) {
 		req(191, -3),     // negative think_time clamped to 0
 		req(nan, nan),    // both missing: 0
 		req(300, 0.0001), // sub-millisecond kept exactly
-	}, Subagents: []dataset.Subagent{{After: 1, T: 11, Requests: []dataset.Request{req(11, 0), req(12, 0)}}}}
+	}, Subagents: []Subagent{{After: 1, T: 11, Requests: []Request{req(11, 0), req(12, 0)}}}}
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V02, InterTurnDelayCap: DefaultInterTurnDelayCap})
 	want := []time.Duration{0, 2500 * time.Millisecond, 5 * s, 60 * s, 0, 0, 0, 100 * time.Microsecond}
 	var got []time.Duration
@@ -141,7 +139,7 @@ func TestV02Delays(t *testing.T) {
 // overflow recycling at once, and the deadline.
 func TestV02Schedule(t *testing.T) {
 	t.Parallel()
-	traces := []dataset.Trace{
+	traces := []Trace{
 		parentTrace("A", 5*s, 7*s),       // 3 turns, k=1
 		parentTrace("B", 3*s),            // 2 turns, k=0
 		parentTrace("C", 1*s, 2*s, 30*s), // 4 turns

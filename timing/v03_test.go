@@ -5,27 +5,21 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
 // req is a request starting at t (absolute seconds) that took api seconds.
-func req(t, api float64) dataset.Request {
-	return dataset.Request{T: t, APITime: api, ThinkTime: nan, In: 100, Out: 10}
+func req(t, api float64) Request {
+	return Request{T: t, APITime: api, ThinkTime: nan}
 }
 
 // sub is a subagent entry after the first `after` parent requests,
 // starting at t and running dur seconds (NaN: not recorded).
-func sub(id string, after int, t, dur float64, reqs ...dataset.Request) dataset.Subagent {
-	ms := nan
-	if dur == dur {
-		ms = dur * 1000
-	}
-	return dataset.Subagent{After: after, T: t, AgentID: id, DurationMs: ms, Requests: reqs}
+func sub(id string, after int, t, dur float64, reqs ...Request) Subagent {
+	return Subagent{After: after, T: t, AgentID: id, Duration: dur, Requests: reqs}
 }
 
-func traceOf(id string, parents []dataset.Request, subs ...dataset.Subagent) dataset.Trace {
-	return dataset.Trace{ID: id, Requests: parents, Subagents: subs}
+func traceOf(id string, parents []Request, subs ...Subagent) Trace {
+	return Trace{ID: id, Requests: parents, Subagents: subs}
 }
 
 // describePlan renders a plan's streams, delays, spawns and joins.
@@ -61,9 +55,9 @@ func checkPlan(t *testing.T, p *Plan, want string) {
 
 // warpTrace has start-to-start gaps of 30, 10, 61 and 600 s over the
 // merged parent and subagent starts 0, 30, 40, 101, 701.
-func warpTrace() dataset.Trace {
+func warpTrace() Trace {
 	return traceOf("W",
-		[]dataset.Request{req(0, 1), req(30, 1), req(701, 1)},
+		[]Request{req(0, 1), req(30, 1), req(701, 1)},
 		sub("a1", 2, 40, 70, req(40, 2), req(101, 2)))
 }
 
@@ -96,7 +90,7 @@ branch 0 W:spawn:a1 spawn=1 join=2 children=[1]
 		t.Errorf("without the cap the last delay is %v, want 671s", d)
 	}
 	// A gap of exactly the cap is not shortened.
-	exact := traceOf("E", []dataset.Request{req(0, 1), req(60, 1), req(180, 1)})
+	exact := traceOf("E", []Request{req(0, 1), req(60, 1), req(180, 1)})
 	pe := BuildPlan(&exact, 0, PlanOptions{Generation: V03, IdleGapCap: 60 * s})
 	if d1, d2 := pe.Streams[0].Turns[1].Delay, pe.Streams[0].Turns[2].Delay; d1 != 60*s || d2 != 60*s {
 		t.Errorf("gaps 60 and 120 s became %v and %v, want 60s and 60s", d1, d2)
@@ -149,7 +143,7 @@ func cut(sc *Schedule, d time.Duration) *Schedule {
 func TestJoinWaitsForEveryChild(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("J",
-		[]dataset.Request{req(0, 1), req(10, 1), req(100, 1), req(110, 1)},
+		[]Request{req(0, 1), req(10, 1), req(100, 1), req(110, 1)},
 		sub("x", 2, 12, 20, req(12, 1), req(20, 1)),
 		sub("y", 2, 13, 50, req(13, 1)),
 		sub("bg", 4, 112, 500, req(112, 1), req(120, 1)))
@@ -206,7 +200,7 @@ L0 J s3.0 @98 new#11 pass1
 func TestSiblingStreams(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("S",
-		[]dataset.Request{req(0, 1), req(100, 1)},
+		[]Request{req(0, 1), req(100, 1)},
 		sub("a", 1, 10, 20, req(10, 5), req(12, 2), req(15, 1), req(14, 3)))
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03, IdleGapCap: 60 * s})
 	checkPlan(t, p, `
@@ -235,7 +229,7 @@ branch 0 S:spawn:a spawn=0 join=1 children=[1 2]
 func TestAnchorlessSubagentDropped(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("D",
-		[]dataset.Request{req(200, 1), req(230, 1)},
+		[]Request{req(200, 1), req(230, 1)},
 		sub("early", 0, 0, 5, req(0, 1), req(100, 1)))
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03, IdleGapCap: 60 * s})
 	if len(p.Streams) != 1 || len(p.Branches) != 0 || p.DroppedSubagents != 1 || p.DroppedRequests != 2 {
@@ -253,7 +247,7 @@ func TestAnchorlessSubagentDropped(t *testing.T) {
 func TestRecordedSpawnOffset(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("O",
-		[]dataset.Request{req(0, 2), req(20, 1), req(100, 1)},
+		[]Request{req(0, 2), req(20, 1), req(100, 1)},
 		sub("late", 1, 5, 10, req(7, 1)),     // starts 5 s in, after turn 0 ended at 2: first turn +2 s after completion
 		sub("early", 2, 21, 100, req(24, 1))) // starts at 21, before turn 1 ended at 21? no: ends at 21 exactly
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
@@ -346,7 +340,7 @@ func btoi(b bool) int {
 func TestV03Snapshot(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("S",
-		[]dataset.Request{req(0, 1), req(10, 1), req(20, 1), req(30, 1)},
+		[]Request{req(0, 1), req(10, 1), req(20, 1), req(30, 1)},
 		sub("a", 2, 12, 5, req(12, 1), req(15, 1)))
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03, IdleGapCap: 60 * s})
 	sc := mustSchedule(t, Config{Generation: V03, Lanes: 1, StartMinRatio: 0.5, StartMaxRatio: 0.5, Duration: 20 * s}, []*Plan{p})
@@ -372,7 +366,7 @@ L0 S s0.0 @14 new#4 pass1
 // start turn k_i.
 func TestSnapshotFallback(t *testing.T) {
 	t.Parallel()
-	tr := traceOf("E", []dataset.Request{req(nan, 1), req(nan, 1), req(nan, 1)})
+	tr := traceOf("E", []Request{req(nan, 1), req(nan, 1), req(nan, 1)})
 	p := BuildPlan(&tr, 0, PlanOptions{Generation: V03})
 	sc := mustSchedule(t, Config{Generation: V03, Lanes: 1, StartMinRatio: 0.5, StartMaxRatio: 0.5, Duration: 4 * s}, []*Plan{p})
 	if _, ok := sc.Lane(0).StartTime(); ok || sc.Lane(0).StartTurn() != 1 {

@@ -2,14 +2,11 @@ package timing
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentperf/agentperf/dataset"
 )
 
-func plans10(traces ...dataset.Trace) []*Plan {
+func plans10(traces ...Trace) []*Plan {
 	out := make([]*Plan, len(traces))
 	for i := range traces {
 		out[i] = BuildPlan(&traces[i], i, PlanOptions{Generation: V10})
@@ -31,8 +28,8 @@ func v10(lanes int, d time.Duration) Config {
 // at once, B's (50 s) 45 s later.
 func TestV10SpreadPrimers(t *testing.T) {
 	t.Parallel()
-	a := traceOf("A", []dataset.Request{req(0, 1), req(10, 1), req(20, 1), req(30, 1)})
-	b := traceOf("B", []dataset.Request{req(0, 1), req(4, 1), req(8, 1), req(100, 1)})
+	a := traceOf("A", []Request{req(0, 1), req(10, 1), req(20, 1), req(30, 1)})
+	b := traceOf("B", []Request{req(0, 1), req(4, 1), req(8, 1), req(100, 1)})
 	sc := mustSchedule(t, v10(2, 10*s), plans10(a, b))
 	log, prof := drive(t, sc, t0, constServer(s))
 	checkSchedule(t, log, `
@@ -62,8 +59,8 @@ L1 B s0.2 @10
 // earlier by the excess, keeping their order and spacing.
 func TestV10SystemIdleCap(t *testing.T) {
 	t.Parallel()
-	a := traceOf("A", []dataset.Request{req(0, 1), req(1, 1), req(100, 1)})
-	b := traceOf("B", []dataset.Request{req(0, 1), req(1, 1), req(52, 1)})
+	a := traceOf("A", []Request{req(0, 1), req(1, 1), req(100, 1)})
+	b := traceOf("B", []Request{req(0, 1), req(1, 1), req(52, 1)})
 	cfg := Config{Generation: withTurnStart(V10), Lanes: 2, Duration: 200 * s, SystemIdleCap: 10 * s}
 	sc := mustSchedule(t, cfg, plans10(a, b))
 	log, _ := drive(t, sc, t0, constServer(s))
@@ -97,7 +94,7 @@ L1 A s0.0 @31 new#5 pass2
 // timers pulled in so the next fires the cap after its last response.
 func TestV10TraceIdleCap(t *testing.T) {
 	t.Parallel()
-	a := traceOf("A", []dataset.Request{req(0, 1), req(1, 1), req(100, 1), req(101, 1)})
+	a := traceOf("A", []Request{req(0, 1), req(1, 1), req(100, 1), req(101, 1)})
 	cfg := Config{Generation: withTurnStart(V10), Lanes: 1, Duration: 100 * s, TraceIdleCap: 20 * s}
 	sc := mustSchedule(t, cfg, plans10(a))
 	log, _ := drive(t, sc, t0, constServer(s))
@@ -122,9 +119,9 @@ L0 A s0.1 @25
 // lanes started with.
 func TestV10RecycleSampler(t *testing.T) {
 	t.Parallel()
-	var traces []dataset.Trace
+	var traces []Trace
 	for _, id := range []string{"A", "B", "C"} {
-		traces = append(traces, traceOf(id, []dataset.Request{req(0, 1), req(1, 1)}))
+		traces = append(traces, traceOf(id, []Request{req(0, 1), req(1, 1)}))
 	}
 	cfg := Config{Generation: withTurnStart(V10), Lanes: 2, Duration: 6 * s}
 	sc := mustSchedule(t, cfg, plans10(traces...))
@@ -149,7 +146,7 @@ func TestV10RecycleSampler(t *testing.T) {
 func TestV10AcceleratedWarmup(t *testing.T) {
 	t.Parallel()
 	tr := traceOf("T",
-		[]dataset.Request{req(0, 1), req(10, 1), req(20, 1), req(40, 1), req(60, 1)},
+		[]Request{req(0, 1), req(10, 1), req(20, 1), req(40, 1), req(60, 1)},
 		sub("k", 2, 11, 8, req(12, 1), req(15, 1)))
 	cfg := Config{Generation: V10, Lanes: 1, StartMinRatio: 0, StartMaxRatio: 0, Duration: 100 * s, WarmupRequestsPerLane: 4}
 	sc := mustSchedule(t, cfg, plans10(tr))
@@ -188,106 +185,35 @@ L0 T s0.3 @85
 	}
 }
 
-// hashed gives r the hash ids ids.
-func hashed(r dataset.Request, ids ...uint32) dataset.Request {
-	r.HashIDs = ids
-	return r
-}
-
-// TestV10Barriers: replay barriers between the chains of one subagent. A
-// turn waits for, from each other stream, the latest turn that had
-// finished by its recorded start; touching intervals are ordered,
-// overlapping ones are not, and a turn implied by a later one is dropped.
-func TestV10Barriers(t *testing.T) {
+// TestGivenChainLayout: the plan follows the chain layouts it is given.
+// The root keeps the main chain's requests in its order; each other
+// top-level chain is a flat stream with its label and declared prefix;
+// a subagent's chains are its streams; the preamble and the seams are
+// counted; a subagent without a layout is one stream in start order; a
+// generation that does not split ignores the layouts.
+func TestGivenChainLayout(t *testing.T) {
 	t.Parallel()
-	tr := traceOf("B",
-		[]dataset.Request{req(0, 1), req(0.5, 0.1), req(100, 1)},
-		sub("w", 2, 1, 50,
-			hashed(req(1, 4), 1),        // s0 turn 0: 1–5
-			hashed(req(2, 2), 9),        // s1 turn 0: 2–4 (overlaps s0.0: no edge)
-			hashed(req(5, 5), 1, 2),     // s0 turn 1: 5–10 (after s1.0 ended at 4: edge)
-			hashed(req(4, 1), 9, 8),     // s1 turn 1: 4–5 (touches s1.0's end; starts before s0.0 ends)
-			hashed(req(10, 1), 1, 2, 3), // s0 turn 2: 10–11; from s1 only s1.1 (ended 5 ≤ 10)
-		))
-	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
-	preds := func(si int) string {
-		var out []string
-		for k, tn := range p.Streams[si].Turns {
-			out = append(out, fmt.Sprintf("%d:%v", k, tn.Preds))
+	tr := traceOf("L", []Request{req(0, 1), req(2, 1), req(3, 1), req(5, 1)},
+		sub("w", 1, 2.5, 10, req(4, 1), req(2.5, 1), req(6, 1)),
+		sub("x", 2, 3.5, 10, req(7, 1), req(3.5, 1)))
+	tr.ToolTokens, tr.SystemTokens = 7, 9
+	tr.Chains = &Chains{Main: []int{0, 1, 3}, Workers: []Chain{{Label: "aux:000", Reqs: []int{2}, ToolTokens: 7}}, Preamble: true, Seams: 2}
+	tr.Subagents[0].Chains = &Chains{Main: []int{1, 0}, Workers: []Chain{{Label: "fa:000", Reqs: []int{2}}}, Seams: 1}
+	p := plans10(tr)[0]
+	var got []string
+	for _, st := range p.Streams {
+		var inner []int
+		for _, tn := range st.Turns {
+			inner = append(inner, tn.Inner)
 		}
-		return fmt.Sprint(out)
+		got = append(got, fmt.Sprintf("%s %s %d/%d %v", st.ConvID, st.Kind, st.ToolTokens, st.SystemTokens, inner))
 	}
-	if len(p.Streams) != 3 || p.Streams[2].ConvID != "B::sa:w:fa:000" {
-		t.Fatalf("plan %s: want two chains, the second B::sa:w:fa:000", describePlan(p))
+	want := "[L weka_main 7/9 [0 1 3] L::sa:w weka_subagent 0/0 [1 0] L::sa:w:fa:000 weka_subagent 0/0 [2] L::sa:x weka_subagent 0/0 [1 0] L::aux:000 weka_flat 7/0 [2]]"
+	if fmt.Sprint(got) != want || !p.Preamble || p.Seams != 2 || p.SubagentSeams != 1 {
+		t.Fatalf("streams %v, preamble %v, seams %d/%d;\nwant %s, preamble, seams 2/1", got, p.Preamble, p.Seams, p.SubagentSeams, want)
 	}
-	// s0 = turns at 1, 5, 10; s1 = turns at 2, 4.
-	if got := preds(1); got != "[0:[] 1:[{2 1}] 2:[{2 1}]]" {
-		t.Errorf("s0 barriers %s, want turn 1 and 2 after s1's turn 1", got)
+	p3 := plansOf(V03, tr)[0]
+	if len(p3.Streams) != 3 || len(p3.Streams[0].Turns) != 4 || p3.Preamble || p3.Seams != 0 {
+		t.Fatalf("v0.3 plan %s: want the root's 4 requests and one stream per subagent, no chains", describePlan(p3))
 	}
-	if got := preds(2); got != "[0:[] 1:[]]" {
-		t.Errorf("s1 barriers %s, want none (s0.0 overlaps both)", got)
-	}
-	// At run time s0 turn 1 waits for s1 turn 1 although its own delay
-	// (end to start: 5 − 5 = 0) has passed: the children spawn when the
-	// root's turn 1 completes (at 2), s1's second turn takes 10 s, and s0's
-	// turn 1 goes when it ends (14), its turn 2 right after.
-	srv := func(snd Send) (time.Duration, Outcome) {
-		if snd.Stream == 2 && snd.Turn == 1 {
-			return 10 * s, Outcome{}
-		}
-		return s, Outcome{}
-	}
-	sc := mustSchedule(t, Config{Generation: withTurnStart(V10), Lanes: 1, Duration: 40 * s}, []*Plan{p})
-	log, _ := drive(t, sc, t0, srv)
-	checkSchedule(t, log[:7], `
-L0 B s0.0 @0 warm new#0 tok1
-L0 B s0.1 @1
-L0 B s1.0 @2 new#1
-L0 B s2.0 @3 new#2
-L0 B s2.1 @4
-L0 B s1.1 @14
-L0 B s1.2 @15
-`)
-}
-
-// TestV10FlatChains: a top-level chain recorded while the root's turn 1
-// was in flight is spawned when that turn is sent, at its recorded offset
-// (5 ms), runs beside the root's turns 1 and 2, and the root's turn 3,
-// recorded after the chain ended, waits for it.
-func TestV10FlatChains(t *testing.T) {
-	t.Parallel()
-	ms := func(x float64) float64 { return x / 1000 }
-	tr := traceOf("F", []dataset.Request{
-		hashed(req(0, ms(20)), 1, 2),
-		hashed(req(ms(30), ms(20)), 1, 2, 3),
-		hashed(req(ms(35), ms(50)), 1, 2, 9),
-		hashed(req(ms(60), ms(20)), 1, 2, 3, 4),
-		hashed(req(ms(90), ms(20)), 1, 2, 9, 10),
-		hashed(req(ms(120), ms(20)), 1, 2, 3, 4, 5),
-	})
-	p := BuildPlan(&tr, 0, PlanOptions{Generation: V10})
-	if got := describePlan(p); !strings.Contains(got, "1 F::fa:000 parent=0 depth=1: [0 0.005s] [1 0.005s]") ||
-		!strings.Contains(got, "[1 0.01s spawn[0]]") || !strings.Contains(got, "[3 0.04s join[0]]") {
-		t.Fatalf("plan %s", got)
-	}
-	// The chain's second request takes 100 ms: the root's turn 3 waits.
-	srv := func(snd Send) (time.Duration, Outcome) {
-		if snd.Stream == 1 && snd.Turn == 1 {
-			return 100 * time.Millisecond, Outcome{}
-		}
-		return 20 * time.Millisecond, Outcome{}
-	}
-	sc := mustSchedule(t, Config{Generation: V10, Lanes: 1, Duration: 300 * time.Millisecond}, []*Plan{p})
-	log, _ := drive(t, sc, t0, srv)
-	// s1.1 also waits for the root's turn 2 (a replay barrier: the root
-	// and its chains share the trace's scope; recorded 60–80 ms, before
-	// the chain's 90 ms).
-	checkSchedule(t, log[:6], `
-L0 F s0.0 @0 new#0
-L0 F s0.1 @0.03
-L0 F s1.0 @0.035 new#1
-L0 F s0.2 @0.06
-L0 F s1.1 @0.08
-L0 F s0.3 @0.18
-`)
 }

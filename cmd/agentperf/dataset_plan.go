@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
@@ -90,7 +90,7 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	opt := timing.PlanOptions{Generation: g, Chains: &chains, IdleGapCap: g.DefaultTraceIdleGapCap}
+	opt := timing.PlanOptions{Generation: g, IdleGapCap: g.DefaultTraceIdleGapCap}
 	if *idleCap >= 0 {
 		opt.IdleGapCap = seconds(*idleCap)
 	}
@@ -107,10 +107,11 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	var rows []planTrace
 	enc := json.NewEncoder(io.out)
 	for i := range traces {
-		p := timing.BuildPlan(&traces[i], i, opt)
+		tt := plan.Convert(&traces[i], g.Layout, chains)
+		p := timing.BuildPlan(&tt, i, opt)
 		pt := describeTracePlan(p)
 		tot.add(p, len(traces[i].Requests))
-		if g.Layout == timing.LayoutChains && chains.Split && dataset.LayoutChains(traces[i].Requests, chains).Preamble >= 0 {
+		if tt.Chains != nil && tt.Chains.Preamble {
 			tot.preamblesAll++
 		}
 		if *format == "json" {

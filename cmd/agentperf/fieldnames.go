@@ -20,6 +20,8 @@ var libraryNames = map[string]string{
 	"Config.Headers":                    "-H/--header",
 	"Config.Concurrency":                "--concurrency",
 	"Config.Shard":                      "--shard",
+	"Config.StartMinRatio":              "--trajectory-start-min-ratio",
+	"Config.StartMaxRatio":              "--trajectory-start-max-ratio",
 	"Config.BenchmarkDuration":          "--benchmark-duration",
 	"Config.GracePeriod":                "--benchmark-grace-period",
 	"Config.ExtraInputs":                "--extra-inputs",

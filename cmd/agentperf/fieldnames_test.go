@@ -56,6 +56,7 @@ func TestLibraryFieldErrorsHaveFlagNames(t *testing.T) {
 	}
 	c := replay.DefaultConfig()
 	c.URL, c.WarmupRequestsPerLane, c.AgenticCacheWarmupDuration = "ftp://x", 1, time.Second
+	c.StartMinRatio = 2
 	collect(c.Validate())
 	c = replay.DefaultConfig()
 	c.URL, c.APIKey = "http://u:p@host", "k"

@@ -143,9 +143,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err := scenario.ValidateThreshold(p.threshold); err != nil {
 		return nil, asUsage(err)
 	}
-	if p.startMin < 0 || p.startMax > 1 || p.startMin > p.startMax {
-		return nil, usagef("--trajectory-start-min-ratio %g / --trajectory-start-max-ratio %g: need 0 ≤ min ≤ max ≤ 1", p.startMin, p.startMax)
-	}
 	var extra []replay.ExtraInput
 	for _, s := range p.extraInputs {
 		e, err := replay.ParseExtraInput(s)
@@ -220,6 +217,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	}
 	s.Version = productVersion()
 	s.Started = processStart
+	s.CacheBust = cacheBust
 
 	c := &s.Replay // every value as the flags give it (0 means 0)
 	c.URL = p.url
@@ -240,7 +238,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
 	c.BurstPhaseStarts = p.burstStarts
 	c.AllowDatasetWrap = p.allowWrap
-	c.CacheBust = cacheBust
 	c.Streaming = p.streaming
 	c.IgnoreEOS = p.ignoreEOS
 	c.UseLegacyMaxTokens = p.legacyMaxTok
@@ -258,9 +255,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	env.Apply(&s)
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
-	}
-	if s.Replay.BenchmarkDuration <= 0 {
-		return nil, usagef("--benchmark-duration is required (seconds of profiling)")
 	}
 	s.Notes = append(s.Notes, r.notes...)
 	r.spec = s

@@ -372,6 +372,11 @@ func TestProfileUsageErrors(t *testing.T) {
 		{"scenario violations", nil, []string{"--scenario", "inferencex-agentx-mvp", "--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "60", "--public-dataset", "semianalysis_cc_traces_weka"}, "--unsafe-override"},
 		{"stray argument", nil, []string{"--url", "sim://", "extra"}, "unexpected argument"},
 		{"bad sim url", nil, []string{"--url", "sim://?no-such-knob=1", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "no-such-knob"},
+		// Checked by the library (replay.Config.ValidateSettings) before
+		// the corpus is loaded, in the CLI's terms.
+		{"no duration", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--public-dataset", "synthetic"}, "agentperf: --benchmark-duration required (the length of the profiling phase)\n"},
+		{"bad url", nil, []string{"--url", "localhost:8000", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
+			`agentperf: --url "localhost:8000" must be http(s)://host[:port] (e.g. http://localhost:8000) (or sim:// for the in-process simulator)` + "\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
