@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
@@ -30,9 +29,6 @@ type streamBody struct {
 	head   int // body[:head] precedes the message list, body[head:] follows it
 	body   []byte
 	size   int
-	// rd serves Read, the fallback for a writer that does not use
-	// WriterTo (fasthttp does): the body rendered whole.
-	rd *bytes.Reader
 }
 
 // buildBody prepares turn k's body in sl: whole in sl.body, or as a
@@ -69,7 +65,6 @@ func (sl *slot) streamBody() *streamBody {
 	if sl.stream.conv == nil {
 		return nil
 	}
-	sl.stream.rd = nil
 	return &sl.stream
 }
 
@@ -95,18 +90,4 @@ func (b *streamBody) WriteTo(w io.Writer) (int64, error) {
 		err = fmt.Errorf("request body: wrote %d bytes, announced %d", total, b.size)
 	}
 	return total, err
-}
-
-// Read implements io.Reader for a writer that does not use WriterTo: it
-// renders the body whole on the first call.
-func (b *streamBody) Read(p []byte) (int, error) {
-	if b.rd == nil {
-		var buf bytes.Buffer
-		buf.Grow(b.size)
-		if _, err := b.WriteTo(&buf); err != nil {
-			return 0, err
-		}
-		b.rd = bytes.NewReader(buf.Bytes())
-	}
-	return b.rd.Read(p)
 }
