@@ -32,22 +32,29 @@ type streamBody struct {
 }
 
 // buildBody prepares turn k's body in sl: whole in sl.body, or as a
-// stream when its message list is larger than streamBodyAbove.
+// stream when its message list is larger than streamBodyAbove. A list is
+// first rendered into the buffer, up to that size: a small one (every
+// prompt of the client-ceiling benchmark) is then done, in one pass; only
+// a larger one asks for its length (the Content-Length of the stream).
 func (sl *slot) buildBody(c *Config, p bodyParams, conv *synth.Conversation, k int, marker string) error {
 	at := markerPlacement(c.CacheBust)
 	sl.stream = streamBody{}
+	body := appendBodyHead(sl.body[:0], p)
+	head := len(body)
+	body, whole, err := conv.AppendMessagesJSONAtMost(body, k, marker, at, streamBodyAbove)
+	if err != nil {
+		sl.body = body[:head]
+		return err
+	}
+	if whole {
+		sl.body = appendBodyTail(body, c, p)
+		return nil
+	}
 	n, err := conv.MessagesJSONLenAt(k, marker, at)
+	sl.body = appendBodyTail(body[:head], c, p)
 	if err != nil {
 		return err
 	}
-	body := appendBodyHead(sl.body[:0], p)
-	if n <= streamBodyAbove {
-		body, err = conv.AppendMessagesJSONAt(body, k, marker, at)
-		sl.body = appendBodyTail(body, c, p)
-		return err
-	}
-	head := len(body)
-	sl.body = appendBodyTail(body, c, p)
 	sl.stream = streamBody{conv: conv, turn: k, marker: marker, at: at, head: head, body: sl.body, size: len(sl.body) + n}
 	return nil
 }
