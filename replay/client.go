@@ -57,6 +57,7 @@ type conn struct {
 	head      respHead
 	br        bodyReader
 	lines     lineReader
+	shape     eventShape
 	body      []byte // a non-streaming response body
 	liveText  []byte
 	scratch   [2 << 10]byte // where the rest of an unread body is drained
@@ -458,6 +459,7 @@ func truncateBytes(b []byte, n int) []byte {
 func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exchange) {
 	lr := &k.lines
 	lr.reset(stream)
+	k.shape.reset()
 	sawDone := false
 	for {
 		line, err := lr.next()
@@ -477,7 +479,7 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 			x.err = k.transportError(err, fmt.Sprintf("mid-stream after %d content chunks", x.chunks))
 			return
 		}
-		ev, ok, perr := parseSSELine(line, text)
+		ev, ok, perr := k.shape.parse(line, text)
 		if !ok {
 			continue
 		}
