@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,5 +72,82 @@ func TestURLCredentialsAreSentAsBasicAuth(t *testing.T) {
 	}
 	if clean, auth, err := URLCredentials("http://localhost:8000/v1"); err != nil || clean != "http://localhost:8000/v1" || auth != "" {
 		t.Fatalf("URLCredentials without user info = %q %q %v", clean, auth, err)
+	}
+}
+
+// TestRequestOnTheWire: what a request carries, as a server reads it: the
+// endpoint under the URL's path, Host, the JSON content type, Accept for a
+// stream, the bearer token, every --header (one named like a built-in
+// header replaces it), a fresh X-Request-ID per request, the conversation's
+// X-Correlation-ID, and a Content-Length that is the body's.
+func TestRequestOnTheWire(t *testing.T) {
+	cfgSim := sim.DefaultConfig()
+	cfgSim.Model, cfgSim.ZeroLatency = "m", true
+	s, err := sim.New(cfgSim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	type seenReq struct {
+		method, path, host string
+		h                  http.Header
+		bodyLen            int
+		contentLength      int64
+	}
+	var mu sync.Mutex
+	var seen []seenReq
+	h := s.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, seenReq{r.Method, r.URL.RequestURI(), r.Host, r.Header.Clone(), len(b), r.ContentLength})
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/gw")
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := testConfig(t, srv.URL+"/gw", testCorpus(t, 2), &memSink{}, &memSink{})
+	cfg.Streaming = true
+	cfg.APIKey = "sk-test"
+	cfg.Headers = map[string]string{"x-tenant": "blue", "content-type": "application/json; charset=utf-8"}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 || len(seen) != res.Accounting.Sent {
+		t.Fatalf("the server saw %d requests, the run sent %d", len(seen), res.Accounting.Sent)
+	}
+	ids := map[string]bool{}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, r := range seen {
+		switch {
+		case r.method != "POST" || r.path != "/gw/v1/chat/completions" || r.host != host:
+			t.Fatalf("%s %s Host %s", r.method, r.path, r.host)
+		case r.h.Get("Content-Type") != "application/json; charset=utf-8" || len(r.h.Values("Content-Type")) != 1:
+			t.Fatalf("Content-Type %q", r.h.Values("Content-Type"))
+		case r.h.Get("Accept") != "text/event-stream" || r.h.Get("Authorization") != "Bearer sk-test" || r.h.Get("X-Tenant") != "blue":
+			t.Fatalf("headers %v", r.h)
+		case r.contentLength != int64(r.bodyLen) || r.bodyLen == 0:
+			t.Fatalf("Content-Length %d, body %d bytes", r.contentLength, r.bodyLen)
+		case r.h.Get("X-Correlation-ID") == "" || ids[r.h.Get("X-Request-ID")]:
+			t.Fatalf("X-Request-ID %q (repeated or empty), X-Correlation-ID %q", r.h.Get("X-Request-ID"), r.h.Get("X-Correlation-ID"))
+		}
+		ids[r.h.Get("X-Request-ID")] = true
+	}
+
+	for name, hs := range map[string]map[string]string{
+		"line break in a value": {"X-A": "1\r\nX-Injected: 2"},
+		"name not a token":      {"X A": "1"},
+		"framing header":        {"transfer-encoding": "chunked"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cfg
+			c.Headers = hs
+			var fe *FieldError
+			if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "Config.Headers" {
+				t.Fatalf("Validate() = %v, want a refusal of Config.Headers", err)
+			}
+		})
 	}
 }

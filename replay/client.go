@@ -1,20 +1,23 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/agentperf/agentperf/metrics"
 )
@@ -22,22 +25,42 @@ import (
 // maxErrorBody bounds how much of an error response body is kept.
 const maxErrorBody = 64 << 10
 
-// conn is the HTTP side of one lane: a fasthttp HostClient with a single
-// keep-alive connection that the lane can abort from another goroutine
-// (cancellation closes the socket, which unblocks any read).
+// conn is the HTTP side of one slot: a single keep-alive HTTP/1.1
+// connection (TLS for https) that the lane can abort from another
+// goroutine (cancellation closes the socket, which unblocks any read or
+// write). It writes each request with one write call (a message list
+// larger than streamBodyAbove is rendered into the socket through a
+// buffer) and reads the response with its own framing (httpwire.go),
+// one request at a time.
 type conn struct {
-	hc       *fasthttp.HostClient
-	uri      string
-	host     string
-	mu       sync.Mutex
-	cur      net.Conn
-	aborted  bool
-	req      *fasthttp.Request
-	resp     *fasthttp.Response
-	lines    lineReader
-	body     []byte // a response body read from a stream (a server that ignored stream:true)
-	liveText []byte
-	prepared bool // req holds the per-connection part of every request
+	addr    string // host:port to dial
+	isTLS   bool
+	tlsConf *tls.Config
+	dialer  net.Dialer
+	// timeout bounds an exchange from its write to its last byte (0: no
+	// bound); see refreshDeadline.
+	timeout time.Duration
+
+	mu      sync.Mutex // guards nc's replacement and aborted
+	nc      net.Conn   // the live connection, nil before the first dial or after a close
+	aborted bool
+	// deadline is the deadline set on nc.
+	deadline time.Time
+
+	// prefix is the request line and the headers every request carries;
+	// out is the request being written.
+	prefix    []byte
+	prepared  bool
+	out       []byte
+	reqHeader reqHeader
+	wr        wireReader
+	head      respHead
+	br        bodyReader
+	lines     lineReader
+	shape     eventShape
+	body      []byte // a non-streaming response body
+	liveText  []byte
+	scratch   [2 << 10]byte // where the rest of an unread body is drained
 }
 
 func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
@@ -54,77 +77,110 @@ func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
 			addr += ":80"
 		}
 	}
-	k := &conn{host: u.Host}
-	k.uri = strings.TrimRight(c.URL, "/") + c.Endpoint
-	dialer := &net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second}
-	k.hc = &fasthttp.HostClient{
-		Addr:                          addr,
-		IsTLS:                         isTLS,
-		TLSConfig:                     &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
-		MaxConns:                      1,
-		ReadTimeout:                   timeout,
-		WriteTimeout:                  timeout,
-		MaxIdleConnDuration:           5 * time.Minute,
-		StreamResponseBody:            false, // per request: resp.StreamBody = c.Streaming
-		NoDefaultUserAgentHeader:      true,
-		DisableHeaderNamesNormalizing: false,
-		MaxResponseBodySize:           maxFullBody, // non-streaming bodies are read by fasthttp; streams are not limited
-		ReadBufferSize:                16 << 10,
-		Dial: func(a string) (net.Conn, error) {
-			nc, err := dialer.Dial("tcp", a)
-			if err != nil {
-				return nil, err
-			}
-			k.mu.Lock()
-			k.cur = nc
-			ab := k.aborted
-			k.mu.Unlock()
-			if ab {
-				nc.Close()
-				return nil, errAborted
-			}
-			return nc, nil
-		},
-	}
-	k.req = fasthttp.AcquireRequest()
-	k.resp = fasthttp.AcquireResponse()
-	k.resp.KeepBodyBuffer = true // the lane reuses its response body buffer
-	return k, nil
+	return &conn{
+		addr:    addr,
+		isTLS:   isTLS,
+		tlsConf: &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
+		dialer:  net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second},
+		timeout: timeout,
+	}, nil
 }
 
 // maxFullBody bounds a non-streaming response body.
 const maxFullBody = 256 << 20
 
-// prepare sets the part of every request that does not change: method,
-// URI, content type, Accept, Authorization and the --header headers
-// (sorted once here, not per request). Per-request headers are set over
-// them with RequestHeader.Set, which replaces a value in place.
+// prepare builds the part of every request that does not change: the
+// request line, Host, Content-Type, Accept, Authorization and the
+// --header headers (sorted; one of them named like a built-in header
+// replaces it). The per-request headers and Content-Length follow it.
 func (k *conn) prepare(c *runConfig) {
-	req := k.req
-	req.Reset()
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(k.uri)
-	req.Header.SetContentType("application/json")
+	u, err := url.Parse(strings.TrimRight(c.URL, "/") + c.Endpoint)
+	target, host := "/", ""
+	if err == nil {
+		target, host = u.RequestURI(), u.Host
+	}
+	type hdr struct{ name, value string }
+	hs := []hdr{{"Host", host}, {"Content-Type", "application/json"}}
 	if c.Streaming {
-		req.Header.Set("Accept", "text/event-stream")
+		hs = append(hs, hdr{"Accept", "text/event-stream"})
 	}
 	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+		hs = append(hs, hdr{"Authorization", "Bearer " + c.APIKey})
 	}
-	for _, hk := range sortedKeys(c.Headers) {
-		req.Header.Set(hk, c.Headers[hk])
+	for _, name := range sortedKeys(c.Headers) {
+		h := hdr{textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name)), strings.TrimSpace(c.Headers[name])}
+		if i := slices.IndexFunc(hs, func(o hdr) bool { return o.name == h.name }); i >= 0 {
+			hs[i] = h
+			continue
+		}
+		hs = append(hs, h)
 	}
+	b := append(k.prefix[:0], "POST "...)
+	b = append(b, target...)
+	b = append(b, " HTTP/1.1\r\n"...)
+	for _, h := range hs {
+		b = append(b, h.name...)
+		b = append(b, ": "...)
+		b = append(b, h.value...)
+		b = append(b, "\r\n"...)
+	}
+	k.prefix = b
 	k.prepared = true
+}
+
+// framingHeaders are the headers the client writes from the request
+// itself; a --header cannot set them.
+var framingHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Te", "Trailer", "Upgrade"}
+
+// validateHeaders checks the extra request headers: a name is an HTTP
+// token, a value has no line break or NUL (either would end the header
+// early and smuggle in another), and the framing headers are the client's.
+func validateHeaders(h map[string]string) error {
+	for _, name := range sortedKeys(h) {
+		n := strings.TrimSpace(name)
+		if n == "" || strings.IndexFunc(n, func(r rune) bool { return r > 0x7e || !isTokenByte(byte(r)) }) >= 0 {
+			return fmt.Errorf("header name %q is not an HTTP token (letters, digits and !#$%%&'*+-.^_`|~)", name)
+		}
+		if strings.ContainsAny(h[name], "\r\n\x00") {
+			return fmt.Errorf("header %s: the value %q holds a line break or NUL", n, h[name])
+		}
+		if slices.Contains(framingHeaders, textproto.CanonicalMIMEHeaderKey(n)) {
+			return fmt.Errorf("header %s is set by the client from each request's body; it cannot be given", n)
+		}
+	}
+	return nil
+}
+
+// isTokenByte reports whether c may appear in an HTTP token (RFC 9110).
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// reqHeader appends the per-request header lines of one request.
+type reqHeader struct{ b []byte }
+
+// Set appends the header name: value. The values set per request are ids
+// agentperf makes (no line breaks).
+func (h *reqHeader) Set(name, value string) {
+	h.b = append(h.b, name...)
+	h.b = append(h.b, ": "...)
+	h.b = append(h.b, value...)
+	h.b = append(h.b, "\r\n"...)
 }
 
 var errAborted = errors.New("request cancelled")
 
-// abort closes the lane's connection so an in-flight request fails at once.
+// abort closes the slot's connection so an in-flight request fails at once
+// and no later request starts.
 func (k *conn) abort() {
 	k.mu.Lock()
 	k.aborted = true
-	if k.cur != nil {
-		k.cur.Close()
+	if k.nc != nil {
+		k.nc.Close()
 	}
 	k.mu.Unlock()
 }
@@ -135,19 +191,76 @@ func (k *conn) isAborted() bool {
 	return k.aborted
 }
 
+// close aborts the connection and drops the buffers.
 func (k *conn) close() {
 	k.abort()
-	k.hc.CloseIdleConnections()
-	fasthttp.ReleaseRequest(k.req)
-	fasthttp.ReleaseResponse(k.resp)
-	// fasthttp's connection cleaner goroutine keeps k.hc, and through its
-	// Dial closure k, alive for up to MaxIdleConnDuration after Run
-	// returns: drop the buffers so only the small structs linger.
-	k.req, k.resp = nil, nil
 	k.prepared = false
+	k.prefix, k.out = nil, nil
+	k.wr = wireReader{}
 	k.lines = lineReader{}
 	k.body = nil
 	k.liveText = nil
+}
+
+// connect returns the live connection, dialling a new one when there is
+// none.
+func (k *conn) connect() (net.Conn, error) {
+	k.mu.Lock()
+	nc, aborted := k.nc, k.aborted
+	k.mu.Unlock()
+	if aborted {
+		return nil, errAborted
+	}
+	if nc != nil {
+		return nc, nil
+	}
+	raw, err := k.dialer.Dial("tcp", k.addr)
+	if err != nil {
+		return nil, err
+	}
+	nc = raw
+	if k.isTLS {
+		nc = tls.Client(raw, k.tlsConf)
+	}
+	k.mu.Lock()
+	if k.aborted {
+		k.mu.Unlock()
+		nc.Close()
+		return nil, errAborted
+	}
+	k.nc = nc
+	k.mu.Unlock()
+	k.deadline = time.Time{}
+	k.wr.reset(nc)
+	return nc, nil
+}
+
+// drop closes the live connection after an exchange that leaves it
+// unusable (an error, a body not read to its end, Connection: close).
+func (k *conn) drop() {
+	k.mu.Lock()
+	if k.nc != nil {
+		k.nc.Close()
+		k.nc = nil
+	}
+	k.mu.Unlock()
+}
+
+// refreshDeadline makes the connection's deadline at least now + timeout
+// minus a slack of timeout/64 (at most a second): setting a deadline
+// costs a runtime timer update, so a connection that carries many
+// requests a second moves it once a second, not per request. An exchange
+// therefore fails as a timeout after between timeout − slack and timeout.
+func (k *conn) refreshDeadline(nc net.Conn) error {
+	if k.timeout <= 0 {
+		return nil
+	}
+	want := time.Now().Add(k.timeout)
+	if want.Sub(k.deadline) <= min(k.timeout/64, time.Second) {
+		return nil
+	}
+	k.deadline = want
+	return nc.SetDeadline(want)
 }
 
 // exchange is the outcome of one HTTP exchange.
@@ -173,46 +286,73 @@ func (x *exchange) recordUsage() *metrics.Usage {
 
 // do sends body (or sb, when not nil: a large body written as it is
 // rendered, streamBody) and consumes the response, timing every content
-// chunk with now. text, when non-nil, collects the reply's content (live
-// mode).
+// chunk with now. hdr sets the per-request headers. text, when non-nil,
+// collects the reply's content (live mode).
 //
-// A streaming request's body is read as it arrives (fasthttp's body
-// stream); a non-streaming one is read whole by fasthttp into the lane's
-// response buffer (its first byte is its last anyway). Apart from what
-// fasthttp itself allocates for a body stream, nothing on this path
-// allocates once the lane's buffers have grown to the largest response
-// (TestClientPathAllocs): the request, the response, the line reader and
-// the body buffer belong to the lane.
-func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*fasthttp.RequestHeader), now func() int64, text *[]byte) (x exchange) {
-	req, resp := k.req, k.resp
+// A streaming request's body is read as it arrives; a non-streaming one
+// is read whole before its acknowledgement time is taken (its first byte
+// is its last anyway). Nothing on this path allocates once the slot's
+// buffers have grown to the largest response (TestClientPathAllocs).
+func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader), now func() int64, text *[]byte) (x exchange) {
 	if !k.prepared {
 		k.prepare(c)
 	}
-	hdr(&req.Header)
+	h := &k.reqHeader // a field: a local would escape through hdr
+	h.b = append(k.out[:0], k.prefix...)
+	hdr(h)
+	size := len(body)
 	if sb != nil {
-		req.SetBodyStream(sb, sb.Len())
-	} else {
-		req.SetBodyRaw(body)
+		size = sb.Len()
 	}
-	resp.StreamBody = c.Streaming // HostClient.Do keeps it across its Reset
+	h.b = append(h.b, "Content-Length: "...)
+	h.b = strconv.AppendInt(h.b, int64(size), 10)
+	h.b = append(h.b, "\r\n\r\n"...)
+	if sb == nil {
+		h.b = append(h.b, body...)
+	}
+	k.out = h.b
 
-	err := k.hc.Do(req, resp)
-	x.ackNs = now()
+	nc, err := k.connect()
+	if err == nil {
+		err = k.refreshDeadline(nc)
+	}
+	if err == nil {
+		err = k.write(nc, sb)
+	}
+	if err == nil {
+		err = k.wr.readHead(&k.head)
+	}
 	if err != nil {
+		x.ackNs = now()
 		x.endNs = x.ackNs
+		k.drop()
 		x.err = k.transportError(err, "before response headers")
 		return x
 	}
-	defer resp.CloseBodyStream() //nolint:errcheck // a close error after a full read is not a request failure
-	status := resp.StatusCode()
-	stream := resp.BodyStream()
-	if status >= 400 {
+	resp := &k.head
+	k.wr.body(resp, &k.br)
+	if !c.Streaming {
+		// The whole body, then the acknowledgement: a non-streaming
+		// response's first byte is its last.
+		k.body, err = readAllInto(k.body[:0], &k.br, maxFullBody)
+		x.ackNs = now()
+		if err != nil {
+			x.endNs = x.ackNs
+			k.drop()
+			x.err = k.transportError(err, "while reading the response body")
+			return x
+		}
+	} else {
+		x.ackNs = now()
+	}
+	defer k.finish()
+	if resp.status >= 400 {
 		var b []byte
 		var rerr error
-		if stream != nil {
-			b, rerr = io.ReadAll(io.LimitReader(stream, maxErrorBody))
+		if c.Streaming {
+			b, rerr = io.ReadAll(io.LimitReader(&k.br, maxErrorBody))
 		} else {
-			b = append([]byte(nil), truncateBytes(resp.Body(), maxErrorBody)...)
+			b = append([]byte(nil), truncateBytes(k.body, maxErrorBody)...)
 		}
 		x.endNs = now()
 		x.errBody = b
@@ -220,27 +360,24 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*fasthttp.
 		if rerr != nil && len(b) == 0 {
 			msg = rerr.Error()
 		}
-		x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
+		x.err = &metrics.Error{Code: resp.status, Type: reasonPhrase(resp.status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
 		return x
 	}
-	if stream != nil && bytes.HasPrefix(resp.Header.ContentType(), []byte("text/event-stream")) {
-		k.readSSE(stream, now, text, &x)
+	if c.Streaming && bytes.HasPrefix(resp.ctype, []byte("text/event-stream")) {
+		k.readSSE(&k.br, now, text, &x)
 		return x
 	}
 	// Non-streaming (or a server that ignored stream:true).
-	var b []byte
-	if stream != nil {
+	if c.Streaming {
 		var rerr error
-		k.body, rerr = readAllInto(k.body[:0], stream, maxFullBody)
-		b = k.body
+		k.body, rerr = readAllInto(k.body[:0], &k.br, maxFullBody)
 		if rerr != nil {
 			x.endNs = now()
 			x.err = k.transportError(rerr, "while reading the response body")
 			return x
 		}
-	} else {
-		b = resp.Body()
 	}
+	b := k.body
 	x.endNs = now()
 	r, perr := parseFullResponse(b, text)
 	x.fallback = r.fallback
@@ -259,6 +396,36 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*fasthttp.
 	}
 	x.hasUsage, x.usage = r.hasUsage, r.usage
 	return x
+}
+
+// write writes the request: k.out whole (the body in it), or k.out as the
+// head of sb, rendered into the socket through a buffer.
+func (k *conn) write(nc net.Conn, sb *streamBody) error {
+	if sb == nil {
+		_, err := nc.Write(k.out)
+		return err
+	}
+	w := bufio.NewWriterSize(nc, 64<<10) // a large body: one buffer per request is noise beside it
+	if _, err := w.Write(k.out); err != nil {
+		return err
+	}
+	if _, err := sb.WriteTo(w); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// finish ends an exchange whose head was read: a connection whose body
+// was not read to its end, that the server closes, or that holds bytes
+// past the response, cannot carry the next request.
+func (k *conn) finish() {
+	if !k.br.done && !k.br.drain(k.scratch[:], maxErrorBody) {
+		k.drop()
+		return
+	}
+	if k.head.close || len(k.wr.buffered()) > 0 {
+		k.drop()
+	}
 }
 
 // readAllInto appends r to dst until EOF, reading at most limit bytes
@@ -292,6 +459,7 @@ func truncateBytes(b []byte, n int) []byte {
 func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exchange) {
 	lr := &k.lines
 	lr.reset(stream)
+	k.shape.reset()
 	sawDone := false
 	for {
 		line, err := lr.next()
@@ -311,7 +479,7 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 			x.err = k.transportError(err, fmt.Sprintf("mid-stream after %d content chunks", x.chunks))
 			return
 		}
-		ev, ok, perr := parseSSELine(line, text)
+		ev, ok, perr := k.shape.parse(line, text)
 		if !ok {
 			continue
 		}
@@ -364,36 +532,29 @@ func (k *conn) transportError(err error, where string) *metrics.Error {
 		return &metrics.Error{Type: "RequestCancellationError", Message: "request cancelled " + where, Category: metrics.CategoryCancelled}
 	}
 	cat, typ, what := metrics.CategoryTransport, "TransportError", "transport error"
-	text := err.Error()
-	// fasthttp.ErrBrokenChunk (a stream cut inside the chunked framing) has
-	// no Unwrap: its cause is only in its text, so for it alone the text is
-	// matched (fasthttp v1.78).
-	var bc fasthttp.ErrBrokenChunk
-	broken := errors.As(err, &bc)
-	brokenBy := func(cause string) bool { return broken && strings.Contains(text, cause) }
 	switch {
-	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, fasthttp.ErrConnectionClosed),
-		brokenBy(syscall.ECONNRESET.Error()), brokenBy(io.EOF.Error()):
+	case errors.Is(err, errClosedBeforeResponse), isReset(err), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		typ, what = "ConnectionReset", "connection reset"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		typ, what = "ConnectionRefused", "connection refused"
 	}
 	var ne net.Error
-	if (errors.As(err, &ne) && ne.Timeout()) || brokenBy(os.ErrDeadlineExceeded.Error()) {
+	if errors.As(err, &ne) && ne.Timeout() {
 		cat, typ, what = metrics.CategoryTimeout, "Timeout", "timeout"
 	}
-	if errors.Is(err, fasthttp.ErrConnectionClosed) {
-		// fasthttp's text suggests a missing "Connection: close" header,
-		// which is not the cause of a reset or a crash.
-		text = "the server closed or reset the connection after the request was sent, without a response (a crashing or restarting server, or a proxy dropping the request, does this: check the server log)"
-	}
-	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %s", what, where, text), Category: cat}
+	return &metrics.Error{Type: typ, Message: fmt.Sprintf("%s %s: %s", what, where, err.Error()), Category: cat}
+}
+
+// isReset reports whether err is a connection reset by the peer (or a
+// write to a connection it closed).
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func reasonPhrase(code int) string {
-	if s := fasthttp.StatusMessage(code); s != "Unknown Status Code" {
+	if s := http.StatusText(code); s != "" {
 		return s
 	}
 	return fmt.Sprintf("HTTP %d", code)

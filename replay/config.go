@@ -421,6 +421,9 @@ func (c *Config) validate(inputs bool) error {
 	if err := c.validateCredentials(); err != nil {
 		errs = append(errs, fieldErr("URL", err))
 	}
+	if err := validateHeaders(c.Headers); err != nil {
+		errs = append(errs, fieldErr("Headers", err))
+	}
 	if len(c.Models) == 0 {
 		bad("Models", "at least one model is required")
 	}

@@ -601,6 +601,12 @@ func (e *engine) drive(l *lane) {
 			return
 		}
 		l.sends = l.tl.Due(e.now(), l.sends[:0])
+		if len(l.sends) == 1 && l.tl.InFlight() == 1 && !l.tl.Pending() {
+			// The lane's only work is this request: it runs here (see
+			// runInline).
+			e.runInline(l, &l.sends[0])
+			continue
+		}
 		for i := range l.sends {
 			e.launch(l, &l.sends[i])
 		}
@@ -699,6 +705,25 @@ func (e *engine) launch(l *lane, s *timing.Send) {
 		go e.work(sl)
 	}
 	sl.jobs <- slotJob{l: l, s: *s, st: st} // the slot is idle: never blocks
+}
+
+// runInline runs send s on the lane goroutine itself and hands its
+// outcome to the core, when it is the lane's only work: nothing else in
+// flight and no turn waiting on a timer (timing.Lane.Pending), so nothing
+// the lane waits for can happen before the request ends (a completion is
+// the only event that gives the lane new work; a wake-up at the phase's
+// deadline ends the phase only once the request is done; a shift of the
+// global clock moves only pending timers; a stop ends the loop after the
+// request, and a kill aborts its connection). It saves a slot goroutine two handoffs per
+// request: the one-conversation lanes of v0.2 and v0.3, and every lane
+// whose tree has one stream live, never leave their goroutine.
+func (e *engine) runInline(l *lane, s *timing.Send) {
+	st := l.stream(e, s)
+	sl := l.slot(e.c, e.kill)
+	e.requests.Add(1)
+	o := e.execute(l, s, st, sl)
+	e.requests.Done()
+	e.complete(l, completion{id: s.ID(), out: o.Outcome, end: time.Unix(0, o.endNs), sl: sl})
 }
 
 // slotJob is one request handed to a slot's goroutine.

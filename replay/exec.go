@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
-	"github.com/valyala/fasthttp"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
@@ -203,7 +202,7 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 		sl.text = sl.text[:0]
 		text = &sl.text
 	}
-	x := sl.k.do(c, sl.body, sl.streamBody(), func(h *fasthttp.RequestHeader) {
+	x := sl.k.do(c, sl.body, sl.streamBody(), func(h *reqHeader) {
 		h.Set("X-Request-ID", rec.XRequestID)
 		h.Set("X-Correlation-ID", st.corrID)
 		if c.SessionHeaders.XSessionID {

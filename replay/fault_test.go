@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/sim"
 )
@@ -109,7 +107,7 @@ func TestServerFaults(t *testing.T) {
 			wantCat: metrics.CategoryHTTP, wantType: "Service Unavailable", wantCode: 503, wantMsg: []string{"simulated 503"}, wantServerType: "ServiceUnavailableError"},
 		{name: "429", query: "fault-429-every=5", fault: sim.FaultHTTP429,
 			wantCat: metrics.CategoryHTTP, wantType: "Too Many Requests", wantCode: 429, wantMsg: []string{"simulated 429"}, wantServerType: "RateLimitError"},
-		// Our own words, not fasthttp's hint about "connection: close".
+		// Our own words, not a hint about "connection: close".
 		{name: "reset before headers", query: "fault-reset-before-headers-every=5", fault: sim.FaultResetBeforeHeaders,
 			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset before response headers", "without a response", "check the server log"}},
 		{name: "reset mid-stream", query: "fault-reset-mid-stream-every=5", fault: sim.FaultResetMidStream,
@@ -188,7 +186,7 @@ func TestServerFaults(t *testing.T) {
 					t.Fatalf("error record %+v, want category %q type %q code %d server type %q", *e, tc.wantCat, tc.wantType, tc.wantCode, tc.wantServerType)
 				}
 				if strings.Contains(strings.ToLower(e.Message), "connection: close") {
-					t.Fatalf("error message %q passes on fasthttp's misleading hint", e.Message)
+					t.Fatalf("error message %q passes on a misleading hint about the Connection header", e.Message)
 				}
 				if e.Message == "" {
 					t.Fatalf("error record without a message: %+v", *e)
@@ -382,9 +380,7 @@ func TestStalledRequestsAreCancelled(t *testing.T) {
 }
 
 // TestTransportErrorClassification pins the classification of the errors
-// fasthttp and the net package return. fasthttp.ErrBrokenChunk cannot be
-// built outside fasthttp; the "reset mid-stream" case of TestServerFaults
-// produces one over a real connection.
+// the client's framing and the net package return.
 func TestTransportErrorClassification(t *testing.T) {
 	k := &conn{}
 	cases := []struct {
@@ -394,9 +390,10 @@ func TestTransportErrorClassification(t *testing.T) {
 	}{
 		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, metrics.CategoryTransport, "ConnectionReset"},
 		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, metrics.CategoryTransport, "ConnectionRefused"},
-		{"fasthttp timeout", fasthttp.ErrTimeout, metrics.CategoryTimeout, "Timeout"},
 		{"deadline", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, metrics.CategoryTimeout, "Timeout"},
-		{"closed before the first byte", fasthttp.ErrConnectionClosed, metrics.CategoryTransport, "ConnectionReset"},
+		{"closed before the first byte", errClosedBeforeResponse, metrics.CategoryTransport, "ConnectionReset"},
+		{"broken pipe", &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, metrics.CategoryTransport, "ConnectionReset"},
+		{"malformed framing", fmt.Errorf("%w: chunk size \"zz\"", errMalformedHTTP), metrics.CategoryTransport, "TransportError"},
 		{"unexpected EOF", io.ErrUnexpectedEOF, metrics.CategoryTransport, "ConnectionReset"},
 		{"other", errors.New("tls: bad certificate"), metrics.CategoryTransport, "TransportError"},
 	}

@@ -56,3 +56,24 @@ func cpuClock(b *testing.B) func() {
 		}
 	}
 }
+
+// BenchmarkEventShape is parseSSELine's work on a content event of a
+// stream whose shape is known (every content event after the first).
+func BenchmarkEventShape(b *testing.B) {
+	var sh eventShape
+	if _, ok, err := sh.parse(benchContentLine, nil); !ok || err != nil {
+		b.Fatal(ok, err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchContentLine)))
+	done := cpuClock(b)
+	for b.Loop() {
+		if ev, ok, err := sh.parse(benchContentLine, nil); !ok || err != nil || !ev.Content {
+			b.Fatal(ok, err)
+		}
+	}
+	done()
+	if sh.hits == 0 {
+		b.Fatal("the shape decided no event")
+	}
+}

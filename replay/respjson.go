@@ -27,8 +27,24 @@ const scanDepthLimit = 512
 // and then the choice's text, choice by choice, appended to *dst exactly
 // as a decode with encoding/json would give them.
 type liveText struct {
-	dst   *[]byte
+	dst   *[]byte // nil: no text wanted
 	delta bool
+	// deltaLits counts the string (not null) values of the deltas'
+	// content, reasoning_content and reasoning over every choice;
+	// deltaLit is the last one's literal, quotes included, a subslice of
+	// the scanned bytes, and deltaReasoning says it was a reasoning field
+	// (see eventShape).
+	deltaLits      int
+	deltaLit       []byte
+	deltaReasoning bool
+}
+
+// msgLits are the string literals (quotes included) of one delta's or
+// message's fields.
+type msgLits struct {
+	content []byte // nil when absent or null
+	last    []byte // the last string field's
+	n       int    // how many fields were strings
 }
 
 // scanCompletion reads b, one JSON object with optional surrounding
@@ -222,23 +238,15 @@ const (
 )
 
 func scanChoice(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
-	// The string literals (quotes included) of the content and the text
-	// the live reply takes from this choice, when non-empty.
-	var content, text []byte
-	var fromDelta, fromMessage *[]byte // where scanMessage puts the content literal
-	if lt != nil {
-		if lt.delta {
-			fromDelta = &content
-		} else {
-			fromMessage = &content
-		}
-	}
+	// The string literals of the delta and the message, and the text's.
+	var dl, ml msgLits
+	var text []byte
 	j, ok := scanObject(b, i, false, choiceNames, scanDepthLimit-3, func(k uint8, i int) (int, bool) {
 		switch k {
 		case choiceDelta:
-			return scanMessage(b, i, &s.deltaContent, &s.deltaReasoning, fromDelta)
+			return scanMessage(b, i, &s.deltaContent, &s.deltaReasoning, &dl)
 		case choiceMessage:
-			return scanMessage(b, i, &s.msgContent, &s.msgReasoning, fromMessage)
+			return scanMessage(b, i, &s.msgContent, &s.msgReasoning, &ml)
 		default: // choiceText
 			j, nonEmpty, ok := scanOptString(b, i)
 			s.text = s.text || nonEmpty
@@ -248,17 +256,32 @@ func scanChoice(b []byte, i int, s *completionScan, lt *liveText) (int, bool) {
 			return j, ok
 		}
 	})
-	if ok && lt != nil {
+	if !ok {
+		return j, false
+	}
+	if lt == nil {
+		return j, true
+	}
+	if dl.n > 0 {
+		lt.deltaLits += dl.n
+		lt.deltaLit = dl.last
+		lt.deltaReasoning = dl.content == nil || &dl.last[0] != &dl.content[0]
+	}
+	if lt.dst != nil {
 		// encoding/json fills the whole choice before the caller reads
 		// it: content comes first, whatever the order of the keys.
-		if content != nil {
+		content := ml.content
+		if lt.delta {
+			content = dl.content
+		}
+		if len(content) > 2 {
 			*lt.dst = jsonx.AppendUnquoted(*lt.dst, content)
 		}
 		if text != nil {
 			*lt.dst = jsonx.AppendUnquoted(*lt.dst, text)
 		}
 	}
-	return j, ok
+	return j, true
 }
 
 // Fields of a delta or message.
@@ -269,16 +292,20 @@ const (
 )
 
 // scanMessage reads a delta or message object (or null), ORing into
-// content and reasoning whether it has non-empty ones. When lit is not
-// nil, it is set to the literal of a non-empty content.
-func scanMessage(b []byte, i int, content, reasoning *bool, lit *[]byte) (int, bool) {
+// content and reasoning whether it has non-empty ones; lits gets its
+// string literals.
+func scanMessage(b []byte, i int, content, reasoning *bool, lits *msgLits) (int, bool) {
 	return scanObject(b, i, true, messageNames, scanDepthLimit-5, func(k uint8, i int) (int, bool) {
 		j, nonEmpty, ok := scanOptString(b, i)
+		if ok && b[i] == '"' {
+			lits.n++
+			lits.last = b[i:j]
+			if k == msgContent {
+				lits.content = lits.last
+			}
+		}
 		if k == msgContent {
 			*content = *content || nonEmpty
-			if nonEmpty && lit != nil {
-				*lit = b[i:j]
-			}
 		} else {
 			*reasoning = *reasoning || nonEmpty
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/agentperf/agentperf/internal/jsonx"
 	"github.com/agentperf/agentperf/metrics"
 )
 
@@ -143,6 +144,81 @@ func parseSSELine(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
 	ev, err = decodeSSEData(data, text)
 	ev.Fallback = true
 	return ev, true, err
+}
+
+// eventShape makes the content events of one stream cheap: servers send
+// them all in one shape, the same bytes (id, object, created, model,
+// index, logprobs, finish_reason) around a different delta.content (or
+// reasoning) string. Once the full scan (scanCompletionText) decided an
+// event whose deltas have exactly one string field, its bytes before and
+// after that string are kept with its decision. An event that is those
+// bytes around another single JSON string token is the same JSON object
+// but for that string: it is valid exactly when the string token is, and
+// it decides as the kept event did except for that field's emptiness
+// and, for content, its text. Such an
+// event costs two comparisons and a string scan instead of a parse; any
+// other event is parsed in full (and may become the new shape).
+// FuzzEventShape holds it to parseSSELine event by event.
+type eventShape struct {
+	prefix, suffix []byte
+	// ev is the kept event's decision; reasoning says the string is a
+	// reasoning field's, else it is the content.
+	ev        sseEvent
+	reasoning bool
+	known     bool
+	hits      int // events decided by the shape (tests)
+}
+
+func (sh *eventShape) reset() { sh.known = false }
+
+// parse is parseSSELine with the stream's shape.
+func (sh *eventShape) parse(line []byte, text *[]byte) (ev sseEvent, ok bool, err error) {
+	if !bytes.HasPrefix(line, dataPrefix) {
+		return ev, false, nil
+	}
+	data := bytes.TrimSpace(line[len(dataPrefix):])
+	if sh.known && len(data) > len(sh.prefix)+len(sh.suffix) && bytes.HasPrefix(data, sh.prefix) && bytes.HasSuffix(data, sh.suffix) {
+		lit := data[len(sh.prefix) : len(data)-len(sh.suffix)]
+		if j, ok := jsonx.ScanString(lit, 0); ok && j == len(lit) {
+			sh.hits++
+			ev = sh.ev
+			if sh.reasoning {
+				ev.Reasoning = len(lit) > 2
+				return ev, true, nil
+			}
+			ev.Content = len(lit) > 2
+			if text != nil && ev.Content {
+				*text = jsonx.AppendUnquoted(*text, lit)
+			}
+			return ev, true, nil
+		}
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return parseSSELine(line, text)
+	}
+	n := 0
+	if text != nil {
+		n = len(*text)
+	}
+	lt := liveText{dst: text, delta: true}
+	sc, ok := scanCompletionText(data, &lt)
+	if !ok || sc.errorSet {
+		if text != nil {
+			*text = (*text)[:n]
+		}
+		return parseSSELine(line, text)
+	}
+	ev.Content = sc.deltaContent || sc.text
+	ev.Reasoning = sc.deltaReasoning
+	ev.HasUsage, ev.Usage = sc.hasUsage, sc.usage
+	sh.known = lt.deltaLits == 1 && !sc.text
+	if sh.known {
+		off := cap(data) - cap(lt.deltaLit) // deltaLit is data[off:off+len]
+		sh.prefix = append(sh.prefix[:0], data[:off]...)
+		sh.suffix = append(sh.suffix[:0], data[off+len(lt.deltaLit):]...)
+		sh.ev, sh.reasoning = ev, lt.deltaReasoning
+	}
+	return ev, true, nil
 }
 
 // decodeSSEData is the decision of parseSSELine on the JSON data of an

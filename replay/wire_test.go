@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -170,7 +168,7 @@ func TestWireFormatsThroughClient(t *testing.T) {
 			defer k.close()
 			var clock int64
 			var text []byte
-			x := k.do(c, []byte(`{}`), nil, func(*fasthttp.RequestHeader) {}, func() int64 { clock++; return clock }, &text)
+			x := k.do(c, []byte(`{}`), nil, func(*reqHeader) {}, func() int64 { clock++; return clock }, &text)
 			if x.err != nil || x.fallback {
 				t.Fatalf("exchange: err %v, fallback %v", x.err, x.fallback)
 			}

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -536,27 +537,49 @@ func (c *Conversation) AppendMessagesJSON(dst []byte, k int, marker string) ([]b
 // AppendMessagesJSONAt is AppendMessagesJSON with the marker at the given
 // placement.
 func (c *Conversation) AppendMessagesJSONAt(dst []byte, k int, marker string, at MarkerPlacement) ([]byte, error) {
-	dst, _, err := c.appendMessages(dst, k, marker, at, nil)
+	dst, _, err := c.appendMessages(dst, k, marker, at, nil, 0)
 	return dst, err
 }
+
+// AppendMessagesJSONAtMost is AppendMessagesJSONAt for a list of at most
+// limit bytes: it returns false, with dst holding part of the list, as
+// soon as the list is longer. A caller that sends small lists from a
+// buffer and larger ones as a stream (WriteMessagesJSONAt, whose length
+// MessagesJSONLenAt gives) then renders a small list once, without asking
+// its length first.
+func (c *Conversation) AppendMessagesJSONAtMost(dst []byte, k int, marker string, at MarkerPlacement, limit int) ([]byte, bool, error) {
+	start := len(dst)
+	dst, _, err := c.appendMessages(dst, k, marker, at, nil, limit)
+	if errors.Is(err, errOverLimit) {
+		return dst, false, nil
+	}
+	return dst, err == nil && len(dst)-start <= limit, err
+}
+
+// errOverLimit stops appendMessages at its limit.
+var errOverLimit = errors.New("synth: message list over its limit")
 
 // appendMessages renders turn k's message list into dst. With w set, dst
 // is written to w (and reset) whenever it holds flushAt bytes or more, so
 // that the list never needs a buffer of its own size
 // (WriteMessagesJSONAt), and the bytes written so far are returned; the
 // caller writes what is left in dst. Without w, dst grows to hold it all.
-func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, w io.Writer) ([]byte, int64, error) {
+func (c *Conversation) appendMessages(dst []byte, k int, marker string, at MarkerPlacement, w io.Writer, limit int) ([]byte, int64, error) {
 	chain, target, err := c.messageChain(k, marker, at)
 	if err != nil {
 		return dst, 0, err
 	}
 	var written int64
+	start := len(dst)
 	if w == nil {
 		size := 2 + len(marker) + 8
 		for _, ni := range chain {
 			if n := &c.nodes[ni]; !c.skipped(n) {
 				size += 32 + n.tokens()*5
 			}
+		}
+		if limit > 0 {
+			size = min(size, limit+flushAt)
 		}
 		dst = slices.Grow(dst, size)
 	}
@@ -581,28 +604,25 @@ func (c *Conversation) appendMessages(dst []byte, k int, marker string, at Marke
 		}
 		if r, ok := c.liveSlot(n); ok {
 			dst = jsonx.AppendStringBody(dst, r)
-		} else if w != nil {
-			// Streaming: the memoised spans only, so that the trace's
-			// hash ids (a mapped cache file) are not read while the
-			// request is being written.
+		} else {
+			// The node's memoised spans: a node already rendered (every
+			// earlier message of a conversation) costs no lookup of its
+			// blocks, and a stream, which renders what MessagesJSONLenAt
+			// memoised, never reads the trace's hash ids (a mapped cache
+			// file) while the request is being written.
 			for _, r := range c.nodeSpans(ni) {
 				dst = c.s.c.appendEscaped(dst, c.arena[r.off:r.off+r.n])
-				if len(dst) >= flushAt {
+				switch {
+				case w != nil && len(dst) >= flushAt:
 					m, err := w.Write(dst)
 					written += int64(m)
 					if err != nil {
 						return dst[:0], written, err
 					}
 					dst = dst[:0]
+				case limit > 0 && len(dst)-start > limit:
+					return dst, 0, errOverLimit
 				}
-			}
-		} else {
-			ids := c.reqs[n.src].HashIDs
-			for b := n.start; b < n.end(); b++ {
-				dst = c.s.c.appendEscaped(dst, c.block(ids[b]))
-			}
-			if n.tail > 0 {
-				dst = c.s.c.appendEscaped(dst, c.tail(n.tailTurn, n.tail))
 			}
 		}
 		if i == target && suffix {

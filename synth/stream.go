@@ -28,7 +28,7 @@ var stagePool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+4<<10);
 func (c *Conversation) WriteMessagesJSONAt(w io.Writer, k int, marker string, at MarkerPlacement) (int64, error) {
 	bp := stagePool.Get().(*[]byte)
 	defer stagePool.Put(bp)
-	b, n, err := c.appendMessages((*bp)[:0], k, marker, at, w)
+	b, n, err := c.appendMessages((*bp)[:0], k, marker, at, w, 0)
 	*bp = b[:0]
 	if err != nil {
 		return n, err

@@ -840,6 +840,18 @@ func (l *Lane) NextWake() (time.Time, bool) {
 	return time.Unix(0, w), ok
 }
 
+// Pending reports whether a turn of the lane waits on a timer. When none
+// does, only a completion of the lane's in-flight requests can give it a
+// send (a turn that waits on a join or a barrier is released by a
+// completion too); the wake-up NextWake then reports, the phase's
+// deadline or the end of a time-bounded warmup stage, ends the lane's
+// phase only once those requests are done.
+func (l *Lane) Pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.anyPending()
+}
+
 // anyPending reports whether some tree of the lane has a turn pending.
 func (l *Lane) anyPending() bool {
 	for _, t := range l.trees() {

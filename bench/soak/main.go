@@ -69,23 +69,11 @@ func (s *countSink) Add(r *metrics.Record) {
 	}
 }
 
-// lingering returns how many goroutines are fasthttp connection cleaners,
-// and the goroutine dump.
-func lingering() (int, []byte) {
+// goroutineDump returns the stacks of every goroutine.
+func goroutineDump() []byte {
 	var b bytes.Buffer
 	pprof.Lookup("goroutine").WriteTo(&b, 1)
-	n := 0
-	for _, group := range strings.Split(b.String(), "\n\n") {
-		if !strings.Contains(group, "fasthttp.(*HostClient).connsCleaner") {
-			continue
-		}
-		if k, _, ok := strings.Cut(group, " @"); ok {
-			k = k[strings.LastIndexByte(k, '\n')+1:] // after the "goroutine profile" header line
-			c, _ := strconv.Atoi(strings.TrimSpace(k))
-			n += c
-		}
-	}
-	return n, b.Bytes()
+	return b.Bytes()
 }
 
 // newSim returns a simulator configured by a sim:// URL, serving "soak".
@@ -291,15 +279,12 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 	} else {
 		fmt.Println("\n(fewer than 4 samples: growth not judged; run longer or sample more often)")
 	}
-	// fasthttp's per-HostClient connection cleaner sleeps for
-	// MaxIdleConnDuration (5 min) between checks and cannot be woken, so
-	// one per lane outlives Run by up to that long; they are counted apart.
-	cleaners, stacks := lingering()
-	fmt.Printf("after the run and the simulator closed: %d goroutines (baseline %d; %d of them fasthttp connection cleaners asleep for up to MaxIdleConnDuration), heap %.1f MB\n",
-		after.goroutines, base.goroutines, cleaners, after.heapMB)
-	if after.goroutines-cleaners > base.goroutines+10 || cleaners > lanes {
-		fails = append(fails, fmt.Sprintf("%d goroutines left after the run (baseline %d, %d cleaners); their stacks are on stderr", after.goroutines, base.goroutines, cleaners))
-		os.Stderr.Write(stacks)
+	// Nothing of the run may outlive it: every connection is closed and
+	// every lane, slot and request goroutine has returned.
+	fmt.Printf("after the run and the simulator closed: %d goroutines (baseline %d), heap %.1f MB\n", after.goroutines, base.goroutines, after.heapMB)
+	if after.goroutines > base.goroutines+10 {
+		fails = append(fails, fmt.Sprintf("%d goroutines left after the run (baseline %d); their stacks are on stderr", after.goroutines, base.goroutines))
+		os.Stderr.Write(goroutineDump())
 	}
 	if len(fails) > 0 {
 		for _, f := range fails {
