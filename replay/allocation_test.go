@@ -87,7 +87,7 @@ func chunkedSSE(events ...[]byte) []byte {
 }
 
 // TestClientPathAllocs guards the per-request client path (write the body,
-// read and parse the response) as fasthttp's allocation tests do: after
+// read and parse the response), as fasthttp's allocation tests guard its own: after
 // the slot's buffers have grown, an exchange allocates nothing, streaming
 // or not.
 func TestClientPathAllocs(t *testing.T) {

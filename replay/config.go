@@ -215,8 +215,11 @@ type Config struct {
 	LiveAssistant bool
 
 	// RequestTimeout bounds one request including its whole stream
-	// (DefaultConfig: DefaultRequestTimeout). ConnectTimeout bounds
-	// connecting (DefaultConfig: DefaultConnectTimeout). 0 is no timeout.
+	// (DefaultConfig: DefaultRequestTimeout): it fails as a timeout after
+	// between RequestTimeout less 1/64 of it (a second at most) and
+	// RequestTimeout, since a connection's deadline is moved at most once
+	// a second. ConnectTimeout bounds connecting (DefaultConfig:
+	// DefaultConnectTimeout). 0 is no timeout.
 	RequestTimeout, ConnectTimeout time.Duration
 	// Insecure skips TLS certificate verification.
 	Insecure bool

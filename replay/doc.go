@@ -1,5 +1,5 @@
-// Package replay is the agentic replay engine: one goroutine per lane, a
-// streaming HTTP client (fasthttp), request bodies, SSE response parsing and
+// Package replay is the agentic replay engine: one goroutine per lane, its
+// own streaming HTTP/1.1 client, request bodies, SSE response parsing and
 // per-request records. Its public entry point is Run.
 //
 // Run replays a corpus against an OpenAI-compatible server with the

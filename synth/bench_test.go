@@ -124,7 +124,7 @@ func BenchmarkConversation(b *testing.B) {
 }
 
 // BenchmarkWriteMessagesJSON compares the two ways a client sends a turn's
-// messages, both through a 4 KiB bufio.Writer (fasthttp's default write
+// messages, both through a 4 KiB bufio.Writer (an HTTP client's usual write
 // buffer) into io.Discard, in the steady state of a lane: "append" builds
 // the list in a reused buffer and writes it (one large write);
 // "stream" takes its length and renders it into the writer
