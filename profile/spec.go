@@ -285,7 +285,7 @@ func (s *Spec) Validate() error {
 		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
 	}
 	if f := s.FailedRequestThreshold; !(f >= 0 && f <= 1) {
-		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1] (0 = off)", f))
+		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (0 = off)", f))
 	}
 	if l := s.OverflowRateLimit; l.Set && !(l.V >= 0 && l.V <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.OverflowRateLimit %v: want a fraction between 0 and 1", l.V))

@@ -14,15 +14,6 @@ import (
 // however long, that chance is at most 0.1 % (docs/failed-request-threshold.md).
 const ThresholdAlpha = 1e-3
 
-// ValidateThreshold checks a --failed-request-threshold value: a fraction
-// in (0, 1], or 0 for "disabled".
-func ValidateThreshold(frac float64) error {
-	if frac == 0 || (frac > 0 && frac <= 1) {
-		return nil
-	}
-	return fmt.Errorf("--failed-request-threshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (omit the flag to disable the check)", frac)
-}
-
 // Threshold is the --failed-request-threshold check: it aborts a run once
 // the failure rate of its profiling requests is, with confidence
 // 1 − ThresholdAlpha, above the limit. Feed it PROFILING requests only:

@@ -377,17 +377,3 @@ func TestThresholdFiresOnceConcurrently(t *testing.T) {
 		t.Error("nil threshold fired")
 	}
 }
-
-func TestValidateThreshold(t *testing.T) {
-	t.Parallel()
-	for _, ok := range []float64{0, 0.05, 0.1, 1} {
-		if err := ValidateThreshold(ok); err != nil {
-			t.Errorf("%v rejected: %v", ok, err)
-		}
-	}
-	for _, bad := range []float64{-0.1, 1.01, 10} {
-		if err := ValidateThreshold(bad); err == nil || !strings.Contains(err.Error(), "--failed-request-threshold") {
-			t.Errorf("%v: error %v", bad, err)
-		}
-	}
-}

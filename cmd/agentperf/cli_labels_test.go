@@ -55,6 +55,7 @@ func TestRangeErrorsSayTheRange(t *testing.T) {
 		{[]string{"--benchmark-duration", "10", "--trajectory-start-max-ratio", "1.5"}, "--trajectory-start-max-ratio 1.5: out of range: want 0 to 1"},
 		{[]string{"--benchmark-duration", "10", "--stats-interval", "NaN"}, "--stats-interval NaN: out of range"},
 		{[]string{"--benchmark-duration", "10", "--request-timeout-seconds", "-3"}, "--request-timeout-seconds -3: out of range: want seconds ≥ 0 (0 = no timeout)"},
+		{[]string{"--benchmark-duration", "10", "--failed-request-threshold", "2"}, "--failed-request-threshold 2: want a fraction in (0, 1], e.g. 0.10 for 10% (0 = off)"},
 	} {
 		code, _, errOut := runCLI(t, append(append([]string(nil), base...), c.flags...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "is required") {

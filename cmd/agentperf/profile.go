@@ -140,9 +140,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err != nil {
 		return nil, asUsage(err)
 	}
-	if err := scenario.ValidateThreshold(p.threshold); err != nil {
-		return nil, asUsage(err)
-	}
 	var extra []replay.ExtraInput
 	for _, s := range p.extraInputs {
 		e, err := replay.ParseExtraInput(s)
