@@ -22,23 +22,13 @@ import (
 // another Authorization source is refused with a reason that does not
 // print the password.
 func TestURLCredentialsAreSentAsBasicAuth(t *testing.T) {
-	cfgSim := sim.DefaultConfig()
-	cfgSim.Model, cfgSim.ZeroLatency = "m", true
-	s, err := sim.New(cfgSim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	var mu sync.Mutex
 	seen := map[string]int{}
-	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := simBehind(t, func(r *http.Request) {
 		mu.Lock()
 		seen[r.Header.Get("Authorization")]++
 		mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	const pass = "s3cret-PASSWORD"
 	url := strings.Replace(srv.URL, "http://", "http://alice:"+pass+"@", 1)
 
@@ -81,13 +71,6 @@ func TestURLCredentialsAreSentAsBasicAuth(t *testing.T) {
 // header replaces it), a fresh X-Request-ID per request, the conversation's
 // X-Correlation-ID, and a Content-Length that is the body's.
 func TestRequestOnTheWire(t *testing.T) {
-	cfgSim := sim.DefaultConfig()
-	cfgSim.Model, cfgSim.ZeroLatency = "m", true
-	s, err := sim.New(cfgSim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	type seenReq struct {
 		method, path, host string
 		h                  http.Header
@@ -96,17 +79,14 @@ func TestRequestOnTheWire(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []seenReq
-	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := simBehind(t, func(r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		seen = append(seen, seenReq{r.Method, r.URL.RequestURI(), r.Host, r.Header.Clone(), len(b), r.ContentLength})
 		mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/gw")
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	cfg := testConfig(t, srv.URL+"/gw", testCorpus(t, 2), &memSink{}, &memSink{})
 	cfg.Streaming = true
 	cfg.APIKey = "sk-test"
@@ -150,4 +130,25 @@ func TestRequestOnTheWire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// simBehind starts a zero-latency simulator serving "m" behind an HTTP
+// server that shows each request to see (which may change it) before the
+// simulator answers it.
+func simBehind(t *testing.T, see func(*http.Request)) *httptest.Server {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.ZeroLatency = "m", true
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	h := s.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		see(r)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
