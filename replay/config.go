@@ -386,7 +386,7 @@ type Observer interface {
 // *FieldError for Config.URL): it must be http(s)://host[:port].
 func CheckURL(s string) error {
 	if s == "" {
-		return fieldErr("URL", errors.New("required"))
+		return fieldErr("URL", errors.New("required: the server's base URL, e.g. http://localhost:8000"))
 	}
 	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fieldErr("URL", fmt.Errorf("%q must be http(s)://host[:port] (e.g. http://localhost:8000)", redactedURL(s)))
@@ -428,7 +428,7 @@ func (c *Config) validate(inputs bool) error {
 		errs = append(errs, fieldErr("Headers", err))
 	}
 	if len(c.Models) == 0 {
-		bad("Models", "at least one model is required")
+		bad("Models", "required: the name of the model the server serves (at least one)")
 	}
 	if c.Generation.IsZero() {
 		bad("Generation", "required: start from DefaultConfig, which holds every default (AgentX %s), or set timing.LookupGeneration's", timing.DefaultGeneration)

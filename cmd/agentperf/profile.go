@@ -119,12 +119,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err != nil {
 		return nil, err
 	}
-	if p.url == "" {
-		return nil, usagef("--url is required (e.g. http://localhost:8000, or sim:// for the in-process simulator)")
-	}
-	if len(p.models) == 0 {
-		return nil, usagef("--model is required (the model name the server serves)")
-	}
 	for _, m := range p.serverMetrics {
 		if u, err := neturl.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", profile.RedactURL(m))

@@ -364,7 +364,12 @@ func TestProfileUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no url", nil, []string{"--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "--url is required"},
+		// Checked by the library (replay.Config.ValidateSettings) before
+		// the corpus is loaded, in the CLI's terms.
+		{"no url", nil, []string{"--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
+			"agentperf: --url required: the server's base URL, e.g. http://localhost:8000 (or sim:// for the in-process simulator)\n"},
+		{"no model", nil, []string{"--url", "sim://", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
+			"agentperf: --model required: the name of the model the server serves (at least one)\n"},
 		{"concurrency sweep", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1,2", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "one positive integer"},
 		{"unknown flag", nil, []string{"--bogus"}, "unknown flag"},
 		{"unsupported flag", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--request-rate", "5"}, "--request-rate"},
