@@ -168,10 +168,10 @@ func TestServerFaults(t *testing.T) {
 			recs := sink.records()
 			var errs int
 			firstErr := map[int]int{} // lane → index of its first error record
-			lastOK := map[int]int{}   // lane → index of its last success
+			last := map[int]int{}     // lane → index of its last record
 			for i, r := range recs {
+				last[r.Lane] = i
 				if r.Error == nil {
-					lastOK[r.Lane] = i
 					continue
 				}
 				errs++
@@ -246,10 +246,14 @@ func TestServerFaults(t *testing.T) {
 					t.Fatalf("%d error records, the sim injected %d %s faults", errs, injected, tc.fault)
 				}
 			}
-			// Every lane that saw an error succeeded again later.
+			// Every lane that saw an error sent again: its connection was
+			// not left broken. (Every error is an injected fault, above, so
+			// a later request succeeded or was faulted by the simulator too:
+			// with a 1 s timeout in a 3 s run a lane may draw the simulator's
+			// every-5th fault on each of its few requests.)
 			for lane, i := range firstErr {
-				if j, ok := lastOK[lane]; !ok || j < i {
-					t.Fatalf("lane %d never succeeded after its first error (record %d)", lane, i)
+				if last[lane] == i {
+					t.Fatalf("lane %d sent nothing after its first error (record %d)", lane, i)
 				}
 			}
 			if res.Accounting.ProfilingOK < 10 {
