@@ -43,7 +43,10 @@ type conn struct {
 
 	mu      sync.Mutex // guards nc's replacement and aborted
 	nc      net.Conn   // the live connection, nil before the first dial or after a close
+	raw     net.Conn   // nc's TCP connection (nc itself, or under TLS the one beneath)
 	aborted bool
+	// lastStart is when the connection's last request started.
+	lastStart time.Time
 	// deadline is the deadline set on nc.
 	deadline time.Time
 
@@ -204,7 +207,15 @@ func (k *conn) close() {
 
 // connect returns the live connection, dialling a new one when there is
 // none.
-func (k *conn) connect() (net.Conn, error) {
+//
+// A connection that was idle for idleProbeAfter or more is first checked
+// (peerClosed): servers close keep-alive connections that stay idle
+// (uvicorn, which vLLM and SGLang run on, after 5 s), and a lane's think
+// time is often longer. A request written to such a connection would fail
+// as a reset although the server is fine; it goes out on a new connection
+// instead. (A close that lands between the check and the write is not
+// caught: the window is a few microseconds.)
+func (k *conn) connect(now time.Time) (net.Conn, error) {
 	k.mu.Lock()
 	nc, aborted := k.nc, k.aborted
 	k.mu.Unlock()
@@ -212,7 +223,10 @@ func (k *conn) connect() (net.Conn, error) {
 		return nil, errAborted
 	}
 	if nc != nil {
-		return nc, nil
+		if now.Sub(k.lastStart) < idleProbeAfter || !peerClosed(k.raw) {
+			return nc, nil
+		}
+		k.drop()
 	}
 	raw, err := k.dialer.Dial("tcp", k.addr)
 	if err != nil {
@@ -228,12 +242,17 @@ func (k *conn) connect() (net.Conn, error) {
 		nc.Close()
 		return nil, errAborted
 	}
-	k.nc = nc
+	k.nc, k.raw = nc, raw
 	k.mu.Unlock()
 	k.deadline = time.Time{}
 	k.wr.reset(nc)
 	return nc, nil
 }
+
+// idleProbeAfter is how long a connection may have been idle (counted from
+// the start of its last request) before connect checks that the server
+// has not closed it. Requests sent back to back are not checked.
+const idleProbeAfter = 10 * time.Millisecond
 
 // drop closes the live connection after an exchange that leaves it
 // unusable (an error, a body not read to its end, Connection: close).
@@ -241,7 +260,7 @@ func (k *conn) drop() {
 	k.mu.Lock()
 	if k.nc != nil {
 		k.nc.Close()
-		k.nc = nil
+		k.nc, k.raw = nil, nil
 	}
 	k.mu.Unlock()
 }
@@ -251,11 +270,11 @@ func (k *conn) drop() {
 // costs a runtime timer update, so a connection that carries many
 // requests a second moves it once a second, not per request. An exchange
 // therefore fails as a timeout after between timeout − slack and timeout.
-func (k *conn) refreshDeadline(nc net.Conn) error {
+func (k *conn) refreshDeadline(nc net.Conn, now time.Time) error {
 	if k.timeout <= 0 {
 		return nil
 	}
-	want := time.Now().Add(k.timeout)
+	want := now.Add(k.timeout)
 	if want.Sub(k.deadline) <= min(k.timeout/64, time.Second) {
 		return nil
 	}
@@ -312,10 +331,12 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 	}
 	k.out = h.b
 
-	nc, err := k.connect()
+	start := time.Now()
+	nc, err := k.connect(start)
 	if err == nil {
-		err = k.refreshDeadline(nc)
+		err = k.refreshDeadline(nc, start)
 	}
+	k.lastStart = start
 	if err == nil {
 		err = k.write(nc, sb)
 	}
