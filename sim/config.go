@@ -85,6 +85,10 @@ type Config struct {
 	// Routing picks an engine: "hash" (default) hashes X-Correlation-ID,
 	// falling back to round robin without the header; "round-robin".
 	Routing string
+	// KeepAliveTimeout closes a client's connection after it was idle this
+	// long. Default 5 s, uvicorn's timeout_keep_alive, which vLLM and SGLang
+	// serve with; a negative value keeps idle connections open.
+	KeepAliveTimeout time.Duration
 
 	// Seed seeds every random choice (output lengths without ignore_eos,
 	// fault draws). Same seed, same requests ⇒ same behaviour.
@@ -231,6 +235,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.OverflowWording, "vllm-2026-nested")
 	setDefault(&c.Engines, 1)
 	setDefault(&c.Routing, "hash")
+	setDefault(&c.KeepAliveTimeout, 5*time.Second)
 	setDefault(&c.Faults.SlowFirstByteFor, 2*time.Second)
 	setDefault(&c.Faults.StallFor, 5*time.Second)
 	if c.Faults.DownAfterRequests > 0 {
@@ -335,6 +340,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Float64Var(&c.ReasoningRatio, "reasoning-ratio", c.ReasoningRatio, "fraction of generated tokens sent as delta.reasoning_content")
 	fs.StringVar(&c.OverflowWording, "overflow-wording", c.OverflowWording, "context-overflow error text and envelope: "+strings.Join(OverflowWordings(), ", "))
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines, each with its own cache, queue and metric series")
+	fs.DurationVar(&c.KeepAliveTimeout, "keep-alive-timeout", c.KeepAliveTimeout, "close a connection idle this long, as uvicorn does under vLLM and SGLang (negative = keep it open)")
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
 	fs.BoolVar(&c.LazyMetrics, "lazy-metrics", c.LazyMetrics, "expose histograms and labelled series on /metrics only once used (series appear mid-run, as on prometheus_client servers)")

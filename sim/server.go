@@ -176,7 +176,7 @@ func (s *Server) Start() error {
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       5 * time.Minute,
+		IdleTimeout:       s.cfg.KeepAliveTimeout, // negative: none, as net/http reads it
 		ErrorLog:          nil,
 	}
 	s.serveErr = make(chan error, 1)
