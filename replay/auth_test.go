@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentperf/agentperf/sim"
 )
 
 // TestURLCredentialsAreSentAsBasicAuth: user:password in the server URL
@@ -137,14 +135,7 @@ func TestRequestOnTheWire(t *testing.T) {
 // simulator answers it.
 func simBehind(t *testing.T, see func(*http.Request)) *httptest.Server {
 	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Model, cfg.ZeroLatency = "m", true
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	h := s.Handler()
+	h := newZeroSim(t).Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		see(r)
 		h.ServeHTTP(w, r)

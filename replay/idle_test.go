@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/sim"
 )
 
 // TestServerClosesIdleConnections: servers close a keep-alive connection
@@ -32,14 +31,7 @@ func TestServerClosesIdleConnections(t *testing.T) {
 		{"https, server keeps", true, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfgSim := sim.DefaultConfig()
-			cfgSim.Model, cfgSim.ZeroLatency = "m", true
-			s, err := sim.New(cfgSim)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			srv := httptest.NewUnstartedServer(s.Handler())
+			srv := httptest.NewUnstartedServer(newZeroSim(t).Handler())
 			srv.Config.IdleTimeout = tc.idleTimeout
 			var conns atomic.Int64
 			srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {

@@ -88,19 +88,27 @@ type shardPeer struct {
 	*memCoord
 }
 
-func startZeroSim(t *testing.T) *sim.Server {
+// newZeroSim makes a zero-latency simulator serving "m", not yet
+// listening; it is closed when the test ends.
+func newZeroSim(t *testing.T) *sim.Server {
 	t.Helper()
 	cfg := sim.DefaultConfig()
-	cfg.Model = "m"
-	cfg.ZeroLatency = true
+	cfg.Model, cfg.ZeroLatency = "m", true
 	srv, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// startZeroSim is newZeroSim listening on its own port.
+func startZeroSim(t *testing.T) *sim.Server {
+	t.Helper()
+	srv := newZeroSim(t)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
 	return srv
 }
 
