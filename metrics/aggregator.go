@@ -94,13 +94,6 @@ func tallied(e *entry) (rw row, er *Error) {
 	return rw, er
 }
 
-// addEntry counts e and keeps its row as Aggregator.Add keeps a record's
-// (Recompute reads an export this way, so its rows are the run's).
-func (t *aggInput) addEntry(e *entry) {
-	rw, er := tallied(e)
-	t.add(e.b, e.r.Phase == PhaseWarmup, &rw, er)
-}
-
 // rowOf is what the aggregates keep of a record that is not an overflow.
 func rowOf(e *entry) row {
 	r := e.r
@@ -121,8 +114,6 @@ func (rw *row) setBucket(b Bucket) {
 // Accounting returns the buckets of the tally (AggregatorOptions.Tally,
 // else the records added so far), with Sent set to their sum.
 func (a *Aggregator) Accounting() Accounting {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	acct := a.counts.t.Counts().Accounting()
 	return withSent(acct, acct.Total())
 }
@@ -201,38 +192,12 @@ func withSent(a Accounting, sent int) Accounting {
 }
 
 // aggInput is what the aggregates are computed from: the rows of the
-// records that are not overflows, their errors by kind, and (for
-// Recompute, which reads the lines of an export) every line's bucket
-// counted. The Aggregator keeps rows and errors only (addRow): a run's
-// counts are its Tally. It is not safe for concurrent use.
+// records that are not overflows and their errors by kind (the counts are
+// a Tally: the run's, or Recompute's of an export's lines). It is not
+// safe for concurrent use.
 type aggInput struct {
-	rows    columns
-	errs    errorTally
-	acct    Accounting // Sent left 0; Recompute's count of an export's lines
-	warmOvf int        // the warmup part of acct.Overflows
-}
-
-// add counts one line of an export of bucket b (in the warmup phase when
-// warmup is set) and keeps its row (see addRow).
-func (t *aggInput) add(b Bucket, warmup bool, rw *row, e *Error) {
-	switch b {
-	case BucketOverflow:
-		t.acct.Overflows++
-		if warmup {
-			t.warmOvf++
-		}
-	case BucketCancelled:
-		t.acct.Cancelled++
-	case BucketWarmupError:
-		t.acct.WarmupErrors++
-	case BucketWarmupOK:
-		t.acct.WarmupOK++
-	case BucketProfilingError:
-		t.acct.ProfilingErrors++
-	default:
-		t.acct.ProfilingOK++
-	}
-	t.addRow(b, rw, e)
+	rows columns
+	errs errorTally
 }
 
 // addRow keeps the row rw of a record of bucket b (none for an overflow)

@@ -64,19 +64,10 @@ func FinishExport(dir string, info RunInfo, opt ExportOptions) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
-	ovf, err := countOverflows(filepath.Join(dir, FileOverflow))
-	if err != nil {
+	if err := p.countOverflows(filepath.Join(dir, FileOverflow)); err != nil {
 		return nil, fmt.Errorf("aggregate %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	ovf = p.addOverflows(ovf)
-	sent := info.Accounting.Sent
-	info.Accounting = p.acct
-	if sent == 0 {
-		sent = p.acct.Total()
-	}
-	info.Accounting.Sent = sent
-	s := aggregate(&p.rows, ovf, p.errs.list(), info, opt.SliceDuration)
-	s.AccountingErr = info.Accounting.Check()
+	s := p.summary(info, opt.SliceDuration)
 	if err := s.writeAggregates(dir, exportOptions{version: opt.Version, location: opt.Location}, true); err != nil {
 		return s, err
 	}

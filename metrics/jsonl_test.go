@@ -120,7 +120,7 @@ func TestReadExportErrors(t *testing.T) {
 		})
 	}
 	p, err := readExport(strings.NewReader(good+"\n"), "x.jsonl", false, nil)
-	if err != nil || p.rows.len() != 1 || p.rows.row(0).v.TTFT != 5 || p.acct.ProfilingOK != 1 {
+	if err != nil || p.rows.len() != 1 || p.rows.row(0).v.TTFT != 5 || p.counts.Counts().Profiling.OK != 1 {
 		t.Fatalf("bare-number metric: %v %+v", err, p)
 	}
 }
@@ -145,8 +145,8 @@ func FuzzReadExport(f *testing.F) {
 			return
 		}
 		// Every record is in one bucket; every one but an overflow has a row.
-		if p.acct.Total()-p.acct.Overflows != p.rows.len() {
-			t.Fatalf("accounting %+v for %d rows", p.acct, p.rows.len())
+		if acct := p.counts.Counts().Accounting(); acct.Total()-acct.Overflows != p.rows.len() {
+			t.Fatalf("accounting %+v for %d rows", acct, p.rows.len())
 		}
 		// Whatever was read aggregates and renders without panicking.
 		s := aggregate(&p.rows, overflowCounts{}, p.errs.list(), RunInfo{}, 0)

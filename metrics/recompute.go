@@ -19,9 +19,12 @@ import (
 // truncated by the engine).
 const maxLine = 16 << 20
 
-// parsedExport is what readExport returns.
+// parsedExport is what readExport returns: the rows and errors of an
+// export's records, and every record counted in its bucket (with
+// countOverflows, those of the overflow export too).
 type parsedExport struct {
 	aggInput
+	counts Tally
 	// torn is 1 when the last line was cut mid-write and left out.
 	torn int
 }
@@ -35,7 +38,9 @@ func readExport(r io.Reader, name string, tornTail bool, each func(*RecordLine))
 	p := &parsedExport{}
 	torn, err := ReadRecords(r, name, tornTail, func(l *RecordLine) error {
 		e := entry{r: &l.Record, b: l.Record.Bucket, v: l.Values}
-		p.addEntry(&e)
+		p.counts.Add(&l.Record)
+		rw, er := tallied(&e)
+		p.addRow(e.b, &rw, er)
 		if each != nil {
 			each(l)
 		}
@@ -103,17 +108,17 @@ func EndsMidLine(path string) bool {
 	return b[0] != '\n'
 }
 
-// countOverflows counts the records of context_overflow_export.jsonl by
-// phase (none when the file is absent). A line that is not a record (one
-// cut mid-write) counts as profiling, as a record without a phase does.
-func countOverflows(path string) (overflowCounts, error) {
-	var n overflowCounts
+// countOverflows counts the records of context_overflow_export.jsonl (at
+// path; none when the file is absent) in p's overflow bucket, by phase. A
+// line that is not a record (one cut mid-write) counts as profiling, as a
+// record without a phase does.
+func (p *parsedExport) countOverflows(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return n, nil
+		return nil
 	}
 	if err != nil {
-		return n, err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -124,23 +129,29 @@ func countOverflows(path string) (overflowCounts, error) {
 		if len(b) == 0 {
 			continue
 		}
+		phase := PhaseProfiling
 		if DecodeRecordLine(b, &l) == nil && l.Record.Phase == PhaseWarmup {
-			n.warmup++
-		} else {
-			n.profiling++
+			phase = PhaseWarmup
 		}
+		p.counts.Count(BucketOverflow, phase, false)
 	}
-	return n, sc.Err()
+	return sc.Err()
 }
 
-// addOverflows adds the overflows of the overflow export to those p
-// counted among its records (none in a file agentperf wrote) and sets
-// p's overflow bucket to their sum.
-func (p *parsedExport) addOverflows(ovf overflowCounts) overflowCounts {
-	ovf.profiling += p.acct.Overflows - p.warmOvf
-	ovf.warmup += p.warmOvf
-	p.acct.Overflows = ovf.profiling + ovf.warmup
-	return ovf
+// summary computes the aggregates of p with info, whose accounting is
+// p's counts with Sent as info gives it (0: their sum), and checks that
+// accounting (Summary.AccountingErr).
+func (p *parsedExport) summary(info RunInfo, slice time.Duration) *Summary {
+	c := p.counts.Counts()
+	sent := info.Accounting.Sent
+	info.Accounting = c.Accounting()
+	if sent == 0 {
+		sent = info.Accounting.Total()
+	}
+	info.Accounting.Sent = sent
+	s := aggregate(&p.rows, overflowCounts{profiling: c.Profiling.Overflows, warmup: c.Warmup.Overflows}, p.errs.list(), info, slice)
+	s.AccountingErr = info.Accounting.Check()
+	return s
 }
 
 // countLines counts the non-blank lines of a file (0 when it is absent).
@@ -320,11 +331,9 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if partial {
 		ovfPath += partialSuffix
 	}
-	ovf, err := countOverflows(ovfPath)
-	if err != nil {
+	if err := p.countOverflows(ovfPath); err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	ovf = p.addOverflows(ovf)
 	info, version, slice, err := readRunInfo(dir, opt.Location)
 	if err != nil {
 		return nil, "", reportSource{}, err
@@ -344,18 +353,11 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 			info.Warnings = append(info.Warnings, w)
 		}
 	}
-	sent := info.Accounting.Sent
-	info.Accounting = p.acct
-	unknownSent := sent == 0 && partial
-	if sent == 0 {
-		sent = p.acct.Total()
-	}
-	info.Accounting.Sent = sent
-	s := aggregate(&p.rows, ovf, p.errs.list(), info, slice)
-	s.AccountingErr = info.Accounting.Check()
+	unknownSent := info.Accounting.Sent == 0 && partial
+	s := p.summary(info, slice)
 	if unknownSent && s.AccountingErr == nil {
 		s.AccountingErr = fmt.Errorf("%w: the run did not finish (only %s%s): how many requests it sent is not recorded, so the %d records cannot be checked against it",
-			ErrAccounting, FileRecords, partialSuffix, p.acct.Total())
+			ErrAccounting, FileRecords, partialSuffix, s.Info.Accounting.Sent)
 	}
 	src := reportSource{partial: partial, existing: info.prevAccounting, existingAddsUp: info.prevAddsUp}
 	return s, version, src, nil
