@@ -13,11 +13,14 @@ import (
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
-// Load opens the Spec's corpus and builds its tokenizer and synthesizer,
-// the part of a run that several runs can share (Spec.Loaded). Problems
-// with the inputs are *InputError; a cancelled ctx is returned as it is.
-// The caller closes the Loaded.
+// Load checks the Spec (Validate), then opens its corpus and builds its
+// tokenizer and synthesizer, the part of a run that several runs can
+// share (Spec.Loaded). Problems with the inputs are *InputError; a
+// cancelled ctx is returned as it is. The caller closes the Loaded.
 func Load(ctx context.Context, s Spec) (*Loaded, error) {
+	if err := s.Validate(); err != nil {
+		return nil, inputErr(err)
+	}
 	lg := newRunLog(s.Log)
 	return load(ctx, &s, lg)
 }

@@ -268,8 +268,7 @@ func inputErr(err error) error {
 // the engine's settings (replay.Config.ValidateSettings; the corpus, the
 // synthesizer and the sink Run derives are checked by replay.Run), the
 // artifact folder, the overflow-rate limit, the shard's rendezvous. Run
-// calls it first; a caller that loads the corpus itself (Load) calls it
-// before.
+// and Load call it first.
 func (s *Spec) Validate() error {
 	var errs []error
 	r := s.Replay

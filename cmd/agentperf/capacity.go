@@ -76,9 +76,6 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		return nil, err
 	}
 	pr.spec = pr.base.spec
-	if err := pr.spec.Validate(); err != nil {
-		return nil, asUsage(err) // before the corpus is loaded, as profile.Run does
-	}
 	pr.headers = requestHeaders(&pr.spec)
 	pr.loaded, err = profile.Load(ctx, pr.spec)
 	var ie *profile.InputError
