@@ -144,6 +144,11 @@ type PhaseCounts struct {
 // included.
 func (p PhaseCounts) Total() int { return p.OK + p.Errors + p.Overflows + p.Cancelled }
 
+// Judged returns the requests of the phase that the failed-request
+// threshold judges: the successes and the failures (overflows and
+// cancellations are neither).
+func (p PhaseCounts) Judged() int { return p.OK + p.Errors }
+
 // Done returns the requests of the phase that are done: every outcome,
 // but not an attempt that was sent again.
 func (p PhaseCounts) Done() int { return p.Total() - p.Retried }
@@ -157,8 +162,8 @@ func (c Counts) Accounting() Accounting {
 		ProfilingErrors: c.Profiling.Errors,
 		WarmupOK:        c.Warmup.OK,
 		WarmupErrors:    c.Warmup.Errors,
-		Overflows:       c.Profiling.Overflows + c.Warmup.Overflows,
-		Cancelled:       c.Profiling.Cancelled + c.Warmup.Cancelled,
+		Overflows:       c.Overflows(),
+		Cancelled:       c.Cancelled(),
 	}
 }
 
@@ -176,6 +181,9 @@ func (c Counts) Errors() int { return c.Profiling.Errors + c.Warmup.Errors }
 
 // Overflows returns the context overflows of both phases.
 func (c Counts) Overflows() int { return c.Profiling.Overflows + c.Warmup.Overflows }
+
+// Cancelled returns the cancelled requests of both phases.
+func (c Counts) Cancelled() int { return c.Profiling.Cancelled + c.Warmup.Cancelled }
 
 // tallyRef is a sink's tally: the one it was given (CollectorOptions.Tally
 // and the like), which the records' producer updates, or, when it was

@@ -53,7 +53,7 @@ func (e *engine) thresholdDone(seq int, rec *metrics.Record) {
 	}
 	if gt, ok := e.c.Coordinator.(GlobalThreshold); ok {
 		p := e.tally.Counts().Profiling
-		gt.ReportThreshold(p.OK+p.Errors, p.Errors)
+		gt.ReportThreshold(p.Judged(), p.Errors)
 	}
 	if abort {
 		e.abort(AbortFailedRequestThreshold, msg)

@@ -246,7 +246,7 @@ func (t *Threshold) Counts() (total, failed int) {
 // totals are Counts of t, not nil.
 func (t *Threshold) totals() (total, failed int) {
 	p := t.counts.Counts().Profiling
-	return p.OK + p.Errors, p.Errors
+	return p.Judged(), p.Errors
 }
 
 // Fired reports whether the threshold has aborted the run.
