@@ -193,7 +193,7 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 	}
 	c.AddOverflow(okRecord(9, 0, 0, 0, 0, 1, 0, 0))
 	s = c.Snapshot()
-	if s.ProfilingOK != 20 || s.InFlight != 0 || s.Overflows != 1 || s.Elapsed != 5*time.Second {
+	if s.Profiling.OK != 20 || s.InFlight != 0 || s.Overflows() != 1 || s.Elapsed != 5*time.Second {
 		t.Errorf("counts %+v", s)
 	}
 	wo := okRecord(10, 0, 0, 0, 0, 1, 0, 0)
@@ -202,7 +202,7 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 	wc := okRecord(11, 0, 0, 0, 0, 1, 0, 0)
 	wc.Phase, wc.Cancelled = PhaseWarmup, true
 	c.Add(wc)
-	if s = c.Snapshot(); s.Overflows != 2 || s.WarmupOverflows != 1 || s.Cancelled != 1 || s.WarmupCancelled != 1 {
+	if s = c.Snapshot(); s.Overflows() != 2 || s.Warmup.Overflows != 1 || s.Cancelled() != 1 || s.Warmup.Cancelled != 1 {
 		t.Errorf("warmup overflows/cancellations %+v, want 1 of 2 overflows and 1 of 1 cancellation", s)
 	}
 	if !near(s.RequestsPerSec, 4) || !near(s.OutputTokensPerSec, 44) {
@@ -226,7 +226,7 @@ func TestSnapshotSlidingWindow(t *testing.T) {
 	// 20 s later the window is empty again, the totals are not.
 	clk.Advance(20 * time.Second)
 	s = c.Snapshot()
-	if s.WindowSamples != 0 || s.RequestsPerSec != 0 || !math.IsNaN(s.ITLP50) || s.ProfilingOK != 22 || !math.IsNaN(s.TheoreticalHitRate) {
+	if s.WindowSamples != 0 || s.RequestsPerSec != 0 || !math.IsNaN(s.ITLP50) || s.Profiling.OK != 22 || !math.IsNaN(s.TheoreticalHitRate) {
 		t.Errorf("after the window: %+v", s)
 	}
 }
@@ -377,8 +377,8 @@ func TestSnapshotWindowIsOnePhase(t *testing.T) {
 	if s.Window != 2*time.Second || !near(s.RequestsPerSec, 2) {
 		t.Errorf("profiling window %v at %v req/s, want 2 s (since the start) at 2 req/s", s.Window, s.RequestsPerSec)
 	}
-	if s.WarmupOK != 6 || s.ProfilingOK != 4 {
-		t.Errorf("counts warmup %d profiling %d, want 6 and 4 (every record counted)", s.WarmupOK, s.ProfilingOK)
+	if s.Warmup.OK != 6 || s.Profiling.OK != 4 {
+		t.Errorf("counts warmup %d profiling %d, want 6 and 4 (every record counted)", s.Warmup.OK, s.Profiling.OK)
 	}
 }
 
@@ -439,7 +439,7 @@ func TestCollectorReadsTheRunsTally(t *testing.T) {
 			if got := c.Accounting(); got != withSent(want, want.Total()) {
 				t.Errorf("Accounting() = %+v, want the tally's %+v", got, want)
 			}
-			if s := c.Snapshot(); s.ProfilingOK != 5 || s.Errors() != 2 || s.Overflows != 1 || s.Cancelled != 1 || s.WarmupOK != 1 {
+			if s := c.Snapshot(); s.Profiling.OK != 5 || s.Errors() != 2 || s.Overflows() != 1 || s.Cancelled() != 1 || s.Warmup.OK != 1 {
 				t.Errorf("snapshot counts %+v, want the fixture's, each once", s)
 			}
 			s, err := c.Finish(RunInfo{BenchmarkID: "x", Accounting: want})

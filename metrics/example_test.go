@@ -79,7 +79,7 @@ func ExampleTee() {
 		sink.Add(r)
 	}
 	st := live.Snapshot()
-	fmt.Printf("live: %d ok, %d errors\n", st.ProfilingOK, st.ProfilingErrors)
+	fmt.Printf("live: %d ok, %d errors\n", st.Profiling.OK, st.Profiling.Errors)
 	sum, err := agg.Summary(metrics.RunInfo{})
 	if err != nil {
 		log.Fatal(err)

@@ -18,8 +18,8 @@ type LiveOptions struct {
 	// Tally, when set, is the run's outcome tally, which whoever produces
 	// the records updates (CollectorOptions.Tally): Snapshot's counts and
 	// in-flight figure read it, and the window counts nothing itself.
-	// nil: the window tallies the records added, and LiveStats.InFlight
-	// is 0.
+	// nil: the window tallies the records added, and LiveStats.Sent and
+	// InFlight are 0.
 	Tally *Tally
 }
 
@@ -174,25 +174,15 @@ func (l *LiveWindow) rotate(now time.Time) {
 }
 
 // LiveStats is a snapshot for the live view. Rates and percentiles cover
-// the sliding window (LiveOptions.Window) of successful records; counts
+// the sliding window (LiveOptions.Window) of successful records; Counts
 // cover the whole run (the tally's, LiveOptions.Tally). Percentiles are
 // NaN without samples.
 type LiveStats struct {
-	Elapsed         time.Duration
-	ProfilingOK     int
-	ProfilingErrors int
-	WarmupOK        int
-	WarmupErrors    int
-	Cancelled       int
-	Overflows       int
-	// WarmupCancelled and WarmupOverflows are the parts of Cancelled and
-	// Overflows that belong to warmup records.
-	WarmupCancelled, WarmupOverflows int
-	// WarmupRetried is the part of WarmupErrors that are failed attempts
-	// of requests sent again (Record.Retried): not requests done.
-	WarmupRetried int
-	// InFlight is the number of requests in flight (the tally's).
-	InFlight           int
+	Elapsed time.Duration
+	// Counts are the run's counts: every finished request by phase and
+	// outcome, and those sent and in flight (Sent and InFlight are 0
+	// without a LiveOptions.Tally).
+	Counts
 	RequestsPerSec     float64
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
@@ -214,9 +204,6 @@ type LiveStats struct {
 	WindowPhase Phase
 }
 
-// Errors returns all failed records (both phases).
-func (s LiveStats) Errors() int { return s.ProfilingErrors + s.WarmupErrors }
-
 // Snapshot returns the live statistics now.
 func (l *LiveWindow) Snapshot() LiveStats {
 	now := l.opt.Now()
@@ -224,14 +211,7 @@ func (l *LiveWindow) Snapshot() LiveStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rotate(now)
-	s := LiveStats{
-		Elapsed:     now.Sub(l.started),
-		ProfilingOK: c.Profiling.OK, ProfilingErrors: c.Profiling.Errors,
-		WarmupOK: c.Warmup.OK, WarmupErrors: c.Warmup.Errors,
-		Cancelled: c.Profiling.Cancelled + c.Warmup.Cancelled, Overflows: c.Overflows(),
-		WarmupCancelled: c.Warmup.Cancelled, WarmupOverflows: c.Warmup.Overflows, WarmupRetried: c.Warmup.Retried,
-		InFlight: c.InFlight,
-	}
+	s := LiveStats{Elapsed: now.Sub(l.started), Counts: c}
 	var n, hit, blocks int64
 	var tok float64
 	for i := range liveBuckets {

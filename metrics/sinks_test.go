@@ -185,12 +185,12 @@ func TestLiveWindowReadsTheRunsTally(t *testing.T) {
 	w.Phase, w.Error, w.Retried = PhaseWarmup, &Error{Code: 503}, true
 	tl.Add(w)
 	l.Add(w)
-	if s := l.Snapshot(); s.InFlight != 1 || s.ProfilingOK != 1 || s.WarmupErrors != 1 || s.WarmupRetried != 1 || s.WindowSamples != 1 {
+	if s := l.Snapshot(); s.InFlight != 1 || s.Profiling.OK != 1 || s.Warmup.Errors != 1 || s.Warmup.Retried != 1 || s.WindowSamples != 1 {
 		t.Errorf("snapshot %+v, want 1 in flight, 1 success and 1 retried warmup attempt, each counted once", s)
 	}
 	alone := NewLiveWindow(LiveOptions{Now: fixedClock(t0)})
 	alone.Add(r)
-	if s := alone.Snapshot(); s.InFlight != 0 || s.ProfilingOK != 1 || tl.Counts().Profiling.OK != 1 {
+	if s := alone.Snapshot(); s.InFlight != 0 || s.Profiling.OK != 1 || tl.Counts().Profiling.OK != 1 {
 		t.Errorf("a window of its own: %+v (the run's tally: %+v)", s, tl.Counts())
 	}
 }
@@ -207,7 +207,7 @@ func TestLiveWindowCountsByBucket(t *testing.T) {
 	}
 	clk.Advance(time.Second)
 	s := l.Snapshot()
-	if s.ProfilingOK != 5 || s.ProfilingErrors != 1 || s.Cancelled != 1 || s.WarmupOK != 1 || s.WarmupErrors != 1 || s.Overflows != 1 {
+	if s.Profiling.OK != 5 || s.Profiling.Errors != 1 || s.Cancelled() != 1 || s.Warmup.OK != 1 || s.Warmup.Errors != 1 || s.Overflows() != 1 {
 		t.Errorf("counts %+v", s)
 	}
 	if s.WindowSamples != 6 || !near(s.RequestsPerSec, 6) {

@@ -42,15 +42,16 @@ type liveSource struct {
 
 var _ ui.Source = (*liveSource)(nil)
 
-// Sample implements ui.Source. Outcome counts come from the run's tally,
-// the count the request accounting reads (every request ends in exactly
+// Sample implements ui.Source. Outcome counts come from the run's tally
+// (the collector's snapshot reads it with its window, so counts and
+// rates are taken together), the count the request accounting reads (every request ends in exactly
 // one record, counted once), split by the phase on the record; warmup
 // progress is the warmup requests done, whatever their outcome, against
 // the engine's number of warmup requests. Rates and percentiles come from
 // the collector's live window.
 func (l *liveSource) Sample() ui.Sample {
 	st := l.col.Snapshot()
-	c := l.prog.Counts()
+	c := st.Counts
 	s := ui.Sample{
 		Phase:             ui.PhaseStarting,
 		WarmupTotal:       l.prog.WarmupTotal(),
