@@ -186,6 +186,10 @@ type RecomputeOptions struct {
 	// than the aggregates does not read the file again. The line is reused
 	// from one call to the next: copy what you keep.
 	EachRecord func(*RecordLine)
+	// Aggregate, when set, is called with the folder's aggregate JSON as
+	// it is read for the run context (not when the folder has none), so
+	// that a caller that wants more of it does not read it again.
+	Aggregate func(*AggregateFile)
 }
 
 // The names a recomputation from profile_export.jsonl.partial is written
@@ -334,7 +338,7 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 	if err := p.countOverflows(ovfPath); err != nil {
 		return nil, "", reportSource{}, fmt.Errorf("report %s: %w", filepath.Join(dir, FileOverflow), err)
 	}
-	info, version, slice, err := readRunInfo(dir, opt.Location)
+	info, version, slice, err := readRunInfo(dir, opt.Location, opt.Aggregate)
 	if err != nil {
 		return nil, "", reportSource{}, err
 	}
@@ -364,8 +368,9 @@ func summarize(dir string, opt RecomputeOptions) (*Summary, string, reportSource
 }
 
 // readRunInfo recovers the run context from the existing aggregate JSON
-// of dir (ReadAggregateFile). A missing file gives an empty RunInfo.
-func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration, error) {
+// of dir (ReadAggregateFile), which it gives to each when set. A missing
+// file gives an empty RunInfo.
+func readRunInfo(dir string, loc *time.Location, each func(*AggregateFile)) (RunInfo, string, time.Duration, error) {
 	var info RunInfo
 	version := "agentperf-dev"
 	agg, err := ReadAggregateFile(dir)
@@ -375,11 +380,14 @@ func readRunInfo(dir string, loc *time.Location) (RunInfo, string, time.Duration
 	if err != nil {
 		return info, version, 0, fmt.Errorf("report: read the run context: %w", err)
 	}
+	if each != nil {
+		each(agg)
+	}
 	// Keep what Recompute does not regenerate: the top-level and metadata
 	// keys the schema does not know.
 	info.keepTop, info.keepMeta = agg.Extra, agg.Metadata.Extra
 	md := &agg.Metadata
-	info.Warnings = md.Warnings
+	info.Warnings = slices.Clone(md.Warnings) // summarize edits them; md is the caller's too (RecomputeOptions.Aggregate)
 	if agg.AiperfVersion != "" {
 		version = agg.AiperfVersion
 	}

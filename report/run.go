@@ -225,10 +225,10 @@ func resolveDir(dir string) (string, error) {
 }
 
 // Load reads an artifact folder. A folder without records, a malformed
-// record line and an undecodable aggregate or server-metrics file are
-// errors (wrapping ErrNotArtifactDir, ErrBadRecords, which is
-// metrics.ErrBadExport, or ErrBadArtifact); a missing aggregate or
-// server-metrics file is not.
+// record line, an undecodable aggregate and an undecodable server-metrics
+// file are errors (wrapping ErrNotArtifactDir, ErrBadRecords, which is
+// metrics.ErrBadExport, metrics.ErrBadAggregate, or ErrBadArtifact); a
+// missing aggregate or server-metrics file is not.
 func Load(dir string) (*Run, error) {
 	d, err := resolveDir(dir)
 	if err != nil {
@@ -239,19 +239,17 @@ func Load(dir string) (*Run, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing; read %s.partial: the run did not finish, its last records may be missing",
 			metrics.FileRecords, metrics.FileRecords))
 	}
-	// One read of the records: the aggregates, and the records as
-	// InferenceX's processor keeps them.
+	// One read of each file: the aggregates, the records as InferenceX's
+	// processor keeps them, and the aggregate JSON the run context is read
+	// from.
 	r.recs = newRecords()
-	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local, EachRecord: r.recs.add})
+	r.agg = &aggregateJSON{}
+	r.Summary, err = metrics.Summarize(d, metrics.RecomputeOptions{Location: time.Local, EachRecord: r.recs.add,
+		Aggregate: func(a *metrics.AggregateFile) { r.agg.AggregateFile, r.agg.present = *a, true }})
 	if err != nil {
 		return nil, err
 	}
-	r.agg = &aggregateJSON{}
-	if agg, err := metrics.ReadAggregateFile(d); err == nil {
-		r.agg.AggregateFile, r.agg.present = *agg, true
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %w", ErrBadArtifact, err)
-	} else {
+	if !r.agg.present {
 		r.Warnings = append(r.Warnings, metrics.FileAggregateJSON+" is missing: theoretical_cache_hit_rate and dataset come from the records only")
 	}
 	sp := filepath.Join(d, servermetrics.JSONFile)
