@@ -48,22 +48,22 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	// InferenceX's validator reads profile_export_aiperf.json.
 	var success, errs, completed float64
 	countsOK := false
-	reqCount, _, _, _ := ag.stat("request_count")
+	reqCount, hasReqCount := ag.avg("request_count")
 	switch {
 	case !ag.present:
 		add("request_count", false, "%s is missing", metrics.FileAggregateJSON)
-	case reqCount == nil:
+	case !hasReqCount:
 		add("request_count", false, "%s has no request_count.avg", metrics.FileAggregateJSON)
-	case *reqCount < 0:
-		add("request_count", false, "request_count.avg = %v is not a finite count", *reqCount)
+	case reqCount < 0:
+		add("request_count", false, "request_count.avg = %v is not a finite count", reqCount)
 	default:
-		success = *reqCount
-		if e, _, _, _ := ag.stat("error_request_count"); e != nil {
-			errs = *e
+		success = reqCount
+		if e, ok := ag.avg("error_request_count"); ok {
+			errs = e
 		}
 		completed = success + errs
-		if c, _, _, _ := ag.stat("completed_request_count"); c != nil {
-			completed = *c
+		if c, ok := ag.avg("completed_request_count"); ok {
+			completed = c
 		}
 		countsOK = true
 		add("request_count", true, "%g successful profiling requests", success)

@@ -54,36 +54,29 @@ type aggregateJSON struct {
 	present bool
 }
 
-// stat returns the avg, sum and count of the top-level stat object tag,
-// nil where absent.
-func (a *aggregateJSON) stat(tag string) (avg, sum, count *float64, unit string) {
-	st, ok := a.Stat(tag)
-	if !ok {
-		return nil, nil, nil, ""
-	}
-	ptr := func(n metrics.Num) *float64 {
-		if f, ok := n.Float(); ok {
-			return &f
-		}
-		return nil
-	}
-	return ptr(st.Avg), ptr(st.Sum), ptr(st.Count), st.Unit
+// avg returns the avg of the top-level stat object tag, when it has one.
+func (a *aggregateJSON) avg(tag string) (float64, bool) {
+	st, _ := a.Stat(tag)
+	return st.Avg.Float()
 }
 
 // theoretical is InferenceX's reading of theoretical_prefix_cache_hit:
 // sum/count, else avg/100 when the unit is %, else avg.
 func (a *aggregateJSON) theoretical() (float64, bool) {
-	avg, sum, count, unit := a.stat("theoretical_prefix_cache_hit")
-	if sum != nil && count != nil && *count > 0 {
-		return *sum / *count, true
+	st, _ := a.Stat("theoretical_prefix_cache_hit")
+	sum, hasSum := st.Sum.Float()
+	count, hasCount := st.Count.Float()
+	if hasSum && hasCount && count > 0 {
+		return sum / count, true
 	}
-	if avg == nil {
+	avg, ok := st.Avg.Float()
+	if !ok {
 		return 0, false
 	}
-	if unit == "%" {
-		return *avg / 100, true
+	if st.Unit == "%" {
+		return avg / 100, true
 	}
-	return *avg, true
+	return avg, true
 }
 
 // agentperf returns the string metadata.agentperf.<k> ("" when absent).
