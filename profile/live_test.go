@@ -1,9 +1,7 @@
 package profile
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,31 +101,27 @@ func TestWarmupProgressCountsOverflows(t *testing.T) {
 	// Every warmup request had finished at the boundary: the view's
 	// counts are the warmup records on disk.
 	art := filepath.Join(dir, "art")
-	if n, ovf := phaseLines(t, filepath.Join(art, metrics.FileRecords), "warmup"), phaseLines(t, filepath.Join(art, metrics.FileOverflow), "warmup"); n+ovf != s.Warmup.Done() || ovf != s.Warmup.Overflows {
+	if n, ovf := phaseLines(t, filepath.Join(art, metrics.FileRecords), metrics.PhaseWarmup), phaseLines(t, filepath.Join(art, metrics.FileOverflow), metrics.PhaseWarmup); n+ovf != s.Warmup.Done() || ovf != s.Warmup.Overflows {
 		t.Errorf("the run wrote %d warmup records and %d warmup overflows; the live view counted %+v", n, ovf, s.Warmup)
 	}
 }
 
 // phaseLines counts the records of phase in a JSONL record file.
-func phaseLines(t *testing.T, path, phase string) int {
+func phaseLines(t *testing.T, path string, phase metrics.Phase) int {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	n := 0
-	for line := range bytes.Lines(b) {
-		var rec struct {
-			Metadata struct {
-				Phase string `json:"benchmark_phase"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if rec.Metadata.Phase == phase {
+	if _, err := metrics.ReadRecords(f, path, false, func(l *metrics.RecordLine) error {
+		if l.Record.Phase == phase {
 			n++
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

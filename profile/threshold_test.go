@@ -2,10 +2,7 @@ package profile_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,17 +46,11 @@ func TestSpecFailedRequestThreshold(t *testing.T) {
 	if got := s.Replay.Progress.Counts().Accounting(); got != out.Result.Accounting {
 		t.Errorf("the Spec's Progress counts %+v, the run's accounting is %+v", got, out.Result.Accounting)
 	}
-	b, err := os.ReadFile(filepath.Join(s.OutputDir, metrics.FileAggregateJSON))
+	agg, err := metrics.ReadAggregateFile(s.OutputDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var agg struct {
-		InputConfig map[string]any `json:"input_config"`
-	}
-	if err := json.Unmarshal(b, &agg); err != nil {
-		t.Fatal(err)
-	}
-	if v := agg.InputConfig["failed_request_threshold"]; v != 0.5 {
-		t.Errorf("input_config.failed_request_threshold = %v, want 0.5", v)
+	if v, ok := metrics.JSONFloat(agg.InputConfig["failed_request_threshold"]); !ok || v != 0.5 {
+		t.Errorf("input_config.failed_request_threshold = %v, want 0.5", agg.InputConfig["failed_request_threshold"])
 	}
 }
