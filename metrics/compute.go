@@ -230,10 +230,16 @@ func valuesFromArray(a *[numMetrics]float64) Values {
 // metricByTag maps a tag to its index in Metrics (tags written by
 // agentperf; aliases such as time_per_output_token have no setter).
 func metricByTag(tag string) (int, bool) {
-	for i := range Metrics {
-		if Metrics[i].Tag == tag {
-			return i, true
-		}
-	}
-	return 0, false
+	i, ok := metricsByTag[tag]
+	return i, ok
 }
+
+// metricsByTag maps the tag of every metric to its index in Metrics (each
+// tag is one metric's).
+var metricsByTag = func() map[string]int {
+	m := make(map[string]int, len(Metrics))
+	for i := range Metrics {
+		m[Metrics[i].Tag] = i
+	}
+	return m
+}()

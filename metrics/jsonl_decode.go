@@ -39,19 +39,6 @@ func AppendRecordLine(b []byte, l *RecordLine) []byte {
 	return appendLine(b, &l.Record, &l.Values, l.ProcessorID, l.ErrorISLSource)
 }
 
-// tagIndex maps the tag of every metric DecodeRecordLine sets to its
-// index in Metrics (an alias such as time_per_output_token, which repeats
-// another metric, is not read).
-var tagIndex = func() map[string]int {
-	m := make(map[string]int, len(Metrics))
-	for i := range Metrics {
-		if Metrics[i].set != nil {
-			m[Metrics[i].Tag] = i
-		}
-	}
-	return m
-}()
-
 // DecodeRecordLine decodes one line of a record export into l (reset
 // first). It reads what AppendRecordLine writes and what aiperf writes
 // (docs/artifacts.md, "Reading the files back"):
@@ -341,8 +328,8 @@ func (d *lineDecoder) metrics(i int) (int, error) {
 		return i + 4, nil
 	}
 	return jsonx.EachMember(d.b, i, func(key []byte, i int) (int, error) {
-		k, known := tagIndex[string(key)]
-		if !known {
+		k, known := metricsByTag[string(key)]
+		if !known || Metrics[k].set == nil {
 			return d.skip(i, 2) // unknown or alias tag: ignored, as every consumer does
 		}
 		f, j, err := d.metricValue(i)
