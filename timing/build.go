@@ -94,6 +94,135 @@ func (p *Plan) addBarriers() {
 			}
 		}
 	}
+	p.dropCyclicPreds()
+}
+
+// dropCyclicPreds leaves out the barriers that would stall the tree. A
+// turn waits for the turn before it in its stream, a stream's first turn
+// for its branch's spawn turn, a join turn for the last turn of every
+// child of the branches it joins, and a turn for its barriers. When a
+// trace's list order disagrees with its recorded times (a chain whose
+// requests are not in start order), a barrier can close a cycle of these
+// waits, and no turn of the cycle is ever sent. A plan without a cycle
+// (every trace whose order agrees with its times, checked once, in linear
+// time) keeps every barrier; otherwise the barriers are taken back and
+// added again stream by stream, turn by turn, each only when the turn it
+// waits for does not already wait for the waiting turn.
+func (p *Plan) dropCyclicPreds() {
+	g := newWaitGraph(p)
+	if g.acyclic() {
+		return
+	}
+	all := make([][]Pred, 0, g.n)
+	for si := range p.Streams {
+		ts := p.Streams[si].Turns
+		for k := range ts {
+			all = append(all, ts[k].Preds)
+			ts[k].Preds = nil
+		}
+	}
+	for si := range p.Streams {
+		ts := p.Streams[si].Turns
+		for k := range ts {
+			for _, pr := range all[g.id(si, k)] {
+				if !g.waitsFor(int(pr.Stream), int(pr.Turn), si, k) {
+					ts[k].Preds = append(ts[k].Preds, pr)
+				}
+			}
+		}
+	}
+}
+
+// waitGraph numbers a plan's turns (id) and walks what each waits for.
+type waitGraph struct {
+	p     *Plan
+	first []int // the id of each stream's turn 0
+	n     int
+}
+
+func newWaitGraph(p *Plan) *waitGraph {
+	g := &waitGraph{p: p, first: make([]int, len(p.Streams))}
+	for si := range p.Streams {
+		g.first[si] = g.n
+		g.n += len(p.Streams[si].Turns)
+	}
+	return g
+}
+
+func (g *waitGraph) id(si, k int) int { return g.first[si] + k }
+
+// deps calls fn with every turn turn k of stream si waits for.
+func (g *waitGraph) deps(si, k int, fn func(sj, j int)) {
+	st := &g.p.Streams[si]
+	if k > 0 {
+		fn(si, k-1)
+	} else if st.Branch >= 0 {
+		b := &g.p.Branches[st.Branch]
+		fn(b.Parent, b.SpawnTurn)
+	}
+	for _, bi := range st.Turns[k].Joins {
+		for _, c := range g.p.Branches[bi].Children {
+			if n := len(g.p.Streams[c].Turns); n > 0 {
+				fn(c, n-1)
+			}
+		}
+	}
+	for _, pr := range st.Turns[k].Preds {
+		fn(int(pr.Stream), int(pr.Turn))
+	}
+}
+
+// acyclic reports whether no turn waits, directly or not, for itself
+// (Kahn's algorithm over the waits).
+func (g *waitGraph) acyclic() bool {
+	waiting := make([]int, g.n) // how many turns wait for each turn
+	for si := range g.p.Streams {
+		for k := range g.p.Streams[si].Turns {
+			g.deps(si, k, func(sj, j int) { waiting[g.id(sj, j)]++ })
+		}
+	}
+	var free [][2]int
+	for si := range g.p.Streams {
+		for k := range g.p.Streams[si].Turns {
+			if waiting[g.id(si, k)] == 0 {
+				free = append(free, [2]int{si, k})
+			}
+		}
+	}
+	seen := 0
+	for len(free) > 0 {
+		t := free[len(free)-1]
+		free = free[:len(free)-1]
+		seen++
+		g.deps(t[0], t[1], func(sj, j int) {
+			if waiting[g.id(sj, j)]--; waiting[g.id(sj, j)] == 0 {
+				free = append(free, [2]int{sj, j})
+			}
+		})
+	}
+	return seen == g.n
+}
+
+// waitsFor reports whether turn a of stream sa waits, directly or not,
+// for turn b of stream sb.
+func (g *waitGraph) waitsFor(sa, a, sb, b int) bool {
+	target := g.id(sb, b)
+	seen := make([]bool, g.n)
+	stack := [][2]int{{sa, a}}
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if g.id(t[0], t[1]) == target {
+			return true
+		}
+		g.deps(t[0], t[1], func(sj, j int) {
+			if id := g.id(sj, j); !seen[id] {
+				seen[id] = true
+				stack = append(stack, [2]int{sj, j})
+			}
+		})
+	}
+	return false
 }
 
 // barrierPreds computes the replay predecessors of turn k of stream si
