@@ -26,11 +26,14 @@ func HasLiteral(b []byte, i int, lit string) bool {
 	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
-// ScanString scans the string literal that starts at b[i] (which must be
-// '"') and returns the index after its closing quote. ok is false for an
-// unterminated string, a control byte, or an invalid escape; the index
-// is then where the problem is.
+// ScanString scans the string literal that starts at b[i] and returns
+// the index after its closing quote. ok is false when b[i] is not '"',
+// and for an unterminated string, a control byte, or an invalid escape;
+// the index is then where the problem is.
 func ScanString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
 	i++
 	for i < len(b) {
 		for i < len(b) && byteClass[b[i]]&plainString != 0 {

@@ -71,3 +71,18 @@ func TestPlainASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestScanStringNeedsAQuote: a literal is only a string when it opens
+// with a quote; what follows the first byte is not scanned as one (the
+// stream-shape fast path hands ScanString whatever sits where a string
+// was, e.g. `0"`).
+func TestScanStringNeedsAQuote(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{{`""`, true}, {`"a"`, true}, {`0"`, false}, {`a"b"`, false}, {``, false}, {`"`, false}} {
+		if j, ok := ScanString([]byte(c.in), 0); ok != c.ok || ok && j != len(c.in) {
+			t.Errorf("ScanString(%q) = %d, %v; want ok %v", c.in, j, ok, c.ok)
+		}
+	}
+}
