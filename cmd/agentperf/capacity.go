@@ -68,6 +68,9 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	if err != nil {
 		return nil, asUsage(err)
 	}
+	if err := p.discoverModel(ctx); err != nil {
+		return nil, err
+	}
 	pr := &pointRunner{pf: pf, io: io, url: p.url,
 		logf: func(format string, args ...any) {
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
