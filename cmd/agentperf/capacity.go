@@ -50,10 +50,11 @@ type pointRunner struct {
 	logf    func(format string, args ...any)
 }
 
-// newPointRunner validates the flags (resolving the first point's run),
-// loads the corpus and synthesizer once and starts the simulator when the
-// URL is sim://. Call close when done.
-func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (_ *pointRunner, err error) {
+// newPointRunner validates the flags (resolving the first point's run, and
+// checking it with check when set, before anything is loaded), loads the
+// corpus and synthesizer once and starts the simulator when the URL is
+// sim://. Call close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (_ *pointRunner, err error) {
 	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
@@ -61,6 +62,9 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	}
 	if pf.drainTimeout <= 0 {
 		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
+	}
+	if err := p.discoverModel(ctx); err != nil {
+		return nil, err
 	}
 	pr := &pointRunner{pf: pf, io: io, url: p.url,
 		logf: func(format string, args ...any) {
@@ -71,6 +75,11 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		return nil, err
 	}
 	pr.spec = pr.base.spec
+	if check != nil {
+		if err := check(&pr.spec); err != nil {
+			return nil, err
+		}
+	}
 	pr.headers = requestHeaders(&pr.spec)
 	pr.loaded, err = profile.Load(ctx, pr.spec)
 	var ie *profile.InputError

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/slo"
 )
 
@@ -72,7 +74,16 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if *repeats < 1 || *retries < 0 {
 		return usagef("search: --repeats must be at least 1 and --client-bound-retries at least 0")
 	}
-	pr, err := newPointRunner(ctx, p, pf, fs, lo, io)
+	// A term only streamed responses have (TTFT, ITL) would be missing
+	// from every probe: say so now, not after the probes ran.
+	streamed := func(s *profile.Spec) error {
+		if terms := objective.NeedsStreaming(); len(terms) > 0 && !s.Replay.Streaming {
+			return usagef("search: --slo %s: only streamed responses have these metrics (time to first token, inter-token latency and what derives from them), and this run does not stream: add --streaming, or judge request latency (e2el.p99<=…) instead",
+				strings.Join(terms, ", "))
+		}
+		return nil
+	}
+	pr, err := newPointRunner(ctx, p, pf, fs, lo, io, streamed)
 	if err != nil {
 		return err
 	}
