@@ -60,6 +60,9 @@ type Input struct {
 	// Duration is the configured profiling duration
 	// (replay.Config.BenchmarkDuration), the coverage rule's phase.
 	Duration time.Duration
+	// Coverage is the coverage rule: Required and MinPhase
+	// (Spec.Coverage); the zero value judges none.
+	Coverage scenario.Coverage
 	// Concurrency is the number of lanes (replay.Config.Concurrency).
 	Concurrency int
 	// OverflowRateLimit is the largest valid context-overflow rate, a
@@ -493,11 +496,21 @@ func (f *finisher) judge() scenario.Verdict {
 		Overflows:         res.ProfilingOverflows,
 		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
 		OverflowRateLimit: in.OverflowRateLimit,
-		PhaseDuration:     in.Duration,
-		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
-		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration),
+		Coverage:          f.coverage(),
 		Completed:         a.ProfilingOK,
 	})
+}
+
+// coverage is the coverage rule's input: the rule (Input.Coverage) over
+// the configured phase, with the three signals the run measured.
+func (f *finisher) coverage() scenario.Coverage {
+	res, in := f.res, &f.in
+	c := in.Coverage
+	c.Phase = in.Duration
+	c.TTFT = scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration)
+	c.ITL = scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration)
+	c.Content = scenario.CoverageRatio(res.ProfilingStart, res.LastContent, in.Duration)
+	return c
 }
 
 // withAdvice appends the caller's overflow advice to an overflow-rate
@@ -514,11 +527,10 @@ func (f *finisher) withAdvice(reason, msg string) string {
 func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	res, in := f.res, &f.in
 	a := res.Accounting
+	cov := f.coverage()
 	info := metrics.RunInfo{
 		Coverage: []metrics.PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: in.Duration.Seconds(),
-			RequiredRatio: scenario.CoverageRequired,
-			TTFTRatio:     scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
-			ITLRatio:      scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration)}},
+			RequiredRatio: cov.Required, TTFTRatio: cov.TTFT, ITLRatio: cov.ITL, ContentRatio: cov.Content}},
 		BenchmarkID:             res.BenchmarkID,
 		Scenario:                in.Scenario,
 		StartTime:               res.StartTime,

@@ -98,6 +98,7 @@ func Merge(in MergeInput) (*Outcome, error) {
 		Scenario:       m0.Finish.Scenario,
 		StaticReasons:  m0.Finish.StaticReasons,
 		Duration:       time.Duration(m0.Finish.DurationNs),
+		Coverage:       scenario.Coverage{Required: m0.Finish.CoverageRequired, MinPhase: time.Duration(m0.Finish.CoverageMinNs)},
 		Concurrency:    m0.Finish.Concurrency,
 		OverflowAdvice: m0.Finish.OverflowAdvice,
 		InputConfig:    m0.Finish.InputConfig,
@@ -267,6 +268,7 @@ func mergeResults(shards []*shardDir) *replay.Result {
 		out.EndTime = maxT(out.EndTime, shifted(r.EndTime, d))
 		out.LastTTFT = maxT(out.LastTTFT, shifted(r.LastTTFT, d))
 		out.LastITL = maxT(out.LastITL, shifted(r.LastITL, d))
+		out.LastContent = maxT(out.LastContent, shifted(r.LastContent, d))
 		out.EndedEarly = out.EndedEarly && r.EndedEarly
 		a := &out.Accounting
 		a.Sent += r.Accounting.Sent
