@@ -245,6 +245,7 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
+		FailedRequestThreshold:     s.FailedRequestThreshold,
 		Warnings:                   warnings,
 		NoPlot:                     s.NoPlot,
 		FailOnInvalid:              s.FailOnInvalid,
