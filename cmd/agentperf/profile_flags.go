@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
@@ -18,6 +19,10 @@ import (
 // profileFlags holds every flag of `agentperf profile`. Flag names are
 // aiperf's, so InferenceX's command line runs unchanged.
 type profileFlags struct {
+	// discovered says where the model came from when --model was
+	// omitted (discoverModel), for the run log.
+	discovered string
+
 	scenario       string
 	unsafeOverride bool
 	failOnInvalid  bool
@@ -106,7 +111,7 @@ var boolUnsupported = map[string]bool{
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
-	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
+	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
 
@@ -114,7 +119,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.endpoint, "endpoint", replay.DefaultEndpoint, "endpoint path appended to --url")
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
 	fs.BoolVar(&p.streaming, "streaming", false, "stream responses (SSE); required for TTFT and ITL")
-	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order")
+	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order (omitted: the one model the server lists at /v1/models)")
 	fs.StringSliceVar(&p.models, "model-names", nil, "alias of --model")
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
 	fs.BoolVar(&p.insecure, "insecure", false, "skip TLS certificate verification (verification is on by default)")
@@ -153,7 +158,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
-	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "accepted: agentperf collects no GPU telemetry")
+	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (agentperf collects none; recorded in input_config; scenario agentx: on by default)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
