@@ -139,6 +139,11 @@ type Spec struct {
 	// (FileShard) for Merge.
 	Shard *ShardSpec
 
+	// Memory returns the memory the process may use, against which
+	// Validate checks the lanes (BytesPerLane each); nil is
+	// AvailableMemory. ok false skips the check.
+	Memory func() (m Memory, ok bool)
+
 	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
 	// Run reuses them instead of loading Corpus and Tokenizer again. A
 	// sweep point is a Spec with Loaded set and another concurrency and
@@ -308,6 +313,17 @@ func (s *Spec) Validate() error {
 		// Each shard would start its own in-process simulator: the merge
 		// would present one run against as many servers as shards.
 		errs = append(errs, fmt.Errorf("profile: Config.URL %s with shard %s: every shard would run its own in-process simulator, and the merged run would not be one run against one server; start one simulator (agentperf sim --port 8000) and give every shard its URL (--url http://HOST:8000)", RedactURL(s.Replay.URL), sh))
+	}
+	if s.Replay.Concurrency >= 1 {
+		memory := s.Memory
+		if memory == nil {
+			memory = AvailableMemory
+		}
+		if m, ok := memory(); ok {
+			if err := checkLanes(s.processLanes(), m); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
