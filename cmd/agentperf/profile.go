@@ -191,6 +191,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if fs.Changed("tokenizer-revision") {
 		s.Tokenizer.Options.Revision = p.tokenizerRev
 	}
+	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
 	s.SliceDuration = seconds(p.sliceDuration)
 	s.NoPlot = p.noPlot
