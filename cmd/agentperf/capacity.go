@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -124,6 +126,59 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
 	}
 	return pr, nil
+}
+
+// notAPointSetting are the flags that change nothing a point or probe
+// measures: where it is written, how it is shown, profiling of agentperf
+// itself, the sweep table's labels, and the search settings capacity
+// compares on its own.
+var notAPointSetting = map[string]bool{
+	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
+	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
+	"tp": true, "config": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
+	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
+}
+
+// secretSetting are the flags whose values may hold credentials: the
+// settings record a digest of them.
+var secretSetting = map[string]bool{"api-key": true, "header": true, "server-metrics-header": true}
+
+// settings are what every point or probe is made with besides its
+// concurrency: every flag (its value, default or not) but those in
+// notAPointSetting, the AIPERF_* and AGENTPERF_* environment (but cache
+// folders and anything that looks like a credential), and the digest of
+// the corpus loaded. A sweep or search resumes only over points made with
+// the same (capacity.SettingsDiff).
+func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
+	m := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if notAPointSetting[f.Name] {
+			return
+		}
+		v := f.Value.String()
+		switch {
+		case secretSetting[f.Name] && v != "" && v != "[]":
+			sum := sha256.Sum256([]byte(v))
+			v = "sha256:" + hex.EncodeToString(sum[:8])
+		case f.Name == "url":
+			v = profile.RedactURL(v)
+		}
+		m["--"+f.Name] = v
+	})
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "AIPERF_") && !strings.HasPrefix(k, "AGENTPERF_") {
+			continue
+		}
+		if strings.Contains(k, "CACHE_DIR") || strings.Contains(k, "TOKEN") || strings.Contains(k, "KEY") || strings.Contains(k, "SECRET") || strings.Contains(k, "PASSWORD") {
+			continue
+		}
+		m["$"+k] = v
+	}
+	if pr.loaded != nil && pr.loaded.Corpus != nil {
+		m["corpus"] = profile.CorpusDigest(pr.loaded.Corpus.Identity())
+	}
+	return m
 }
 
 // requestHeaders are the headers and credentials of s's inference

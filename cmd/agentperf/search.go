@@ -91,7 +91,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	scfg := capacity.Config{Lo: lo, Hi: hi, Resolution: res, Retries: *retries}
 	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, *repeats)
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
-		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats,
+		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats, Settings: pr.settings(fs),
 		Run: pr.run, Before: pr.before, Logf: pr.logf,
 		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
 			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
@@ -102,7 +102,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	if result.Best == 0 {
+	if result.Best == 0 || result.Inconclusive != nil {
 		return errRunFailed
 	}
 	return nil
@@ -113,6 +113,8 @@ func printSearch(io stdio, o slo.SLO, cfg capacity.Config, r *capacity.Result, d
 	for i, p := range r.Probes {
 		v := "met"
 		switch {
+		case p.Inconclusive:
+			v = "INCONCLUSIVE: " + p.Why
 		case p.ClientBound:
 			v = "CLIENT-BOUND (invalid): " + p.ClientReason
 		case !p.Met:
