@@ -240,11 +240,12 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 	return Input{
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
-		Duration: s.Replay.BenchmarkDuration, Concurrency: s.Replay.Concurrency,
+		Duration: s.Replay.BenchmarkDuration, Coverage: s.Coverage, Concurrency: s.Replay.Concurrency,
 		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
+		FailedRequestThreshold:     s.FailedRequestThreshold,
 		Warnings:                   warnings,
 		NoPlot:                     s.NoPlot,
 		FailOnInvalid:              s.FailOnInvalid,

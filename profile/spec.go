@@ -70,6 +70,18 @@ type Spec struct {
 	// docs/failed-request-threshold.md).
 	FailedRequestThreshold float64
 
+	// Coverage is the coverage rule (scenario.Preset.CoverageRatio over
+	// phases of at least its MinDuration; ApplyScenario sets it): Required
+	// and MinPhase are used, the rest is measured by the run. The zero
+	// value judges no coverage.
+	Coverage scenario.Coverage
+	// StatsInterval is --stats-interval: the period of the live
+	// statistics lines (recorded in input_config; a CLI's live view reads
+	// it).
+	StatsInterval time.Duration
+	// NoGPUTelemetry is --no-gpu-telemetry (recorded in input_config).
+	NoGPUTelemetry bool
+
 	// OutputDir is the artifact folder (required).
 	OutputDir string
 	// SliceDuration enables the timeslice exports (0 = off); the server
