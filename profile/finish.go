@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
@@ -500,11 +501,20 @@ func (f *finisher) judge() scenario.Verdict {
 	})
 }
 
-// withAdvice appends the caller's overflow advice to an overflow-rate
-// finding.
+// withAdvice appends to an overflow-rate finding the engine's advice
+// (which server settings set the window; engines table, by the engine
+// its /metrics show, every engine's when unknown) and the caller's.
 func (f *finisher) withAdvice(reason, msg string) string {
-	if reason == scenario.ReasonOverflowRateExceeded && f.in.OverflowAdvice != "" {
-		return msg + "; " + f.in.OverflowAdvice
+	if reason != scenario.ReasonOverflowRateExceeded {
+		return msg
+	}
+	name := ""
+	if f.in.Scraper != nil {
+		name = f.in.Scraper.Engine().Name()
+	}
+	msg += "; " + engines.Advice(name)
+	if f.in.OverflowAdvice != "" {
+		msg += "; " + f.in.OverflowAdvice
 	}
 	return msg
 }

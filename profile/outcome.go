@@ -56,12 +56,26 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
-	fmt.Fprintf(w, "server /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
-		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
-		pct(d.ExternalHitRate, d.ExternalHitRateValid),
-		pct(d.OverallHitRate, d.OverallHitRateValid),
-		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
-		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.Engine.Unknown() {
+		fmt.Fprintf(w, "server /metrics: %s\n", d.Engine.UnknownText(8))
+	} else {
+		who := "server"
+		if e := d.Engine.Engine; e != nil {
+			who = e.Title
+		}
+		fmt.Fprintf(w, "%s /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+			who,
+			pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
+			pct(d.ExternalHitRate, d.ExternalHitRateValid),
+			pct(d.OverallHitRate, d.OverallHitRateValid),
+			pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
+			pct(d.KVUsagePeak, d.KVUsagePeakValid))
+		if e := d.Engine.Engine; e != nil && e.Missing != "" {
+			fmt.Fprintf(w, "server metrics: n/a where %s: %s\n", e.Title, e.Missing)
+		} else if e != nil && len(e.ExternalHits) == 0 && len(e.CacheSourceLabel) == 0 {
+			fmt.Fprintf(w, "server metrics: n/a where %s has no external cache tier counter\n", e.Title)
+		}
+	}
 	if d.ScrapeFailures > 0 {
 		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
 			d.ScrapeFailures, d.Scrapes, servermetrics.JSONFile, d.LastScrapeError)
