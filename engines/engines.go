@@ -98,9 +98,9 @@ var table = []Engine{
 		OffloadBytesG2C: []string{"vllm:kv_offload_bytes_gpu_to_cpu"}, OffloadBytesC2G: []string{"vllm:kv_offload_bytes_cpu_to_gpu"},
 		OffloadBytes:   []string{"vllm:kv_offload_total_bytes", "vllm:kv_offload_bytes"},
 		OffloadTimeG2C: []string{"vllm:kv_offload_time_gpu_to_cpu"}, OffloadTimeC2G: []string{"vllm:kv_offload_time_cpu_to_gpu"},
-		OffloadTime:  []string{"vllm:kv_offload_total_time"},
-		KVPoolMetric: []string{"vllm:cache_config_info"},
-		KVPool:       "vllm:cache_config_info labels num_gpu_blocks × block_size, or the log line \"GPU KV cache size: N tokens\"",
+		OffloadTime:   []string{"vllm:kv_offload_total_time"},
+		KVPoolMetric:  []string{"vllm:cache_config_info"},
+		KVPool:        "vllm:cache_config_info labels num_gpu_blocks × block_size, or the log line \"GPU KV cache size: N tokens\"",
 		OverflowTexts: []string{"context length", "maximum context", "max_total_tokens"},
 		OverflowExamples: []string{
 			"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens (139000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
@@ -117,8 +117,8 @@ var table = []Engine{
 		PromptTokens: []string{"sglang:prompt_tokens"}, GenerationTokens: []string{"sglang:generation_tokens"},
 		Preemptions:    []string{"sglang:num_retracted_reqs"},
 		HostUsedTokens: []string{"sglang:hicache_host_used_tokens"}, HostTotalTokens: []string{"sglang:hicache_host_total_tokens"},
-		KVPoolMetric: []string{"sglang:max_total_num_tokens"},
-		KVPool:       "sglang:max_total_num_tokens, or the log line \"max_total_num_tokens=N\"",
+		KVPoolMetric:  []string{"sglang:max_total_num_tokens"},
+		KVPool:        "sglang:max_total_num_tokens, or the log line \"max_total_num_tokens=N\"",
 		OverflowTexts: []string{"context length", "maximum context"},
 		OverflowExamples: []string{
 			"Requested token count exceeds the model's maximum context length of 131072 tokens. You requested a total of 140000 tokens: 139000 tokens from the input messages and 1000 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
@@ -128,7 +128,7 @@ var table = []Engine{
 	},
 	{
 		Name: "trtllm", Title: "TensorRT-LLM", Prefixes: []string{"trtllm_", "trtllm:"}, MetricsPath: "/prometheus/metrics",
-		KVPool: "the server log (the KV cache manager's max tokens); trtllm-serve's JSON /metrics (iteration stats, kvCacheStats) is not Prometheus text and is not scraped",
+		KVPool:        "the server log (the KV cache manager's max tokens); trtllm-serve's JSON /metrics (iteration stats, kvCacheStats) is not Prometheus text and is not scraped",
 		OverflowTexts: []string{"should not exceed max_seq_len"},
 		OverflowExamples: []string{
 			"The sum of prompt length (140000) and query length (0) max_tokens (1000) should not exceed max_seq_len (131072)",
