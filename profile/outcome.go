@@ -41,6 +41,10 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
 	}
+	if res.ServerRestartWaits > 0 {
+		fmt.Fprintf(w, "server restarts: %d requests were sent again while the server was restarting (503 \"Loading model\" or a refused connection); the wait is in their latency, each record has server_restart_tries and server_restart_wait_ns\n",
+			res.ServerRestartWaits)
+	}
 	if res.EndedEarly {
 		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
 	}

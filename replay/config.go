@@ -59,6 +59,7 @@ func DefaultConfig() Config {
 		ConnectTimeout:     DefaultConnectTimeout,
 		WarmupRetries:      DefaultWarmupRetries,
 		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
+		ServerRestartWait:  DefaultServerRestartWait,
 		LivenessInterval:   DefaultLivenessInterval,
 	}
 }
@@ -238,6 +239,14 @@ type Config struct {
 	// pause). See docs/warmup-retries.md.
 	WarmupRetries      int
 	WarmupRetryBackoff time.Duration
+	// ServerRestartWait is how long a request, warmup or profiling, is
+	// sent again while the server says it is restarting (HTTP 503
+	// "Loading model", or a refused connection after it had answered),
+	// counted from its first try; the wait is the server's time in the
+	// request's latency (DefaultConfig: DefaultServerRestartWait; 0 or
+	// negative = the first such answer is the request's failure). See
+	// docs/server-restarts.md.
+	ServerRestartWait time.Duration
 	// LivenessInterval: while requests are in flight and none has
 	// progressed for this long, a line says so, once per interval
 	// (DefaultConfig: DefaultLivenessInterval; 0 or negative = off).
@@ -534,6 +543,7 @@ func (c *Config) normalize() *runConfig {
 	r.GracePeriod = max(r.GracePeriod, 0)
 	r.WarmupRetries = max(r.WarmupRetries, 0)
 	r.WarmupRetryBackoff = max(r.WarmupRetryBackoff, 0)
+	r.ServerRestartWait = max(r.ServerRestartWait, 0)
 	if r.Overflows == nil {
 		r.Overflows = r.Sink
 	}
