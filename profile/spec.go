@@ -69,6 +69,18 @@ type Spec struct {
 	// docs/failed-request-threshold.md).
 	FailedRequestThreshold float64
 
+	// Coverage is the coverage rule (scenario.Preset.CoverageRatio over
+	// phases of at least its MinDuration; ApplyScenario sets it): Required
+	// and MinPhase are used, the rest is measured by the run. The zero
+	// value judges no coverage.
+	Coverage scenario.Coverage
+	// StatsInterval is --stats-interval: the period of the live
+	// statistics lines (recorded in input_config; a CLI's live view reads
+	// it).
+	StatsInterval time.Duration
+	// NoGPUTelemetry is --no-gpu-telemetry (recorded in input_config).
+	NoGPUTelemetry bool
+
 	// OutputDir is the artifact folder (required).
 	OutputDir string
 	// SliceDuration enables the timeslice exports (0 = off); the server
@@ -126,6 +138,11 @@ type Spec struct {
 	// scrapes the server's /metrics. Finish writes the shard's manifest
 	// (FileShard) for Merge.
 	Shard *ShardSpec
+
+	// Memory returns the memory the process may use, against which
+	// Validate checks the lanes (BytesPerLane each); nil is
+	// AvailableMemory. ok false skips the check.
+	Memory func() (m Memory, ok bool)
 
 	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
 	// Run reuses them instead of loading Corpus and Tokenizer again. A
@@ -291,6 +308,17 @@ func (s *Spec) Validate() error {
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	if s.Replay.Concurrency >= 1 {
+		memory := s.Memory
+		if memory == nil {
+			memory = AvailableMemory
+		}
+		if m, ok := memory(); ok {
+			if err := checkLanes(s.processLanes(), m); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
@@ -110,7 +111,7 @@ var boolUnsupported = map[string]bool{
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
-	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
+	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
 
@@ -157,7 +158,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
-	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "accepted: agentperf collects no GPU telemetry")
+	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (agentperf collects none; recorded in input_config; scenario agentx: on by default)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
