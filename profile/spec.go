@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/chattemplate"
 	"io"
 	"net/http"
 	"strings"
@@ -200,6 +201,13 @@ type Tokenizer struct {
 	// CacheDir is where the tokenized prompt corpus is cached ("" = not
 	// cached).
 	CacheDir string
+	// ApplyChatTemplate is --apply-chat-template: Load reads the model's
+	// chat template (the tokenizer_config.json beside the tokenizer file)
+	// into Loaded.ChatTemplate and logs what it adds to a prompt. Requests
+	// are not changed: they carry chat messages, which the server renders
+	// with its template, as aiperf's do (docs/prompt-synthesis.md, "The
+	// chat template").
+	ApplyChatTemplate bool
 }
 
 // ServerMetrics configures the Prometheus /metrics scraper.
@@ -240,6 +248,10 @@ type Loaded struct {
 	Synth *synth.Synthesizer
 	// Tokenizer is where the synthesizer's tokenizer came from.
 	Tokenizer tokenizer.Origin
+	// ChatTemplate is the model's chat template when
+	// Spec.Tokenizer.ApplyChatTemplate asked for it and the tokenizer has
+	// one (nil otherwise).
+	ChatTemplate *chattemplate.Template
 	// Took is how long loading took.
 	Took time.Duration
 }

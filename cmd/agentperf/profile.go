@@ -216,6 +216,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if fs.Changed("tokenizer-revision") {
 		s.Tokenizer.Options.Revision = p.tokenizerRev
 	}
+	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
 	s.SliceDuration = seconds(p.sliceDuration)
 	s.StatsInterval = seconds(p.statsInterval)
