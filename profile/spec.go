@@ -321,6 +321,11 @@ func (s *Spec) Validate() error {
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
 	}
+	if sh := s.Replay.Shard; sh.Sharded() && isSim(s.Replay.URL) {
+		// Each shard would start its own in-process simulator: the merge
+		// would present one run against as many servers as shards.
+		errs = append(errs, fmt.Errorf("profile: Config.URL %s with shard %s: every shard would run its own in-process simulator, and the merged run would not be one run against one server; start one simulator (agentperf sim --port 8000) and give every shard its URL (--url http://HOST:8000)", RedactURL(s.Replay.URL), sh))
+	}
 	if s.Replay.Concurrency >= 1 {
 		memory := s.Memory
 		if memory == nil {

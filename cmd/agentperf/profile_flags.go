@@ -164,7 +164,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
-	fs.StringVar(&p.exportLevel, "export-level", "records", "records (per-request export) or summary")
+	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
 	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
@@ -250,7 +250,7 @@ func concurrencyValue(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 1 {
-		return 0, usagef("--concurrency %q: must be one positive integer (concurrency sweeps are run as separate invocations)", s)
+		return 0, usagef("--concurrency %q: must be one positive integer (for several concurrencies, one run each, use 'agentperf sweep --concurrency %s')", s, s)
 	}
 	return n, nil
 }
