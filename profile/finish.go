@@ -630,6 +630,14 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
 		}
 	}
+	if res.MissingUsage > 0 {
+		// The pinned aiperf keeps such a request successful and warns
+		// that its token metrics are unavailable; so does agentperf, once
+		// for the run, where nobody can miss it.
+		info.Extra["missing_usage"] = res.MissingUsage
+		f.warn(fmt.Sprintf("the server sent no usage for %d of the %d successful profiling requests (--use-server-token-count takes ISL and OSL from it): those requests have no ISL, OSL or token throughput, and every token figure covers only the other %d; check that the server reports usage (streaming: stream_options.include_usage)",
+			res.MissingUsage, a.ProfilingOK, max(a.ProfilingOK-res.MissingUsage, 0)))
+	}
 	if res.Schedule.Traces > 0 && res.Generation.Subagents {
 		info.Extra["subagents"] = subagentMetadata(res)
 	}

@@ -215,8 +215,11 @@ type Config struct {
 	SynthesisMaxOSL int
 	// ExtraInputs are merged into every request body, in order.
 	ExtraInputs []ExtraInput
-	// UseServerTokenCount takes ISL/OSL from the server's usage; a missing
-	// usage then makes the request an error record.
+	// UseServerTokenCount says ISL/OSL are to come from the server's
+	// usage (the only source the engine has: it counts no tokens itself).
+	// A successful profiling request without usage then stays successful
+	// without ISL/OSL, as in the pinned aiperf, and is counted
+	// (Result.MissingUsage) and logged at the first.
 	UseServerTokenCount bool
 	// LiveAssistant threads the server's replies into later turns
 	// (AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES).

@@ -81,6 +81,12 @@ type Result struct {
 	// JSON. The well-formed responses of the servers replayed against
 	// (vLLM, SGLang, Dynamo, llm-d-inference-sim, package sim) count 0.
 	ResponseFallbacks int
+	// MissingUsage counts the successful profiling requests whose
+	// response had no usage object under Config.UseServerTokenCount:
+	// they have no ISL, OSL or token throughput (the pinned aiperf keeps
+	// them successful and warns; package profile makes it a warning of
+	// the run).
+	MissingUsage int
 	// WarmupRetries counts failed warmup attempts that were sent again
 	// (each is a warmup-error record; Config.WarmupRetries).
 	WarmupRetries int
@@ -274,6 +280,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.WarmupRetries = counts.Warmup.Retried
 	e.res.ServerRestartWaits = int(e.restartWaits.Load())
 	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
+	e.res.MissingUsage = int(e.missingUsage.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -347,6 +354,9 @@ type engine struct {
 	// respFallbacks counts responses decoded with encoding/json
 	// (Result.ResponseFallbacks).
 	respFallbacks atomic.Int64
+	// missingUsage counts successful profiling requests without usage
+	// under Config.UseServerTokenCount (Result.MissingUsage).
+	missingUsage atomic.Int64
 	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
 	// first error.
 	sinkErr    FallibleSink

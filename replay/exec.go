@@ -330,6 +330,9 @@ func (e *engine) emit(rec *metrics.Record, seq int) execOut {
 		if rec.FirstChunkNs > 0 {
 			storeMax(&e.lastTTFTNs, rec.FirstChunkNs)
 		}
+		if c.UseServerTokenCount && rec.Usage == nil {
+			e.noteMissingUsage(rec)
+		}
 		if rec.ContentChunks >= 2 {
 			storeMax(&e.lastITLNs, rec.RequestEndNs)
 		}
@@ -342,6 +345,17 @@ func (e *engine) emit(rec *metrics.Record, seq int) execOut {
 	e.thresholdDone(seq, rec)
 	e.checkSink()
 	return o
+}
+
+// noteMissingUsage counts a successful profiling request whose response
+// had no usage under Config.UseServerTokenCount, and says so in the log
+// at the first one (Result.MissingUsage): its ISL and OSL are missing,
+// as in the pinned aiperf, which keeps such a record successful and warns
+// that its token metrics are unavailable.
+func (e *engine) noteMissingUsage(rec *metrics.Record) {
+	if e.missingUsage.Add(1) == 1 && e.c.Logf != nil {
+		e.c.Logf("warning: the server sent no usage for request %s (--use-server-token-count takes ISL and OSL from it): the request counts as successful, without ISL, OSL or token throughput; check that the server reports usage (streaming: stream_options.include_usage); the end of the run says how many had none", rec.XRequestID)
+	}
 }
 
 // judge decides what the final failure of a request means for the run: a
