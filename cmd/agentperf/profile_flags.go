@@ -203,7 +203,7 @@ var profileHelpGroups = []flagGroup{
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
-	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
+	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"
