@@ -17,7 +17,7 @@ func FuzzParsePage(f *testing.F) {
 			return
 		}
 		for _, r := range p.Readings {
-			if r.GPU.Index == ""  {
+			if r.GPU.Index == "" {
 				t.Fatalf("reading without a GPU: %+v", r)
 			}
 			for _, v := range r.Values {

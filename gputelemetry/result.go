@@ -62,9 +62,9 @@ type Result struct {
 	SchemaVersion int              `json:"schema_version"`
 	Endpoints     []EndpointResult `json:"endpoints"`
 	// WindowStartNs, WindowEndNs are the profiling window (Unix ns).
-	WindowStartNs int64   `json:"window_start_ns"`
-	WindowEndNs   int64   `json:"window_end_ns"`
-	WindowSeconds float64 `json:"window_s"`
+	WindowStartNs int64       `json:"window_start_ns"`
+	WindowEndNs   int64       `json:"window_end_ns"`
+	WindowSeconds float64     `json:"window_s"`
 	GPUs          []GPUResult `json:"gpus"`
 	// TotalEnergyJ is the sum of EnergyJ over the GPUs; nil when a GPU has
 	// none (the total would be short).
@@ -84,7 +84,7 @@ type Result struct {
 	// on through each.
 	SchemaChanges []string `json:"schema_changes"`
 	// Series are every GPU's samples over the whole run, for figures.
-	Series []GPUSeries `json:"series"`
+	Series []GPUSeries `json:"series,omitempty"`
 }
 
 // GPUSeries is one GPU's samples: times in seconds from the profiling
@@ -240,7 +240,6 @@ func (c *Collector) seriesOf(s *series, origin int64) GPUSeries {
 	return out
 }
 
-
 // Encode returns the export's JSON.
 func (r *Result) Encode() ([]byte, error) {
 	var buf bytes.Buffer
@@ -272,4 +271,12 @@ func ReadExport(dir string) (*Result, error) {
 		return nil, err
 	}
 	return Decode(b)
+}
+
+// Summary is the result without its series: what the aggregates'
+// metadata.agentperf.gpu_telemetry holds.
+func (r *Result) Summary() *Result {
+	c := *r
+	c.Series = nil
+	return &c
 }

@@ -152,6 +152,10 @@ type Preset struct {
 	// PublicPrefix and HFPrefix are the allowed corpus aliases / repos
 	// (prefix match).
 	PublicPrefix, HFPrefix string
+	// NoGPUTelemetry is the preset's soft default of no GPU telemetry
+	// (aiperf's agentx cli_defaults no_gpu_telemetry): it applies unless
+	// --gpu-telemetry or AIPERF_GPU_TELEMETRY_URL asks for telemetry.
+	NoGPUTelemetry bool
 }
 
 // NameAgentXMVP is the InferenceX scenario name.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
@@ -108,6 +109,9 @@ type profileRun struct {
 	// notes are lines for the run log.
 	notes []string
 	spec  profile.Spec
+	// presetNoGPUTelemetry is the scenario preset's default of no GPU
+	// telemetry (scenario.Preset.NoGPUTelemetry).
+	presetNoGPUTelemetry bool
 }
 
 // resolve maps the flags and the environment to the run's Spec, checking
@@ -247,6 +251,12 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
 	}
+	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
+		Off: p.noGPUTelemetry, PresetOff: r.presetNoGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
 	s.Notes = append(s.Notes, r.notes...)
 	r.spec = s
 	return r, nil

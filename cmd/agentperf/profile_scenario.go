@@ -30,6 +30,7 @@ func (r *profileRun) applyScenario(s *profile.Spec) error {
 		return asUsage(err)
 	}
 	s.Replay.Generation = preset.Generation
+	r.presetNoGPUTelemetry = preset.NoGPUTelemetry
 	r.generationDefaults(s)
 	if err := r.checkGenerationFlags(preset.Generation); err != nil {
 		return err
