@@ -38,6 +38,10 @@ type Config struct {
 	Clock func() time.Time
 	// Logf receives notes and warnings; nil discards them.
 	Logf func(format string, args ...any)
+	// Quietf, when set, receives the one note that default endpoints
+	// were dropped (a run log's file, not the terminal: most machines run
+	// no exporter); nil means Logf.
+	Quietf func(format string, args ...any)
 }
 
 // endpoint is one exporter and its scrape counts.
@@ -136,7 +140,11 @@ func (c *Collector) Start(ctx context.Context) int {
 	}
 	c.eps = kept
 	if len(dropped) > 0 {
-		c.logf("GPU telemetry: no GPU exporter at the default address(es) %s; not scraped (name one with --gpu-telemetry URL)", strings.Join(dropped, ", "))
+		quiet := c.cfg.Quietf
+		if quiet == nil {
+			quiet = c.logf
+		}
+		quiet("GPU telemetry: no GPU exporter at the default address(es) %s; not scraped (name one with --gpu-telemetry URL)", strings.Join(dropped, ", "))
 	}
 	return len(c.eps)
 }

@@ -243,7 +243,7 @@ func startGPUTelemetry(ctx context.Context, s *Spec, lg *runLog) *gputelemetry.C
 	if g.Off || s.Replay.Shard.Index != 0 || len(g.URLs)+len(g.Probe) == 0 {
 		return nil
 	}
-	c := gputelemetry.New(gputelemetry.Config{URLs: g.URLs, Probe: g.Probe, Interval: g.Interval, Logf: lg.Printf})
+	c := gputelemetry.New(gputelemetry.Config{URLs: g.URLs, Probe: g.Probe, Interval: g.Interval, Logf: lg.Printf, Quietf: lg.FileOnly})
 	if c.Start(ctx) == 0 {
 		return nil
 	}
