@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +24,12 @@ type SearchConfig struct {
 	Search Config
 	// Repeats is the number of runs per probe, pooled (default 1).
 	Repeats int
+	// Settings are what the probes are run with besides their
+	// concurrency (the command's flags and environment, the corpus
+	// digest): recorded in search_result.json, and a search in a folder
+	// that holds one reuses the earlier probes only when they are equal
+	// (SettingsDiff).
+	Settings map[string]string
 	// Run runs one measurement at concurrency c into dir.
 	Run PointFunc
 	// Before, when set, runs before every measurement (reset, drain).
@@ -36,17 +43,41 @@ type SearchConfig struct {
 // RunSearch runs Search with probes that are real runs: each probe runs
 // Repeats measurements into folders of its own, judges the objective on
 // their pooled records, and is client-bound when any run was (its send
-// lateness p99 or the process's CPU use, ClientCheck). It writes
-// search_result.json and the plot into Dir, also after an error (with
-// the probes run so far).
+// lateness p99 or the process's CPU use, ClientCheck). A probe whose run
+// aborted, or whose objective could not be judged for too few samples,
+// is inconclusive and stops the search. It writes search_result.json
+// and the plot into Dir after every probe and at the end, also after an
+// error or an interruption (with the probes finished so far).
+//
+// A search folder that holds the result of an earlier search with the
+// same objective, range, resolution, repeats and Settings is resumed:
+// the probes it finished are judged again from their folders instead of
+// being run (up to the first inconclusive one, which runs again).
 func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("search: create %s: %w", cfg.Dir, err)
+	}
+	reuse, err := earlierProbes(cfg, logf)
+	if err != nil {
+		return nil, err
 	}
 	repeats := max(cfg.Repeats, 1)
 	n := 0
 	probe := func(ctx context.Context, c, attempt int) (Probe, error) {
 		n++
+		if n <= len(reuse) {
+			if old := reuse[n-1]; old.Concurrency == c && old.Attempt == attempt {
+				if p, ok := rejudge(cfg, old); ok {
+					logf("search: probe %d at concurrency %d: finished by an earlier search in this folder (%s), judged again from its records", n, c, strings.Join(old.Dirs, ", "))
+					return p, nil
+				}
+			}
+			reuse = nil // the search goes another way from here
+		}
 		d := &ProbeData{}
 		p := Probe{Data: d}
 		var reasons []string
@@ -59,9 +90,11 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 			}
 			dir := filepath.Join(cfg.Dir, name)
 			if _, err := os.Stat(dir); err == nil {
-				if _, err := moveAside(dir); err != nil {
+				aside, err := moveAside(dir)
+				if err != nil {
 					return p, fmt.Errorf("%s exists and cannot be moved aside: %w", dir, err)
 				}
+				logf("search: %s is left from an earlier search: kept as %s", dir, aside)
 			}
 			if cfg.Before != nil {
 				if err := cfg.Before(ctx, c); err != nil {
@@ -89,30 +122,127 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 				reasons = append(reasons, why)
 			}
 		}
-		dirs := make([]string, len(d.Dirs))
-		for i, x := range d.Dirs {
-			dirs[i] = filepath.Join(cfg.Dir, x)
-		}
-		run, err := slo.Load(dirs...)
-		if err != nil {
-			return p, err
-		}
-		d.Result = cfg.SLO.Evaluate(run)
-		p.Met = d.Result.Met
 		p.ClientReason = strings.Join(reasons, "; ")
-		if f := d.Result.Failed(); len(f) > 0 {
-			p.Detail = strings.Join(f, ", ")
+		if err := judgeProbe(cfg, &p, d); err != nil {
+			return p, err
 		}
 		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%, scheduler latency p99 %s", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpuShare, sched.Round(10*time.Microsecond)), "; ")
 		return p, nil
 	}
 	sc := cfg.Search
 	sc.Logf = cfg.Logf
+	sc.Progress = func(res *Result) {
+		if err := WriteSearchReport(cfg, res); err != nil {
+			logf("search: warning: %v", err)
+		}
+	}
 	res, err := Search(ctx, sc, probe)
 	if res != nil {
-		if werr := WriteSearchReport(cfg.Dir, cfg.SLO, cfg.Search, res); werr != nil && err == nil {
+		if werr := WriteSearchReport(cfg, res); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return res, err
+}
+
+// judgeProbe judges the objective on the probe's pooled runs (d.Dirs) and
+// sets p's verdict: inconclusive when a run aborted or a term had too few
+// samples to be judged.
+func judgeProbe(cfg SearchConfig, p *Probe, d *ProbeData) error {
+	dirs := make([]string, len(d.Dirs))
+	for i, x := range d.Dirs {
+		dirs[i] = filepath.Join(cfg.Dir, x)
+	}
+	run, err := slo.Load(dirs...)
+	if err != nil {
+		return err
+	}
+	d.Result = cfg.SLO.Evaluate(run)
+	p.Met = d.Result.Met
+	if f := d.Result.Failed(); len(f) > 0 {
+		p.Detail = strings.Join(f, ", ")
+	}
+	switch {
+	case run.Aborted != "":
+		p.Inconclusive = true
+		p.Why = fmt.Sprintf("aborted (%s: %s; %s)", run.Aborted, run.AbortMessage, filepath.Base(run.AbortedDir))
+	case d.Result.Undecided && !p.ClientBound: // a client-bound probe is invalid anyway, and is retried
+		var few []string
+		for _, t := range d.Result.Terms {
+			if !t.Judged {
+				few = append(few, fmt.Sprintf("%s on %d samples of the %d it needs", t.Name(), t.Samples, t.MinSamples))
+			}
+		}
+		p.Inconclusive = true
+		p.Why = "had too few requests to judge " + strings.Join(few, ", ") + " (lengthen the probe: --probe-duration)"
+	}
+	return nil
+}
+
+// rejudge makes a probe of an earlier search again from its folders, when
+// every one is complete.
+func rejudge(cfg SearchConfig, old ProbeJSON) (Probe, bool) {
+	if len(old.Dirs) == 0 || old.Inconclusive {
+		return Probe{}, false
+	}
+	for _, d := range old.Dirs {
+		if _, err := os.Stat(filepath.Join(cfg.Dir, d, "profile_export_aiperf.json")); err != nil {
+			return Probe{}, false
+		}
+	}
+	d := &ProbeData{Dirs: old.Dirs}
+	p := Probe{Data: d, ClientBound: old.ClientBound, ClientReason: old.ClientReason}
+	if err := judgeProbe(cfg, &p, d); err != nil || p.Inconclusive {
+		return Probe{}, false
+	}
+	p.Detail = old.Detail
+	return p, true
+}
+
+// earlierProbes reads the result an earlier search left in cfg.Dir and
+// returns its probes when it was made with the same objective, range,
+// resolution, repeats and settings. One made otherwise is moved aside
+// (search_result.json.replaced), and the log says what differs.
+func earlierProbes(cfg SearchConfig, logf func(string, ...any)) ([]ProbeJSON, error) {
+	name := filepath.Join(cfg.Dir, SearchResultJSON)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	var old SearchJSON
+	var diffs []string
+	if err := json.Unmarshal(b, &old); err != nil {
+		diffs = []string{fmt.Sprintf("unreadable (%v)", err)}
+	} else {
+		cmp := func(what string, a, b any) {
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				diffs = append(diffs, fmt.Sprintf("%s %v → %v", what, a, b))
+			}
+		}
+		cmp("objective", old.SLO, cfg.SLO.String())
+		cmp("range", fmt.Sprintf("%d:%d", old.Lo, old.Hi), fmt.Sprintf("%d:%d", cfg.Search.Lo, cfg.Search.Hi))
+		cmp("resolution", old.Resolution, cfg.Search.Resolution.String())
+		cmp("repeats", max(old.Repeats, 1), max(cfg.Repeats, 1))
+		diffs = append(diffs, SettingsDiff(old.Settings, cfg.Settings)...)
+	}
+	if len(diffs) == 0 {
+		logf("search: %s holds an earlier search with the same settings (%s, %d probe(s)): its finished probes are reused", cfg.Dir, old.Status, len(old.Probes))
+		var out []ProbeJSON
+		for _, p := range old.Probes {
+			if p.Inconclusive {
+				break // run again
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	aside, err := moveAsideAs(name, ".replaced")
+	if err != nil {
+		return nil, fmt.Errorf("search: %s is from another search and cannot be moved aside: %w", name, err)
+	}
+	logf("search: %s is from a search with other settings (%s): none of its probes is reused; it is kept as %s", name, strings.Join(diffs, "; "), aside)
+	return nil, nil
 }

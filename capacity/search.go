@@ -22,6 +22,12 @@ type Probe struct {
 	// limited it. ClientReason says why.
 	ClientBound  bool
 	ClientReason string
+	// Inconclusive marks a probe that measured nothing the objective can
+	// be judged on: its run aborted (the server refused the warmup, a
+	// write failed, …) or a term had too few samples to be judged. The
+	// search stops at it. Why says what happened.
+	Inconclusive bool
+	Why          string
 	// Detail is free text for the log and the result (the failed terms).
 	Detail string
 	// Dir is the probe's artifact folder, when it has one.
@@ -87,6 +93,9 @@ type Config struct {
 	Retries int
 	// Logf, when set, gets one line per probe.
 	Logf func(format string, args ...any)
+	// Progress, when set, is called after every probe with the result so
+	// far (Best, Below and Above as the finished probes show them).
+	Progress func(*Result)
 }
 
 // ParseRange reads "LO:HI".
@@ -121,7 +130,24 @@ type Result struct {
 	ClientBoundAt int
 	// Probes are every probe, in the order run.
 	Probes []Probe
+	// Inconclusive is the probe that stopped the search because it was
+	// inconclusive (nil when none did): Best is then only what the probes
+	// before it showed, a lower bound.
+	Inconclusive *Probe
+	// Interrupted is set when the search was stopped (its context ended)
+	// before it finished; Pending is the concurrency whose probe was cut
+	// short (0 when none was running). Best is what the finished probes
+	// showed.
+	Interrupted bool
+	Pending     int
+	// Running is set in the results handed to Config.Progress: the search
+	// goes on.
+	Running bool
 }
+
+// Complete reports whether the search ran to its answer: not stopped by
+// an inconclusive probe, not interrupted.
+func (r *Result) Complete() bool { return r.Inconclusive == nil && !r.Interrupted && !r.Running }
 
 // ErrRange is wrapped by Search's error for a bad Config.
 var ErrRange = errors.New("bad search range")
@@ -135,6 +161,30 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 	}
 	res := &Result{}
 	done := map[int]int{} // concurrency → index in res.Probes of its final probe
+	// ok is the highest passing concurrency (0: none yet), bad the lowest
+	// failing or client-bound one (0: none yet).
+	ok, bad := 0, 0
+	// settle fills Best, BestProbe, Below and Above from the finished
+	// probes.
+	settle := func() {
+		res.Best = ok
+		res.BestProbe, res.Below, res.Above = nil, nil, nil
+		for i := range res.Probes {
+			p := &res.Probes[i]
+			if j, fin := done[p.Concurrency]; !fin || j != i || p.Inconclusive {
+				continue // a client-bound attempt that was retried, or the probe that stopped the search
+			}
+			switch {
+			case p.Concurrency == ok && p.Met && !p.ClientBound:
+				res.BestProbe = p
+			case p.Concurrency < ok && p.Met && !p.ClientBound && (res.Below == nil || p.Concurrency > res.Below.Concurrency):
+				res.Below = p
+			case p.Concurrency > ok && (res.Above == nil || p.Concurrency < res.Above.Concurrency):
+				res.Above = p
+			}
+		}
+	}
+	errStop := errors.New("inconclusive probe")
 	// run probes c (with retries while client-bound) and returns its
 	// final probe.
 	run := func(c int) (*Probe, error) {
@@ -145,30 +195,35 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			res.Pending = c
 			p, err := probe(ctx, c, attempt)
 			if err != nil {
 				return nil, fmt.Errorf("probe at concurrency %d: %w", c, err)
 			}
+			res.Pending = 0
 			p.Concurrency, p.Attempt = c, attempt
+			if p.Inconclusive {
+				p.ClientBound, p.Met = false, false
+			}
 			res.Probes = append(res.Probes, p)
 			if cfg.Logf != nil {
 				cfg.Logf("search: probe %d at concurrency %d: %s", len(res.Probes), c, p.verdict())
 			}
-			if !p.ClientBound || attempt > cfg.Retries {
+			if p.Inconclusive || !p.ClientBound || attempt > cfg.Retries {
 				done[c] = len(res.Probes) - 1
 				return &res.Probes[len(res.Probes)-1], nil
 			}
 		}
 	}
-	// ok is the highest passing concurrency (0: none yet), bad the lowest
-	// failing or client-bound one (0: none yet).
-	ok, bad := 0, 0
 	judge := func(c int) error {
 		p, err := run(c)
 		if err != nil {
 			return err
 		}
 		switch {
+		case p.Inconclusive:
+			res.Inconclusive = p
+			return errStop
 		case p.ClientBound:
 			if res.ClientBoundAt == 0 || c < res.ClientBoundAt {
 				res.ClientBoundAt = c
@@ -179,13 +234,32 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 		default:
 			bad = c
 		}
+		if cfg.Progress != nil {
+			settle()
+			res.Running = true
+			cfg.Progress(res)
+			res.Running = false
+		}
 		return nil
+	}
+	end := func(err error) (*Result, error) {
+		settle()
+		if errors.Is(err, errStop) {
+			// res.Inconclusive points into res.Probes, which no longer grows.
+			return res, nil
+		}
+		if err != nil && ctx.Err() != nil {
+			res.Interrupted = true
+		} else {
+			res.Pending = 0
+		}
+		return res, err
 	}
 	// Exponential phase.
 	c := cfg.Lo
 	for {
 		if err := judge(c); err != nil {
-			return res, err
+			return end(err)
 		}
 		if bad == c || c == cfg.Hi {
 			break
@@ -195,30 +269,17 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 	// Bisection between ok and bad.
 	for ok > 0 && bad > 0 && bad-ok > cfg.Resolution.width(ok) {
 		if err := judge(ok + (bad-ok)/2); err != nil {
-			return res, err
+			return end(err)
 		}
 	}
-	res.Best = ok
-	for i := range res.Probes {
-		p := &res.Probes[i]
-		if done[p.Concurrency] != i {
-			continue // a client-bound attempt that was retried
-		}
-		switch {
-		case p.Concurrency == ok && p.Met && !p.ClientBound:
-			res.BestProbe = p
-		case p.Concurrency < ok && p.Met && !p.ClientBound && (res.Below == nil || p.Concurrency > res.Below.Concurrency):
-			res.Below = p
-		case p.Concurrency > ok && (res.Above == nil || p.Concurrency < res.Above.Concurrency):
-			res.Above = p
-		}
-	}
-	return res, nil
+	return end(nil)
 }
 
 func (p *Probe) verdict() string {
 	s := "met every objective"
 	switch {
+	case p.Inconclusive:
+		s = "INCONCLUSIVE: " + p.Why
 	case p.ClientBound:
 		s = "client-bound (invalid, not a server failure): " + p.ClientReason
 	case !p.Met:

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -35,8 +36,18 @@ type TermJSON struct {
 	Op        string   `json:"op"`
 	Threshold float64  `json:"threshold"`
 	Unit      string   `json:"unit"`
-	Observed  *float64 `json:"observed"` // null when the run had no value
-	Met       bool     `json:"met"`
+	Observed  *float64 `json:"observed"` // null when the run had no value, or the failed requests decided it
+	// DecidedByFailures: the failed requests, counted as values worse
+	// than any threshold, set the figure (observed is null).
+	DecidedByFailures bool `json:"decided_by_failed_requests,omitempty"`
+	// Samples is the values judged (successful requests with the metric
+	// plus failed requests, FailedRequests of them); MinSamples what the
+	// statistic needs; Judged whether the verdict stands (docs/capacity.md).
+	Samples        int  `json:"samples"`
+	FailedRequests int  `json:"failed_requests"`
+	MinSamples     int  `json:"min_samples"`
+	Judged         bool `json:"judged"`
+	Met            bool `json:"met"`
 }
 
 // ProbeJSON is one probe in search_result.json.
@@ -46,6 +57,8 @@ type ProbeJSON struct {
 	Met          bool       `json:"met"`
 	ClientBound  bool       `json:"client_bound"`
 	ClientReason string     `json:"client_reason,omitempty"`
+	Inconclusive bool       `json:"inconclusive,omitempty"`
+	Why          string     `json:"why,omitempty"`
 	Detail       string     `json:"detail,omitempty"`
 	Dirs         []string   `json:"dirs,omitempty"`
 	Requests     int        `json:"requests"`
@@ -57,17 +70,32 @@ type ProbeJSON struct {
 
 // SearchJSON is search_result.json.
 type SearchJSON struct {
-	SLO           string      `json:"slo"`
-	Lo            int         `json:"concurrency_lo"`
-	Hi            int         `json:"concurrency_hi"`
-	Resolution    string      `json:"resolution"`
-	Best          int         `json:"best_concurrency"`
-	BestProbe     *ProbeJSON  `json:"best,omitempty"`
-	Below         *ProbeJSON  `json:"below,omitempty"`
-	Above         *ProbeJSON  `json:"above,omitempty"`
-	ClientBoundAt int         `json:"client_bound_at,omitempty"`
-	Note          string      `json:"note"`
-	Probes        []ProbeJSON `json:"probes"`
+	// Status is "complete" (the search ran to its answer), "inconclusive"
+	// (a probe measured nothing to judge and the search stopped there),
+	// "interrupted" (stopped by a signal; the same command resumes it) or
+	// "running" (written after every probe: a search killed outright
+	// leaves this).
+	Status        string     `json:"status"`
+	SLO           string     `json:"slo"`
+	Lo            int        `json:"concurrency_lo"`
+	Hi            int        `json:"concurrency_hi"`
+	Resolution    string     `json:"resolution"`
+	Best          int        `json:"best_concurrency"`
+	BestProbe     *ProbeJSON `json:"best,omitempty"`
+	Below         *ProbeJSON `json:"below,omitempty"`
+	Above         *ProbeJSON `json:"above,omitempty"`
+	ClientBoundAt int        `json:"client_bound_at,omitempty"`
+	// Inconclusive is the probe that stopped the search; Pending the
+	// concurrency whose probe an interruption cut short.
+	Inconclusive *ProbeJSON `json:"inconclusive,omitempty"`
+	Pending      int        `json:"pending_concurrency,omitempty"`
+	Note         string     `json:"note"`
+	// Repeats are the runs per probe; Settings what every probe was run
+	// with (SearchConfig.Settings): a search resumes only over probes
+	// made with the same.
+	Repeats  int               `json:"repeats"`
+	Settings map[string]string `json:"settings,omitempty"`
+	Probes   []ProbeJSON       `json:"probes"`
 }
 
 // ProbeData is what a search's probe function attaches to Probe.Data:
@@ -81,15 +109,17 @@ func probeJSON(p *Probe) *ProbeJSON {
 	if p == nil {
 		return nil
 	}
-	j := &ProbeJSON{Concurrency: p.Concurrency, Attempt: p.Attempt, Met: p.Met && !p.ClientBound, ClientBound: p.ClientBound,
-		ClientReason: p.ClientReason, Detail: p.Detail}
+	j := &ProbeJSON{Concurrency: p.Concurrency, Attempt: p.Attempt, Met: p.Met && !p.ClientBound && !p.Inconclusive, ClientBound: p.ClientBound,
+		ClientReason: p.ClientReason, Inconclusive: p.Inconclusive, Why: p.Why, Detail: p.Detail}
 	if d, ok := p.Data.(*ProbeData); ok {
 		j.Dirs = d.Dirs
 		r := &d.Result
 		j.Requests, j.Errors, j.Goodput, j.Throughput = r.Requests, r.Errors, r.Goodput, r.Throughput
 		for _, t := range r.Terms {
-			tj := TermJSON{Name: t.Name(), Op: t.Op.String(), Threshold: t.Threshold, Unit: t.Unit, Met: t.Met}
-			if !t.Missing {
+			tj := TermJSON{Name: t.Name(), Op: t.Op.String(), Threshold: t.Threshold, Unit: t.Unit, Met: t.Met,
+				Samples: t.Samples, FailedRequests: t.Failed, MinSamples: t.MinSamples, Judged: t.Judged,
+				DecidedByFailures: math.IsInf(t.Observed, 0)}
+			if !t.Missing && !math.IsInf(t.Observed, 0) {
 				v := t.Observed
 				tj.Observed = &v
 			}
@@ -99,10 +129,12 @@ func probeJSON(p *Probe) *ProbeJSON {
 	return j
 }
 
-// NewSearchJSON is the result file's content for res.
-func NewSearchJSON(o slo.SLO, cfg Config, res *Result) SearchJSON {
-	j := SearchJSON{SLO: o.String(), Lo: cfg.Lo, Hi: cfg.Hi, Resolution: cfg.Resolution.String(), Best: res.Best,
-		BestProbe: probeJSON(res.BestProbe), Below: probeJSON(res.Below), Above: probeJSON(res.Above), ClientBoundAt: res.ClientBoundAt}
+// NewSearchJSON is the result file's content for res of the search sc.
+func NewSearchJSON(sc SearchConfig, res *Result) SearchJSON {
+	o, cfg := sc.SLO, sc.Search
+	j := SearchJSON{Repeats: max(sc.Repeats, 1), Settings: sc.Settings, Status: res.status(), SLO: o.String(), Lo: cfg.Lo, Hi: cfg.Hi, Resolution: cfg.Resolution.String(), Best: res.Best,
+		BestProbe: probeJSON(res.BestProbe), Below: probeJSON(res.Below), Above: probeJSON(res.Above), ClientBoundAt: res.ClientBoundAt,
+		Inconclusive: probeJSON(res.Inconclusive), Pending: res.Pending}
 	for i := range res.Probes {
 		j.Probes = append(j.Probes, *probeJSON(&res.Probes[i]))
 	}
@@ -110,8 +142,32 @@ func NewSearchJSON(o slo.SLO, cfg Config, res *Result) SearchJSON {
 	return j
 }
 
-// Summary is the search's answer in one sentence.
+// Search statuses (SearchJSON.Status).
+const (
+	StatusComplete     = "complete"
+	StatusInconclusive = "inconclusive"
+	StatusInterrupted  = "interrupted"
+	StatusRunning      = "running"
+)
+
+func (r *Result) status() string {
+	switch {
+	case r.Inconclusive != nil:
+		return StatusInconclusive
+	case r.Interrupted:
+		return StatusInterrupted
+	case r.Running:
+		return StatusRunning
+	}
+	return StatusComplete
+}
+
+// Summary is the search's answer in one sentence. A search that did not
+// run to its answer says why, and what its finished probes showed.
 func Summary(cfg Config, res *Result) string {
+	if !res.Complete() {
+		return partialSummary(cfg, res)
+	}
 	var s string
 	switch {
 	case res.Best == 0 && res.ClientBoundAt == cfg.Lo:
@@ -131,10 +187,40 @@ func Summary(cfg Config, res *Result) string {
 	return s
 }
 
+func partialSummary(cfg Config, res *Result) string {
+	var s string
+	switch {
+	case res.Inconclusive != nil:
+		s = fmt.Sprintf("inconclusive: the probe at concurrency %d %s; the search stopped there (fix the cause and run the same command again: the probes before it are kept)", res.Inconclusive.Concurrency, res.Inconclusive.Why)
+	case res.Interrupted && res.Pending > 0:
+		s = fmt.Sprintf("interrupted while probing concurrency %d (that probe is not counted); run the same command again to resume from it", res.Pending)
+	case res.Interrupted:
+		s = "interrupted; run the same command again to resume"
+	default:
+		s = "search in progress (if no search runs in this folder, it was killed: run the same command again to resume)"
+	}
+	var shown []string
+	if res.Best > 0 {
+		shown = append(shown, fmt.Sprintf("concurrency %d met every objective, so the capacity is at least %d", res.Best, res.Best))
+	}
+	if res.Above != nil {
+		what := "did not meet it"
+		if res.Above.ClientBound {
+			what = "was client-bound"
+		}
+		shown = append(shown, fmt.Sprintf("concurrency %d %s", res.Above.Concurrency, what))
+	}
+	if len(shown) == 0 {
+		return s + ". No finished probe tells anything yet"
+	}
+	return s + ". The finished probes show: " + strings.Join(shown, "; ")
+}
+
 // WriteSearchReport writes search_result.json and the plot of every
-// term against concurrency into dir.
-func WriteSearchReport(dir string, o slo.SLO, cfg Config, res *Result) error {
-	j := NewSearchJSON(o, cfg, res)
+// term against concurrency into sc.Dir.
+func WriteSearchReport(sc SearchConfig, res *Result) error {
+	dir, o := sc.Dir, sc.SLO
+	j := NewSearchJSON(sc, res)
 	if err := atomicfile.Write(filepath.Join(dir, SearchResultJSON), func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
@@ -178,6 +264,9 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 		probes := slices.Clone(res.Probes)
 		slices.SortStableFunc(probes, func(a, b Probe) int { return a.Concurrency - b.Concurrency })
 		var line plotter.XYs
+		// Figures the failed requests decided (infinite) are drawn on the
+		// panel's edge, once the finite ones set the scale.
+		var edge []Probe
 		for _, p := range probes {
 			d, ok := p.Data.(*ProbeData)
 			if !ok || i >= len(d.Result.Terms) || d.Result.Terms[i].Missing {
@@ -185,6 +274,11 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 			}
 			v := d.Result.Terms[i].Observed
 			x := float64(p.Concurrency)
+			if math.IsInf(v, 0) {
+				edge = append(edge, p)
+				xmin, xmax = min(xmin, x), max(xmax, x)
+				continue
+			}
 			xmin, xmax, ymax = min(xmin, x), max(xmax, x), max(ymax, v)
 			k := "met"
 			switch {
@@ -197,6 +291,13 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 			if !p.ClientBound {
 				line = append(line, plotter.XY{X: x, Y: v})
 			}
+		}
+		for _, p := range edge {
+			y := ymax * 1.5
+			if math.IsInf(p.Data.(*ProbeData).Result.Terms[i].Observed, -1) {
+				y = 0
+			}
+			groups["failures"] = append(groups["failures"], plotter.XY{X: float64(p.Concurrency), Y: y})
 		}
 		if math.IsInf(xmin, 1) {
 			xmin, xmax = 1, 2
@@ -222,7 +323,7 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 		th.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 		pl.Add(th)
 		pl.Legend.Add("threshold "+fmtThreshold(t.Threshold, t.Unit), th)
-		for _, k := range []string{"met", "failed", "client"} {
+		for _, k := range []string{"met", "failed", "failures", "client"} {
 			pts := groups[k]
 			if len(pts) == 0 {
 				continue
@@ -239,6 +340,9 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 			case "failed":
 				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.CircleGlyph{}
 				pl.Legend.Add("probe failed", sc)
+			case "failures":
+				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.PyramidGlyph{}
+				pl.Legend.Add("failed: decided by failed requests (drawn at the edge)", sc)
 			default:
 				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colClient, draw.CrossGlyph{}
 				pl.Legend.Add("client-bound (invalid)", sc)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -219,17 +220,57 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 
 // moveAside renames dir to dir.incomplete, or dir.incomplete.2, … when
 // that exists, and returns the new name.
-func moveAside(dir string) (string, error) {
+func moveAside(dir string) (string, error) { return moveAsideAs(dir, ".incomplete") }
+
+// moveAsideAs renames path to path+suffix, or path+suffix+".2", … when
+// that exists, and returns the new name.
+func moveAsideAs(path, suffix string) (string, error) {
 	for k := 1; k < 1000; k++ {
-		to := dir + ".incomplete"
+		to := path + suffix
 		if k > 1 {
 			to += "." + strconv.Itoa(k)
 		}
-		if _, err := os.Stat(to); errors.Is(err, os.ErrNotExist) {
-			return to, os.Rename(dir, to)
+		if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+			return to, os.Rename(path, to)
 		}
 	}
-	return "", fmt.Errorf("too many %s.incomplete.* folders", dir)
+	return "", fmt.Errorf("too many %s%s.* files", path, suffix)
+}
+
+// SettingsDiff says what differs between the settings a point or probe
+// was made with (old) and the ones it would be made with now, one entry
+// per setting ("--random-seed 7 → 8", "--benchmark-duration (default) →
+// 30"); none when they are equal. Old settings that were never recorded
+// (an older agentperf) differ from any recorded ones.
+func SettingsDiff(old, now map[string]string) []string {
+	if old == nil && len(now) > 0 {
+		return []string{"made without a record of its settings (an older agentperf)"}
+	}
+	keys := make([]string, 0, len(old)+len(now))
+	for k := range old {
+		keys = append(keys, k)
+	}
+	for k := range now {
+		if _, ok := old[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		a, inOld := old[k]
+		b, inNow := now[k]
+		switch {
+		case !inOld:
+			a = "(unset)"
+		case !inNow:
+			b = "(unset)"
+		}
+		if a != b || inOld != inNow {
+			out = append(out, fmt.Sprintf("%s %s → %s", k, a, b))
+		}
+	}
+	return out
 }
 
 // ParsePoints reads "4,8,16" into distinct positive concurrencies.

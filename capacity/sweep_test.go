@@ -26,7 +26,7 @@ func fakeRun(ran *[]int) PointFunc {
 			return err
 		}
 		var b strings.Builder
-		for i := range 20 {
+		for i := range 100 { // a p99 needs 100 samples (slo.MinSamples)
 			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","credit_issued_ns":%d,"request_start_ns":%d},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n",
 				1000000, 1000000+i*1000, 10*c)
 		}

@@ -159,6 +159,22 @@ func Compute(r *Record) Values {
 	return v
 }
 
+// streamingOnly are the record metrics a response read whole (no SSE,
+// Record.NonStreaming) never has: Compute leaves them out, as aiperf
+// marks them streaming-only.
+var streamingOnly = map[string]bool{
+	"time_to_first_token": true, "time_to_second_token": true, "time_to_first_output_token": true,
+	"inter_token_latency": true, "time_per_output_token": true, "full_response_inter_token_latency": true,
+	"decode_duration": true, "full_decode_duration": true,
+	"output_token_throughput_per_user": true, "full_response_output_token_throughput_per_user": true,
+	"prefill_throughput_per_user": true,
+}
+
+// StreamingOnly reports whether the record metric tag is measured only
+// on streamed responses (TTFT, ITL and what derives from them): a run
+// without streaming has no value of it.
+func StreamingOnly(tag string) bool { return streamingOnly[tag] }
+
 // Metric describes one per-record metric: its aiperf tag, display header
 // (for CSVs), unit, whether its values are whole numbers (written as JSON
 // integers), and how to read it from Values.

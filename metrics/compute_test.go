@@ -145,6 +145,17 @@ func TestNonStreamingHasNoTTFTOrITL(t *testing.T) {
 			t.Errorf("%s = %v for a non-streaming response, want absent", name, x)
 		}
 	}
+	// StreamingOnly names exactly the metrics a streamed response has and
+	// this one lacks.
+	sr := okRecord(0, 0, 100, 10, 1000, 11, 0, 0)
+	sv := Compute(sr)
+	for i := range Metrics {
+		m := &Metrics[i]
+		lost := Has(m.Get(&sv)) && !Has(m.Get(&v))
+		if lost != StreamingOnly(m.Tag) {
+			t.Errorf("%s: absent without streaming %v, StreamingOnly says %v", m.Tag, lost, StreamingOnly(m.Tag))
+		}
+	}
 	if !Has(v.RequestLatency) || v.OSL != 11 || v.ISL != 1000 {
 		t.Errorf("latency %v, OSL %v, ISL %v: want them measured", v.RequestLatency, v.OSL, v.ISL)
 	}

@@ -61,7 +61,7 @@ var knownEnv = map[string]envVar{
 	"AIPERF_UI_REALTIME_METRICS_ENABLED":                  {handling: envAccepted, why: "the live view is always on"},
 	"AIPERF_HTTP_CONNECTION_LIMIT":                        {handling: envAccepted, why: "agentperf keeps one keep-alive connection per lane"},
 	"AIPERF_HTTP_KEEPALIVE_TIMEOUT":                       {handling: envAccepted, why: "idle keep-alive connections are kept 5 minutes and re-dialled on reset"},
-	"AIPERF_HTTP_TCP_USER_TIMEOUT":                        {handling: envAccepted, why: "the per-request timeout bounds every request"},
+	"AIPERF_HTTP_TCP_USER_TIMEOUT":                        {handling: envHonoured},
 	"AIPERF_DATASET_WEKA_PARALLEL_WORKERS":                {handling: envAccepted, why: "agentperf builds prompts lazily; there is no parallel reconstruction step"},
 	"AIPERF_DATASET_WEKA_PARALLEL_THRESHOLD":              {handling: envAccepted, why: "agentperf builds prompts lazily; there is no parallel reconstruction step"},
 	"AIPERF_DATASET_MMAP_PREFAULT":                        {handling: envAccepted, why: "the trace cache is small and paged in on demand"},
@@ -119,6 +119,11 @@ type Environment struct {
 	UnsafeOverride bool
 	// DAGFailFast is AIPERF_DAG_FAIL_FAST.
 	DAGFailFast bool
+	// TCPUserTimeout is AIPERF_HTTP_TCP_USER_TIMEOUT (milliseconds in the
+	// variable), when TCPUserTimeoutSet: the TCP_USER_TIMEOUT of the
+	// client's sockets (replay.Config.TCPUserTimeout; Linux only).
+	TCPUserTimeout    time.Duration
+	TCPUserTimeoutSet bool
 	// Chains are the switches of v1.0's session layout (the
 	// AIPERF_DATASET_WEKA_* variables of ChainOptionsFromEnv), when
 	// ChainsSet (one of them is set).
@@ -200,6 +205,11 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 	s.RequiredPrefix = getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	s.UnsafeOverride = truthy(getenv("AIPERF_UNSAFE_OVERRIDE"))
 	s.DAGFailFast = truthy(getenv("AIPERF_DAG_FAIL_FAST"))
+	if d, set, err := TCPUserTimeoutFromEnv(getenv); err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		s.TCPUserTimeout, s.TCPUserTimeoutSet = d, set
+	}
 	s.Chains, errs = chainOptionsFromEnv(getenv, errs)
 	for _, k := range chainEnvNames {
 		if getenv(chainEnvPrefix+k) != "" {
@@ -215,7 +225,7 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 // Apply puts the environment's settings into s: live assistant replies
 // (when set), the corpus open timeout, the extra scrape URLs and interval,
 // the session headers, the overflow-rate limit, the required metric
-// prefix, DAG fail-fast, and the notes.
+// prefix, DAG fail-fast, the TCP user timeout (when set), and the notes.
 func (e Environment) Apply(s *Spec) {
 	if e.LiveAssistantSet {
 		s.Replay.LiveAssistant = e.LiveAssistant
@@ -235,11 +245,35 @@ func (e Environment) Apply(s *Spec) {
 		s.OverflowRateLimit = e.OverflowRateLimit
 	}
 	s.Replay.DAGFailFast = s.Replay.DAGFailFast || e.DAGFailFast
+	if e.TCPUserTimeoutSet {
+		s.Replay.TCPUserTimeout = e.TCPUserTimeout
+	}
 	if e.ChainsSet {
 		s.Replay.Chains = e.Chains
 	}
 	s.UnsafeOverride = s.UnsafeOverride || e.UnsafeOverride
 	s.Notes = append(append([]string(nil), e.Notes...), s.Notes...) // the environment first
+}
+
+// EnvTCPUserTimeout is the variable that sets the client's
+// TCP_USER_TIMEOUT, in milliseconds (aiperf's name and unit).
+const EnvTCPUserTimeout = "AIPERF_HTTP_TCP_USER_TIMEOUT"
+
+// TCPUserTimeoutFromEnv reads AIPERF_HTTP_TCP_USER_TIMEOUT: a whole number
+// of milliseconds from 1 to 1,000,000 (aiperf's bounds). set is false when
+// the variable is unset or empty; anything else that is not such a number
+// is an error naming the variable.
+func TCPUserTimeoutFromEnv(getenv func(string) string) (d time.Duration, set bool, err error) {
+	v := strings.TrimSpace(getenv(EnvTCPUserTimeout))
+	if v == "" {
+		return 0, false, nil
+	}
+	lo, hi := replay.MinTCPUserTimeout.Milliseconds(), replay.MaxTCPUserTimeout.Milliseconds()
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil || n < lo || n > hi {
+		return 0, false, fmt.Errorf("%s=%q: expected a whole number of milliseconds from %d to %d (e.g. 900000 for 15 minutes)", EnvTCPUserTimeout, v, lo, hi)
+	}
+	return time.Duration(n) * time.Millisecond, true, nil
 }
 
 // chainEnvPrefix and chainEnvNames are the chain layout's variables.

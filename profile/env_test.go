@@ -4,8 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/replay"
 )
 
 // TestChainEnvironment: the AIPERF_DATASET_WEKA_* layout switches reach
@@ -56,6 +58,41 @@ func TestChainEnvironment(t *testing.T) {
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), k) {
 				t.Errorf("%v: error %v, want an input error naming %s", bad, err, k)
 			}
+		}
+	}
+}
+
+// TestTCPUserTimeoutEnvironment: AIPERF_HTTP_TCP_USER_TIMEOUT (milliseconds)
+// reaches replay.Config.TCPUserTimeout; unset keeps the Spec's value (the
+// default, or a preset's); a malformed or out-of-range value is an input
+// error naming the variable.
+func TestTCPUserTimeoutEnvironment(t *testing.T) {
+	read := func(v string, set bool) (Spec, error) {
+		var environ []string
+		kv := map[string]string{}
+		if set {
+			environ, kv[EnvTCPUserTimeout] = []string{EnvTCPUserTimeout + "=" + v}, v
+		}
+		e, err := ReadEnvironment(environ, func(k string) string { return kv[k] })
+		s := NewSpec()
+		if err == nil {
+			e.Apply(&s)
+		}
+		return s, err
+	}
+	if s, err := read("", false); err != nil || s.Replay.TCPUserTimeout != replay.DefaultTCPUserTimeout {
+		t.Errorf("unset: TCPUserTimeout %v (err %v), want the default %v", s.Replay.TCPUserTimeout, err, replay.DefaultTCPUserTimeout)
+	}
+	for v, want := range map[string]time.Duration{"900000": 900 * time.Second, " 450000 ": 450 * time.Second, "1": time.Millisecond, "1000000": 1000 * time.Second} {
+		if s, err := read(v, true); err != nil || s.Replay.TCPUserTimeout != want {
+			t.Errorf("%q: TCPUserTimeout %v (err %v), want %v", v, s.Replay.TCPUserTimeout, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-5", "1000001", "900s", "9e5", "15m", "abc"} {
+		_, err := read(v, true)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), EnvTCPUserTimeout) {
+			t.Errorf("%q: error %v, want an InputError naming %s", v, err, EnvTCPUserTimeout)
 		}
 	}
 }

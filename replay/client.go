@@ -84,7 +84,7 @@ func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
 		addr:    addr,
 		isTLS:   isTLS,
 		tlsConf: &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
-		dialer:  net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second},
+		dialer:  net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second, Control: tcpUserTimeoutControl(c.TCPUserTimeout)},
 		timeout: timeout,
 	}, nil
 }

@@ -28,6 +28,12 @@ const (
 	DefaultGracePeriod    = 30 * time.Second
 	DefaultRequestTimeout = 6 * time.Hour
 	DefaultConnectTimeout = 30 * time.Second
+	// DefaultTCPUserTimeout is aiperf's default TCP_USER_TIMEOUT (30,000 ms).
+	DefaultTCPUserTimeout = 30 * time.Second
+	// MinTCPUserTimeout and MaxTCPUserTimeout bound Config.TCPUserTimeout
+	// (aiperf's bounds for AIPERF_HTTP_TCP_USER_TIMEOUT: 1 to 1,000,000 ms).
+	MinTCPUserTimeout = time.Millisecond
+	MaxTCPUserTimeout = 1000 * time.Second
 	// DefaultDynamoSessionTimeoutSeconds is the session timeout sent in
 	// Dynamo's nvext.session_control.
 	DefaultDynamoSessionTimeoutSeconds = 300
@@ -57,6 +63,7 @@ func DefaultConfig() Config {
 		InterTurnDelayCap:  timing.DefaultInterTurnDelayCap,
 		RequestTimeout:     DefaultRequestTimeout,
 		ConnectTimeout:     DefaultConnectTimeout,
+		TCPUserTimeout:     DefaultTCPUserTimeout,
 		WarmupRetries:      DefaultWarmupRetries,
 		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
 		LivenessInterval:   DefaultLivenessInterval,
@@ -221,6 +228,15 @@ type Config struct {
 	// a second. ConnectTimeout bounds connecting (DefaultConfig:
 	// DefaultConnectTimeout). 0 is no timeout.
 	RequestTimeout, ConnectTimeout time.Duration
+	// TCPUserTimeout is set as the TCP_USER_TIMEOUT of every connection
+	// the client dials (AIPERF_HTTP_TCP_USER_TIMEOUT): on Linux the kernel
+	// drops a connection whose sent data stays unacknowledged (or whose
+	// keep-alive probes go unanswered) this long, so a dead peer fails the
+	// request instead of hanging it. It is applied in whole milliseconds,
+	// between MinTCPUserTimeout and MaxTCPUserTimeout (DefaultConfig:
+	// DefaultTCPUserTimeout, aiperf's). 0 leaves the kernel's default. It
+	// has no effect on other OSes (TCPUserTimeoutApplies).
+	TCPUserTimeout time.Duration
 	// Insecure skips TLS certificate verification.
 	Insecure bool
 	// Headers are extra HTTP headers sent with every request.
@@ -465,6 +481,9 @@ func (c *Config) validate(inputs bool) error {
 	}
 	if p := c.Progress; p != nil && (p.Counts().Sent > 0 || p.WarmupTotal() > 0) {
 		bad("Progress", "already counts %d requests of another run: give each run a new Progress (it is the run's request accounting)", p.Counts().Sent)
+	}
+	if t := c.TCPUserTimeout; t != 0 && (t < MinTCPUserTimeout || t > MaxTCPUserTimeout) {
+		bad("TCPUserTimeout", "%v is outside [%v, %v] (0 leaves the kernel's default)", t, MinTCPUserTimeout, MaxTCPUserTimeout)
 	}
 	if c.WarmupRequestsPerLane < 0 {
 		bad("WarmupRequestsPerLane", "must not be negative, got %d", c.WarmupRequestsPerLane)

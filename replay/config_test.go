@@ -172,3 +172,27 @@ func TestConfigErrorsNameFields(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPUserTimeoutBounds: DefaultConfig holds aiperf's 30 s, and a value
+// outside aiperf's bounds (1 ms to 1,000,000 ms) is an error naming the
+// field; 0 (the kernel's default) is accepted.
+func TestTCPUserTimeoutBounds(t *testing.T) {
+	if d := DefaultConfig().TCPUserTimeout; d != 30*time.Second {
+		t.Errorf("DefaultConfig().TCPUserTimeout = %v, want 30s", d)
+	}
+	for _, tc := range []struct {
+		d  time.Duration
+		ok bool
+	}{{0, true}, {time.Millisecond, true}, {1000 * time.Second, true}, {-time.Second, false}, {time.Microsecond, false}, {1001 * time.Second, false}} {
+		c := DefaultConfig()
+		c.URL, c.Models, c.Concurrency, c.BenchmarkDuration = "http://127.0.0.1:1", []string{"m"}, 1, time.Minute
+		c.TCPUserTimeout = tc.d
+		err := c.ValidateSettings()
+		if tc.ok != (err == nil) {
+			t.Errorf("TCPUserTimeout %v: ValidateSettings() = %v, want ok=%v", tc.d, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "Config.TCPUserTimeout") {
+			t.Errorf("TCPUserTimeout %v: error %q does not name Config.TCPUserTimeout", tc.d, err)
+		}
+	}
+}

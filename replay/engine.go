@@ -600,7 +600,13 @@ func (e *engine) drive(l *lane) {
 			e.drain(l)
 			return
 		}
+		before := e.sched.GlobalOffset()
 		l.sends = l.tl.Due(e.now(), l.sends[:0])
+		if e.sched.GlobalOffset() != before {
+			// A timer fired into a replay barrier with nothing in flight,
+			// and the system idle cap moved every lane's timers.
+			e.wakeAll()
+		}
 		if len(l.sends) == 1 && l.tl.InFlight() == 1 && !l.tl.Pending() {
 			// The lane's only work is this request: it runs here (see
 			// runInline).

@@ -68,16 +68,22 @@ func TestEvaluate(t *testing.T) {
 		observed []float64
 		good     int
 	}{
-		// numpy-linear p99 of 10..1000 step 10 is 990.1 ms.
-		{"ttft.p99<=1s", true, []float64{990.1}, 100},
-		{"ttft.p99<=990ms", false, []float64{990.1}, 99},
-		{"ttft.p50<=500ms,itl.p99<=10ms", false, []float64{505, 10}, 50},
+		// The failed request counts as a value above every threshold: the
+		// 101 values are 10..1000 ms and +Inf, whose numpy-linear p99
+		// (rank 99) is 1000 ms and p50 (rank 50) 510 ms.
+		{"ttft.p99<=1s", true, []float64{1000}, 100},
+		{"ttft.p99<=990ms", false, []float64{1000}, 99},
+		{"ttft.p50<=500ms,itl.p99<=10ms", false, []float64{510, 10}, 50},
 		{"errors<=1%", true, []float64{100.0 / 101}, 100},
 		{"errors<0.5%", false, []float64{100.0 / 101}, 100},
 		{"request_throughput>=10,output_token_throughput>=100", true, []float64{10, 100}, 100},
 		{"total_token_throughput>1100", false, []float64{1100}, 100},
-		{"ttft.max<=1s,ttft.min>=10ms,ttft.avg<=505ms", true, []float64{1000, 10, 505}, 50},
-		{"ttst.p99<=1s", false, []float64{math.NaN()}, 100},
+		// One failed request of 101 decides the max and the average, and
+		// under >= the min.
+		{"ttft.max<=1s,ttft.min>=10ms,ttft.avg<=505ms", false, []float64{math.Inf(1), math.Inf(-1), math.Inf(1)}, 50},
+		{"ttft.min<=10ms", true, []float64{10}, 1},
+		// No record has a TTST: the failed request is its one sample.
+		{"ttst.p99<=1s", false, []float64{math.Inf(1)}, 100},
 	} {
 		res := mustParse(t, tc.slo).Evaluate(run)
 		if res.Met != tc.met {
@@ -85,7 +91,7 @@ func TestEvaluate(t *testing.T) {
 		}
 		for i, want := range tc.observed {
 			got := res.Terms[i].Observed
-			if !(math.Abs(got-want) < 1e-9 || math.IsNaN(got) && math.IsNaN(want)) {
+			if !(got == want || math.Abs(got-want) < 1e-9 || math.IsNaN(got) && math.IsNaN(want)) {
 				t.Errorf("%s: term %d observed %v, want %v", tc.slo, i, got, want)
 			}
 		}
@@ -147,5 +153,81 @@ func TestLoadReadsRecordsAsAiperfWritesThem(t *testing.T) {
 	res := mustParse(t, "ttft.max<=100ms").Evaluate(run)
 	if run.Requests() != 2 || res.Met || res.Terms[0].Observed != 120 || len(run.Lateness) != 1 || run.Lateness[0] != 1e-6 {
 		t.Errorf("%d requests, ttft.max %v, lateness %v", run.Requests(), res.Terms[0].Observed, run.Lateness)
+	}
+}
+
+// TestFailedRequestsCountAgainstEveryTerm (issue 34, case 3): 20 of 24
+// requests failed and the 4 that succeeded were fast. Without an errors
+// term the objective used to be "met" on the 4; a failed request counts
+// as a value worse than any threshold, whatever the direction.
+func TestFailedRequestsCountAgainstEveryTerm(t *testing.T) {
+	t.Parallel()
+	ttfts := []float64{10, 11, 12, 13}
+	for range 20 {
+		ttfts = append(ttfts, -1)
+	}
+	run, err := Load(writeRun(t, ttfts, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, expr := range []string{"ttft.p50<=2s", "ttft.p99<=2s", "ttft.avg<=2s", "input_sequence_length.p10>=1", "ttft.p50<=2s,itl.p90<=1s"} {
+		res := mustParse(t, expr).Evaluate(run)
+		if res.Met || res.Undecided {
+			t.Errorf("%s with 20 of 24 requests failed: met %v, undecided %v (%v); want failed", expr, res.Met, res.Undecided, res.Failed())
+		}
+		for _, tr := range res.Terms {
+			if !tr.Judged || tr.Met || tr.Failed != 20 || tr.Samples != 24 || !math.IsInf(tr.Observed, 0) {
+				t.Errorf("%s: %s judged %v met %v, %d failed of %d samples, observed %v; want judged, not met, 20 of 24, infinite",
+					expr, tr.Name(), tr.Judged, tr.Met, tr.Failed, tr.Samples, tr.Observed)
+			}
+		}
+		if f := res.Failed(); len(f) == 0 || !strings.Contains(f[0], "decided by failed requests (20 of 24 samples failed") {
+			t.Errorf("%s: Failed() = %q", expr, f)
+		}
+	}
+	// The p99 has 24 of the 100 samples it needs, but no outcome of the
+	// missing 76 could make it pass: it is judged, and says so.
+	res := mustParse(t, "ttft.p99<=2s").Evaluate(run)
+	if tr := res.Terms[0]; !tr.TooFew || tr.MinSamples != 100 || !strings.Contains(res.Failed()[0], "fewer than the 100 a p99 needs, but the failed requests decide it") {
+		t.Errorf("p99 on 24 samples: too few %v, min %d, %q", tr.TooFew, tr.MinSamples, res.Failed())
+	}
+}
+
+// TestTooFewSamplesAreNotJudged (issue 34, case 3): a p99 judged on 13
+// requests is neither met nor failed; a term that fails on enough samples
+// still fails the objective.
+func TestTooFewSamplesAreNotJudged(t *testing.T) {
+	t.Parallel()
+	ttfts := make([]float64, 13)
+	for i := range ttfts {
+		ttfts[i] = 100
+	}
+	run, err := Load(writeRun(t, ttfts, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustParse(t, "ttft.p99<=2s,ttft.p50<=2s").Evaluate(run)
+	tr := res.Terms[0]
+	if res.Met || !res.Undecided || tr.Judged || tr.Met || !tr.TooFew || tr.Samples != 13 || tr.MinSamples != 100 {
+		t.Errorf("p99 on 13 samples: met %v undecided %v; term judged %v met %v too few %v, %d of %d samples", res.Met, res.Undecided, tr.Judged, tr.Met, tr.TooFew, tr.Samples, tr.MinSamples)
+	}
+	if !res.Terms[1].Met {
+		t.Errorf("p50 on 13 samples (needs 2): %+v", res.Terms[1])
+	}
+	if f := res.Failed(); len(f) != 1 || !strings.Contains(f[0], "not judged: 13 samples, a p99 needs at least 100") {
+		t.Errorf("Failed() = %q", f)
+	}
+	res = mustParse(t, "ttft.p99<=2s,ttft.p50<=10ms").Evaluate(run)
+	if res.Met || res.Undecided {
+		t.Errorf("p50 fails on enough samples: met %v undecided %v, want a failed objective", res.Met, res.Undecided)
+	}
+}
+
+func TestMinSamples(t *testing.T) {
+	t.Parallel()
+	for stat, want := range map[string]int{"p99": 100, "p1": 100, "p95": 20, "p5": 20, "p90": 10, "p10": 10, "p75": 4, "p25": 4, "p50": 2, "avg": 1, "min": 1, "max": 1, "std": 2, "": 1} {
+		if got := MinSamples(stat); got != want {
+			t.Errorf("MinSamples(%q) = %d, want %d", stat, got, want)
+		}
 	}
 }

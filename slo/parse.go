@@ -106,6 +106,20 @@ func (s SLO) String() string {
 	return strings.Join(parts, ",")
 }
 
+// NeedsStreaming lists the terms (as written) whose metric only a
+// streamed response has (metrics.StreamingOnly: TTFT, ITL, …). A run
+// without streaming has no value for them, so judging it on them is a
+// usage error, found before any run.
+func (s SLO) NeedsStreaming() []string {
+	var out []string
+	for _, t := range s.Terms {
+		if t.kind == kindRecord && metrics.StreamingOnly(t.Metric) {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
 // SyntaxError is a malformed objective: what is wrong and where.
 type SyntaxError struct {
 	Expr string

@@ -188,8 +188,11 @@ type Schedule struct {
 	stage      stage
 	accelEnd   int64
 	primerRamp time.Duration
-	// idleMu serializes the system idle cap's checks.
-	idleMu sync.Mutex
+	// idleMu serializes the system idle cap's checks; idleStart is when
+	// the current system idle interval began (real ns: the last response
+	// that left nothing in flight, or the start of profiling).
+	idleMu    sync.Mutex
+	idleStart int64
 
 	mu      sync.Mutex
 	started bool
@@ -378,16 +381,27 @@ func (a Alignment) Combine(b Alignment) Alignment {
 // PrepareProfiling hands every lane's warmup state over to profiling
 // (v1.0) and returns the lanes' Alignment; StartProfilingAligned then
 // starts the phase. Call it once, after every lane's warmup is done.
+//
+// A lane left with no live stream by the cache warmup (its tree drained
+// as its quota ran out) takes a new root at turn 0 when profiling starts:
+// due at offset 0, it takes part in the alignment, whose minimum is then
+// 0. Without a cache warmup, a lane whose tree has no recorded clock (a
+// k_i start) turns the alignment off (Anchorless); after one, every lane
+// has a handoff offset (the recorded delay where there is no clock).
 func (s *Schedule) PrepareProfiling() Alignment {
 	var a Alignment
 	if !s.cfg.Generation.Primers {
 		return a
 	}
+	accelerated := s.stage == stageAccelerated
 	s.handoffs = make([][]streamStart, len(s.lanes))
 	for i, l := range s.lanes {
 		s.handoffs[i] = l.tree.handoff()
-		if !l.tree.hasOrigin {
+		if !l.tree.hasOrigin && !accelerated {
 			a.Anchorless = true
+		}
+		if accelerated && len(s.handoffs[i]) == 0 {
+			a.T0, a.Has = 0, true
 		}
 		for _, ss := range s.handoffs[i] {
 			if !ss.waiting && (!a.Has || ss.offset < a.T0) {
@@ -595,15 +609,25 @@ func (l *Lane) Due(now time.Time, dst []Send) []Send {
 	for pass := 0; pass < 2; pass++ {
 		before := len(dst)
 		l.mu.Lock()
+		th := l.tree.firedHeld
 		dst = l.tree.due(dst, n, deadline, admit)
+		held := l.tree.firedHeld != th
 		for _, o := range l.orphans {
+			oh := o.firedHeld
 			dst = o.due(dst, n, deadline, admit)
+			held = held || o.firedHeld != oh
 		}
 		l.mu.Unlock()
 		if k := len(dst) - before; k > 0 {
 			s.inflight.Add(int64(k))
 		}
 		l.afterChange(n)
+		if held && s.inflight.Load() == 0 {
+			// A timer fired into a replay barrier: not activity (see
+			// systemIdleHeld). A shift it makes may pull this lane's own
+			// next timer in to now: the second pass releases it.
+			s.systemIdleHeld(n)
+		}
 		if w, ok := l.earliest(); !ok || w > n || w == math.MinInt64 || l.finished || l.past || s.stage == stageAccelerated && l.spent {
 			break
 		}

@@ -18,8 +18,10 @@ type streamStart struct {
 	// offset is when next is due after the phase that releases it starts.
 	offset time.Duration
 	// lead is how long before t* the primer was recorded (v1.0 spread
-	// primers).
-	lead time.Duration
+	// primers); hasLead is false when the primer or t* has no recorded
+	// time (a k_i start), and the primer then goes out at once.
+	lead    time.Duration
+	hasLead bool
 	// waiting is set on a root whose next turn joins live children.
 	waiting bool
 }
@@ -194,6 +196,7 @@ func (s *Schedule) stateAt(si int, st *Stream, next int, tStar float64, waiting 
 		// The primer is the turn before, rebuilding the history up to t*.
 		ss.prime = next - 1
 		ss.lead = secondsDur(tStar - st.Turns[next-1].Start)
+		ss.hasLead = finite(st.Turns[next-1].Start) && finite(tStar)
 	}
 	return ss
 }

@@ -91,6 +91,9 @@ type Tree struct {
 	// the turns due but waiting for a predecessor of another stream.
 	barriers bool
 	held     []entry
+	// firedHeld counts the timers that fired into a replay barrier (a
+	// change tells the lane to re-check the system idle cap).
+	firedHeld uint32
 	// origin is the tree's replay clock at the warmup→profiling handoff:
 	// its t* (a snapshot), or its root's first recorded start (a tree
 	// started during the warmup); hasOrigin is false for a k_i start.
@@ -272,6 +275,7 @@ func (t *Tree) due(dst []Send, now, deadline int64, admit func(*Tree, int, int) 
 			// finished; not a timer any more.
 			t.heap.pop()
 			t.held = append(t.held, e)
+			t.firedHeld++
 			continue
 		}
 		if admit != nil && !admit(t, int(e.stream), int(e.turn)) {

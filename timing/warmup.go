@@ -22,7 +22,8 @@ const (
 // In v1.0 they are spread so that every trajectory reaches its t* at the
 // same instant — a primer recorded lead seconds before its lane's t* (at
 // most the system idle cap) goes out maxLead − lead after now, maxLead
-// being the largest lead of any primer of any lane — unless
+// being the largest lead of any primer of any lane; a primer without a
+// recorded time (a k_i start) has no lead and goes out at once — unless
 // BurstPhaseStarts sends them all at once. Earlier generations send every
 // primer at once. Call it once, before any lane's first Due.
 func (s *Schedule) StartWarmup(now time.Time) {
@@ -42,7 +43,7 @@ func (s *Schedule) StartWarmup(now time.Time) {
 		// at this point), so that the shards of a run spread alike.
 		for i := range s.starts {
 			for j := range s.starts[i].streams {
-				if ss := &s.starts[i].streams[j]; ss.prime >= 0 {
+				if ss := &s.starts[i].streams[j]; ss.prime >= 0 && ss.hasLead {
 					maxLead = max(maxLead, lead(ss))
 					minLead = min(minLead, lead(ss))
 				}
@@ -52,7 +53,12 @@ func (s *Schedule) StartWarmup(now time.Time) {
 	for _, l := range s.lanes {
 		l.mu.Lock()
 		if spread {
-			l.tree.pushPrimers(n, func(ss *streamStart) time.Duration { return maxLead - lead(ss) })
+			l.tree.pushPrimers(n, func(ss *streamStart) time.Duration {
+				if !ss.hasLead {
+					return 0
+				}
+				return maxLead - lead(ss)
+			})
 		} else {
 			l.tree.pushPrimers(n, nil)
 		}
@@ -154,8 +160,9 @@ func (t *Tree) handoff() []streamStart {
 // alignStarts schedules every lane's profiling start: each stream's next
 // turn at now + (offset − t0), where t0 is the smallest offset of a
 // stream that does not wait, over every lane (per lane with
-// BurstPhaseStarts; 0 when a lane started from k_i), so the run's first
-// request goes out at once and every lane keeps its recorded spacing.
+// BurstPhaseStarts; 0 when a lane started from k_i and had no cache
+// warmup), so the run's first request goes out at once and every lane
+// keeps its recorded spacing. Called before the stage turns to profiling.
 func (s *Schedule) alignStarts(a Alignment, states [][]streamStart) {
 	t0 := a.T0
 	if a.Anchorless || !a.Has {
@@ -170,7 +177,7 @@ func (s *Schedule) alignStarts(a Alignment, states [][]streamStart) {
 					lt0 = min(lt0, ss.offset)
 				}
 			}
-			if lt0 == time.Duration(math.MaxInt64) || !l.tree.hasOrigin {
+			if lt0 == time.Duration(math.MaxInt64) || !l.tree.hasOrigin && s.stage != stageAccelerated {
 				lt0 = 0
 			}
 		}
@@ -189,13 +196,14 @@ func (s *Schedule) alignStarts(a Alignment, states [][]streamStart) {
 	}
 }
 
-// systemIdle applies the system idle cap (v1.0 profiling) at now, when
-// nothing is in flight anywhere: if the earliest pending timer of every
-// lane is further away than the cap, every timer moves earlier by the
-// excess, so that the next request goes out at most the cap after the last
-// response. Turns held by joins or barriers are not timers.
+// systemIdle applies the system idle cap (v1.0 profiling) at now, when a
+// response (or the start of profiling) left nothing in flight anywhere: a
+// new idle interval starts at now, and if the earliest pending timer of
+// every lane is further away than the cap, every timer moves earlier by
+// the excess, so that the next request goes out at most the cap after the
+// last response. Turns held by joins or barriers are not timers.
 func (s *Schedule) systemIdle(now int64) {
-	if s.cfg.SystemIdleCap <= 0 || !s.cfg.Generation.RuntimeIdleCaps || s.stage != stageProfiling {
+	if !s.systemIdleOn() {
 		return
 	}
 	s.idleMu.Lock()
@@ -203,6 +211,35 @@ func (s *Schedule) systemIdle(now int64) {
 	if s.inflight.Load() != 0 {
 		return
 	}
+	s.idleStart = now
+	s.capIdle(now)
+}
+
+// systemIdleHeld re-applies the system idle cap at now after a timer
+// fired into a replay barrier with nothing in flight: the fired timer was
+// not activity, so the idle interval that began at the last response goes
+// on, and the next timer is pulled in to the cap after that response (or
+// to now, when the cap has already passed).
+func (s *Schedule) systemIdleHeld(now int64) {
+	if !s.systemIdleOn() {
+		return
+	}
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if s.inflight.Load() != 0 || s.idleStart == 0 {
+		return
+	}
+	s.capIdle(now)
+}
+
+func (s *Schedule) systemIdleOn() bool {
+	return s.cfg.SystemIdleCap > 0 && s.cfg.Generation.RuntimeIdleCaps && s.stage == stageProfiling
+}
+
+// capIdle moves every pending timer earlier so the earliest is due no
+// later than the idle interval's start plus the cap (and not before now).
+// s.idleMu is held.
+func (s *Schedule) capIdle(now int64) {
 	g := s.global.Load()
 	earliest := int64(math.MaxInt64)
 	for _, l := range s.lanes {
@@ -216,7 +253,7 @@ func (s *Schedule) systemIdle(now int64) {
 	if d := s.deadlineNs(); d != 0 && now >= d {
 		return
 	}
-	shift := earliest - now - int64(s.cfg.SystemIdleCap)
+	shift := earliest - max(now, s.idleStart+int64(s.cfg.SystemIdleCap))
 	if shift <= 0 {
 		return
 	}

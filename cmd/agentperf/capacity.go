@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,10 +53,11 @@ type pointRunner struct {
 	logf    func(format string, args ...any)
 }
 
-// newPointRunner validates the flags (resolving the first point's run),
-// loads the corpus and synthesizer once and starts the simulator when the
-// URL is sim://. Call close when done.
-func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio) (_ *pointRunner, err error) {
+// newPointRunner validates the flags (resolving the first point's run, and
+// checking it with check when set, before anything is loaded), loads the
+// corpus and synthesizer once and starts the simulator when the URL is
+// sim://. Call close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (_ *pointRunner, err error) {
 	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
@@ -67,6 +70,9 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	if err != nil {
 		return nil, asUsage(err)
 	}
+	if err := p.discoverModel(ctx); err != nil {
+		return nil, err
+	}
 	pr := &pointRunner{pf: pf, io: io, url: p.url,
 		logf: func(format string, args ...any) {
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
@@ -76,6 +82,11 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		return nil, err
 	}
 	pr.spec = pr.base.spec
+	if check != nil {
+		if err := check(&pr.spec); err != nil {
+			return nil, err
+		}
+	}
 	pr.headers = requestHeaders(&pr.spec)
 	pr.loaded, err = profile.Load(ctx, pr.spec)
 	var ie *profile.InputError
@@ -115,6 +126,59 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
 	}
 	return pr, nil
+}
+
+// notAPointSetting are the flags that change nothing a point or probe
+// measures: where it is written, how it is shown, profiling of agentperf
+// itself, the sweep table's labels, and the search settings capacity
+// compares on its own.
+var notAPointSetting = map[string]bool{
+	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
+	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
+	"tp": true, "config": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
+	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
+}
+
+// secretSetting are the flags whose values may hold credentials: the
+// settings record a digest of them.
+var secretSetting = map[string]bool{"api-key": true, "header": true, "server-metrics-header": true}
+
+// settings are what every point or probe is made with besides its
+// concurrency: every flag (its value, default or not) but those in
+// notAPointSetting, the AIPERF_* and AGENTPERF_* environment (but cache
+// folders and anything that looks like a credential), and the digest of
+// the corpus loaded. A sweep or search resumes only over points made with
+// the same (capacity.SettingsDiff).
+func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
+	m := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if notAPointSetting[f.Name] {
+			return
+		}
+		v := f.Value.String()
+		switch {
+		case secretSetting[f.Name] && v != "" && v != "[]":
+			sum := sha256.Sum256([]byte(v))
+			v = "sha256:" + hex.EncodeToString(sum[:8])
+		case f.Name == "url":
+			v = profile.RedactURL(v)
+		}
+		m["--"+f.Name] = v
+	})
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "AIPERF_") && !strings.HasPrefix(k, "AGENTPERF_") {
+			continue
+		}
+		if strings.Contains(k, "CACHE_DIR") || strings.Contains(k, "TOKEN") || strings.Contains(k, "KEY") || strings.Contains(k, "SECRET") || strings.Contains(k, "PASSWORD") {
+			continue
+		}
+		m["$"+k] = v
+	}
+	if pr.loaded != nil && pr.loaded.Corpus != nil {
+		m["corpus"] = profile.CorpusDigest(pr.loaded.Corpus.Identity())
+	}
+	return m
 }
 
 // requestHeaders are the headers and credentials of s's inference

@@ -30,6 +30,7 @@ var libraryNames = map[string]string{
 	"Config.AllowDatasetWrap":           "--allow-dataset-wrap",
 	"Config.CacheBust":                  "--cache-bust",
 	"Config.LiveAssistant":              "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
+	"Config.TCPUserTimeout":             "AIPERF_HTTP_TCP_USER_TIMEOUT",
 	// dataset.Source, dataset.Options, dataset.SelectOptions
 	"Source.InputFile":               "--input-file",
 	"Source.PublicDataset":           "--public-dataset",

@@ -10,10 +10,14 @@
 //	1    the run failed or is not a valid submission (artifacts are written)
 //	2    usage or input error (bad flag, bad corpus, unsupported option)
 //	130  interrupted by a signal (artifacts are written)
+//	134  a crash: the Go runtime's fatal error, an unrecovered panic or
+//	     SIGQUIT; the stacks go to stderr and the process ends by SIGABRT
+//	     (the shell's 128+6), never the 2 of a usage error
+//	     (docs/stopping-early.md, "A crash")
 //
-// Signals (SIGINT, SIGTERM): the first stops a run gracefully (no new
-// requests; those in flight get the grace period, at most 5 s after a
-// SIGTERM, whose kill follows); the second cancels the
+// Signals (SIGINT, SIGTERM, SIGHUP): the first stops a run gracefully (no
+// new requests; those in flight get the grace period, at most 5 s after a
+// SIGTERM or SIGHUP, whose kill may follow); the second cancels the
 // requests in flight at once, and every artifact is still written from
 // what was recorded, marked cancelled and "interrupted twice"; only a third
 // exits at once and may leave partial (.partial) files. A command that has
@@ -26,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,18 +52,21 @@ const termGrace = 5 * time.Second
 var processStart = time.Now()
 
 func main() {
+	crashBySIGABRT()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ks := &killSwitch{ch: make(chan struct{})}
 	sigs := make(chan os.Signal, 3)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
 		ks.signals.Add(1)
-		if s == syscall.SIGTERM {
+		if name, ok := terminating[s]; ok {
 			// A scheduler's SIGTERM: its SIGKILL follows (Slurm's KillWait,
 			// 30 s by default), so the requests in flight get a bounded grace.
+			// SIGHUP (a dropped ssh session, a closed terminal) is the same
+			// kind of stop: nobody is left to press Ctrl-C a second time.
 			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
-			cancel(&replay.Terminated{Signal: "SIGTERM", Grace: termGrace})
+			cancel(&replay.Terminated{Signal: name, Grace: termGrace})
 		} else {
 			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
 			cancel(nil)
@@ -88,6 +96,29 @@ func main() {
 	code := run(withKillSwitch(ctx, ks), os.Args[1:], outputWriter(os.Stdout), outputWriter(os.Stderr))
 	cancel(nil)
 	os.Exit(code)
+}
+
+// terminating names the signals that stop a run as a scheduler's SIGTERM
+// does (a bounded grace, then every artifact): SIGTERM and SIGHUP.
+var terminating = map[os.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}
+
+// crashBySIGABRT makes every crash of the process (a fatal error of the Go
+// runtime such as running out of memory, an unrecovered panic, SIGQUIT)
+// end by SIGABRT after the stacks are printed, so that its status (134 in
+// a shell) is told apart from the exit 2 of a usage error, which is also
+// the Go runtime's own code for a crash. A core file is not wanted from a
+// load generator that may hold gigabytes (its soft core limit is set to
+// 0). A GOTRACEBACK the user set is left as it is, core limit included.
+func crashBySIGABRT() {
+	if _, set := os.LookupEnv("GOTRACEBACK"); set {
+		return
+	}
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_CORE, &lim) == nil && lim.Cur != 0 {
+		lim.Cur = 0
+		syscall.Setrlimit(syscall.RLIMIT_CORE, &lim)
+	}
+	debug.SetTraceback("crash")
 }
 
 // killSwitch carries the second signal to a command that can cut its work

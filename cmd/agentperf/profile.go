@@ -73,6 +73,9 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	if err := p.discoverModel(ctx); err != nil {
+		return err
+	}
 	run, err := p.resolve(fs, env, io)
 	if err != nil {
 		return err
@@ -257,6 +260,9 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 		return nil, asUsage(err)
 	}
 	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	if p.discovered != "" {
+		r.notes = append(r.notes, p.discovered)
+	}
 	s.Notes = append(s.Notes, r.notes...)
 	r.spec = s
 	return r, nil
@@ -385,4 +391,30 @@ func startProfiling(p *profileFlags, logw io.Writer) (func(), error) {
 			stops[i]()
 		}
 	}, nil
+}
+
+// discoverModel asks the server for its model when no --model was given
+// and a --url was (without a URL, Validate says that both are missing):
+// the one model of its /v1/models (profile.DiscoverModel), with the
+// run's --api-key and --header. Anything but exactly one model is a usage
+// error naming the URL and saying to pass --model.
+func (p *profileFlags) discoverModel(ctx context.Context) error {
+	if len(p.models) > 0 || p.url == "" {
+		return nil
+	}
+	headers, err := parseHeaders("--header", p.headers)
+	if err != nil {
+		return err
+	}
+	apiKey := p.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OPENAI_API_KEY")
+	}
+	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: p.url, APIKey: apiKey, Headers: headers, Insecure: p.insecure})
+	if err != nil {
+		return asUsage(fmt.Errorf("no --model given, so %w", err))
+	}
+	p.models = []string{m}
+	p.discovered = fmt.Sprintf("no --model: the server at %s serves %q (its /v1/models), the model of this run", p.url, m)
+	return nil
 }

@@ -18,6 +18,10 @@ import (
 // profileFlags holds every flag of `agentperf profile`. Flag names are
 // aiperf's, so InferenceX's command line runs unchanged.
 type profileFlags struct {
+	// discovered says where the model came from when --model was
+	// omitted (discoverModel), for the run log.
+	discovered string
+
 	scenario       string
 	unsafeOverride bool
 	failOnInvalid  bool
@@ -113,7 +117,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.endpoint, "endpoint", replay.DefaultEndpoint, "endpoint path appended to --url")
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
 	fs.BoolVar(&p.streaming, "streaming", false, "stream responses (SSE); required for TTFT and ITL")
-	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order")
+	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order (omitted: the one model the server lists at /v1/models)")
 	fs.StringSliceVar(&p.models, "model-names", nil, "alias of --model")
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
 	fs.BoolVar(&p.insecure, "insecure", false, "skip TLS certificate verification (verification is on by default)")

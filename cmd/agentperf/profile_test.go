@@ -368,7 +368,11 @@ func TestProfileUsageErrors(t *testing.T) {
 		// the corpus is loaded, in the CLI's terms.
 		{"no url", nil, []string{"--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
 			"agentperf: --url required: the server's base URL, e.g. http://localhost:8000 (or sim:// for the in-process simulator)\n"},
-		{"no model", nil, []string{"--url", "sim://", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
+		// Without --model the server is asked (/v1/models); one that does
+		// not answer is a usage error that names the URL and --model.
+		{"no model, server unreachable", nil, []string{"--url", "http://127.0.0.1:1", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
+			"agentperf: no --model given, so model discovery: GET http://127.0.0.1:1/v1/models: dial tcp 127.0.0.1:1: connect: connection refused; pass the model name explicitly (--model NAME)\n"},
+		{"no model, no url", nil, []string{"--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
 			"agentperf: --model required: the name of the model the server serves (at least one)\n"},
 		{"concurrency sweep", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1,2", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "one positive integer"},
 		{"unknown flag", nil, []string{"--bogus"}, "unknown flag"},

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/slo"
 )
 
@@ -72,7 +74,16 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if *repeats < 1 || *retries < 0 {
 		return usagef("search: --repeats must be at least 1 and --client-bound-retries at least 0")
 	}
-	pr, err := newPointRunner(ctx, p, pf, fs, lo, io)
+	// A term only streamed responses have (TTFT, ITL) would be missing
+	// from every probe: say so now, not after the probes ran.
+	streamed := func(s *profile.Spec) error {
+		if terms := objective.NeedsStreaming(); len(terms) > 0 && !s.Replay.Streaming {
+			return usagef("search: --slo %s: only streamed responses have these metrics (time to first token, inter-token latency and what derives from them), and this run does not stream: add --streaming, or judge request latency (e2el.p99<=…) instead",
+				strings.Join(terms, ", "))
+		}
+		return nil
+	}
+	pr, err := newPointRunner(ctx, p, pf, fs, lo, io, streamed)
 	if err != nil {
 		return err
 	}
@@ -80,7 +91,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	scfg := capacity.Config{Lo: lo, Hi: hi, Resolution: res, Retries: *retries}
 	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, *repeats)
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
-		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats,
+		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats, Settings: pr.settings(fs),
 		Run: pr.run, Before: pr.before, Logf: pr.logf,
 		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
 			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
@@ -91,7 +102,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	if result.Best == 0 {
+	if result.Best == 0 || result.Inconclusive != nil {
 		return errRunFailed
 	}
 	return nil
@@ -102,6 +113,8 @@ func printSearch(io stdio, o slo.SLO, cfg capacity.Config, r *capacity.Result, d
 	for i, p := range r.Probes {
 		v := "met"
 		switch {
+		case p.Inconclusive:
+			v = "INCONCLUSIVE: " + p.Why
 		case p.ClientBound:
 			v = "CLIENT-BOUND (invalid): " + p.ClientReason
 		case !p.Met:

@@ -59,7 +59,7 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 		return usagef("sweep: --tp %d: must be positive", *tp)
 	}
 	out := p.outputDir
-	pr, err := newPointRunner(ctx, p, pf, fs, points[0], io)
+	pr, err := newPointRunner(ctx, p, pf, fs, points[0], io, nil)
 	if err != nil {
 		return err
 	}

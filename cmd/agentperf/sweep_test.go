@@ -251,7 +251,7 @@ func TestSearchClientBound(t *testing.T) {
 func TestSearchSim(t *testing.T) {
 	clearAIPerfEnv(t)
 	dir := t.TempDir()
-	args := append([]string{"search", "--slo", "ttft.p99<=60s,errors<=50%", "--concurrency-range", "1:4", "--resolution", "1",
+	args := append([]string{"search", "--slo", "ttft.p90<=60s,errors<=50%", "--concurrency-range", "1:4", "--resolution", "1",
 		"--client-max-cpu", "-1", "--client-max-lateness", "-1", "--client-max-sched-latency", "-1"}, pointArgs("sim://?zero-latency", dir)...)
 	code, out, errOut := runProfileCLI(context.Background(), t, args...)
 	if code != 0 {

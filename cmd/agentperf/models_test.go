@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestProfileDiscoversModel: without --model, profile asks the server's
+// /v1/models. The in-process simulator serves one model, so the run uses
+// it (the simulator answers any other model with a 404, so requests that
+// succeed prove it was sent) and the run log says where it came from.
+func TestProfileDiscoversModel(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
+		"--url", "sim://?zero-latency=true&model=served-by-sim", "--public-dataset", "synthetic:traces=4",
+		"--concurrency", "2", "--benchmark-duration", "1", "--streaming",
+		"--output-artifact-dir", dir, "--ui-type", "none", "--no-plot")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out+errOut, `no --model: the server at sim://?zero-latency=true&model=served-by-sim serves "served-by-sim"`) {
+		t.Errorf("the run log does not say where the model came from:\n%s\n%s", out, errOut)
+	}
+	agg := checkArtifacts(t, dir)
+	md, _ := agg["metadata"].(map[string]any)
+	acc, _ := md["request_accounting"].(map[string]any)
+	if acc == nil {
+		t.Fatalf("no metadata.request_accounting in the aggregate")
+	}
+	if ok, _ := acc["profiling_ok"].(float64); ok < 1 || acc["profiling_errors"] != 0.0 {
+		t.Errorf("request_accounting %v: want requests that succeeded with the discovered model, no error", acc)
+	}
+}
+
+// TestProfileModelDiscoveryErrors: a server that lists several models, or
+// none, is a usage error (exit 2) that names the URL and says to pass
+// --model; nothing runs.
+func TestProfileModelDiscoveryErrors(t *testing.T) {
+	clearAIPerfEnv(t)
+	for body, want := range map[string]string{
+		`{"object":"list","data":[{"id":"a"},{"id":"b"}]}`: "lists 2 models (a, b)",
+		`{"object":"list","data":[]}`:                      "lists no model",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/models" {
+				t.Errorf("request to %s %s: nothing but /v1/models may be asked", r.Method, r.URL.Path)
+			}
+			w.Write([]byte(body))
+		}))
+		code, _, errOut := runProfileCLI(context.Background(), t, "profile", "--url", srv.URL,
+			"--public-dataset", "synthetic:traces=4", "--concurrency", "1", "--benchmark-duration", "1",
+			"--output-artifact-dir", t.TempDir(), "--ui-type", "none")
+		srv.Close()
+		if code != exitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, srv.URL+"/v1/models") || !strings.Contains(errOut, "--model NAME") {
+			t.Errorf("%s: exit %d, stderr %q: want %d naming %s/v1/models, %q and --model NAME", body, code, errOut, exitUsage, srv.URL, want)
+		}
+	}
+}
