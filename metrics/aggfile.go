@@ -570,7 +570,7 @@ func decodeAccounting(v any) (*RequestAccounting, error) {
 // the order written (after its phase_name).
 func coverageRatios(c *PhaseCoverage) []floatField {
 	return []floatField{{"expected_duration_seconds", &c.ExpectedDurationSeconds}, {"required_ratio", &c.RequiredRatio},
-		{"ttft_ratio", &c.TTFTRatio}, {"inter_token_latency_ratio", &c.ITLRatio}}
+		{"ttft_ratio", &c.TTFTRatio}, {"inter_token_latency_ratio", &c.ITLRatio}, {"streaming_content_ratio", &c.ContentRatio}}
 }
 
 func decodeCoverage(v any) ([]PhaseCoverage, error) {

@@ -87,6 +87,9 @@ type PhaseCoverage struct {
 	ExpectedDurationSeconds float64
 	RequiredRatio           float64
 	TTFTRatio, ITLRatio     float64
+	// ContentRatio is streaming_content_ratio: how far the last streamed
+	// content reached.
+	ContentRatio float64
 }
 
 // ErrAccounting is wrapped by Accounting.Check errors.

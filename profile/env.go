@@ -94,6 +94,9 @@ var knownEnv = map[string]envVar{
 	"AIPERF_AGENTX_RECYCLE_GUARD_MAX_WINDOW":     {handling: envAccepted, why: "the scheduler recycles a lane exactly once per session by construction"},
 }
 
+// envLiveAssistant switches live assistant replies (v0.2's mode).
+const envLiveAssistant = "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"
+
 // Environment is what the AIPERF_* variables (aiperf's names, so that an
 // InferenceX runner's settings apply unchanged) set in a run. Apply puts
 // it into a Spec.
@@ -159,7 +162,7 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 			errs = append(errs, fmt.Sprintf("%s=%s: %s", k, v, ev.why))
 		}
 	}
-	if v := getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES"); v != "" {
+	if v := getenv(envLiveAssistant); v != "" {
 		s.LiveAssistant, s.LiveAssistantSet = truthy(v), true
 	}
 	parseSecs := func(name string) time.Duration {

@@ -67,6 +67,9 @@ type Input struct {
 	// Duration is the configured profiling duration
 	// (replay.Config.BenchmarkDuration), the coverage rule's phase.
 	Duration time.Duration
+	// Coverage is the coverage rule: Required and MinPhase
+	// (Spec.Coverage); the zero value judges none.
+	Coverage scenario.Coverage
 	// Concurrency is the number of lanes (replay.Config.Concurrency).
 	Concurrency int
 	// OverflowRateLimit is the largest valid context-overflow rate, a
@@ -92,6 +95,17 @@ type Input struct {
 	Synth *synth.Synthesizer
 	// Tokenizer is where the synthesizer's tokenizer came from.
 	Tokenizer tokenizer.Origin
+
+	// FailedRequestThreshold is the run's --failed-request-threshold (0 =
+	// off). A run that was not aborted fails (ProblemThresholdExceeded)
+	// when, at its end, its profiling error rate (failed / (successful +
+	// failed), the aggregate's request_error_rate; overflows and cancelled
+	// requests left out) is above it: the rule InferenceX's post-run check
+	// and `agentperf report --check` apply. The rule during the run needs
+	// 99.9 % confidence, so a short run can end above the threshold
+	// without having been stopped (docs/failed-request-threshold.md). A
+	// shard leaves this to its merge, which judges the whole run.
+	FailedRequestThreshold float64
 
 	// RequiredServerMetricPrefix, when set, fails a run whose server
 	// metrics export holds no metric with this prefix.
@@ -246,7 +260,14 @@ const (
 	// ProblemNothingCompleted: without a scenario, no profiling request
 	// completed (Reason scenario.ReasonZeroCompleted).
 	ProblemNothingCompleted
+	// ProblemThresholdExceeded: the run ended (not aborted) with its
+	// profiling error rate above Input.FailedRequestThreshold (Reason
+	// ReasonThresholdExceeded).
+	ProblemThresholdExceeded
 )
+
+// ReasonThresholdExceeded is the Reason of a ProblemThresholdExceeded.
+const ReasonThresholdExceeded = "failed_request_threshold_exceeded"
 
 // Problem is one reason the run failed.
 type Problem struct {
@@ -398,6 +419,8 @@ func (f *finisher) run() {
 
 	if res.Aborted != "" {
 		f.problem(ProblemAborted, res.Aborted, "run aborted ("+res.Aborted+"): "+res.AbortMessage, nil)
+	} else if msg := thresholdAtEnd(res.Accounting, in.FailedRequestThreshold, in.Shard != nil); msg != "" {
+		f.problem(ProblemThresholdExceeded, ReasonThresholdExceeded, msg, nil)
 	}
 	f.validityProblems(verdict)
 	late := !res.Cancelled && f.signals() > 0
@@ -411,6 +434,23 @@ func (f *finisher) run() {
 		}
 	}
 	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+}
+
+// thresholdAtEnd returns why a run that ended with accounting a fails
+// its failed-request threshold (Input.FailedRequestThreshold), or "".
+func thresholdAtEnd(a metrics.Accounting, threshold float64, shard bool) string {
+	judged := a.ProfilingOK + a.ProfilingErrors
+	if threshold <= 0 || shard || judged == 0 {
+		return ""
+	}
+	rate := float64(a.ProfilingErrors) / float64(judged)
+	if rate <= threshold {
+		return ""
+	}
+	return fmt.Sprintf("failed-request threshold exceeded: %d of the %d profiling requests that completed failed (%.2f %%), above --failed-request-threshold %g (%.2f %%); "+
+		"the run was not stopped early, because stopping needs 99.9 %% confidence that the failure rate is above the threshold, which %d requests do not give, "+
+		"but it ended above it, as InferenceX's post-run check and `agentperf report --check` judge it (docs/failed-request-threshold.md)",
+		a.ProfilingErrors, judged, 100*rate, threshold, 100*threshold, judged)
 }
 
 // lateSignalWarning is the mark of a run interrupted while its artifacts
@@ -540,11 +580,21 @@ func (f *finisher) judge() scenario.Verdict {
 		Overflows:         res.ProfilingOverflows,
 		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
 		OverflowRateLimit: in.OverflowRateLimit,
-		PhaseDuration:     in.Duration,
-		TTFTCoverage:      scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
-		ITLCoverage:       scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration),
+		Coverage:          f.coverage(),
 		Completed:         a.ProfilingOK,
 	})
+}
+
+// coverage is the coverage rule's input: the rule (Input.Coverage) over
+// the configured phase, with the three signals the run measured.
+func (f *finisher) coverage() scenario.Coverage {
+	res, in := f.res, &f.in
+	c := in.Coverage
+	c.Phase = in.Duration
+	c.TTFT = scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration)
+	c.ITL = scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration)
+	c.Content = scenario.CoverageRatio(res.ProfilingStart, res.LastContent, in.Duration)
+	return c
 }
 
 // withAdvice appends the caller's overflow advice to an overflow-rate
@@ -561,11 +611,10 @@ func (f *finisher) withAdvice(reason, msg string) string {
 func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	res, in := f.res, &f.in
 	a := res.Accounting
+	cov := f.coverage()
 	info := metrics.RunInfo{
 		Coverage: []metrics.PhaseCoverage{{PhaseName: "profiling", ExpectedDurationSeconds: in.Duration.Seconds(),
-			RequiredRatio: scenario.CoverageRequired,
-			TTFTRatio:     scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration),
-			ITLRatio:      scenario.CoverageRatio(res.ProfilingStart, res.LastITL, in.Duration)}},
+			RequiredRatio: cov.Required, TTFTRatio: cov.TTFT, ITLRatio: cov.ITL, ContentRatio: cov.Content}},
 		BenchmarkID:             res.BenchmarkID,
 		Scenario:                in.Scenario,
 		StartTime:               res.StartTime,

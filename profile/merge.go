@@ -98,6 +98,7 @@ func Merge(in MergeInput) (*Outcome, error) {
 		Scenario:       m0.Finish.Scenario,
 		StaticReasons:  m0.Finish.StaticReasons,
 		Duration:       time.Duration(m0.Finish.DurationNs),
+		Coverage:       scenario.Coverage{Required: m0.Finish.CoverageRequired, MinPhase: time.Duration(m0.Finish.CoverageMinNs)},
 		Concurrency:    m0.Finish.Concurrency,
 		OverflowAdvice: m0.Finish.OverflowAdvice,
 		InputConfig:    m0.Finish.InputConfig,
@@ -116,6 +117,10 @@ func Merge(in MergeInput) (*Outcome, error) {
 	}
 	if l := m0.Finish.OverflowRateLimit; l != nil {
 		fin.OverflowRateLimit = scenario.Some(*l)
+	}
+	// The threshold judges the whole run: the shards left it to the merge.
+	if v, ok := m0.Finish.InputConfig["failed_request_threshold"].(float64); ok {
+		fin.FailedRequestThreshold = v
 	}
 	out, err := Finish(res, fin)
 	if err != nil {
@@ -267,6 +272,7 @@ func mergeResults(shards []*shardDir) *replay.Result {
 		out.EndTime = maxT(out.EndTime, shifted(r.EndTime, d))
 		out.LastTTFT = maxT(out.LastTTFT, shifted(r.LastTTFT, d))
 		out.LastITL = maxT(out.LastITL, shifted(r.LastITL, d))
+		out.LastContent = maxT(out.LastContent, shifted(r.LastContent, d))
 		out.EndedEarly = out.EndedEarly && r.EndedEarly
 		a := &out.Accounting
 		a.Sent += r.Accounting.Sent

@@ -73,7 +73,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		defer srv.Close()
 		url = srv.URL
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
-		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off {
+		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
 			// The simulator's GPU page is this run's exporter.
 			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), url+sim.GPUMetricsPath(cfg.GPUMetrics))
 		}
@@ -240,7 +240,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 // measured once, like the server), or no exporter answered.
 func startGPUTelemetry(ctx context.Context, s *Spec, lg *runLog) *gputelemetry.Collector {
 	g := s.GPUTelemetry
-	if g.Off || s.Replay.Shard.Index != 0 || len(g.URLs)+len(g.Probe) == 0 {
+	if g.Off || s.NoGPUTelemetry || s.Replay.Shard.Index != 0 || len(g.URLs)+len(g.Probe) == 0 {
 		return nil
 	}
 	c := gputelemetry.New(gputelemetry.Config{URLs: g.URLs, Probe: g.Probe, Interval: g.Interval, Logf: lg.Printf, Quietf: lg.FileOnly})
@@ -275,11 +275,12 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 	return Input{
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
-		Duration: s.Replay.BenchmarkDuration, Concurrency: s.Replay.Concurrency,
+		Duration: s.Replay.BenchmarkDuration, Coverage: s.Coverage, Concurrency: s.Replay.Concurrency,
 		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
+		FailedRequestThreshold:     s.FailedRequestThreshold,
 		Warnings:                   warnings,
 		NoPlot:                     s.NoPlot,
 		FailOnInvalid:              s.FailOnInvalid,

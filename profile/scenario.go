@@ -53,7 +53,29 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 		c.StartMaxRatio = set.TrajectoryMaxRatio.V
 	}
 	c.ExtraInputs = extra
+	if set.StatsInterval.Set {
+		s.StatsInterval = set.StatsInterval.V
+	}
+	if set.FailedRequestThreshold.Set {
+		s.FailedRequestThreshold = set.FailedRequestThreshold.V
+	}
+	if set.WarmupRequestsPerLane.Set {
+		c.WarmupRequestsPerLane = set.WarmupRequestsPerLane.V
+	}
+	if set.WarmupGracePeriod.Set {
+		c.WarmupGracePeriod = set.WarmupGracePeriod.V
+	}
+	if set.NoGPUTelemetry.Set {
+		s.NoGPUTelemetry = set.NoGPUTelemetry.V
+	}
+	if set.NumDatasetEntries.Set {
+		s.Corpus.Options.Select.NumEntries = set.NumDatasetEntries.V
+	}
+	if set.SliceDuration.Set {
+		s.SliceDuration = set.SliceDuration.V
+	}
 	s.Scenario = p.Name
+	s.Coverage = scenario.Coverage{Required: p.CoverageRatio, MinPhase: p.MinDuration}
 	s.Validity = reasons
 	s.UnsafeOverride = s.UnsafeOverride || set.UnsafeOverride
 	return set.Filled, nil
@@ -65,20 +87,28 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 func (s *Spec) ScenarioSettings() scenario.Settings {
 	c := &s.Replay
 	set := scenario.Settings{
-		TimingMode:          scenario.TimingAgenticReplay,
-		UnsafeOverride:      s.UnsafeOverride,
-		Streaming:           scenario.Some(c.Streaming),
-		IgnoreEOS:           scenario.Some(c.IgnoreEOS),
-		CacheBust:           scenario.Some(s.CacheBust),
-		BenchmarkDuration:   scenario.Some(c.BenchmarkDuration),
-		Concurrency:         []int{c.Concurrency},
-		RandomSeed:          scenario.Some(c.Seed),
-		InterTurnDelayCap:   scenario.Some(c.InterTurnDelayCap),
-		TraceIdleGapCap:     scenario.Some(c.TraceIdleGapCap),
-		SystemIdleGapCap:    scenario.Some(c.SystemIdleGapCap),
-		UseServerTokenCount: scenario.Some(c.UseServerTokenCount),
-		TrajectoryMinRatio:  scenario.Some(c.StartMinRatio),
-		TrajectoryMaxRatio:  scenario.Some(c.StartMaxRatio),
+		TimingMode:             scenario.TimingAgenticReplay,
+		UnsafeOverride:         s.UnsafeOverride,
+		Streaming:              scenario.Some(c.Streaming),
+		IgnoreEOS:              scenario.Some(c.IgnoreEOS),
+		CacheBust:              scenario.Some(s.CacheBust),
+		BenchmarkDuration:      scenario.Some(c.BenchmarkDuration),
+		Concurrency:            []int{c.Concurrency},
+		RandomSeed:             scenario.Some(c.Seed),
+		InterTurnDelayCap:      scenario.Some(c.InterTurnDelayCap),
+		TraceIdleGapCap:        scenario.Some(c.TraceIdleGapCap),
+		SystemIdleGapCap:       scenario.Some(c.SystemIdleGapCap),
+		UseServerTokenCount:    scenario.Some(c.UseServerTokenCount),
+		TrajectoryMinRatio:     scenario.Some(c.StartMinRatio),
+		TrajectoryMaxRatio:     scenario.Some(c.StartMaxRatio),
+		StatsInterval:          scenario.Some(s.StatsInterval),
+		FailedRequestThreshold: scenario.Some(s.FailedRequestThreshold),
+		WarmupRequestsPerLane:  scenario.Some(c.WarmupRequestsPerLane),
+		WarmupGracePeriod:      scenario.Some(c.WarmupGracePeriod),
+		NoGPUTelemetry:         scenario.Some(s.NoGPUTelemetry),
+		NumDatasetEntries:      scenario.Some(s.Corpus.Options.Select.NumEntries),
+		SliceDuration:          scenario.Some(s.SliceDuration),
+		AgenticCacheWarmup:     scenario.Some(c.AgenticCacheWarmupDuration),
 	}
 	for _, e := range c.ExtraInputs {
 		var v any
@@ -88,4 +118,27 @@ func (s *Spec) ScenarioSettings() scenario.Settings {
 	}
 	set.Loader, set.PublicDataset, set.HFDataset = LoaderKind(s.Corpus.Source)
 	return set
+}
+
+// ReadScenarioEnvironment is ReadEnvironment under the preset p (nil: no
+// preset): p's environment defaults (scenario.Preset.Env) apply where the
+// variable is unset, each logged as a note, and the variables p ignores
+// are noted as ignored and have no effect.
+func ReadScenarioEnvironment(p *scenario.Preset, environ []string, getenv func(string) string) (Environment, error) {
+	if p == nil {
+		return ReadEnvironment(environ, getenv)
+	}
+	environ, applied := p.Environ(environ)
+	e, err := ReadEnvironment(environ, p.Getenv(getenv))
+	for _, v := range p.IgnoredEnv {
+		if getenv(v.Name) == "" {
+			continue
+		}
+		e.Notes = append(e.Notes, fmt.Sprintf("%s is ignored under scenario %s: %s", v.Name, p.Name, v.Why))
+		if v.Name == envLiveAssistant {
+			e.LiveAssistant, e.LiveAssistantSet = false, false
+		}
+	}
+	e.Notes = append(e.Notes, applied...)
+	return e, err
 }

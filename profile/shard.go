@@ -73,6 +73,8 @@ type shardFinish struct {
 	StaticReasons     []string         `json:"static_reasons,omitempty"`
 	Generation        string           `json:"generation"`
 	DurationNs        int64            `json:"duration_ns"`
+	CoverageRequired  float64          `json:"coverage_required,omitempty"`
+	CoverageMinNs     int64            `json:"coverage_min_phase_ns,omitempty"`
 	Concurrency       int              `json:"concurrency"`
 	OverflowRateLimit *float64         `json:"overflow_rate_limit,omitempty"`
 	OverflowAdvice    string           `json:"overflow_advice,omitempty"`
@@ -140,6 +142,7 @@ func writeShardManifest(dir string, in Input, res *replay.Result) error {
 	fin := &shardFinish{
 		Scenario: in.Scenario, StaticReasons: in.StaticReasons, Generation: res.Generation.Name,
 		DurationNs: int64(in.Duration), Concurrency: in.Concurrency, OverflowAdvice: in.OverflowAdvice,
+		CoverageRequired: in.Coverage.Required, CoverageMinNs: int64(in.Coverage.MinPhase),
 		InputConfig: in.InputConfig, Corpus: in.Corpus, PublicDataset: in.PublicDataset, NoPlot: in.NoPlot,
 		Warnings: in.Warnings,
 	}

@@ -69,6 +69,18 @@ type Spec struct {
 	// docs/failed-request-threshold.md).
 	FailedRequestThreshold float64
 
+	// Coverage is the coverage rule (scenario.Preset.CoverageRatio over
+	// phases of at least its MinDuration; ApplyScenario sets it): Required
+	// and MinPhase are used, the rest is measured by the run. The zero
+	// value judges no coverage.
+	Coverage scenario.Coverage
+	// StatsInterval is --stats-interval: the period of the live
+	// statistics lines (recorded in input_config; a CLI's live view reads
+	// it).
+	StatsInterval time.Duration
+	// NoGPUTelemetry is --no-gpu-telemetry (recorded in input_config).
+	NoGPUTelemetry bool
+
 	// OutputDir is the artifact folder (required).
 	OutputDir string
 	// SliceDuration enables the timeslice exports (0 = off); the server
@@ -208,7 +220,8 @@ type ServerMetrics struct {
 // (gputelemetry): DCGM's and AMD's exporters, scraped during the run, the
 // energy of the profiling window and its efficiency.
 type GPUTelemetry struct {
-	// Off disables collection (--no-gpu-telemetry, or a preset's default).
+	// Off disables collection (--no-gpu-telemetry); so does
+	// Spec.NoGPUTelemetry (which a preset's default may set).
 	Off bool
 	// URLs are exporters the user named: a failed scrape is a warning.
 	URLs []string

@@ -88,6 +88,11 @@ type Result struct {
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
 	LastTTFT, LastITL time.Time
+	// LastContent is the last streamed content (a chunk with content or
+	// reasoning) of any profiling request, whatever its outcome: a
+	// request cancelled at the end of the grace period still shows that
+	// the server was streaming. The coverage rule's third signal.
+	LastContent time.Time
 	// StartTurns is the legacy start turn k_i per lane.
 	StartTurns []int
 	// Schedule is the replay core's statistics.
@@ -265,6 +270,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if ns := e.lastITLNs.Load(); ns > 0 { // an ITL observation is a response's end
 		e.res.LastITL = time.Unix(0, ns)
 	}
+	if ns := e.lastContentNs.Load(); ns > 0 {
+		e.res.LastContent = time.Unix(0, ns)
+	}
 	st := sched.Stats()
 	e.res.Schedule = st
 	e.res.Subagents.Spawned, e.res.Subagents.Started, e.res.Subagents.Sent, e.res.Subagents.Cut = st.BranchesSpawned, st.ChildrenStarted, st.ChildSent, st.Cut
@@ -315,7 +323,7 @@ type engine struct {
 	// requests counts request goroutines.
 	requests sync.WaitGroup
 
-	lastTTFTNs, lastITLNs atomic.Int64
+	lastTTFTNs, lastITLNs, lastContentNs atomic.Int64
 	// warmRetriesLogged counts the warmup retries logged one by one (the
 	// tally counts the retried attempts).
 	warmRetriesLogged atomic.Int64

@@ -280,6 +280,9 @@ func (e *engine) emit(rec *metrics.Record, seq int) execOut {
 	c := e.c
 	o := execOut{endNs: rec.RequestEndNs}
 	e.tally.Add(rec)
+	if rec.Phase == metrics.PhaseProfiling && rec.LastChunkNs > 0 && rec.Bucket != metrics.BucketOverflow {
+		storeMax(&e.lastContentNs, rec.LastChunkNs)
+	}
 	switch rec.Bucket {
 	case metrics.BucketOverflow:
 		o.Overflow = true

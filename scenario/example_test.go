@@ -57,7 +57,7 @@ func ExampleMarker() {
 func ExampleJudge() {
 	v := scenario.Judge(scenario.JudgeInput{
 		Overflows: 101, Responses: 10000, Completed: 9800,
-		PhaseDuration: time.Hour, TTFTCoverage: 0.999, ITLCoverage: 0.999,
+		Coverage: scenario.Coverage{Required: scenario.RequiredCoverage, MinPhase: 900 * time.Second, Phase: time.Hour, TTFT: 0.999, ITL: 0.999},
 	})
 	fmt.Println(v.Valid, v.Reasons)
 	// Output: false [context_overflow_rate_exceeded]

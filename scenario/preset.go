@@ -104,9 +104,64 @@ type Settings struct {
 	// UnsafeOverride is --unsafe-override (or AIPERF_UNSAFE_OVERRIDE=true).
 	UnsafeOverride bool
 
+	// The settings of the soft defaults (Preset.Defaults) that have no
+	// lock: --stats-interval, --failed-request-threshold,
+	// --warmup-requests-per-lane, --warmup-grace-period (or
+	// --agentic-warmup-grace-period), --no-gpu-telemetry (or
+	// --gpu-telemetry), --num-dataset-entries, --slice-duration.
+	StatsInterval          Opt[time.Duration]
+	FailedRequestThreshold Opt[float64]
+	WarmupRequestsPerLane  Opt[int]
+	WarmupGracePeriod      Opt[time.Duration]
+	NoGPUTelemetry         Opt[bool]
+	NumDatasetEntries      Opt[int]
+	SliceDuration          Opt[time.Duration]
+	// AgenticCacheWarmup is --agentic-cache-warmup-duration: set, it keeps
+	// the warmup-requests-per-lane default out (the two modes exclude each
+	// other).
+	AgenticCacheWarmup Opt[time.Duration]
+
 	// Filled is written by Apply: one human-readable line per default it
 	// filled in ("random_seed=123 (auto-filled …)"), for the run log.
 	Filled []string
+}
+
+// Given is one entry of Settings.Given: the aiperf flags that set a
+// setting, and its Set bit.
+type Given struct {
+	// Flags are the flag names (without "--") any of which sets it.
+	Flags []string
+	// Set is the setting's Opt.Set.
+	Set *bool
+}
+
+// Given is the one table of which flags set which setting: a caller
+// that starts from every setting Set (a Spec's values) clears Set where
+// none of its flags was given, and the preset fills the rest. The flag
+// names are aiperf's.
+func (s *Settings) Given() []Given {
+	return []Given{
+		{[]string{"streaming"}, &s.Streaming.Set},
+		{[]string{"ignore-eos"}, &s.IgnoreEOS.Set},
+		{[]string{"cache-bust"}, &s.CacheBust.Set},
+		{[]string{"benchmark-duration"}, &s.BenchmarkDuration.Set},
+		{[]string{"random-seed"}, &s.RandomSeed.Set},
+		{[]string{"inter-turn-delay-cap-seconds"}, &s.InterTurnDelayCap.Set},
+		{[]string{"trace-idle-gap-cap-seconds"}, &s.TraceIdleGapCap.Set},
+		{[]string{"system-idle-gap-cap-seconds"}, &s.SystemIdleGapCap.Set},
+		{[]string{"use-server-token-count"}, &s.UseServerTokenCount.Set},
+		{[]string{"trajectory-start-min-ratio"}, &s.TrajectoryMinRatio.Set},
+		{[]string{"trajectory-start-max-ratio"}, &s.TrajectoryMaxRatio.Set},
+		{[]string{"synthesis-max-isl"}, &s.SynthesisMaxISL.Set},
+		{[]string{"stats-interval"}, &s.StatsInterval.Set},
+		{[]string{"failed-request-threshold"}, &s.FailedRequestThreshold.Set},
+		{[]string{"warmup-requests-per-lane"}, &s.WarmupRequestsPerLane.Set},
+		{[]string{"warmup-grace-period", "agentic-warmup-grace-period"}, &s.WarmupGracePeriod.Set},
+		{[]string{"no-gpu-telemetry", "gpu-telemetry"}, &s.NoGPUTelemetry.Set},
+		{[]string{"num-dataset-entries"}, &s.NumDatasetEntries.Set},
+		{[]string{"slice-duration"}, &s.SliceDuration.Set},
+		{[]string{"agentic-cache-warmup-duration"}, &s.AgenticCacheWarmup.Set},
+	}
 }
 
 // Violation is one broken lock.
@@ -123,7 +178,13 @@ type Violation struct {
 // String returns "flag: message".
 func (v Violation) String() string { return v.Flag + ": " + v.Message }
 
-// Preset is a named scenario: defaults and locks applied to Settings.
+// Preset is a scenario preset: one value holding everything the harness's
+// ScenarioSpec holds. Its locks (the fields from MinDuration to HFPrefix)
+// are checked against what the user gave; its soft defaults (DefaultDuration,
+// MinRatio/MaxRatio, Defaults) fill only what the user left unset; its
+// environment defaults (Env) apply where the variable is not set; and its
+// validity rules (CoverageRatio over phases of at least MinDuration) judge
+// the finished run. The presets are the rows of one table (presetTable).
 type Preset struct {
 	// Name is the --scenario value.
 	Name string
@@ -131,8 +192,11 @@ type Preset struct {
 	Doc string
 	// Generation is the AgentX generation whose rules the preset applies.
 	Generation timing.Generation
-	// MinDuration and DefaultDuration bound --benchmark-duration.
-	MinDuration, DefaultDuration time.Duration
+	// MinDuration is the shortest --benchmark-duration allowed (a lock),
+	// and the shortest profiling phase the coverage rule judges.
+	MinDuration time.Duration
+	// DefaultDuration fills --benchmark-duration when unset.
+	DefaultDuration time.Duration
 	// DelayCap is the locked inter-turn delay cap (v0.2; 0: not locked).
 	DelayCap time.Duration
 	// IdleGapCap is the locked trace idle gap cap (v0.3; 0: not locked).
@@ -147,28 +211,165 @@ type Preset struct {
 	Aliases, HFRepos []string
 	// CacheBust is the locked cache-bust target.
 	CacheBust CacheBust
-	// MinRatio and MaxRatio are the default trajectory start ratios.
+	// MinRatio and MaxRatio are the default trajectory start ratios (soft
+	// defaults: an explicit value is kept).
 	MinRatio, MaxRatio float64
 	// PublicPrefix and HFPrefix are the allowed corpus aliases / repos
-	// (prefix match).
+	// (prefix match) when Aliases / HFRepos are not set.
 	PublicPrefix, HFPrefix string
-	// NoGPUTelemetry is the preset's soft default of no GPU telemetry
-	// (aiperf's agentx cli_defaults no_gpu_telemetry): it applies unless
-	// --gpu-telemetry or AIPERF_GPU_TELEMETRY_URL asks for telemetry.
-	NoGPUTelemetry bool
+	// Defaults are the soft defaults: each fills its setting only where
+	// the user gave no flag for it (the harness's cli_defaults).
+	Defaults Defaults
+	// Env are the environment defaults, applied for the run where the
+	// variable is not set (an explicit variable wins; Getenv).
+	Env []EnvDefault
+	// IgnoredEnv are variables the preset does not read (Value unused):
+	// set, they are logged as ignored.
+	IgnoredEnv []EnvDefault
+	// CoverageRatio is the fraction of a profiling phase (of at least
+	// MinDuration) that TTFT, ITL or streaming content must reach for the
+	// run to be valid (the harness's minimum_profile_metric_coverage_ratio;
+	// 0: no coverage rule).
+	CoverageRatio float64
 }
 
-// NameAgentXMVP is the InferenceX scenario name.
-const NameAgentXMVP = "inferencex-agentx-mvp"
+// Defaults are a preset's soft defaults, by the aiperf setting each
+// fills; an unset Opt fills nothing. Two follow the harness's exceptions:
+// NoGPUTelemetry is not filled when the user set GPU telemetry either way,
+// and WarmupRequestsPerLane is not filled when the user bounded the cache
+// warmup by time (--agentic-cache-warmup-duration): the two warmup modes
+// exclude each other.
+type Defaults struct {
+	// EndpointType is endpoint_type ("chat", the only type agentperf
+	// speaks); it is recorded, there is nothing to fill.
+	EndpointType string
+	// Streaming is streaming (beside the streaming lock).
+	Streaming Opt[bool]
+	// StatsInterval is stats_interval.
+	StatsInterval Opt[time.Duration]
+	// RandomSeed is random_seed. Without it the seed is auto-filled from
+	// Settings.SeedSource, as the harness does.
+	RandomSeed Opt[int64]
+	// FailedRequestThreshold is failed_request_threshold.
+	FailedRequestThreshold Opt[float64]
+	// WarmupRequestsPerLane is warmup_requests_per_lane.
+	WarmupRequestsPerLane Opt[int]
+	// WarmupGracePeriod is warmup_grace_period (the whole warmup's bound).
+	WarmupGracePeriod Opt[time.Duration]
+	// TraceIdleGapCap is trace_idle_gap_cap_seconds (v1.0: the per-tree
+	// runtime idle cap).
+	TraceIdleGapCap Opt[time.Duration]
+	// UseServerTokenCount is use_server_token_count.
+	UseServerTokenCount Opt[bool]
+	// NoGPUTelemetry is no_gpu_telemetry.
+	NoGPUTelemetry Opt[bool]
+	// NumDatasetEntries is num_dataset_entries.
+	NumDatasetEntries Opt[int]
+	// SliceDuration is slice_duration.
+	SliceDuration Opt[time.Duration]
+}
 
-// AgentXMVP returns the `inferencex-agentx-mvp` preset of the default
-// generation (see AgentXMVPOf).
-func AgentXMVP() *Preset {
-	g, err := timing.LookupGeneration("")
-	if err != nil {
-		panic(err)
+// EnvDefault is one environment default of a preset.
+type EnvDefault struct {
+	// Name is the variable (AIPERF_…), Value its default.
+	Name, Value string
+	// Why says what agentperf does with it.
+	Why string
+}
+
+// Getenv returns getenv with the preset's environment defaults beneath
+// it: a variable getenv returns as unset or empty takes its default.
+func (p *Preset) Getenv(getenv func(string) string) func(string) string {
+	if len(p.Env) == 0 {
+		return getenv
 	}
-	return AgentXMVPOf(g)
+	return func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		for _, e := range p.Env {
+			if e.Name == k {
+				return e.Value
+			}
+		}
+		return ""
+	}
+}
+
+// Environ returns environ (NAME=value entries) with the preset's
+// environment defaults added where the variable is unset or empty, and
+// the lines saying which defaults were applied, for the run log.
+func (p *Preset) Environ(environ []string) (out []string, applied []string) {
+	set := map[string]bool{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" {
+			set[k] = true
+		}
+	}
+	out = slices.Clone(environ)
+	for _, e := range p.Env {
+		if set[e.Name] {
+			continue
+		}
+		out = append(out, e.Name+"="+e.Value)
+		applied = append(applied, fmt.Sprintf("%s=%s (environment default of scenario %s)", e.Name, e.Value, p.Name))
+	}
+	return out, applied
+}
+
+// The scenario names.
+const (
+	// NameAgentXMVP is InferenceX's scenario until v1.0.5.
+	NameAgentXMVP = "inferencex-agentx-mvp"
+	// NameAgentX is the harness's bundled scenario, which InferenceX's
+	// current client passes.
+	NameAgentX = "agentx"
+)
+
+// AgentXGeneration is the generation `agentx` replays.
+const AgentXGeneration = "v1.0"
+
+// RequiredCoverage is the coverage both presets require (the harness's
+// minimum_profile_metric_coverage_ratio; 0.98 in agentx-v1.0.1 to v1.0.4).
+const RequiredCoverage = 0.95
+
+// presetRow is one preset of the table: its name, the generation it is
+// pinned to ("" for any, chosen with NAME@GEN or --agentx-generation,
+// default timing.DefaultGeneration), and the preset at a generation.
+type presetRow struct {
+	name       string
+	generation string
+	at         func(timing.Generation) *Preset
+}
+
+// presetTable is every preset. A new preset is a new row.
+var presetTable = []presetRow{
+	{NameAgentXMVP, "", AgentXMVPOf},
+	{NameAgentX, AgentXGeneration, agentXOf},
+}
+
+// Names returns the preset names, in table order.
+func Names() []string {
+	var out []string
+	for _, r := range presetTable {
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// Presets returns every preset at its default (or pinned) generation, in
+// table order: what `profile --help` and the docs list.
+func Presets() []*Preset {
+	var out []*Preset
+	for _, r := range presetTable {
+		p, err := LookupAt(r.name, "")
+		if err != nil {
+			panic(err) // the table names known generations
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // AgentXMVPOf returns the `inferencex-agentx-mvp` preset as InferenceX ran
@@ -189,11 +390,13 @@ func AgentXMVP() *Preset {
 //   - --ignore-trace-delays is forbidden;
 //   - --synthesis-max-isl is forbidden: no input truncation;
 //   - --use-server-token-count defaults to on; not a lock;
-//   - trajectory start ratios default to 0.25 / 0.75; not a lock;
+//   - trajectory start ratios default to 0.25 / 0.75 (v1.0: 0 / 1); not
+//     a lock;
 //   - the corpus must be a SemiAnalysis weka corpus: a
 //     `semianalysis_cc_traces_weka*` alias, a `semianalysisai/cc-traces-weka*`
 //     HF repo, or local weka trace files; a synthetic or missing corpus is
-//     a violation that --unsafe-override cannot lift (as aiperf).
+//     a violation that --unsafe-override cannot lift (as aiperf);
+//   - profiling metric coverage of at least CoverageRatio.
 //
 // v0.2 locks --inter-turn-delay-cap-seconds at 60 s (filled when unset).
 // v0.3 locks --trace-idle-gap-cap-seconds at 60 s (filled when unset);
@@ -213,6 +416,10 @@ func AgentXMVPOf(g timing.Generation) *Preset {
 		MaxRatio:        timing.DefaultStartMaxRatio,
 		PublicPrefix:    "semianalysis_cc_traces_weka",
 		HFPrefix:        "semianalysisai/cc-traces-weka",
+		// agentperf's own soft default (not the harness's): the server's
+		// counts are the truth.
+		Defaults:      Defaults{UseServerTokenCount: Some(true)},
+		CoverageRatio: RequiredCoverage,
 	}
 	// The locks follow the generation's delay rule: a per-turn cap, a
 	// load-time warp, or runtime idle caps.
@@ -228,9 +435,47 @@ func AgentXMVPOf(g timing.Generation) *Preset {
 		p.ForbidDelayCap = true
 		p.MinRatio, p.MaxRatio = 0, 1
 		p.Aliases = V10Aliases()
-		p.HFRepos = []string{"semianalysisai/cc-traces-weka-062126"}
+		p.HFRepos = []string{AgentXHFRepo}
 		p.Doc = "InferenceX AgentX MVP, " + g.Name + ": session trees, streaming, ignore_eos, first_turn_prefix cache bust, end-to-start delays, 10 s system idle cap, ≥ 900 s"
 	}
+	return p
+}
+
+// AgentXHFRepo is the one Hugging Face repo the v1.0 presets take through
+// --hf-dataset / --hf-weka-dataset (the harness's weka_hf loader).
+const AgentXHFRepo = "semianalysisai/cc-traces-weka-062126"
+
+// agentXOf returns the `agentx` preset at generation g: the locks of
+// `inferencex-agentx-mvp` at g, 3600 s and start ratios 0.25/0.75 as
+// defaults, and the harness's soft and environment defaults.
+func agentXOf(g timing.Generation) *Preset {
+	p := AgentXMVPOf(g)
+	p.Name = NameAgentX
+	p.DefaultDuration = 3600 * time.Second
+	p.MinRatio, p.MaxRatio = 0.25, 0.75
+	p.Defaults = Defaults{
+		EndpointType:           "chat",
+		Streaming:              Some(true),
+		StatsInterval:          Some(30 * time.Second),
+		RandomSeed:             Some(int64(42)),
+		FailedRequestThreshold: Some(0.10),
+		WarmupRequestsPerLane:  Some(10),
+		WarmupGracePeriod:      Some(1800 * time.Second),
+		TraceIdleGapCap:        Some(300 * time.Second),
+		UseServerTokenCount:    Some(true),
+		NoGPUTelemetry:         Some(true),
+		NumDatasetEntries:      Some(393),
+		SliceDuration:          Some(time.Second),
+	}
+	p.Env = []EnvDefault{
+		{Name: "AIPERF_DATASET_CONFIGURATION_TIMEOUT", Value: "1800", Why: "bounds opening the corpus"},
+		{Name: "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT", Value: "1800", Why: "bounds opening the corpus"},
+		{Name: "AIPERF_UI_REALTIME_METRICS_ENABLED", Value: "true", Why: "the live view is always on"},
+		{Name: "AIPERF_HTTP_TCP_USER_TIMEOUT", Value: "900000", Why: "TCP_USER_TIMEOUT of the client's sockets, in ms"},
+	}
+	p.IgnoredEnv = []EnvDefault{{Name: "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
+		Why: "the harness no longer reads it: the recorded assistant content is replayed, never the server's replies"}}
+	p.Doc = "AgentX as InferenceX runs it today (agentx-harness): the locks of " + NameAgentXMVP + " at " + g.Name + ", 3600 s, start ratios 0.25/0.75, and the harness's soft and environment defaults"
 	return p
 }
 
@@ -244,38 +489,41 @@ func V10Aliases() []string {
 	return out
 }
 
-// Presets returns every preset by name, at the default generation.
-func Presets() map[string]*Preset {
-	p := AgentXMVP()
-	return map[string]*Preset{p.Name: p}
-}
-
 // Lookup returns the preset called name, which may carry a generation
 // after "@" ("inferencex-agentx-mvp@v0.2"); without one the preset is at
-// generation gen ("" for the default). An unknown name is an error that
-// lists the presets, an unknown generation one that lists the generations.
+// its default generation. An unknown name is an error that lists the
+// presets, an unknown generation one that lists the generations.
 func Lookup(name string) (*Preset, error) { return LookupAt(name, "") }
 
 // LookupAt is Lookup with the generation to use when name carries none. A
 // name that carries a generation different from gen (both given) is an
-// error.
+// error, and so is a generation other than its own for a preset pinned to
+// one (agentx).
 func LookupAt(name, gen string) (*Preset, error) {
 	base, suffix := SplitScenario(name)
-	if base != NameAgentXMVP {
-		names := []string{NameAgentXMVP}
-		return nil, fmt.Errorf("--scenario %q: unknown scenario%s; known scenarios: %s (optionally @%s)", name, suggest.DidYouMean(base, names), strings.Join(names, ", "), strings.Join(timing.GenerationNames(), "|"))
+	i := slices.IndexFunc(presetTable, func(r presetRow) bool { return r.name == base })
+	if i < 0 {
+		names := Names()
+		return nil, fmt.Errorf("--scenario %q: unknown scenario%s; known scenarios: %s (%s optionally @%s)", name, suggest.DidYouMean(base, names), strings.Join(names, ", "), NameAgentXMVP, strings.Join(timing.GenerationNames(), "|"))
 	}
+	row := presetTable[i]
 	if suffix != "" && gen != "" && suffix != gen {
 		return nil, fmt.Errorf("--scenario %q selects AgentX %s but the generation was also set to %s: set it once", name, suffix, gen)
 	}
 	if suffix == "" {
 		suffix = gen
 	}
+	if row.generation != "" {
+		if suffix != "" && suffix != row.generation {
+			return nil, fmt.Errorf("--scenario %q: %s replays AgentX %s only, not %s; drop the generation (--agentx-generation, $AGENTPERF_AGENTX_GENERATION or @GEN), or use --scenario %s@%s", name, row.name, row.generation, suffix, NameAgentXMVP, suffix)
+		}
+		suffix = row.generation
+	}
 	g, err := timing.LookupGeneration(suffix)
 	if err != nil {
 		return nil, fmt.Errorf("--scenario %q: %w", name, err)
 	}
-	return AgentXMVPOf(g), nil
+	return row.at(g), nil
 }
 
 // Apply fills the preset's defaults into s (only where the setting is
@@ -418,12 +666,15 @@ func (c *presetCheck) load() {
 	}
 
 	if !s.RandomSeed.Set {
-		var seed int64
-		if s.SeedSource != nil {
-			seed = s.SeedSource()
+		seed, how := p.Defaults.RandomSeed.V, ""
+		if !p.Defaults.RandomSeed.Set {
+			seed, how = 0, ", auto-filled"
+			if s.SeedSource != nil {
+				seed = s.SeedSource()
+			}
 		}
 		s.RandomSeed = Some(seed)
-		c.fill("random_seed=%d", seed)
+		c.fill("random_seed=%d%s", seed, how)
 	}
 }
 
@@ -462,13 +713,21 @@ func (c *presetCheck) delays() {
 	}
 }
 
-// defaults fills the server token count and the start ratios.
+// defaults fills the soft defaults and the start ratios where unset.
 func (c *presetCheck) defaults() {
 	p, s := c.p, c.s
-	if !s.UseServerTokenCount.Set {
-		s.UseServerTokenCount = Some(true)
-		c.fill("use_server_token_count=true")
+	d := &p.Defaults
+	fillOpt(c, "use_server_token_count", &s.UseServerTokenCount, d.UseServerTokenCount)
+	fillOpt(c, "trace_idle_gap_cap_seconds", &s.TraceIdleGapCap, d.TraceIdleGapCap)
+	fillOpt(c, "stats_interval", &s.StatsInterval, d.StatsInterval)
+	fillOpt(c, "failed_request_threshold", &s.FailedRequestThreshold, d.FailedRequestThreshold)
+	if !s.AgenticCacheWarmup.Set || s.AgenticCacheWarmup.V == 0 {
+		fillOpt(c, "warmup_requests_per_lane", &s.WarmupRequestsPerLane, d.WarmupRequestsPerLane)
 	}
+	fillOpt(c, "warmup_grace_period", &s.WarmupGracePeriod, d.WarmupGracePeriod)
+	fillOpt(c, "no_gpu_telemetry", &s.NoGPUTelemetry, d.NoGPUTelemetry)
+	fillOpt(c, "num_dataset_entries", &s.NumDatasetEntries, d.NumDatasetEntries)
+	fillOpt(c, "slice_duration", &s.SliceDuration, d.SliceDuration)
 	if !s.TrajectoryMinRatio.Set {
 		s.TrajectoryMinRatio = Some(p.MinRatio)
 		c.fill("trajectory_start_min_ratio=%v", p.MinRatio)
@@ -482,14 +741,29 @@ func (c *presetCheck) defaults() {
 	}
 }
 
+// fillOpt fills dst with def when the user left dst unset and the preset
+// has a default, and logs it.
+func fillOpt[T any](c *presetCheck, name string, dst *Opt[T], def Opt[T]) {
+	if dst.Set || !def.Set {
+		return
+	}
+	*dst = def
+	switch v := any(def.V).(type) {
+	case time.Duration:
+		c.fill("%s=%v", name, v.Seconds())
+	default:
+		c.fill("%s=%v", name, v)
+	}
+}
+
 // corpus checks that the corpus is one the scenario allows.
 func (c *presetCheck) corpus() {
 	p, s := c.p, c.s
 	switch s.Loader {
 	case LoaderUnset:
-		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: "a SemiAnalysis weka corpus is required (e.g. --public-dataset semianalysis_cc_traces_weka_with_subagents)"})
+		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: "a SemiAnalysis weka corpus is required: " + p.corpusAdvice()})
 	case LoaderSynthetic:
-		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("a synthetic corpus is not an AgentX workload; use a %s* alias", p.PublicPrefix)})
+		c.vs = append(c.vs, Violation{Flag: "--public-dataset", Message: fmt.Sprintf("%q is a synthetic corpus, not an AgentX workload: %s", s.PublicDataset, p.corpusAdvice())})
 	case LoaderPublic:
 		switch {
 		case len(p.Aliases) > 0 && !slices.Contains(p.Aliases, s.PublicDataset):
@@ -501,16 +775,24 @@ func (c *presetCheck) corpus() {
 		repo, _, _ := strings.Cut(s.HFDataset, "@")
 		switch {
 		case len(p.HFRepos) > 0 && !slices.Contains(p.HFRepos, repo):
-			c.bad("--hf-dataset", "%q: the %s scenario takes only %s; use a --public-dataset alias", s.HFDataset, p.Generation.Name, strings.Join(p.HFRepos, ", "))
+			c.bad("--hf-weka-dataset", "%q: scenario %s takes only %s (the weka_hf loader); use a --public-dataset alias", s.HFDataset, p.Name, strings.Join(p.HFRepos, ", "))
 		case len(p.HFRepos) == 0 && !strings.HasPrefix(s.HFDataset, p.HFPrefix):
 			c.bad("--hf-dataset", "%q is not a SemiAnalysis weka corpus; use a %s* repo", s.HFDataset, p.HFPrefix)
 		}
 	case LoaderLocal:
 		if len(p.Aliases) > 0 {
-			c.bad("--input-file", "a local corpus is not a %s submission corpus (it needs --unsafe-override; the run is then not a valid submission)", p.Generation.Name)
+			c.bad("--input-file", "scenario %s cannot verify the identity of a local corpus: %s for a valid submission, or pass --unsafe-override for an offline smoke test (submission_valid=false)", p.Name, p.corpusAdvice())
 		}
 		// The legacy scenario allowed aiperf's local weka_trace loader.
 	}
+}
+
+// corpusAdvice says which corpus flags the preset takes.
+func (p *Preset) corpusAdvice() string {
+	if len(p.Aliases) > 0 {
+		return fmt.Sprintf("pass --public-dataset semianalysis_cc_traces_weka_062126 (or _062126_256k, or another of %s), or --hf-weka-dataset %s", strings.Join(p.Aliases, ", "), strings.Join(p.HFRepos, ", "))
+	}
+	return fmt.Sprintf("pass a %s* alias to --public-dataset (e.g. semianalysis_cc_traces_weka_with_subagents), a %s* repo to --hf-dataset, or local weka traces to --input-file", p.PublicPrefix, p.HFPrefix)
 }
 
 // truthy reports whether an --extra-inputs value means true.
@@ -531,4 +813,75 @@ func joinInts(xs []int) string {
 		ss[i] = strconv.Itoa(x)
 	}
 	return strings.Join(ss, ",")
+}
+
+// Describe returns the preset in words, one line per kind of rule: its
+// locks, its soft defaults, its environment defaults and its validity
+// rules (what `agentperf profile --help` and docs/replay.md show).
+func (p *Preset) Describe() []string {
+	locks := []string{"agentic_replay", "streaming", "ignore_eos", "cache_bust=" + string(p.CacheBust),
+		fmt.Sprintf("benchmark_duration ≥ %gs", p.MinDuration.Seconds()), "one concurrency", "no --ignore-trace-delays", "no --synthesis-max-isl"}
+	if p.DelayCap > 0 {
+		locks = append(locks, fmt.Sprintf("inter_turn_delay_cap=%gs", p.DelayCap.Seconds()))
+	}
+	if p.ForbidDelayCap {
+		locks = append(locks, "no --inter-turn-delay-cap-seconds")
+	}
+	if p.IdleGapCap > 0 {
+		locks = append(locks, fmt.Sprintf("trace_idle_gap_cap=%gs", p.IdleGapCap.Seconds()))
+	}
+	if p.SystemIdleCap > 0 {
+		locks = append(locks, fmt.Sprintf("system_idle_gap_cap=%gs", p.SystemIdleCap.Seconds()))
+	}
+	if len(p.Aliases) > 0 {
+		locks = append(locks, fmt.Sprintf("corpus: %d aliases (062126 family and the rolling with_subagents ones) or --hf-weka-dataset %s; a local corpus needs --unsafe-override; a synthetic one is refused", len(p.Aliases), strings.Join(p.HFRepos, ",")))
+	} else {
+		locks = append(locks, "corpus: "+p.PublicPrefix+"* or "+p.HFPrefix+"* or local weka traces; a synthetic one is refused")
+	}
+	defs := []string{fmt.Sprintf("benchmark_duration=%g", p.DefaultDuration.Seconds()),
+		fmt.Sprintf("trajectory_start_min_ratio=%g", p.MinRatio), fmt.Sprintf("trajectory_start_max_ratio=%g", p.MaxRatio)}
+	d := &p.Defaults
+	if d.EndpointType != "" {
+		defs = append(defs, "endpoint_type="+d.EndpointType)
+	}
+	add := func(name string, set bool, v any) {
+		if set {
+			if dur, ok := v.(time.Duration); ok {
+				v = dur.Seconds()
+			}
+			defs = append(defs, fmt.Sprintf("%s=%v", name, v))
+		}
+	}
+	add("streaming", d.Streaming.Set, d.Streaming.V)
+	add("stats_interval", d.StatsInterval.Set, d.StatsInterval.V)
+	if d.RandomSeed.Set {
+		add("random_seed", true, d.RandomSeed.V)
+	} else {
+		defs = append(defs, "random_seed=auto-filled and logged")
+	}
+	add("failed_request_threshold", d.FailedRequestThreshold.Set, d.FailedRequestThreshold.V)
+	add("warmup_requests_per_lane", d.WarmupRequestsPerLane.Set, fmt.Sprint(d.WarmupRequestsPerLane.V)+" (not with --agentic-cache-warmup-duration)")
+	add("warmup_grace_period", d.WarmupGracePeriod.Set, d.WarmupGracePeriod.V)
+	add("trace_idle_gap_cap_seconds", d.TraceIdleGapCap.Set, d.TraceIdleGapCap.V)
+	add("use_server_token_count", d.UseServerTokenCount.Set, d.UseServerTokenCount.V)
+	add("no_gpu_telemetry", d.NoGPUTelemetry.Set, fmt.Sprint(d.NoGPUTelemetry.V)+" (not with a GPU telemetry flag)")
+	add("num_dataset_entries", d.NumDatasetEntries.Set, d.NumDatasetEntries.V)
+	add("slice_duration", d.SliceDuration.Set, d.SliceDuration.V)
+	out := []string{p.Name + " (AgentX " + p.Generation.Name + "): " + p.Doc,
+		"  locks: " + strings.Join(locks, ", "),
+		"  defaults where no flag is given: " + strings.Join(defs, ", ")}
+	if len(p.Env) > 0 {
+		var env []string
+		for _, e := range p.Env {
+			env = append(env, e.Name+"="+e.Value)
+		}
+		out = append(out, "  environment defaults (an explicit variable wins): "+strings.Join(env, ", "))
+	}
+	for _, e := range p.IgnoredEnv {
+		out = append(out, "  ignored: "+e.Name+" ("+e.Why+")")
+	}
+	if p.CoverageRatio > 0 {
+		out = append(out, fmt.Sprintf("  valid only if TTFT, ITL or streamed content reach %g%% of a profiling phase ≥ %gs", 100*p.CoverageRatio, p.MinDuration.Seconds()))
+	}
+	return out
 }

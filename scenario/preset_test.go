@@ -216,8 +216,11 @@ func TestLookup(t *testing.T) {
 	if p, err := Lookup("inferencex-agentx-mvp"); err != nil || p.Name != NameAgentXMVP {
 		t.Fatalf("Lookup = %v, %v", p, err)
 	}
-	_, err := Lookup("agentx")
-	if err == nil || !strings.Contains(err.Error(), "inferencex-agentx-mvp") || !strings.Contains(err.Error(), `"agentx"`) {
+	if p, err := Lookup("agentx"); err != nil || p.Name != NameAgentX || p.Generation.Name != AgentXGeneration {
+		t.Fatalf("Lookup(agentx) = %v, %v", p, err)
+	}
+	_, err := Lookup("agentx-harness")
+	if err == nil || !strings.Contains(err.Error(), "inferencex-agentx-mvp, agentx") || !strings.Contains(err.Error(), `"agentx-harness"`) {
 		t.Fatalf("unknown scenario error %v, want one naming it and listing the presets", err)
 	}
 	for _, g := range timing.GenerationNames() {
@@ -276,7 +279,7 @@ func TestV10Preset(t *testing.T) {
 		{"system idle cap", func(s *Settings) { s.SystemIdleGapCap = Some(30 * time.Second) }, "--system-idle-gap-cap-seconds"},
 		{"delay cap", func(s *Settings) { s.InterTurnDelayCap = Some(60 * time.Second) }, "--inter-turn-delay-cap-seconds"},
 		{"old alias", func(s *Settings) { s.PublicDataset = "semianalysis_cc_traces_weka" }, "--public-dataset"},
-		{"other repo", func(s *Settings) { s.Loader, s.HFDataset = LoaderHF, "semianalysisai/cc-traces-weka-061526@main" }, "--hf-dataset"},
+		{"other repo", func(s *Settings) { s.Loader, s.HFDataset = LoaderHF, "semianalysisai/cc-traces-weka-061526@main" }, "--hf-weka-dataset"},
 		{"local corpus", func(s *Settings) { s.Loader = LoaderLocal }, "--input-file"},
 	} {
 		s := Settings{Concurrency: []int{8}, Loader: LoaderPublic, PublicDataset: "semianalysis_cc_traces_weka_062126_256k"}
@@ -289,5 +292,115 @@ func TestV10Preset(t *testing.T) {
 	s = Settings{Concurrency: []int{8}, Loader: LoaderHF, HFDataset: "semianalysisai/cc-traces-weka-062126@main", TraceIdleGapCap: Some(300 * time.Second)}
 	if vs := p.Apply(&s); len(vs) != 0 {
 		t.Errorf("pinned HF repo with a trace idle cap: %q", vs)
+	}
+}
+
+// TestAgentXPreset: `agentx` is the MVP's locks at its one generation, 3600 s
+// and 0.25/0.75 as defaults, and every soft default of the harness's
+// cli_defaults filled where the user set nothing.
+func TestAgentXPreset(t *testing.T) {
+	t.Parallel()
+	p, err := Lookup(NameAgentX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mvp, _ := Lookup(NameAgentXMVP + "@" + AgentXGeneration)
+	// The locks are the MVP's.
+	if p.MinDuration != mvp.MinDuration || p.SystemIdleCap != mvp.SystemIdleCap || !p.ForbidDelayCap || p.CacheBust != mvp.CacheBust ||
+		!slices.Equal(p.Aliases, mvp.Aliases) || !slices.Equal(p.HFRepos, mvp.HFRepos) || p.CoverageRatio != 0.95 || mvp.CoverageRatio != 0.95 {
+		t.Errorf("agentx locks differ from the MVP's: %+v vs %+v", p, mvp)
+	}
+	// The InferenceX f4289c7f argv: only what the preset does not own.
+	s := Settings{Concurrency: []int{8}, Loader: LoaderPublic, PublicDataset: "semianalysis_cc_traces_weka_062126_256k"}
+	if vs := p.Apply(&s); len(vs) != 0 {
+		t.Fatalf("violations %q", vs)
+	}
+	for name, ok := range map[string]bool{
+		"duration 3600":        s.BenchmarkDuration == Some(3600*time.Second),
+		"ratios 0.25/0.75":     s.TrajectoryMinRatio == Some(0.25) && s.TrajectoryMaxRatio == Some(0.75),
+		"streaming":            s.Streaming == Some(true),
+		"stats every 30 s":     s.StatsInterval == Some(30*time.Second),
+		"seed 42":              s.RandomSeed == Some(int64(42)),
+		"threshold 0.10":       s.FailedRequestThreshold == Some(0.10),
+		"10 warmup per lane":   s.WarmupRequestsPerLane == Some(10),
+		"warmup grace 1800 s":  s.WarmupGracePeriod == Some(1800*time.Second),
+		"trace idle cap 300 s": s.TraceIdleGapCap == Some(300*time.Second),
+		"server token counts":  s.UseServerTokenCount == Some(true),
+		"no GPU telemetry":     s.NoGPUTelemetry == Some(true),
+		"393 entries":          s.NumDatasetEntries == Some(393),
+		"1 s slices":           s.SliceDuration == Some(time.Second),
+		"system idle cap 10 s": s.SystemIdleGapCap == Some(10*time.Second),
+		"seed not auto-filled": slices.Contains(s.Filled, "random_seed=42 (filled by scenario agentx)"),
+	} {
+		if !ok {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	// Explicit flags win; the two exceptions.
+	s = Settings{Concurrency: []int{8}, Loader: LoaderPublic, PublicDataset: "semianalysis_cc_traces_weka_062126",
+		BenchmarkDuration: Some(1200 * time.Second), UseServerTokenCount: Some(false), NoGPUTelemetry: Some(false),
+		AgenticCacheWarmup: Some(60 * time.Second), RandomSeed: Some(int64(7)), TrajectoryMinRatio: Some(0.0)}
+	vs := p.Apply(&s)
+	if s.BenchmarkDuration.V != 1200*time.Second || s.UseServerTokenCount.V || s.NoGPUTelemetry.V || s.WarmupRequestsPerLane.Set ||
+		s.RandomSeed.V != 7 || s.TrajectoryMinRatio.V != 0 || s.TrajectoryMaxRatio.V != 0.75 {
+		t.Errorf("explicit settings not kept: %+v", s)
+	}
+	if len(vs) != 0 {
+		t.Errorf("violations %q (the duration is at the floor's right side)", vs)
+	}
+	// A generation other than its own is refused.
+	if _, err := LookupAt(NameAgentX, "v0.3"); err == nil || !strings.Contains(err.Error(), "replays AgentX "+AgentXGeneration+" only") {
+		t.Errorf("agentx at v0.3: %v", err)
+	}
+	if p, err := LookupAt(NameAgentX, AgentXGeneration); err != nil || p.Name != NameAgentX {
+		t.Errorf("agentx at its own generation: %v", err)
+	}
+}
+
+// TestAgentXEnvironmentDefaults: the preset's variables apply where unset
+// and an explicit variable wins; the MVP has none.
+func TestAgentXEnvironmentDefaults(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup(NameAgentX)
+	env := map[string]string{"AIPERF_HTTP_TCP_USER_TIMEOUT": "450000"}
+	get := p.Getenv(func(k string) string { return env[k] })
+	if get("AIPERF_HTTP_TCP_USER_TIMEOUT") != "450000" || get("AIPERF_DATASET_CONFIGURATION_TIMEOUT") != "1800" ||
+		get("AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT") != "1800" || get("AIPERF_UI_REALTIME_METRICS_ENABLED") != "true" || get("HOME") != "" {
+		t.Error("Getenv does not layer the defaults under the environment")
+	}
+	out, applied := p.Environ([]string{"AIPERF_HTTP_TCP_USER_TIMEOUT=450000", "PATH=/bin"})
+	if len(out) != 5 || len(applied) != 3 || slices.Contains(out, "AIPERF_HTTP_TCP_USER_TIMEOUT=900000") {
+		t.Errorf("Environ = %q, applied %q", out, applied)
+	}
+	if _, applied := p.Environ(nil); !slices.ContainsFunc(applied, func(l string) bool { return strings.HasPrefix(l, "AIPERF_HTTP_TCP_USER_TIMEOUT=900000 ") }) {
+		t.Errorf("the TCP user timeout default was not applied: %q", applied)
+	}
+	mvp, _ := Lookup(NameAgentXMVP)
+	if _, applied := mvp.Environ(nil); len(applied) != 0 {
+		t.Errorf("the MVP applied environment defaults: %q", applied)
+	}
+}
+
+// TestPresetsTable: every preset of the table is listed and found by name.
+func TestPresetsTable(t *testing.T) {
+	t.Parallel()
+	ps := Presets()
+	if len(ps) != 2 || ps[0].Name != NameAgentXMVP || ps[1].Name != NameAgentX || !slices.Equal(Names(), []string{NameAgentXMVP, NameAgentX}) {
+		t.Fatalf("Presets = %v", Names())
+	}
+}
+
+// TestSyntheticCorpusNotBypassable: a synthetic corpus is an error that
+// --unsafe-override does not lift, and the message says what to pass.
+func TestSyntheticCorpusNotBypassable(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{NameAgentX, NameAgentXMVP} {
+		p, _ := Lookup(name)
+		s := Settings{Concurrency: []int{8}, Loader: LoaderSynthetic, PublicDataset: "synthetic", UnsafeOverride: true}
+		_, err := p.Enforce(&s)
+		if err == nil || !strings.Contains(err.Error(), "cannot lift") || !strings.Contains(err.Error(), "--public-dataset semianalysis_cc_traces_weka_062126") ||
+			!strings.Contains(err.Error(), "--hf-weka-dataset "+AgentXHFRepo) {
+			t.Errorf("%s: synthetic corpus with --unsafe-override: %v", name, err)
+		}
 	}
 }

@@ -15,17 +15,33 @@ const (
 	ReasonZeroCompleted        = "zero_completed_requests"
 )
 
-// Coverage rule constants: a profiling phase configured for at least
-// CoverageMinPhase must have TTFT or ITL observations through
-// CoverageRequired of it.
-const (
-	// CoverageMinPhase is the shortest configured profiling phase the
-	// coverage rule applies to.
-	CoverageMinPhase = 900 * time.Second
-	// CoverageRequired is the fraction of the phase that TTFT or ITL
-	// observations must reach.
-	CoverageRequired = 0.98
-)
+// Coverage is the coverage rule's input for the profiling phase: a phase
+// configured for at least MinPhase must have TTFT, ITL or streaming
+// content observations through Required of it (the harness's
+// _validate_profile_metric_duration_coverage).
+type Coverage struct {
+	// Required is the preset's CoverageRatio (0: no coverage rule).
+	Required float64
+	// MinPhase is the shortest configured phase judged (the preset's
+	// MinDuration): shorter smoke runs are not.
+	MinPhase time.Duration
+	// Phase is the configured profiling duration (--benchmark-duration).
+	Phase time.Duration
+	// TTFT, ITL and Content are how far into the phase the last TTFT
+	// observation, the last ITL observation and the last streamed content
+	// reached, as fractions of Phase clamped to [0, 1] (CoverageRatio).
+	TTFT, ITL, Content float64
+}
+
+// Judged reports whether the rule applies: a rule is set and the phase
+// is at least MinPhase long.
+func (c Coverage) Judged() bool { return c.Required > 0 && c.Phase > 0 && c.Phase >= c.MinPhase }
+
+// Passed reports whether one of the three signals reaches Required (true
+// when the rule does not apply).
+func (c Coverage) Passed() bool {
+	return !c.Judged() || c.TTFT >= c.Required || c.ITL >= c.Required || c.Content >= c.Required
+}
 
 // JudgeInput is what the verdict depends on.
 type JudgeInput struct {
@@ -50,14 +66,9 @@ type JudgeInput struct {
 	// (Some(0): no overflow allowed); unset means DefaultOverflowRateLimit.
 	// OverflowRateLimitFromEnv reads it from the environment.
 	OverflowRateLimit Opt[float64]
-	// PhaseDuration is the configured profiling duration
-	// (--benchmark-duration). The coverage rule applies when it is
-	// ≥ CoverageMinPhase.
-	PhaseDuration time.Duration
-	// TTFTCoverage and ITLCoverage are how far into the phase the last
-	// TTFT / ITL observation reached, as a fraction of PhaseDuration (see
-	// CoverageRatio).
-	TTFTCoverage, ITLCoverage float64
+	// Coverage is the coverage rule's input; it is not judged for a
+	// cancelled run.
+	Coverage Coverage
 	// Completed is the number of successful profiling requests.
 	Completed int
 }
@@ -73,12 +84,13 @@ type Verdict struct {
 }
 
 // Judge decides whether a run is a valid submission. Reasons come in
-// aiperf's order: the static ones (unsafe_override), then
-// context_overflow_rate_exceeded, run_cancelled,
-// insufficient_profile_metric_coverage and zero_completed_requests. The
-// overflow rate is overflows/responses (0 when there were no responses) and
-// is invalid only when strictly above the limit; coverage needs TTFT or ITL
-// observations through ≥ 98 % of a ≥ 900 s phase.
+// the harness's order (compute_submission_outcome): the static ones
+// (unsafe_override), then context_overflow_rate_exceeded, run_cancelled,
+// then the runtime reason insufficient_profile_metric_coverage, and last
+// InferenceX's zero_completed_requests. The overflow rate is
+// overflows/responses (0 when there were no responses) and is invalid only
+// when strictly above the limit; the coverage rule (Coverage) is not
+// judged for a cancelled run.
 func Judge(in JudgeInput) Verdict {
 	var v Verdict
 	add := func(reason, msg string) {
@@ -110,16 +122,9 @@ func Judge(in JudgeInput) Verdict {
 	if in.Cancelled {
 		add(ReasonRunCancelled, "the run was cancelled before the end of the profiling phase: "+cause)
 	}
-	if in.PhaseDuration >= CoverageMinPhase && in.TTFTCoverage < CoverageRequired && in.ITLCoverage < CoverageRequired {
-		why := "the server stopped answering before the end, check the inference server logs"
-		if in.Cancelled {
-			why = "the observations stop where the run was cut short (" + cause + ")"
-			if in.Interrupted {
-				why += ", not because of the server"
-			}
-		}
-		add(ReasonInsufficientCoverage, fmt.Sprintf("TTFT observations reach %.1f%% and ITL observations %.1f%% of the %v profiling phase; one of them must reach %.0f%%: %s",
-			100*in.TTFTCoverage, 100*in.ITLCoverage, in.PhaseDuration, 100*CoverageRequired, why))
+	if cv := in.Coverage; !in.Cancelled && !cv.Passed() {
+		add(ReasonInsufficientCoverage, fmt.Sprintf("profiling metric coverage below the required %.1f%% of the %v profiling phase: TTFT %.1f%%, inter-token latency %.1f%%, streaming content %.1f%%; no latency or streaming content observation reached the last %v before the phase's end: check the inference server logs for a crash or stalled requests",
+			100*cv.Required, cv.Phase, 100*cv.TTFT, 100*cv.ITL, 100*cv.Content, time.Duration(float64(cv.Phase)*(1-cv.Required)).Round(time.Second)))
 	}
 	if in.Completed == 0 {
 		add(ReasonZeroCompleted, "no profiling request completed successfully")
@@ -149,11 +154,12 @@ func OverflowRate(overflows, responses int) float64 {
 
 // CoverageRatio returns how far into a profiling phase that started at
 // start and was configured for d the observation at last reaches, as a
-// fraction of d (0 when there was no observation, i.e. last is zero or
-// before start, or d ≤ 0).
+// fraction of d clamped to [0, 1]: an observation in the grace period
+// after the phase counts as 1, one before the start (or none: last is
+// zero) as 0, as the harness clamps it.
 func CoverageRatio(start, last time.Time, d time.Duration) float64 {
 	if d <= 0 || last.IsZero() || !last.After(start) {
 		return 0
 	}
-	return float64(last.Sub(start)) / float64(d)
+	return min(1, float64(last.Sub(start))/float64(d))
 }

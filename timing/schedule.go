@@ -355,8 +355,9 @@ func (s *Schedule) StartProfiling(now time.Time) {
 
 // Alignment is what the v1.0 profiling start aligns every lane on: the
 // smallest offset of a ready stream after its tree's origin (T0, when
-// Has), and whether some lane's tree has no origin (Anchorless: no
-// alignment). A sharded run combines its shards' alignments with Combine
+// Has; 0 when a lane's tree drained in the cache warmup and the lane
+// starts a new root), and whether some lane's tree has no origin and had
+// no cache warmup (Anchorless: no alignment). A sharded run combines its shards' alignments with Combine
 // and hands the result to every shard.
 type Alignment struct {
 	T0         time.Duration

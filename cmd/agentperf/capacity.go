@@ -66,10 +66,6 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	if pf.drainTimeout <= 0 {
 		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
 	}
-	env, err := profile.ReadEnvironment(os.Environ(), os.Getenv)
-	if err != nil {
-		return nil, asUsage(err)
-	}
 	if err := p.discoverModel(ctx); err != nil {
 		return nil, err
 	}
@@ -78,7 +74,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		}}
 	p.concurrency = strconv.Itoa(firstConc)
-	if pr.base, err = p.resolve(fs, env, io); err != nil {
+	if pr.base, err = p.resolve(fs, io); err != nil {
 		return nil, err
 	}
 	pr.spec = pr.base.spec

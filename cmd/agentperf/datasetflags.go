@@ -22,6 +22,9 @@ const (
 	envCacheEnabled = "AIPERF_DATASET_MMAP_CACHE_ENABLED"
 )
 
+// weka is aiperf's generic HF weka loader, which --public-dataset may name.
+const weka = "weka_hf"
+
 // datasetFlags are the corpus flags shared by profile, dataset info/show
 // and dataset cache: where the corpus comes from, how it is selected, and
 // the dataset cache.
@@ -47,6 +50,7 @@ func addDatasetFlags(fs *pflag.FlagSet) *datasetFlags {
 	fs.StringVar(&d.inputFile, "input-file", "", "a local corpus: a .jsonl/.json file (optionally .zst or .gz) or a directory of one-trace .json files")
 	fs.StringVar(&d.publicDataset, "public-dataset", "", "a public dataset alias read from the HF hub cache, downloaded into it when missing (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
 	fs.StringVar(&d.hfDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION], read from the hub cache, downloaded into it when missing")
+	fs.StringVar(&d.hfDataset, "hf-weka-dataset", "", "alias of --hf-dataset (aiperf's weka_hf loader; --public-dataset weka_hf with it is accepted)")
 	fs.StringVar(&d.customType, "custom-dataset-type", "", "format of --input-file; only weka_trace is supported")
 	fs.IntVar(&d.maxContext, "max-context-length", 0, "drop whole traces whose peak input+output exceeds this many tokens (0 = keep all)")
 	fs.IntVar(&d.maxOSL, "synthesis-max-osl", 0, "cap the output tokens of parent requests (also when computing a trace's peak for --max-context-length; 0 = no cap)")
@@ -76,7 +80,13 @@ func (d *datasetFlags) source() (dataset.Source, error) {
 			return dataset.Source{}, usagef("%s %d: must be 0 (no limit) or positive", f.name, f.v)
 		}
 	}
-	src := dataset.Source{InputFile: d.inputFile, PublicDataset: d.publicDataset, HFDataset: d.hfDataset}
+	public := d.publicDataset
+	if public == weka && d.hfDataset != "" {
+		// aiperf's generic HF weka loader, the repo from --hf-weka-dataset
+		// (alone, weka_hf is the alias of the 062126 corpus).
+		public = ""
+	}
+	src := dataset.Source{InputFile: d.inputFile, PublicDataset: public, HFDataset: d.hfDataset}
 	if src == (dataset.Source{}) {
 		return src, usagef("no dataset given: pass --input-file PATH, --public-dataset ALIAS (e.g. synthetic) or --hf-dataset ORG/NAME[@REV]")
 	}

@@ -53,9 +53,24 @@ const profileExamples = `  # The embedded defaults: in-process simulator, synthe
   # An older InferenceX command line, with the semantics of its time
   AGENTPERF_AGENTX_GENERATION=v0.3 agentperf profile --scenario inferencex-agentx-mvp …`
 
+// scenarioHelp lists the scenario presets, as the library describes them
+// (scenario.Preset.Describe), ahead of the examples.
+func scenarioHelp() string {
+	var b strings.Builder
+	b.WriteString("\nScenarios (--scenario NAME; docs/replay.md):\n")
+	for _, p := range scenario.Presets() {
+		for _, l := range p.Describe() {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
 // runProfile is `agentperf profile`: flags → config → replay.Run → artifacts.
 func runProfile(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("profile", "profile --url URL --model NAME --concurrency N --benchmark-duration S [flags]", profileExamples, io.out)
+	usage := fs.Usage
+	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), scenarioHelp()) }
 	p := addProfileFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,14 +84,10 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err := rejectUnsupported(fs); err != nil {
 		return err
 	}
-	env, err := profile.ReadEnvironment(os.Environ(), os.Getenv)
-	if err != nil {
-		return asUsage(err)
-	}
 	if err := p.discoverModel(ctx); err != nil {
 		return err
 	}
-	run, err := p.resolve(fs, env, io)
+	run, err := p.resolve(fs, io)
 	if err != nil {
 		return err
 	}
@@ -106,22 +117,21 @@ type profileRun struct {
 	p   *profileFlags
 	env profile.Environment
 	fs  *pflag.FlagSet
+	// preset is the --scenario preset (nil: none).
+	preset *scenario.Preset
 	// generationName is the AgentX generation asked for by
 	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none).
 	generationName string
 	// notes are lines for the run log.
 	notes []string
 	spec  profile.Spec
-	// presetNoGPUTelemetry is the scenario preset's default of no GPU
-	// telemetry (scenario.Preset.NoGPUTelemetry).
-	presetNoGPUTelemetry bool
 }
 
 // resolve maps the flags and the environment to the run's Spec, checking
 // what only the flags can say (a flag's form, a missing flag, flags the
 // generation has no use for); the library checks the rest.
-func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io stdio) (*profileRun, error) {
-	r := &profileRun{p: p, env: env, fs: fs}
+func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error) {
+	r := &profileRun{p: p, fs: fs}
 	concurrency, err := concurrencyValue(p.concurrency)
 	if err != nil {
 		return nil, err
@@ -167,6 +177,18 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	if err := r.selectGeneration(); err != nil {
 		return nil, err
 	}
+	if p.scenario != "" {
+		if r.preset, err = scenario.LookupAt(p.scenario, r.generationName); err != nil {
+			return nil, asUsage(err)
+		}
+	}
+	// The environment under the preset: its defaults where a variable is
+	// unset (profile.ReadScenarioEnvironment).
+	env, err := profile.ReadScenarioEnvironment(r.preset, os.Environ(), os.Getenv)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	r.env = env
 	cacheBust := scenario.CacheBustNone
 	if p.cacheBust != "" {
 		if cacheBust, err = scenario.ParseCacheBust(p.cacheBust); err != nil {
@@ -197,6 +219,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 	}
 	s.OutputDir = p.outputDir
 	s.SliceDuration = seconds(p.sliceDuration)
+	s.StatsInterval = seconds(p.statsInterval)
+	s.NoGPUTelemetry = p.noGPUTelemetry
 	s.NoPlot = p.noPlot
 	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
 		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
@@ -206,13 +230,12 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
 		// every scraped URL).
-		"warmup_grace_period": p.graceWarmup,
-		"server_metrics":      redactURLs(p.serverMetrics),
+		"server_metrics": redactURLs(p.serverMetrics),
+	}
+	if fs.Changed("warmup-grace-period") {
+		s.Settings["warmup_grace_period"] = p.graceWarmup
 	}
 	s.Log = io.err
-	s.View = func(src ui.Source) ui.View {
-		return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: io.err, Interval: seconds(p.statsInterval)})
-	}
 	s.Version = productVersion()
 	s.Started = processStart
 	s.CacheBust = cacheBust
@@ -255,15 +278,22 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, env profile.Environment, io st
 		return nil, err
 	}
 	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
-		Off: p.noGPUTelemetry, PresetOff: r.presetNoGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
+		// The preset's soft default (agentx: no_gpu_telemetry) filled
+		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
+		Off: p.noGPUTelemetry, PresetOff: s.NoGPUTelemetry && !p.noGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
 	if err != nil {
 		return nil, asUsage(err)
 	}
 	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
 	}
 	s.Notes = append(s.Notes, r.notes...)
+	interval := s.StatsInterval // as the preset resolved it
+	s.View = func(src ui.Source) ui.View {
+		return ui.Start(typ, ui.NewTracker(src, nil), ui.Options{Out: io.err, Interval: interval})
+	}
 	r.spec = s
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
@@ -109,7 +110,7 @@ var boolUnsupported = map[string]bool{
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
-	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings (inferencex-agentx-mvp)")
+	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/agentperf/agentperf/profile"
@@ -25,40 +26,23 @@ func (r *profileRun) applyScenario(s *profile.Spec) error {
 		r.generationDefaults(s)
 		return r.checkGenerationFlags(g)
 	}
-	preset, err := scenario.LookupAt(p.scenario, r.generationName)
-	if err != nil {
-		return asUsage(err)
-	}
+	preset := r.preset
 	s.Replay.Generation = preset.Generation
-	r.presetNoGPUTelemetry = preset.NoGPUTelemetry
 	r.generationDefaults(s)
 	if err := r.checkGenerationFlags(preset.Generation); err != nil {
 		return err
 	}
-	_, err = s.ApplyScenario(preset, r.given(s.ScenarioSettings()))
+	_, err := s.ApplyScenario(preset, r.given(s.ScenarioSettings()))
 	return asUsage(err)
 }
 
 // given keeps of set (every setting of the Spec) only what the user chose:
-// an Opt stays set where its flag was passed.
+// an Opt stays set where one of its flags (scenario.Settings.Given) was
+// passed.
 func (r *profileRun) given(set scenario.Settings) scenario.Settings {
-	fs := r.fs
-	keep := func(flag string, set *bool) {
-		if !fs.Changed(flag) {
-			*set = false
-		}
+	for _, g := range set.Given() {
+		*g.Set = slices.ContainsFunc(g.Flags, func(f string) bool { return r.fs.Lookup(f) != nil && r.fs.Changed(f) })
 	}
-	keep("streaming", &set.Streaming.Set)
-	keep("ignore-eos", &set.IgnoreEOS.Set)
-	keep("cache-bust", &set.CacheBust.Set)
-	keep("benchmark-duration", &set.BenchmarkDuration.Set)
-	keep("random-seed", &set.RandomSeed.Set)
-	keep("inter-turn-delay-cap-seconds", &set.InterTurnDelayCap.Set)
-	keep("trace-idle-gap-cap-seconds", &set.TraceIdleGapCap.Set)
-	keep("system-idle-gap-cap-seconds", &set.SystemIdleGapCap.Set)
-	keep("use-server-token-count", &set.UseServerTokenCount.Set)
-	keep("trajectory-start-min-ratio", &set.TrajectoryMinRatio.Set)
-	keep("trajectory-start-max-ratio", &set.TrajectoryMaxRatio.Set)
 	set.SeedSource = func() int64 { return rand.Int64N(1 << 31) }
 	return set
 }
