@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/gputelemetry"
+	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -43,8 +44,8 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	fmt.Fprintf(w, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed%s, %d context overflows, %s\n",
 		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, retried, a.Overflows, cancelled)
 	if sa := res.Subagents; res.Generation.Subagents && sa.Children > 0 {
-		fmt.Fprintf(w, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
-			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
+		fmt.Fprintf(w, "subagents: %s; %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
+			subagentLine(sa), sa.Dropped, sa.DroppedRequests, sa.Cut)
 	}
 	if res.EndedEarly {
 		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
@@ -106,4 +107,16 @@ func gpuSources(r *gputelemetry.Result) string {
 		urls = append(urls, e.URL)
 	}
 	return strings.Join(urls, ", ")
+}
+
+// subagentLine says how many child requests were sent and where their
+// streams came from: spawned during the run, or already under way at a
+// lane's start state (a start inside a recorded subagent), which is how
+// child requests can be sent with no spawn during the run.
+func subagentLine(sa replay.SubagentStats) string {
+	s := fmt.Sprintf("%d child requests sent, from %d child streams started in %d branches spawned during the run", sa.Sent, sa.Started, sa.Spawned)
+	if sa.StartedAtStart > 0 || sa.SpawnedAtStart > 0 {
+		s += fmt.Sprintf(" and %d child streams already under way at the lanes' start states", sa.StartedAtStart)
+	}
+	return s
 }

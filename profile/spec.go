@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/chattemplate"
 	"io"
 	"net/http"
 	"strings"
@@ -142,6 +143,11 @@ type Spec struct {
 	// (FileShard) for Merge.
 	Shard *ShardSpec
 
+	// Memory returns the memory the process may use, against which
+	// Validate checks the lanes (BytesPerLane each); nil is
+	// AvailableMemory. ok false skips the check.
+	Memory func() (m Memory, ok bool)
+
 	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
 	// Run reuses them instead of loading Corpus and Tokenizer again. A
 	// sweep point is a Spec with Loaded set and another concurrency and
@@ -198,6 +204,13 @@ type Tokenizer struct {
 	// CacheDir is where the tokenized prompt corpus is cached ("" = not
 	// cached).
 	CacheDir string
+	// ApplyChatTemplate is --apply-chat-template: Load reads the model's
+	// chat template (the tokenizer_config.json beside the tokenizer file)
+	// into Loaded.ChatTemplate and logs what it adds to a prompt. Requests
+	// are not changed: they carry chat messages, which the server renders
+	// with its template, as aiperf's do (docs/prompt-synthesis.md, "The
+	// chat template").
+	ApplyChatTemplate bool
 }
 
 // ServerMetrics configures the Prometheus /metrics scraper.
@@ -254,6 +267,10 @@ type Loaded struct {
 	Synth *synth.Synthesizer
 	// Tokenizer is where the synthesizer's tokenizer came from.
 	Tokenizer tokenizer.Origin
+	// ChatTemplate is the model's chat template when
+	// Spec.Tokenizer.ApplyChatTemplate asked for it and the tokenizer has
+	// one (nil otherwise).
+	ChatTemplate *chattemplate.Template
 	// Took is how long loading took.
 	Took time.Duration
 }
@@ -322,6 +339,22 @@ func (s *Spec) Validate() error {
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	if sh := s.Replay.Shard; sh.Sharded() && isSim(s.Replay.URL) {
+		// Each shard would start its own in-process simulator: the merge
+		// would present one run against as many servers as shards.
+		errs = append(errs, fmt.Errorf("profile: Config.URL %s with shard %s: every shard would run its own in-process simulator, and the merged run would not be one run against one server; start one simulator (agentperf sim --port 8000) and give every shard its URL (--url http://HOST:8000)", RedactURL(s.Replay.URL), sh))
+	}
+	if s.Replay.Concurrency >= 1 {
+		memory := s.Memory
+		if memory == nil {
+			memory = AvailableMemory
+		}
+		if m, ok := memory(); ok {
+			if err := checkLanes(s.processLanes(), m); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -111,6 +111,11 @@ type SubagentStats struct {
 	// during the run; Sent the child requests sent; Cut the turns (of
 	// every stream) never sent because the duration ended first.
 	Spawned, Started, Sent, Cut int
+	// SpawnedAtStart and StartedAtStart count the branches and child
+	// streams already under way at the lanes' start states (a t* snapshot
+	// or start turn inside a recorded subagent): their requests are among
+	// Sent, their spawns are not among Spawned and Started.
+	SpawnedAtStart, StartedAtStart int
 }
 
 // Run replays c.Traces against c.URL and streams every record to c.Sink.
@@ -276,6 +281,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	st := sched.Stats()
 	e.res.Schedule = st
 	e.res.Subagents.Spawned, e.res.Subagents.Started, e.res.Subagents.Sent, e.res.Subagents.Cut = st.BranchesSpawned, st.ChildrenStarted, st.ChildSent, st.Cut
+	e.res.Subagents.SpawnedAtStart, e.res.Subagents.StartedAtStart = st.BranchesAtStart, st.ChildrenAtStart
 	return &e.res, nil
 }
 
