@@ -47,6 +47,10 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "subagents: %s; %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			subagentLine(sa), sa.Dropped, sa.DroppedRequests, sa.Cut)
 	}
+	if res.ServerRestartWaits > 0 {
+		fmt.Fprintf(w, "server restarts: %d requests were sent again while the server was restarting (503 \"Loading model\" or a refused connection); the wait is in their latency, each record has server_restart_tries and server_restart_wait_ns\n",
+			res.ServerRestartWaits)
+	}
 	if res.EndedEarly {
 		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
 	}
@@ -62,12 +66,26 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
-	fmt.Fprintf(w, "server /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
-		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
-		pct(d.ExternalHitRate, d.ExternalHitRateValid),
-		pct(d.OverallHitRate, d.OverallHitRateValid),
-		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
-		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.Engine.Unknown() {
+		fmt.Fprintf(w, "server /metrics: %s\n", d.Engine.UnknownText(8))
+	} else {
+		who := "server"
+		if e := d.Engine.Engine; e != nil {
+			who = e.Title
+		}
+		fmt.Fprintf(w, "%s /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+			who,
+			pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
+			pct(d.ExternalHitRate, d.ExternalHitRateValid),
+			pct(d.OverallHitRate, d.OverallHitRateValid),
+			pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
+			pct(d.KVUsagePeak, d.KVUsagePeakValid))
+		if e := d.Engine.Engine; e != nil && e.Missing != "" {
+			fmt.Fprintf(w, "server metrics: n/a where %s: %s\n", e.Title, e.Missing)
+		} else if e != nil && len(e.ExternalHits) == 0 && len(e.CacheSourceLabel) == 0 {
+			fmt.Fprintf(w, "server metrics: n/a where %s has no external cache tier counter\n", e.Title)
+		}
+	}
 	if d.ScrapeFailures > 0 {
 		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
 			d.ScrapeFailures, d.Scrapes, servermetrics.JSONFile, d.LastScrapeError)

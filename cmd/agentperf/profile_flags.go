@@ -128,7 +128,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
-	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a response without usage is an error)")
+	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)")
 	fs.StringVar(&p.cacheBust, "cache-bust", "", "cache-bust marker placement: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix (scenario: first_turn_prefix)")
 	fs.BoolVar(&p.applyChatTemplate, "apply-chat-template", false, "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)")
 	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)")
