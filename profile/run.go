@@ -82,6 +82,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
 	}
+	// The server may still be loading its model (a job that starts the
+	// server and the client together): wait for it, when asked.
+	if err := waitReady(ctx, &s, lg.Printf); err != nil {
+		return nil, err
+	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
 	// shard 0's run id.

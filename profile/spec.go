@@ -82,6 +82,10 @@ type Spec struct {
 	// NoGPUTelemetry is --no-gpu-telemetry (recorded in input_config).
 	NoGPUTelemetry bool
 
+	// WaitForModel is the readiness wait before the first request (zero:
+	// none; the in-process simulator is ready once started).
+	WaitForModel WaitForModel
+
 	// OutputDir is the artifact folder (required).
 	OutputDir string
 	// SliceDuration enables the timeslice exports (0 = off); the server
@@ -330,6 +334,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.OutputDir == "" {
 		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
+	}
+	if err := s.WaitForModel.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if f := s.FailedRequestThreshold; !(f >= 0 && f <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (0 = off)", f))

@@ -234,6 +234,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
 	s.OverflowAdvice = overflowAdvice(p.url)
 	s.FailedRequestThreshold = p.threshold
+	s.WaitForModel = profile.WaitForModel{Timeout: seconds(p.waitTimeout), Interval: seconds(p.waitInterval), Mode: p.waitMode}
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,

@@ -82,6 +82,10 @@ type profileFlags struct {
 	pprofAddr   string
 	uiType      string
 	exportLevel string
+	// The readiness wait (aiperf's names).
+	waitTimeout  float64
+	waitInterval float64
+	waitMode     string
 
 	data *datasetFlags
 
@@ -125,6 +129,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
 	fs.Float64Var(&p.requestTO, "request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "timeout of one request including its whole stream (0 = none)")
 	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", replay.DefaultConnectTimeout.Seconds(), "timeout for connecting to the server (0 = none)")
+	fs.Float64Var(&p.waitTimeout, "wait-for-model-timeout", 0, "seconds to wait for the server to be ready before the first request, probing it and logging each try (0 = no wait: a server that is not up fails the first requests)")
+	fs.StringVar(&p.waitMode, "wait-for-model-mode", "inference", "how readiness is probed: models (GET /v1/models lists the model), inference (a one-token chat request answers 200) or both")
+	fs.Float64Var(&p.waitInterval, "wait-for-model-interval", 5, "seconds between two readiness probes")
 	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
@@ -194,7 +201,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 // (added later, or by a shared helper) are shown under "Other flags".
 var profileHelpGroups = []flagGroup{
 	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
-		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
+		"request-timeout-seconds", "connect-timeout-seconds", "wait-for-model-timeout", "wait-for-model-mode", "wait-for-model-interval", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
 		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "gpu-telemetry", "no-gpu-telemetry"}},
 	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
 		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
