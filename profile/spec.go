@@ -95,6 +95,9 @@ type Spec struct {
 	NoPlot bool
 	// ServerMetrics configures the /metrics scraper.
 	ServerMetrics ServerMetrics
+	// GPUTelemetry configures the GPU exporter collector (the zero value
+	// collects nothing; docs/gpu-telemetry.md).
+	GPUTelemetry GPUTelemetry
 	// OverflowRateLimit is the largest valid context-overflow rate, a
 	// fraction in [0, 1]; unset is scenario.DefaultOverflowRateLimit.
 	OverflowRateLimit scenario.Opt[float64]
@@ -228,6 +231,22 @@ type ServerMetrics struct {
 	// RequiredPrefix, when set, fails a run whose export holds no metric
 	// with this prefix.
 	RequiredPrefix string
+}
+
+// GPUTelemetry configures the collector of GPU exporter metrics
+// (gputelemetry): DCGM's and AMD's exporters, scraped during the run, the
+// energy of the profiling window and its efficiency.
+type GPUTelemetry struct {
+	// Off disables collection (--no-gpu-telemetry); so does
+	// Spec.NoGPUTelemetry (which a preset's default may set).
+	Off bool
+	// URLs are exporters the user named: a failed scrape is a warning.
+	URLs []string
+	// Probe are default exporters (gputelemetry.DefaultURLs), scraped
+	// only when they answer the first scrape.
+	Probe []string
+	// Interval is the scrape interval (0 = gputelemetry.DefaultInterval).
+	Interval time.Duration
 }
 
 // NewSpec returns a Spec holding every default: the default AgentX

@@ -72,6 +72,7 @@ type profileFlags struct {
 	serverMetrics   []string
 	noServerMetrics bool
 	noGPUTelemetry  bool
+	gpuTelemetry    []string
 	outputDir       string
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
@@ -103,14 +104,12 @@ var unsupportedFlags = map[string]string{
 	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
 	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
 	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
-	"gpu-telemetry":       "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
 }
 
 // boolUnsupported are the unsupported flags that take no value.
 var boolUnsupported = map[string]bool{
 	"fixed-schedule":      true,
 	"ignore-trace-delays": true,
-	"gpu-telemetry":       true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
@@ -167,7 +166,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
-	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (agentperf collects none; recorded in input_config; scenario agentx: on by default)")
+	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
+	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
+	markNargs(fs, "gpu-telemetry")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
@@ -202,7 +203,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 var profileHelpGroups = []flagGroup{
 	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
 		"request-timeout-seconds", "connect-timeout-seconds", "wait-for-model-timeout", "wait-for-model-mode", "wait-for-model-interval", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
-		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
+		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "gpu-telemetry", "no-gpu-telemetry"}},
 	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
 		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
 		"system-idle-gap-cap-seconds", "warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
@@ -212,7 +213,7 @@ var profileHelpGroups = []flagGroup{
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
-	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
+	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"
