@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -31,7 +32,8 @@ const serverWindow = 10 * time.Second
 type liveSource struct {
 	prog        *replay.Progress
 	col         *metrics.Collector
-	scr         *servermetrics.Scraper // nil without server metrics
+	scr         *servermetrics.Scraper  // nil without server metrics
+	gpu         *gputelemetry.Collector // nil without GPU telemetry
 	pc          *phaseClock
 	streaming   bool
 	interrupted func() bool
@@ -87,6 +89,10 @@ func (l *liveSource) Sample() ui.Sample {
 	}
 	if l.scr != nil {
 		s.Server = serverFigures(l.scr)
+	}
+	if l.gpu != nil {
+		g := l.gpu.Live(0)
+		s.GPU = ui.GPUFigures{Valid: !math.IsNaN(g.PowerW), GPUs: g.GPUs, PowerW: g.PowerW}
 	}
 	return s
 }
