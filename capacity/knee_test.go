@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/sim"
 	"github.com/agentperf/agentperf/slo"
@@ -37,9 +38,7 @@ import (
 // step under the race detector) cannot move the knee. The search must
 // find M within the resolution, in PredictProbes probes.
 func TestSearchFindsSimKnee(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs about 30 s of simulated load")
-	}
+	testshared.SkipIfShort(t, "runs about 30 s of simulated load")
 	const (
 		P   = 64  // prompt tokens (4 blocks of 16)
 		O   = 100 // output tokens

@@ -44,6 +44,11 @@ type SweepConfig struct {
 	After func(c int, dir string) error
 	// Logf gets one line per point.
 	Logf func(format string, args ...any)
+	// Settings are what every point is run with besides its concurrency
+	// (the command's flags and environment, the corpus digest): recorded
+	// with each point, and a point an earlier sweep finished is reused
+	// only when its settings are equal (SettingsDiff).
+	Settings map[string]string
 }
 
 // PointRecord is one finished point in the manifest.
@@ -52,6 +57,8 @@ type PointRecord struct {
 	Dir         string `json:"dir"` // relative to the sweep folder
 	Status      string `json:"status"`
 	Message     string `json:"message,omitempty"`
+	// Settings are what the point was run with (SweepConfig.Settings).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Point statuses.
@@ -120,11 +127,15 @@ func complete(dir string, rec PointRecord) bool {
 }
 
 // Sweep runs the points in order, skipping those a previous sweep in the
-// same folder completed. A point's folder left by an interrupted run is
-// kept, renamed to c<N>.incomplete[.K], and the point runs again. It
-// returns every point of the sweep, complete ones in Points order; an
-// error from Run that does not wrap ErrPointFailed stops the sweep (the
-// points finished so far stay recorded).
+// same folder completed with the same settings. A point's folder left by
+// an interrupted run is kept, renamed to c<N>.incomplete[.K], and the
+// point runs again; a complete point made with other settings is kept as
+// c<N>.replaced[.K] (the log names every difference) and runs again. It
+// returns the points of the sweep that are complete, in Points order,
+// then the points of earlier sweeps in the folder that this one does not
+// list but that were made with the same settings; the manifest keeps the
+// others too. An error from Run that does not wrap ErrPointFailed stops
+// the sweep (the points finished so far stay recorded).
 func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 	logf := cfg.Logf
 	if logf == nil {
@@ -148,13 +159,23 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	byConc := map[int]PointRecord{}
+	var others []PointRecord // points of earlier sweeps this one does not list
 	for _, r := range done {
-		if complete(cfg.Dir, r) {
+		switch {
+		case !seen[r.Concurrency]:
+			others = append(others, r)
+		case !complete(cfg.Dir, r):
+		default:
 			byConc[r.Concurrency] = r
 		}
 	}
-	// The manifest keeps the points of earlier sweeps in this folder that
-	// are not in this one too.
+	for _, r := range others {
+		if d := SettingsDiff(r.Settings, cfg.Settings); len(d) > 0 {
+			logf("sweep: %s (concurrency %d, from an earlier sweep and not in this one) was made with other settings (%s): kept in %s, left out of the table", r.Dir, r.Concurrency, strings.Join(d, "; "), ManifestFile)
+		}
+	}
+	// records are the manifest: this sweep's complete points, then the
+	// earlier sweeps' others.
 	records := func() []PointRecord {
 		var out []PointRecord
 		for _, c := range cfg.Points {
@@ -162,8 +183,14 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 				out = append(out, r)
 			}
 		}
-		for _, r := range done {
-			if !seen[r.Concurrency] {
+		return append(out, others...)
+	}
+	// result is what the table covers: the manifest but the points made
+	// with other settings.
+	result := func() []PointRecord {
+		var out []PointRecord
+		for _, r := range records() {
+			if len(SettingsDiff(r.Settings, cfg.Settings)) == 0 {
 				out = append(out, r)
 			}
 		}
@@ -172,42 +199,55 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 	for i, c := range cfg.Points {
 		name := PointDir(c)
 		if r, ok := byConc[c]; ok {
-			logf("sweep: point %d/%d (concurrency %d): complete from an earlier sweep (%s), skipped", i+1, len(cfg.Points), c, r.Status)
-			continue
+			d := SettingsDiff(r.Settings, cfg.Settings)
+			if len(d) == 0 {
+				logf("sweep: point %d/%d (concurrency %d): complete from an earlier sweep (%s), skipped", i+1, len(cfg.Points), c, r.Status)
+				continue
+			}
+			aside, err := moveAsideAs(filepath.Join(cfg.Dir, r.Dir), ".replaced")
+			if err != nil {
+				return result(), fmt.Errorf("sweep: %s was made with other settings and cannot be moved aside: %w", filepath.Join(cfg.Dir, r.Dir), err)
+			}
+			delete(byConc, c)
+			if err := writeManifest(cfg.Dir, records()); err != nil {
+				return result(), fmt.Errorf("sweep: record point %d: %w", c, err)
+			}
+			logf("sweep: point %d/%d (concurrency %d): the earlier sweep's point was made with other settings (%s): it runs again; the old folder is kept as %s",
+				i+1, len(cfg.Points), c, strings.Join(d, "; "), aside)
 		}
 		dir := filepath.Join(cfg.Dir, name)
 		if _, err := os.Stat(dir); err == nil {
 			aside, err := moveAside(dir)
 			if err != nil {
-				return records(), fmt.Errorf("sweep: %s is left from an unfinished point and cannot be moved aside: %w", dir, err)
+				return result(), fmt.Errorf("sweep: %s is left from an unfinished point and cannot be moved aside: %w", dir, err)
 			}
 			logf("sweep: %s is left from an unfinished point: kept as %s, the point runs again", dir, aside)
 		}
 		if err := ctx.Err(); err != nil {
-			return records(), err
+			return result(), err
 		}
 		if cfg.Before != nil {
 			if err := cfg.Before(ctx, c); err != nil {
-				return records(), fmt.Errorf("sweep: before concurrency %d: %w", c, err)
+				return result(), fmt.Errorf("sweep: before concurrency %d: %w", c, err)
 			}
 		}
 		logf("sweep: point %d/%d: concurrency %d → %s", i+1, len(cfg.Points), c, dir)
 		err := cfg.Run(ctx, c, dir)
 		if ctx.Err() != nil {
 			// An interrupted point is not complete, whatever it wrote.
-			return records(), ctx.Err()
+			return result(), ctx.Err()
 		}
-		rec := PointRecord{Concurrency: c, Dir: name, Status: PointOK}
+		rec := PointRecord{Concurrency: c, Dir: name, Status: PointOK, Settings: cfg.Settings}
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrPointFailed):
 			rec.Status, rec.Message = PointFailed, err.Error()
 		default:
-			return records(), fmt.Errorf("sweep: concurrency %d: %w", c, err)
+			return result(), fmt.Errorf("sweep: concurrency %d: %w", c, err)
 		}
 		byConc[c] = rec
 		if err := writeManifest(cfg.Dir, records()); err != nil {
-			return records(), fmt.Errorf("sweep: record point %d: %w", c, err)
+			return result(), fmt.Errorf("sweep: record point %d: %w", c, err)
 		}
 		if cfg.After != nil {
 			if err := cfg.After(c, dir); err != nil {
@@ -215,7 +255,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 			}
 		}
 	}
-	return records(), nil
+	return result(), nil
 }
 
 // moveAside renames dir to dir.incomplete, or dir.incomplete.2, … when

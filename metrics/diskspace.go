@@ -2,15 +2,45 @@ package metrics
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
 // FileReserve is the reserve file a Collector keeps in its directory
 // (CollectorOptions.ReserveBytes); it is removed at Finish.
 const FileReserve = ".agentperf-reserve"
+
+// ReserveShare is the largest share of a disk's free space a reserve file
+// takes (ReserveBound): the disk is shared with other writers (the server's
+// logs, other runs), and a reserve as large as the free space would leave
+// them nothing.
+const ReserveShare = 0.5
+
+// ReserveBound is the largest reserve for a disk with free bytes free.
+func ReserveBound(free int64) int64 { return int64(float64(max(free, 0)) * ReserveShare) }
+
+// RemoveReserve removes the reserve file in dir and returns its size: one
+// left there by a run that did not end (a SIGKILL, a crash); 0 when there
+// is none.
+func RemoveReserve(dir string) (int64, error) {
+	path := filepath.Join(dir, FileReserve)
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("look for a reserve file left by an earlier run: %w", err)
+	}
+	if err := os.Remove(path); err != nil {
+		return 0, fmt.Errorf("remove the reserve file %s left by an earlier run (it takes %d bytes; remove it by hand): %w", path, st.Size(), err)
+	}
+	return max(st.Size(), 1), nil
+}
 
 // writeReserve writes a file of n zero bytes at path and returns the path.
 // When only part fits, the part that was written is kept (room for part

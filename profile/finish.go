@@ -89,6 +89,17 @@ type Input struct {
 	// Tokenizer is where the synthesizer's tokenizer came from.
 	Tokenizer tokenizer.Origin
 
+	// FailedRequestThreshold is the run's --failed-request-threshold (0 =
+	// off). A run that was not aborted fails (ProblemThresholdExceeded)
+	// when, at its end, its profiling error rate (failed / (successful +
+	// failed), the aggregate's request_error_rate; overflows and cancelled
+	// requests left out) is above it: the rule InferenceX's post-run check
+	// and `agentperf report --check` apply. The rule during the run needs
+	// 99.9 % confidence, so a short run can end above the threshold
+	// without having been stopped (docs/failed-request-threshold.md). A
+	// shard leaves this to its merge, which judges the whole run.
+	FailedRequestThreshold float64
+
 	// RequiredServerMetricPrefix, when set, fails a run whose server
 	// metrics export holds no metric with this prefix.
 	RequiredServerMetricPrefix string
@@ -239,7 +250,14 @@ const (
 	// ProblemNothingCompleted: without a scenario, no profiling request
 	// completed (Reason scenario.ReasonZeroCompleted).
 	ProblemNothingCompleted
+	// ProblemThresholdExceeded: the run ended (not aborted) with its
+	// profiling error rate above Input.FailedRequestThreshold (Reason
+	// ReasonThresholdExceeded).
+	ProblemThresholdExceeded
 )
+
+// ReasonThresholdExceeded is the Reason of a ProblemThresholdExceeded.
+const ReasonThresholdExceeded = "failed_request_threshold_exceeded"
 
 // Problem is one reason the run failed.
 type Problem struct {
@@ -385,6 +403,8 @@ func (f *finisher) run() {
 
 	if res.Aborted != "" {
 		f.problem(ProblemAborted, res.Aborted, "run aborted ("+res.Aborted+"): "+res.AbortMessage, nil)
+	} else if msg := thresholdAtEnd(res.Accounting, in.FailedRequestThreshold, in.Shard != nil); msg != "" {
+		f.problem(ProblemThresholdExceeded, ReasonThresholdExceeded, msg, nil)
 	}
 	f.validityProblems(verdict)
 	late := !res.Cancelled && f.signals() > 0
@@ -398,6 +418,23 @@ func (f *finisher) run() {
 		}
 	}
 	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+}
+
+// thresholdAtEnd returns why a run that ended with accounting a fails
+// its failed-request threshold (Input.FailedRequestThreshold), or "".
+func thresholdAtEnd(a metrics.Accounting, threshold float64, shard bool) string {
+	judged := a.ProfilingOK + a.ProfilingErrors
+	if threshold <= 0 || shard || judged == 0 {
+		return ""
+	}
+	rate := float64(a.ProfilingErrors) / float64(judged)
+	if rate <= threshold {
+		return ""
+	}
+	return fmt.Sprintf("failed-request threshold exceeded: %d of the %d profiling requests that completed failed (%.2f %%), above --failed-request-threshold %g (%.2f %%); "+
+		"the run was not stopped early, because stopping needs 99.9 %% confidence that the failure rate is above the threshold, which %d requests do not give, "+
+		"but it ended above it, as InferenceX's post-run check and `agentperf report --check` judge it (docs/failed-request-threshold.md)",
+		a.ProfilingErrors, judged, 100*rate, threshold, 100*threshold, judged)
 }
 
 // lateSignalWarning is the mark of a run interrupted while its artifacts

@@ -118,6 +118,10 @@ func Merge(in MergeInput) (*Outcome, error) {
 	if l := m0.Finish.OverflowRateLimit; l != nil {
 		fin.OverflowRateLimit = scenario.Some(*l)
 	}
+	// The threshold judges the whole run: the shards left it to the merge.
+	if v, ok := m0.Finish.InputConfig["failed_request_threshold"].(float64); ok {
+		fin.FailedRequestThreshold = v
+	}
 	out, err := Finish(res, fin)
 	if err != nil {
 		return nil, err

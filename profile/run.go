@@ -105,6 +105,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
+	// The collector gives its reserve up when it is closed; on every other
+	// way out of Run the file must not stay behind either.
+	defer metrics.RemoveReserve(s.OutputDir)
 	var scr *servermetrics.Scraper
 	if !s.ServerMetrics.Off && s.Replay.Shard.Index == 0 { // a sharded run's server is scraped once, by shard 0
 		urls := servermetrics.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
@@ -245,6 +248,7 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
+		FailedRequestThreshold:     s.FailedRequestThreshold,
 		Warnings:                   warnings,
 		NoPlot:                     s.NoPlot,
 		FailOnInvalid:              s.FailOnInvalid,
@@ -261,28 +265,44 @@ func (s *Spec) overflowAdvice() string {
 	return a
 }
 
-// checkFreeSpace warns when the output directory has less room than the
-// run will likely need (metrics.EstimateArtifactBytes) and returns the
-// reserve to keep: the room the run's aggregates take
-// (metrics.ReserveFor), or all the free space when that is less (then the
-// first record that does not fit ends the run, and its aggregate is still
-// written).
+// checkFreeSpace removes a reserve file an earlier run in the folder left
+// behind (it was killed, or crashed), warns when the output directory has
+// less room than the run will likely need (metrics.EstimateArtifactBytes)
+// and returns the reserve to keep: the room the run's aggregates take
+// (metrics.ReserveFor), but never more than half the free space
+// (metrics.ReserveShare), so that the reserve cannot fill the disk that
+// other writers share (then the first record that does not fit ends the
+// run, and its aggregate is still written).
 func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
 	dir := s.OutputDir
+	var warnings []string
+	if n, err := metrics.RemoveReserve(dir); err != nil {
+		lg.Printf("warning: %v", err)
+	} else if n > 0 {
+		w := fmt.Sprintf("removed %s, %s left by an earlier run in %s that did not end (killed or crashed)", metrics.FileReserve, humanBytes(n), dir)
+		lg.Printf("note: %s", w)
+		warnings = append(warnings, w)
+	}
 	reserve := metrics.ReserveFor(s.Replay.Concurrency, s.Replay.BenchmarkDuration, s.SliceDuration)
 	free, err := metrics.FreeBytes(dir)
 	if err != nil {
 		lg.Printf("note: free space in %s not checked: %v", dir, err)
-		return reserve, nil
+		return reserve, warnings
 	}
-	var warnings []string
 	if need := metrics.EstimateArtifactBytes(s.Replay.Concurrency, s.Replay.BenchmarkDuration); free < need {
 		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
 			dir, humanBytes(free), humanBytes(need))
 		lg.Printf("warning: %s", w)
 		warnings = append(warnings, w)
 	}
-	return min(reserve, free), warnings
+	if bound := metrics.ReserveBound(free); reserve > bound {
+		w := fmt.Sprintf("the aggregates of this run may take up to %s (%d lanes, %s of profiling, --slice-duration %s), but %s has %s free: the reserve kept for them is cut to %s (half the free space), so they may not fit on a full disk",
+			humanBytes(reserve), s.Replay.Concurrency, s.Replay.BenchmarkDuration, s.SliceDuration, dir, humanBytes(free), humanBytes(bound))
+		lg.Printf("warning: %s", w)
+		warnings = append(warnings, w)
+		reserve = bound
+	}
+	return reserve, warnings
 }
 
 // humanBytes formats n bytes with a binary unit.

@@ -139,6 +139,11 @@ type Spec struct {
 	// (FileShard) for Merge.
 	Shard *ShardSpec
 
+	// Memory returns the memory the process may use, against which
+	// Validate checks the lanes (BytesPerLane each); nil is
+	// AvailableMemory. ok false skips the check.
+	Memory func() (m Memory, ok bool)
+
 	// Loaded, when set, is a corpus and synthesizer loaded before (Load):
 	// Run reuses them instead of loading Corpus and Tokenizer again. A
 	// sweep point is a Spec with Loaded set and another concurrency and
@@ -303,6 +308,17 @@ func (s *Spec) Validate() error {
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	if s.Replay.Concurrency >= 1 {
+		memory := s.Memory
+		if memory == nil {
+			memory = AvailableMemory
+		}
+		if m, ok := memory(); ok {
+			if err := checkLanes(s.processLanes(), m); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -327,7 +327,11 @@ const (
 	NameAgentX = "agentx"
 )
 
-// AgentXGeneration is the generation `agentx` replays.
+// AgentXGeneration is the generation `agentx` replays. The harness's
+// agentx-v1.0.6 has no timing rule the pin 754356e9 (v1.0) lacked: the
+// five rules docs/replay.md lists under "v1.0 replay rules and their
+// sources" all came in before it, so v1.0 (corrected where it differed)
+// is agentx's generation, not a new one.
 const AgentXGeneration = "v1.0"
 
 // RequiredCoverage is the coverage both presets require (the harness's

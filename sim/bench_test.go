@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // discardWriter is a reusable http.ResponseWriter and Flusher that counts
@@ -122,9 +124,7 @@ func sharedDir(t testing.TB) string {
 }
 
 func TestRealTokenizerFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads a 7 MB tokenizer")
-	}
+	testshared.SkipIfShort(t, "loads a 7 MB tokenizer")
 	path := filepath.Join(sharedDir(t), "tokenizers", "qwen3.tokenizer.json.zst")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("shared tokenizer %s absent: %v", path, err)

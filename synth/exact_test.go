@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -100,9 +101,7 @@ func TestExactnessRealCorpus(t *testing.T) {
 	traces := realTraces(t)
 	for _, name := range []string{"deepseek_v3", "qwen3"} {
 		t.Run(name, func(t *testing.T) {
-			if testing.Short() {
-				t.Skip("re-encodes ~60M tokens; skipped with -short (the builtin variant still runs)")
-			}
+			testshared.SkipIfShort(t, "re-encodes ~60M tokens; skipped with -short (the builtin variant still runs)")
 			tok := realTokenizer(t, name)
 			checkExact(t, synthFor(t, tok, 42, false), traces)
 		})

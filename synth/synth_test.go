@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -119,9 +120,7 @@ func TestBlockIdentity(t *testing.T) {
 	}
 	t.Run("builtin", func(t *testing.T) { check(t, testSynth(t), 4000) })
 	t.Run("qwen3", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("short")
-		}
+		testshared.SkipIfShort(t, "the real Qwen3 tokenizer over the corpus")
 		check(t, synthFor(t, realTokenizer(t, "qwen3"), 42, false), 10000)
 	})
 	s := testSynth(t)

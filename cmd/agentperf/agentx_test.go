@@ -136,6 +136,16 @@ func TestProfileInferenceXAgentXArgv(t *testing.T) {
 					t.Errorf("the run log does not say %q", w)
 				}
 			}
+			// It replays v1.0's rules (docs/replay.md, "v1.0 replay rules
+			// and their sources"): spread primers, then the additive
+			// per-lane cache warmup of 10, and profiling under the 10 s
+			// system and 300 s per-tree idle caps.
+			for _, w := range []string{"until it has sent 10 more requests",
+				"profiling: system idle cap 10s:", "trace idle cap 5m0s:"} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the run log does not say %q:\n%s", w, stderr)
+				}
+			}
 			ds, _ := md["dataset"].(map[string]any)
 			if ds["hf_dataset_name"] != agentxRepo {
 				t.Errorf("metadata.dataset.hf_dataset_name = %v, want %s", ds["hf_dataset_name"], agentxRepo)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -87,4 +89,35 @@ func TestCrashEndsBySIGABRT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProfileRefusesLanesTheMachineCannotHold (issue 34, case 1): with
+// --concurrency 99999999999 a run used to fill the disk with its reserve,
+// then die allocating 11.2 TB (exit 2, the reserve left behind). It is
+// refused before anything is loaded or written, with the limit named.
+func TestProfileRefusesLanesTheMachineCannotHold(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "artifacts")
+	code, _, stderr := runCmd(t, "profile", "--url", "sim://", "--public-dataset", "synthetic:traces=8",
+		"--model", "demo", "--tokenizer", "builtin", "--concurrency", "99999999999", "--allow-dataset-wrap", "--benchmark-duration", "20",
+		"--streaming", "--output-artifact-dir", out, "--ui-type", "none")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+	for _, want := range []string{"99999999999 lanes", "at most", "per lane"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the artifact folder was created")
+	}
+}
+
+// runCmd runs the command line args in this process and returns the exit
+// code, stdout and stderr.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // tmux drives a private tmux server (its own socket) for one test.
@@ -92,6 +94,7 @@ func (x *tmux) startProfileURL(dir, term string, w, h int, url, extra string) {
 // than the window), and after it, the log lines, the final state and the
 // summary on the normal screen.
 func TestDashboardInTmux(t *testing.T) {
+	testshared.SkipIfShort(t, "two whole dashboard runs in tmux")
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			x := newTmux(t)
@@ -165,6 +168,7 @@ func TestDashboardCtrlCInTmux(t *testing.T) {
 // simple one (log lines, no cursor movement); in a window smaller than
 // 80×24 it is the simple block, redrawn in place.
 func TestDashboardDegradesInTmux(t *testing.T) {
+	testshared.SkipIfShort(t, "dashboard runs in tmux at four terminal sizes")
 	for _, c := range []struct {
 		name, term string
 		w, h       int
@@ -201,6 +205,7 @@ func TestDashboardDegradesInTmux(t *testing.T) {
 //     first stops gracefully, the second cancels the requests in flight
 //     and every artifact is still written.
 func TestDashboardFramesInTmux(t *testing.T) {
+	testshared.SkipIfShort(t, "a dashboard run in tmux, frame by frame")
 	x := newTmux(t)
 	dir := t.TempDir()
 	x.startProfileURL(dir, "xterm-256color", 160, 45, "sim://?prefill-tokens-per-sec=30000&decode-base-ms=25",

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // TestDiagnosesFromTheSim runs profile against the in-process simulator
@@ -13,9 +15,7 @@ import (
 // diagnosis off the simple view's log lines (one per second): it fires
 // from the measured state, and the other diagnoses do not.
 func TestDiagnosesFromTheSim(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the simulator for about a minute")
-	}
+	testshared.SkipIfShort(t, "runs the simulator for about a minute")
 	clearAIPerfEnv(t)
 	for _, c := range []struct {
 		name, url, traces, concurrency, duration string

@@ -8,7 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // mountTmpfs mounts a tmpfs of size (mount -o size=…) on a new temporary
@@ -160,6 +164,50 @@ func TestProfileTinyDiskWritesTheAggregate(t *testing.T) {
 		}
 		if (strings.Contains(line, "no space") || strings.Contains(line, "fail")) && !strings.HasPrefix(line, "agentperf: ") {
 			t.Errorf("an error line without the agentperf: prefix: %q", line)
+		}
+	}
+}
+
+// TestProfileReserveIsBounded (issue 34, case 1): the reserve file used
+// to take all the free space whenever its estimate exceeded it (with
+// --slice-duration 0.001 other writers on the disk got 0 bytes), and a
+// reserve left by a killed run stayed in the folder for good. Now the
+// reserve takes at most half the free space, and a run removes the one an
+// earlier run left (and says so); none is left at the end.
+func TestProfileReserveIsBounded(t *testing.T) {
+	bin := agentperfBinary(t)
+	mnt := mountTmpfs(t, "8m")
+	out := filepath.Join(mnt, "artifacts")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// What a SIGKILLed run leaves: its reserve (and nothing else that
+	// counts as another run's artifacts).
+	if err := os.WriteFile(filepath.Join(out, metrics.FileReserve), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, bin, cleanEnv(t.TempDir()), "profile", "--url", "sim://", "--public-dataset", "synthetic:traces=8",
+		"--model", "demo", "--tokenizer", "builtin", "--concurrency", "1", "--benchmark-duration", "20", "--slice-duration", "0.001",
+		"--streaming", "--output-artifact-dir", out, "--ui-type", "none", "--no-plot")
+	if !waitForLog(filepath.Join(out, "logs", "aiperf.log"), "warmup: ", p.done, 60*time.Second) {
+		t.Fatalf("the warmup never started (exited: %v)\nstderr:\n%s", p.err, p.stderr.String())
+	}
+	free, err := metrics.FreeBytes(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free < 2<<20 {
+		t.Errorf("with the run's reserve in place the 8 MiB disk has %d bytes free for other writers; the reserve may take at most half", free)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t)
+	if _, err := os.Stat(filepath.Join(out, metrics.FileReserve)); err == nil {
+		t.Errorf("%s is left behind", metrics.FileReserve)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, "logs", "aiperf.log"))
+	for _, want := range []string{"left by an earlier run", "the reserve kept for them is cut to"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the log does not say %q:\n%s", want, log)
 		}
 	}
 }

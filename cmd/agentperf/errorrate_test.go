@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -72,5 +73,49 @@ func TestProfileOverflowsCountedPerPhase(t *testing.T) {
 	}
 	if !strings.Contains(stdout, fmt.Sprintf("cancelled, %d context overflows; warmup: ", int(prof))) || !strings.Contains(stdout, fmt.Sprintf("cancelled, %d context overflows\n", int(warm))) {
 		t.Errorf("the summary does not count each phase's overflows (%v, %v):\n%s", prof, warm, stdout)
+	}
+}
+
+// TestProfileThresholdJudgedAtTheEnd: with --failed-request-threshold 0.1
+// and every third profiling request failing, a run too short for the
+// rule's 99.9 % confidence (it is not stopped early) still ends above the
+// threshold, and exits 1 saying so, as `report --check` on its folder
+// fails. Before, it exited 0 with "error rate 33.33 %" in its summary.
+func TestProfileThresholdJudgedAtTheEnd(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	// Two lanes, then every third request a 500 (a failed warmup request
+	// is retried); decode slow enough that a handful complete in 2 s.
+	args := append([]string{"profile", "--url", "sim://?decode-base-ms=4&prefill-tokens-per-sec=1e6&fault-500-every=3&fault-after-requests=2",
+		"--public-dataset", "synthetic:traces=8"}, fastRunArgs(dir)...)
+	args = append(args, "--benchmark-duration", "2", "--warmup-requests-per-lane", "1", "--failed-request-threshold", "0.1")
+	code, stdout, stderr := runProfileCLI(context.Background(), t, args...)
+	agg := checkArtifacts(t, dir)
+	ap, _ := agg["metadata"].(map[string]any)["agentperf"].(map[string]any)
+	if a, _ := ap["aborted"].(string); a != "" {
+		t.Fatalf("fixture: the run was aborted (%v); this test is about a run that ends above the threshold\n%s", ap["aborted"], stderr)
+	}
+	rate := num(agg, "request_error_rate", "avg")
+	if rate <= 10 {
+		t.Fatalf("fixture: error rate %v %%, want above the 10 %% threshold\nstdout:\n%s", rate, stdout)
+	}
+	if code != exitRunFailed {
+		t.Fatalf("exit %d with an error rate of %.2f %% above --failed-request-threshold 0.1, want %d\nstdout:\n%s\nstderr:\n%s", code, rate, exitRunFailed, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "failed-request threshold exceeded") || !strings.Contains(stderr, "above --failed-request-threshold 0.1 (10.00 %)") {
+		t.Errorf("stderr does not say the threshold was exceeded:\n%s", stderr)
+	}
+	var out bytes.Buffer
+	if c := run(context.Background(), []string{"report", "--check", "--failed-request-threshold", "0.1", dir}, &out, &out); c == exitOK {
+		t.Errorf("report --check passes a folder the run failed:\n%s", out.String())
+	}
+
+	// Below the threshold the same run exits 0.
+	dir2 := t.TempDir()
+	args2 := append([]string{"profile", "--url", "sim://?decode-base-ms=4&prefill-tokens-per-sec=1e6&fault-500-every=3&fault-after-requests=2",
+		"--public-dataset", "synthetic:traces=8"}, fastRunArgs(dir2)...)
+	args2 = append(args2, "--benchmark-duration", "2", "--warmup-requests-per-lane", "1", "--failed-request-threshold", "0.9")
+	if code, stdout, stderr := runProfileCLI(context.Background(), t, args2...); code != exitOK {
+		t.Errorf("exit %d below the threshold (0.9), want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -28,9 +29,7 @@ import (
 // defect on an older build).
 func agentperfBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testshared.SkipIfShort(t, "builds and runs the binary")
 	if b := os.Getenv("AGENTPERF_TEST_BINARY"); b != "" {
 		return b
 	}
@@ -83,6 +82,7 @@ func readServerExport(t *testing.T, dir string) map[string]any {
 // partial files). It must complete, with the late histograms in the
 // server export.
 func TestProfileServerWhoseSeriesAppearMidRun(t *testing.T) {
+	testshared.SkipIfShort(t, "a 15 s run against a simulator whose metrics appear late")
 	clearAIPerfEnv(t)
 	out := t.TempDir()
 	args := append([]string{"profile", "--url", "sim://?lazy-metrics=true&decode-base-ms=1&prefill-tokens-per-sec=1e6", "--public-dataset", "synthetic:traces=4"}, fastRunArgs(out)...)

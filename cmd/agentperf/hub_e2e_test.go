@@ -88,6 +88,7 @@ func hubEnv(t *testing.T, h *hubtest.Hub) string {
 // so, and sends prompts with exactly the trace's token counts under that
 // tokenizer; a second run, offline, needs no network.
 func TestProfileDownloadsCorpusAndTokenizer(t *testing.T) {
+	testshared.SkipIfShort(t, "downloads a corpus and a tokenizer from a fake hub and runs")
 	h := sharedHub(t)
 	cache := hubEnv(t, h)
 	out := filepath.Join(t.TempDir(), "artifacts")

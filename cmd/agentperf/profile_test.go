@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/sim"
@@ -189,6 +190,7 @@ func startSim(t *testing.T, model string) *sim.Server {
 // build_replay_cmd emits at v0.2, v0.3 and HEAD, with a short duration and
 // therefore --unsafe-override, as InferenceX adds it below 900 s.
 func TestProfileInferenceXArgv(t *testing.T) {
+	testshared.SkipIfShort(t, "several runs of InferenceX command lines")
 	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 3, Traces: 8, MinTurns: 4, MaxTurns: 10, TimeScale: 0.001})
 	srv := startSim(t, "served-model")
 	cases := []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 // writeReliabilityCorpus writes traces as a JSONL corpus file and returns its path.
@@ -386,9 +387,7 @@ func toStrings(v any) []string {
 // parseable artifact set marked cancelled and exit 130. A second and a
 // third signal: signals_test.go.
 func TestProfileSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testshared.SkipIfShort(t, "builds and runs the binary")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not on PATH; cannot build the binary")
@@ -542,9 +541,7 @@ func waitForLog(path, want string, exited <-chan struct{}, limit time.Duration) 
 // left on device") and the exit code is 1. It needs mount(8) and the right
 // to mount (root in a container that allows it); otherwise it is skipped.
 func TestProfileFullDiskExitsNonZero(t *testing.T) {
-	if testing.Short() {
-		t.Skip("mounts a tmpfs")
-	}
+	testshared.SkipIfShort(t, "mounts a tmpfs")
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small tmpfs to fill (%v: %s)", err, bytes.TrimSpace(out))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -39,6 +40,7 @@ func slurmUp() (bool, string) {
 // and step ids), against one sim; then `agentperf merge`. .ci/run starts
 // the cluster (.ci/slurm-up); without one the test skips.
 func TestSlurmShardedRun(t *testing.T) {
+	testshared.SkipIfShort(t, "a sharded run under Slurm")
 	if ok, why := slurmUp(); !ok {
 		t.Skipf("no Slurm cluster (%s): start one with .ci/slurm-up (as root; Debian's slurm-wlm and munge)", why)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,7 +67,7 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	defer pr.close()
 	labels := capacity.SweepLabels{TP: *tp, Config: *config}
 	pts, err := capacity.Sweep(ctx, capacity.SweepConfig{
-		Dir: out, Points: points, Run: pr.run, Before: pr.before, Logf: pr.logf,
+		Dir: out, Points: points, Run: pr.run, Before: pr.before, Logf: pr.logf, Settings: pr.settings(fs),
 		After: func(c int, dir string) error {
 			// InferenceX's CONC and TP are the point's, unless set.
 			look := func(n string) (string, bool) {
@@ -102,7 +103,17 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 			if b, rerr := os.ReadFile(filepath.Join(out, capacity.SweepTableMD)); rerr == nil {
 				fmt.Fprintf(io.out, "\n%s\n", b)
 			}
-			fmt.Fprintf(io.out, "sweep: %d of %d point(s) complete in %s; table %s, Pareto %s, page %s\n", len(pts), len(points), out,
+			mine := 0
+			for _, pt := range pts {
+				if slices.Contains(points, pt.Concurrency) {
+					mine++
+				}
+			}
+			also := ""
+			if n := len(pts) - mine; n > 0 {
+				also = fmt.Sprintf(" (the table also has %d point(s) of an earlier sweep in the folder, made with the same settings)", n)
+			}
+			fmt.Fprintf(io.out, "sweep: %d of %d point(s) complete in %s%s; table %s, Pareto %s, page %s\n", mine, len(points), out, also,
 				capacity.SweepTableMD, capacity.SweepPareto, capacity.SweepHTML)
 		}
 	}

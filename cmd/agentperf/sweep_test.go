@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/sim"
 )
 
@@ -75,6 +76,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 // second point repeats from the first find nothing cached; without it
 // they hit the first point's cache.
 func TestSweepResetPrefixCache(t *testing.T) {
+	testshared.SkipIfShort(t, "two sweeps against the simulator")
 	clearAIPerfEnv(t)
 	for _, reset := range []bool{true, false} {
 		s := startTestSim(t)
@@ -116,6 +118,7 @@ func TestSweepResetPrefixCache(t *testing.T) {
 // writes), and an uninterrupted sweep with the same seed has the same
 // rows.
 func TestSweepResume(t *testing.T) {
+	testshared.SkipIfShort(t, "a sweep of three points, interrupted and resumed")
 	clearAIPerfEnv(t)
 	dir := t.TempDir()
 	args := append([]string{"sweep"}, pointArgs("sim://?zero-latency", dir, "--concurrency", "2,3,4", "--reset-prefix-cache")...)
@@ -220,6 +223,7 @@ func tableShape(t *testing.T, dir string) []string {
 // simulator in the same process, 64 sessions sending back to back), the
 // probe is reported as client-bound, not as the capacity.
 func TestSearchClientBound(t *testing.T) {
+	testshared.SkipIfShort(t, "a search on one CPU until a probe is client-bound")
 	clearAIPerfEnv(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	dir := t.TempDir()

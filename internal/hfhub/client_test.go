@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/internal/hfhub/hubtest"
+	"github.com/agentperf/agentperf/internal/testshared"
 )
 
 const (
@@ -631,9 +632,7 @@ func TestHelperProcess(t *testing.T) {
 // cache at the same time: the file lock lets one download while the other
 // waits, then reuses the blob.
 func TestTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	testshared.SkipIfShort(t, "starts processes")
 	h, data := testHub(t)
 	cache := t.TempDir()
 	release := make(chan struct{})

@@ -36,3 +36,14 @@ func Path(tb testing.TB, rel string) string {
 	}
 	return p
 }
+
+// SkipIfShort skips tb under `go test -short`, the README's quick test
+// command, with a message that names the switch and what the test costs
+// (why, e.g. "runs three sweep points against the simulator"). CI's
+// .ci/run runs without -short, so every such test still runs there.
+func SkipIfShort(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("long test skipped under -short (%s); run without -short, as .ci/run does, to include it", why)
+	}
+}
