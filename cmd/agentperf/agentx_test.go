@@ -131,7 +131,8 @@ func TestProfileInferenceXAgentXArgv(t *testing.T) {
 			}
 			// The environment defaults were applied, and said so.
 			for _, w := range []string{"AIPERF_HTTP_TCP_USER_TIMEOUT=900000 (environment default of scenario agentx)",
-				"AIPERF_DATASET_CONFIGURATION_TIMEOUT=1800 (environment default of scenario agentx)"} {
+				"AIPERF_DATASET_CONFIGURATION_TIMEOUT=1800 (environment default of scenario agentx)",
+				"random_seed=42 (filled by scenario agentx)", "num_dataset_entries=393 (filled by scenario agentx)"} {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("the run log does not say %q", w)
 				}
