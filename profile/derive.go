@@ -29,6 +29,7 @@ func (s *Spec) inputConfig() map[string]any {
 		"model_names":                 r.Models,
 		"tokenizer":                   s.Tokenizer.Name,
 		"tokenizer_revision":          rev,
+		"apply_chat_template":         s.Tokenizer.ApplyChatTemplate,
 		"concurrency":                 r.Concurrency,
 		"benchmark_duration":          r.BenchmarkDuration.Seconds(),
 		"benchmark_grace_period":      r.GracePeriod.Seconds(),

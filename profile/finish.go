@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
@@ -550,11 +551,20 @@ func (f *finisher) coverage() scenario.Coverage {
 	return c
 }
 
-// withAdvice appends the caller's overflow advice to an overflow-rate
-// finding.
+// withAdvice appends to an overflow-rate finding the engine's advice
+// (which server settings set the window; engines table, by the engine
+// its /metrics show, every engine's when unknown) and the caller's.
 func (f *finisher) withAdvice(reason, msg string) string {
-	if reason == scenario.ReasonOverflowRateExceeded && f.in.OverflowAdvice != "" {
-		return msg + "; " + f.in.OverflowAdvice
+	if reason != scenario.ReasonOverflowRateExceeded {
+		return msg
+	}
+	name := ""
+	if f.in.Scraper != nil {
+		name = f.in.Scraper.Engine().Name()
+	}
+	msg += "; " + engines.Advice(name)
+	if f.in.OverflowAdvice != "" {
+		msg += "; " + f.in.OverflowAdvice
 	}
 	return msg
 }
@@ -619,6 +629,14 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		if t := res.Terminated; t != nil {
 			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
 		}
+	}
+	if res.MissingUsage > 0 {
+		// The pinned aiperf keeps such a request successful and warns
+		// that its token metrics are unavailable; so does agentperf, once
+		// for the run, where nobody can miss it.
+		info.Extra["missing_usage"] = res.MissingUsage
+		f.warn(fmt.Sprintf("the server sent no usage for %d of the %d successful profiling requests (--use-server-token-count takes ISL and OSL from it): those requests have no ISL, OSL or token throughput, and every token figure covers only the other %d; check that the server reports usage (streaming: stream_options.include_usage)",
+			res.MissingUsage, a.ProfilingOK, max(a.ProfilingOK-res.MissingUsage, 0)))
 	}
 	if res.Schedule.Traces > 0 && res.Generation.Subagents {
 		info.Extra["subagents"] = subagentMetadata(res)

@@ -97,6 +97,14 @@ func (l *liveSource) Sample() ui.Sample {
 			PreemptionsTotal: nanUnless(rf.PreemptionsTotal, rf.PreemptionsValid),
 			Scrapes:          lf.Scrapes, ScrapeFailures: lf.ScrapeFailures,
 		}
+		det := l.scr.Engine()
+		switch {
+		case det.Unknown():
+			s.Server.EngineNote = det.UnknownText(6)
+		case det.Known():
+			s.Server.Engine, s.Server.EngineNote = det.Engine.Title, det.Engine.Missing
+			s.Server.OverflowAdvice = det.Engine.OverflowAdvice
+		}
 	}
 	return s
 }

@@ -2,7 +2,9 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/chattemplate"
 	"io"
 	"os"
 	"strings"
@@ -59,6 +61,12 @@ func load(ctx context.Context, s *Spec, lg *runLog) (*Loaded, error) {
 	l.Tokenizer = origin
 	if tok.Approximate() {
 		lg.Printf("tokenizer: %s (approximate: prompt token counts follow the trace only roughly; pass --tokenizer with the served model's tokenizer for exact counts)", tok.Name())
+	}
+	if s.Tokenizer.ApplyChatTemplate {
+		if l.ChatTemplate, err = loadChatTemplate(tok, origin, lg); err != nil {
+			l.Close()
+			return nil, inputErr(err)
+		}
 	}
 	l.Synth, err = synth.New(tok, synth.Options{Seed: s.Replay.Seed, CacheDir: s.Tokenizer.CacheDir, Live: s.Replay.LiveAssistant, Logf: lg.Printf})
 	if err != nil {
@@ -158,4 +166,59 @@ func DescribeLoaded(w io.Writer, c *dataset.Corpus, opt dataset.Options, took ti
 	default:
 		fmt.Fprintf(w, "dataset: read in %.1f ms (not cached; see the warning above)\n", ms)
 	}
+}
+
+// loadChatTemplate reads the chat template of the tokenizer loaded from
+// origin (--apply-chat-template) and logs what it adds to a prompt in
+// tok's count. A tokenizer without one (the builtin tokenizer, a
+// tokenizer file without a tokenizer_config.json or without a
+// chat_template) leaves the flag without effect, as in aiperf, and says
+// so; a template that does not compile or render is an error.
+func loadChatTemplate(tok tokenizer.Tokenizer, origin tokenizer.Origin, lg *runLog) (*chattemplate.Template, error) {
+	if origin.Path == "" {
+		lg.Printf("--apply-chat-template: the %s tokenizer has no chat template; the flag has no effect (as in aiperf)", origin.Kind)
+		return nil, nil
+	}
+	t, err := chattemplate.LoadBeside(origin.Path)
+	if errors.Is(err, chattemplate.ErrNoTemplate) {
+		lg.Printf("--apply-chat-template: %v; the flag has no effect (as in aiperf)", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--apply-chat-template: %w", err)
+	}
+	o, err := TemplateOverhead(t, tok)
+	if err != nil {
+		return nil, fmt.Errorf("--apply-chat-template: %s: %w", t.Path, err)
+	}
+	lg.Printf("--apply-chat-template: the chat template of %s adds %d tokens to a system + user prompt and %d per further assistant + user turn (%s's count); requests still carry chat messages, and ISL is the server's usage.prompt_tokens, which includes them", t.Path, o.First, o.PerTurn, tok.Name())
+	return t, nil
+}
+
+// Overhead is what a chat template adds to the tokens of the messages'
+// contents.
+type Overhead struct {
+	// First is added to a request of one system and one user message
+	// (generation prompt included).
+	First int `json:"first"`
+	// PerTurn is added by each further assistant and user message pair.
+	PerTurn int `json:"per_turn"`
+}
+
+// TemplateOverhead measures t's overhead in tok's count: rendered prompts of
+// one-token messages, less their contents.
+func TemplateOverhead(t *chattemplate.Template, tok tokenizer.Tokenizer) (Overhead, error) {
+	const x = "x"
+	nx := len(tok.Encode(x))
+	msgs := []chattemplate.Message{{Role: "system", Content: x}, {Role: "user", Content: x}}
+	one, err := t.Render(msgs, true)
+	if err != nil {
+		return Overhead{}, err
+	}
+	two, err := t.Render(append(msgs, chattemplate.Message{Role: "assistant", Content: x}, chattemplate.Message{Role: "user", Content: x}), true)
+	if err != nil {
+		return Overhead{}, err
+	}
+	n1, n2 := len(tok.Encode(one)), len(tok.Encode(two))
+	return Overhead{First: n1 - 2*nx, PerTurn: n2 - n1 - 2*nx}, nil
 }

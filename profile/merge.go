@@ -296,6 +296,8 @@ func mergeResults(shards []*shardDir) *replay.Result {
 		out.Subagents.Started += r.Subagents.Started
 		out.Subagents.Sent += r.Subagents.Sent
 		out.Subagents.Cut += r.Subagents.Cut
+		out.Subagents.SpawnedAtStart += r.Subagents.SpawnedAtStart
+		out.Subagents.StartedAtStart += r.Subagents.StartedAtStart
 		st, o := r.Schedule, &out.Schedule
 		o.WrapFilled += st.WrapFilled
 		o.Trees += st.Trees
@@ -305,6 +307,8 @@ func mergeResults(shards []*shardDir) *replay.Result {
 		o.ChildSent += st.ChildSent
 		o.BranchesSpawned += st.BranchesSpawned
 		o.ChildrenStarted += st.ChildrenStarted
+		o.BranchesAtStart += st.BranchesAtStart
+		o.ChildrenAtStart += st.ChildrenAtStart
 		o.Cut += st.Cut
 		o.Overflows += st.Overflows
 		o.Completed += st.Completed

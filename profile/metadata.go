@@ -19,6 +19,8 @@ func subagentMetadata(res *replay.Result) map[string]any {
 		"dropped_requests":         sa.DroppedRequests,
 		"branches_spawned":         sa.Spawned,
 		"children_started":         sa.Started,
+		"branches_at_start":        sa.SpawnedAtStart,
+		"children_at_start":        sa.StartedAtStart,
 		"child_requests_sent":      sa.Sent,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -38,8 +39,12 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	fmt.Fprintf(w, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed%s, %d context overflows, %s\n",
 		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, retried, a.Overflows, cancelled)
 	if sa := res.Subagents; res.Generation.Subagents && sa.Children > 0 {
-		fmt.Fprintf(w, "subagents: %d child requests sent (%d branches spawned, %d child streams started); %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
-			sa.Sent, sa.Spawned, sa.Started, sa.Dropped, sa.DroppedRequests, sa.Cut)
+		fmt.Fprintf(w, "subagents: %s; %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
+			subagentLine(sa), sa.Dropped, sa.DroppedRequests, sa.Cut)
+	}
+	if res.ServerRestartWaits > 0 {
+		fmt.Fprintf(w, "server restarts: %d requests were sent again while the server was restarting (503 \"Loading model\" or a refused connection); the wait is in their latency, each record has server_restart_tries and server_restart_wait_ns\n",
+			res.ServerRestartWaits)
 	}
 	if res.EndedEarly {
 		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
@@ -56,12 +61,26 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
-	fmt.Fprintf(w, "server /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
-		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
-		pct(d.ExternalHitRate, d.ExternalHitRateValid),
-		pct(d.OverallHitRate, d.OverallHitRateValid),
-		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
-		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.Engine.Unknown() {
+		fmt.Fprintf(w, "server /metrics: %s\n", d.Engine.UnknownText(8))
+	} else {
+		who := "server"
+		if e := d.Engine.Engine; e != nil {
+			who = e.Title
+		}
+		fmt.Fprintf(w, "%s /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+			who,
+			pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
+			pct(d.ExternalHitRate, d.ExternalHitRateValid),
+			pct(d.OverallHitRate, d.OverallHitRateValid),
+			pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
+			pct(d.KVUsagePeak, d.KVUsagePeakValid))
+		if e := d.Engine.Engine; e != nil && e.Missing != "" {
+			fmt.Fprintf(w, "server metrics: n/a where %s: %s\n", e.Title, e.Missing)
+		} else if e != nil && len(e.ExternalHits) == 0 && len(e.CacheSourceLabel) == 0 {
+			fmt.Fprintf(w, "server metrics: n/a where %s has no external cache tier counter\n", e.Title)
+		}
+	}
 	if d.ScrapeFailures > 0 {
 		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
 			d.ScrapeFailures, d.Scrapes, servermetrics.JSONFile, d.LastScrapeError)
@@ -69,4 +88,16 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 	if d.CollectionError != "" {
 		fmt.Fprintf(w, "server metrics: collection stopped by an %s\n", d.CollectionError)
 	}
+}
+
+// subagentLine says how many child requests were sent and where their
+// streams came from: spawned during the run, or already under way at a
+// lane's start state (a start inside a recorded subagent), which is how
+// child requests can be sent with no spawn during the run.
+func subagentLine(sa replay.SubagentStats) string {
+	s := fmt.Sprintf("%d child requests sent, from %d child streams started in %d branches spawned during the run", sa.Sent, sa.Started, sa.Spawned)
+	if sa.StartedAtStart > 0 || sa.SpawnedAtStart > 0 {
+		s += fmt.Sprintf(" and %d child streams already under way at the lanes' start states", sa.StartedAtStart)
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"github.com/agentperf/agentperf/chattemplate"
 	"io"
 	"net/http"
 	"strings"
@@ -200,6 +201,13 @@ type Tokenizer struct {
 	// CacheDir is where the tokenized prompt corpus is cached ("" = not
 	// cached).
 	CacheDir string
+	// ApplyChatTemplate is --apply-chat-template: Load reads the model's
+	// chat template (the tokenizer_config.json beside the tokenizer file)
+	// into Loaded.ChatTemplate and logs what it adds to a prompt. Requests
+	// are not changed: they carry chat messages, which the server renders
+	// with its template, as aiperf's do (docs/prompt-synthesis.md, "The
+	// chat template").
+	ApplyChatTemplate bool
 }
 
 // ServerMetrics configures the Prometheus /metrics scraper.
@@ -240,6 +248,10 @@ type Loaded struct {
 	Synth *synth.Synthesizer
 	// Tokenizer is where the synthesizer's tokenizer came from.
 	Tokenizer tokenizer.Origin
+	// ChatTemplate is the model's chat template when
+	// Spec.Tokenizer.ApplyChatTemplate asked for it and the tokenizer has
+	// one (nil otherwise).
+	ChatTemplate *chattemplate.Template
 	// Took is how long loading took.
 	Took time.Duration
 }
@@ -308,6 +320,11 @@ func (s *Spec) Validate() error {
 	}
 	if sh := s.Replay.Shard; sh.Sharded() && (s.Shard == nil || s.Shard.Rendezvous == "") {
 		errs = append(errs, fmt.Errorf("profile: Spec.Shard.Rendezvous: required for shard %s (HOST:PORT where shard 0 listens)", sh))
+	}
+	if sh := s.Replay.Shard; sh.Sharded() && isSim(s.Replay.URL) {
+		// Each shard would start its own in-process simulator: the merge
+		// would present one run against as many servers as shards.
+		errs = append(errs, fmt.Errorf("profile: Config.URL %s with shard %s: every shard would run its own in-process simulator, and the merged run would not be one run against one server; start one simulator (agentperf sim --port 8000) and give every shard its URL (--url http://HOST:8000)", RedactURL(s.Replay.URL), sh))
 	}
 	if s.Replay.Concurrency >= 1 {
 		memory := s.Memory

@@ -66,6 +66,7 @@ func DefaultConfig() Config {
 		TCPUserTimeout:     DefaultTCPUserTimeout,
 		WarmupRetries:      DefaultWarmupRetries,
 		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
+		ServerRestartWait:  DefaultServerRestartWait,
 		LivenessInterval:   DefaultLivenessInterval,
 	}
 }
@@ -214,8 +215,11 @@ type Config struct {
 	SynthesisMaxOSL int
 	// ExtraInputs are merged into every request body, in order.
 	ExtraInputs []ExtraInput
-	// UseServerTokenCount takes ISL/OSL from the server's usage; a missing
-	// usage then makes the request an error record.
+	// UseServerTokenCount says ISL/OSL are to come from the server's
+	// usage (the only source the engine has: it counts no tokens itself).
+	// A successful profiling request without usage then stays successful
+	// without ISL/OSL, as in the pinned aiperf, and is counted
+	// (Result.MissingUsage) and logged at the first.
 	UseServerTokenCount bool
 	// LiveAssistant threads the server's replies into later turns
 	// (AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES).
@@ -254,6 +258,14 @@ type Config struct {
 	// pause). See docs/warmup-retries.md.
 	WarmupRetries      int
 	WarmupRetryBackoff time.Duration
+	// ServerRestartWait is how long a request, warmup or profiling, is
+	// sent again while the server says it is restarting (HTTP 503
+	// "Loading model", or a refused connection after it had answered),
+	// counted from its first try; the wait is the server's time in the
+	// request's latency (DefaultConfig: DefaultServerRestartWait; 0 or
+	// negative = the first such answer is the request's failure). See
+	// docs/server-restarts.md.
+	ServerRestartWait time.Duration
 	// LivenessInterval: while requests are in flight and none has
 	// progressed for this long, a line says so, once per interval
 	// (DefaultConfig: DefaultLivenessInterval; 0 or negative = off).
@@ -553,6 +565,7 @@ func (c *Config) normalize() *runConfig {
 	r.GracePeriod = max(r.GracePeriod, 0)
 	r.WarmupRetries = max(r.WarmupRetries, 0)
 	r.WarmupRetryBackoff = max(r.WarmupRetryBackoff, 0)
+	r.ServerRestartWait = max(r.ServerRestartWait, 0)
 	if r.Overflows == nil {
 		r.Overflows = r.Sink
 	}

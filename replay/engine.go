@@ -81,9 +81,19 @@ type Result struct {
 	// JSON. The well-formed responses of the servers replayed against
 	// (vLLM, SGLang, Dynamo, llm-d-inference-sim, package sim) count 0.
 	ResponseFallbacks int
+	// MissingUsage counts the successful profiling requests whose
+	// response had no usage object under Config.UseServerTokenCount:
+	// they have no ISL, OSL or token throughput (the pinned aiperf keeps
+	// them successful and warns; package profile makes it a warning of
+	// the run).
+	MissingUsage int
 	// WarmupRetries counts failed warmup attempts that were sent again
 	// (each is a warmup-error record; Config.WarmupRetries).
 	WarmupRetries int
+	// ServerRestartWaits counts the requests that were sent again while
+	// the server was restarting (HTTP 503 "Loading model", or a refused
+	// connection after it had answered; Config.ServerRestartWait).
+	ServerRestartWaits int
 	// LastTTFT and LastITL are when the last successful profiling request
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
@@ -111,6 +121,11 @@ type SubagentStats struct {
 	// during the run; Sent the child requests sent; Cut the turns (of
 	// every stream) never sent because the duration ended first.
 	Spawned, Started, Sent, Cut int
+	// SpawnedAtStart and StartedAtStart count the branches and child
+	// streams already under way at the lanes' start states (a t* snapshot
+	// or start turn inside a recorded subagent): their requests are among
+	// Sent, their spawns are not among Spawned and Started.
+	SpawnedAtStart, StartedAtStart int
 }
 
 // Run replays c.Traces against c.URL and streams every record to c.Sink.
@@ -263,7 +278,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.ProfilingOverflows = counts.Profiling.Overflows
 	e.res.WarmupOverflows = counts.Warmup.Overflows
 	e.res.WarmupRetries = counts.Warmup.Retried
+	e.res.ServerRestartWaits = int(e.restartWaits.Load())
 	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
+	e.res.MissingUsage = int(e.missingUsage.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
 	}
@@ -276,6 +293,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	st := sched.Stats()
 	e.res.Schedule = st
 	e.res.Subagents.Spawned, e.res.Subagents.Started, e.res.Subagents.Sent, e.res.Subagents.Cut = st.BranchesSpawned, st.ChildrenStarted, st.ChildSent, st.Cut
+	e.res.Subagents.SpawnedAtStart, e.res.Subagents.StartedAtStart = st.BranchesAtStart, st.ChildrenAtStart
 	return &e.res, nil
 }
 
@@ -327,9 +345,18 @@ type engine struct {
 	// warmRetriesLogged counts the warmup retries logged one by one (the
 	// tally counts the retried attempts).
 	warmRetriesLogged atomic.Int64
+	// served is set once the server has answered (an HTTP status, or a
+	// stream); restartsLogged counts the restart waits logged one by one,
+	// restartWaits the requests that waited for a restarting server
+	// (restart.go).
+	served                       atomic.Bool
+	restartsLogged, restartWaits atomic.Int64
 	// respFallbacks counts responses decoded with encoding/json
 	// (Result.ResponseFallbacks).
 	respFallbacks atomic.Int64
+	// missingUsage counts successful profiling requests without usage
+	// under Config.UseServerTokenCount (Result.MissingUsage).
+	missingUsage atomic.Int64
 	// sinkErr is Config.Sink when it can fail; sinkFailed is set on its
 	// first error.
 	sinkErr    FallibleSink

@@ -8,6 +8,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // Schema is a generation of InferenceX's agentic result JSON.
@@ -173,7 +175,7 @@ func (r *Run) resolve(opt Options, v3 bool) (*resolved, error) {
 	case metOK:
 		x.pool, x.poolOK = metPool, true
 	default:
-		warn("kv_cache_pool_tokens is null: no vllm:cache_config_info or sglang:max_total_num_tokens in the server metrics; pass the server log (--server-log)")
+		warn("kv_cache_pool_tokens is null: %s; pass the server log (--server-log)", kvPoolWhere(servermetrics.DetectEngine(r.Server)))
 	}
 	if r.recs.kept == nil {
 		warn("no successful profiling records: request metrics are empty")
@@ -447,7 +449,7 @@ func (r *Run) v2(x *resolved) obj {
 		field{"total_requests_completed", len(rs.kept)},
 		field{"response_cache_hit_rate", respHit},
 	)
-	if s.present && s.adapter != "vllm" && s.adapter != "dynamo-vllm" {
+	if s.present && s.adapter == "sglang" {
 		// The flat schema's server fields are vLLM's; an SGLang
 		// deployment reports its hit rate on the same keys.
 		x.warnings = append(x.warnings, fmt.Sprintf("server metrics adapter %s: server_gpu_cache_hit_rate and server_cpu_cache_hit_rate use its device and host cached tokens", s.adapter))

@@ -149,6 +149,9 @@ type Stats struct {
 	// BranchesSpawned and ChildrenStarted count subagent spawns that
 	// happened; Cut the turns never sent because the deadline came first.
 	BranchesSpawned, ChildrenStarted, Cut int
+	// BranchesAtStart and ChildrenAtStart count the branches and child
+	// streams already under way at the trees' start states.
+	BranchesAtStart, ChildrenAtStart int
 	// Overflows counts conversations ended by a context overflow;
 	// Completed the trees that drained.
 	Overflows, Completed int
@@ -498,6 +501,8 @@ func (s *Schedule) Stats() Stats {
 	st.ChildSent = ts.ChildSent
 	st.BranchesSpawned = ts.BranchesSpawned
 	st.ChildrenStarted = ts.ChildrenStarted
+	st.BranchesAtStart = ts.BranchesAtStart
+	st.ChildrenAtStart = ts.ChildrenAtStart
 	st.Cut = ts.Cut
 	st.Overflows = ts.Overflows
 	st.TraceIdleJumps = ts.IdleJumps

@@ -237,6 +237,7 @@ func (t *Tree) applyStart(ls *laneStart) {
 	for _, b := range ls.spawned {
 		t.branches[b].spawned = true
 	}
+	t.stats.BranchesAtStart += len(ls.spawned)
 	for _, c := range ls.done {
 		t.streams[c].state = streamDone
 		if b := t.plan.Streams[c].Branch; b >= 0 {
@@ -247,6 +248,9 @@ func (t *Tree) applyStart(ls *laneStart) {
 	// not gate its join.
 	t.parked = append(t.parked[:0], ls.streams...)
 	for _, ss := range ls.streams {
+		if t.plan.Streams[ss.stream].Parent >= 0 {
+			t.stats.ChildrenAtStart++
+		}
 		st := &t.streams[ss.stream]
 		st.next = int32(ss.next)
 		st.state = streamParked

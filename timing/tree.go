@@ -110,6 +110,10 @@ type TreeStats struct {
 	ChildSent int
 	// BranchesSpawned and ChildrenStarted count spawns that happened.
 	BranchesSpawned, ChildrenStarted int
+	// BranchesAtStart and ChildrenAtStart count the branches spawned and
+	// the child streams under way at the tree's start state (spawned in
+	// the recorded past, before the replay began).
+	BranchesAtStart, ChildrenAtStart int
 	// Cut counts turns never sent because the profiling deadline came
 	// first (counted when the lane finishes).
 	Cut int
@@ -126,6 +130,8 @@ func (a *TreeStats) add(b *TreeStats) {
 	a.ChildSent += b.ChildSent
 	a.BranchesSpawned += b.BranchesSpawned
 	a.ChildrenStarted += b.ChildrenStarted
+	a.BranchesAtStart += b.BranchesAtStart
+	a.ChildrenAtStart += b.ChildrenAtStart
 	a.Cut += b.Cut
 	a.Overflows += b.Overflows
 	a.IdleJumps += b.IdleJumps

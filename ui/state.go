@@ -95,6 +95,14 @@ type ServerFigures struct {
 	Preemptions, PreemptionsTotal float64
 	// ScrapeFailures counts failed fetches of /metrics so far.
 	Scrapes, ScrapeFailures int
+	// Engine is the engine the scraped metric families belong to (its
+	// title, "" while none is known); EngineNote says what the view
+	// cannot show: an unknown engine with the families it exports, or
+	// the figures a known one does not export.
+	Engine, EngineNote string
+	// OverflowAdvice names the server settings that set the context
+	// window ("" : the engine is not known).
+	OverflowAdvice string
 }
 
 // Source supplies samples. It is the only thing the views read, so an
@@ -393,7 +401,11 @@ func Diagnose(s *Snapshot) string {
 	}
 	all := s.Warmup.Done() + s.Profiling.Done()
 	if ovf := s.Warmup.Overflows + s.Profiling.Overflows; all > 0 && float64(ovf) > overflowShare*float64(all) {
-		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (see --max-context-length)", ovf, all)
+		adv := "see --max-context-length"
+		if sv.OverflowAdvice != "" {
+			adv += "; " + sv.OverflowAdvice
+		}
+		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (%s)", ovf, all, adv)
 	}
 	return ""
 }

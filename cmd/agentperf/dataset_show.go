@@ -97,7 +97,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 		return usagef("dataset show: unexpected argument %q", fs.Arg(0))
 	}
 	if *traceID == "" {
-		return usagef("dataset show: --trace is required (run 'agentperf dataset info' to list the corpus)")
+		return usagef("dataset show: --trace is required (run 'agentperf dataset plan' to list the traces and their sessions)")
 	}
 	if *format != "json" && *format != "text" {
 		return usagef("dataset show: --format %q%s: want json or text", *format, suggest.DidYouMean(*format, []string{"json", "text"}))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -130,5 +131,40 @@ func TestVersion(t *testing.T) {
 	version = "v1.2.3"
 	if productVersion() != "agentperf v1.2.3" {
 		t.Errorf("with -X main.version=v1.2.3 the artifacts would say %q", productVersion())
+	}
+}
+
+// TestHelpAgreesWithBehaviour: what help and messages say is what the
+// command does. search chooses the concurrency (its help does not list
+// --concurrency as required) and asks for --probe-duration by that name;
+// profile's --concurrency 4,8 points at `agentperf sweep`; dataset show
+// points at `dataset plan`, which lists the traces; and a signal to a
+// command that writes no artifacts (the simulator) does not promise them.
+func TestHelpAgreesWithBehaviour(t *testing.T) {
+	t.Parallel()
+	if h := helpOf(t, "search"); regexp.MustCompile(`(?m)^\s+--concurrency `).MatchString(h) {
+		t.Errorf("search --help lists --concurrency, which search refuses:\n%s", h)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"search", "--url", "sim://", "--model", "m", "--slo", "ttft.p99<=2s", "--public-dataset", "synthetic", "--output-artifact-dir", t.TempDir()},
+			"search: --probe-duration is required"},
+		{[]string{"profile", "--url", "sim://", "--model", "m", "--concurrency", "4,8", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--output-artifact-dir", t.TempDir()},
+			"agentperf sweep --concurrency 4,8"},
+		{[]string{"dataset", "show", "--public-dataset", "synthetic"}, "agentperf dataset plan"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), c.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, errb.String(), exitUsage, c.want)
+		}
+	}
+	if m := stopMessage(syscall.SIGTERM, true, []string{"sim", "--port", "8000"}); strings.Contains(m, "artifact") {
+		t.Errorf("agentperf sim on SIGTERM: %q promises artifacts it does not write", m)
+	}
+	if m := stopMessage(syscall.SIGTERM, true, []string{"profile"}); !strings.Contains(m, "every artifact is written") {
+		t.Errorf("agentperf profile on SIGTERM: %q", m)
 	}
 }

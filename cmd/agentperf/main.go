@@ -47,6 +47,28 @@ import (
 // KillWait of 30 s, and inside 10 s.
 const termGrace = 5 * time.Second
 
+// stopMessage is what the first signal s prints: a run (profile, sweep,
+// search) writes its artifacts after it; the other commands (the
+// simulator, a download) have none to write, and say only that they stop.
+// term is a scheduler's kind of stop (SIGTERM, SIGHUP).
+func stopMessage(s os.Signal, term bool, args []string) string {
+	run := false
+	if len(args) > 0 {
+		switch args[0] {
+		case "profile", "sweep", "search":
+			run = true
+		}
+	}
+	switch {
+	case run && term:
+		return fmt.Sprintf("\nagentperf: %v: stopping gracefully; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
+	case run:
+		return fmt.Sprintf("\nagentperf: %v: stopping gracefully (a second signal cancels the requests in flight at once; the run still writes its artifacts)\n", s)
+	default:
+		return fmt.Sprintf("\nagentperf: %v: stopping gracefully (a second signal stops at once)\n", s)
+	}
+}
+
 // processStart is when the process started (package initialisation), for
 // the start-up figure in the log.
 var processStart = time.Now()
@@ -65,10 +87,10 @@ func main() {
 			// 30 s by default), so the requests in flight get a bounded grace.
 			// SIGHUP (a dropped ssh session, a closed terminal) is the same
 			// kind of stop: nobody is left to press Ctrl-C a second time.
-			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully; requests in flight get at most %s, then every artifact is written (a second signal cancels them at once)\n", s, termGrace)
+			fmt.Fprint(os.Stderr, stopMessage(s, true, os.Args[1:]))
 			cancel(&replay.Terminated{Signal: name, Grace: termGrace})
 		} else {
-			fmt.Fprintf(os.Stderr, "\nagentperf: %v: stopping gracefully (a second signal stops at once; a run still writes its artifacts)\n", s)
+			fmt.Fprint(os.Stderr, stopMessage(s, false, os.Args[1:]))
 			cancel(nil)
 		}
 		<-sigs

@@ -143,8 +143,15 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if p.endpointType != "chat" {
 		return nil, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
 	}
-	if p.exportLevel != "records" && p.exportLevel != "summary" {
-		return nil, usagef("--export-level %q%s: records or summary (raw is not supported yet)", p.exportLevel, suggest.DidYouMean(p.exportLevel, []string{"records", "summary"}))
+	switch p.exportLevel {
+	case "records":
+	case "summary":
+		// aiperf's summary level leaves the per-request export out;
+		// agentperf's report, merge, search and report.html are computed
+		// from it, so it is always written: refused, never ignored.
+		return nil, usagef("--export-level summary is not supported: every run writes profile_export.jsonl (report, merge, search and report.html are computed from it); drop the flag or pass --export-level records")
+	default:
+		return nil, usagef("--export-level %q%s: records (the only level agentperf writes; summary and raw are not supported)", p.exportLevel, suggest.DidYouMean(p.exportLevel, []string{"records", "summary", "raw"}))
 	}
 	typ, err := ui.ParseType(p.uiType)
 	if err != nil {
@@ -216,6 +223,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if fs.Changed("tokenizer-revision") {
 		s.Tokenizer.Options.Revision = p.tokenizerRev
 	}
+	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
 	s.SliceDuration = seconds(p.sliceDuration)
 	s.StatsInterval = seconds(p.statsInterval)

@@ -23,6 +23,8 @@ type profileFlags struct {
 	// omitted (discoverModel), for the run log.
 	discovered string
 
+	applyChatTemplate bool
+
 	scenario       string
 	unsafeOverride bool
 	failOnInvalid  bool
@@ -97,7 +99,6 @@ var unsupportedFlags = map[string]string{
 	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
 	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
 	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
-	"apply-chat-template": "client-side chat templates are not supported; the server applies its template",
 	"gpu-telemetry":       "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
 }
 
@@ -105,7 +106,6 @@ var unsupportedFlags = map[string]string{
 var boolUnsupported = map[string]bool{
 	"fixed-schedule":      true,
 	"ignore-trace-delays": true,
-	"apply-chat-template": true,
 	"gpu-telemetry":       true,
 }
 
@@ -129,8 +129,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
-	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a response without usage is an error)")
+	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)")
 	fs.StringVar(&p.cacheBust, "cache-bust", "", "cache-bust marker placement: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix (scenario: first_turn_prefix)")
+	fs.BoolVar(&p.applyChatTemplate, "apply-chat-template", false, "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)")
 	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)")
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "branch, tag or commit of an HF model id tokenizer")
@@ -163,7 +164,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
-	fs.StringVar(&p.exportLevel, "export-level", "records", "records (per-request export) or summary")
+	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
 	fs.StringVar(&p.memProfile, "memprofile", "", "write a heap profile of agentperf itself to this file at the end")
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
@@ -200,7 +201,7 @@ var profileHelpGroups = []flagGroup{
 		"burst-phase-starts", "allow-dataset-wrap", "cache-bust"}},
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
-		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code"}},
+		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
@@ -249,7 +250,7 @@ func concurrencyValue(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 1 {
-		return 0, usagef("--concurrency %q: must be one positive integer (concurrency sweeps are run as separate invocations)", s)
+		return 0, usagef("--concurrency %q: must be one positive integer (for several concurrencies, one run each, use 'agentperf sweep --concurrency %s')", s, s)
 	}
 	return n, nil
 }

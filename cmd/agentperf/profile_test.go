@@ -376,7 +376,12 @@ func TestProfileUsageErrors(t *testing.T) {
 			"agentperf: no --model given, so model discovery: GET http://127.0.0.1:1/v1/models: dial tcp 127.0.0.1:1: connect: connection refused; pass the model name explicitly (--model NAME)\n"},
 		{"no model, no url", nil, []string{"--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"},
 			"agentperf: --model required: the name of the model the server serves (at least one)\n"},
-		{"concurrency sweep", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1,2", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "one positive integer"},
+		{"concurrency sweep", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1,2", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "use 'agentperf sweep --concurrency 1,2'"},
+		// Validated and then ignored before: every record was written.
+		{"export level summary", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--export-level", "summary"}, "--export-level summary is not supported: every run writes profile_export.jsonl"},
+		// Each shard would start a simulator of its own.
+		{"shards against sim", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "2", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--shard", "0/2", "--shard-rendezvous", "127.0.0.1:1"},
+			"every shard would run its own in-process simulator"},
 		{"unknown flag", nil, []string{"--bogus"}, "unknown flag"},
 		{"unsupported flag", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--request-rate", "5"}, "--request-rate"},
 		{"rejected env", map[string]string{"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": "true"}, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES"},

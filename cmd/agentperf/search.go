@@ -29,13 +29,17 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	sloText := fs.String("slo", "", "objective every probe must meet, e.g. 'ttft.p99<=2s,itl.p99<=50ms,errors<=1%' (docs/capacity.md lists the metrics) (required)")
 	rng := fs.String("concurrency-range", "1:1024", "LO:HI, the concurrencies searched")
 	resText := fs.String("resolution", "5%", "stop when the highest passing and lowest failing probes are this close: a number of concurrency steps, or a percentage of the passing one")
-	probeDur := fs.Float64("probe-duration", 0, "seconds of profiling per probe run (sets --benchmark-duration of every probe)")
+	probeDur := fs.Float64("probe-duration", 0, "seconds of profiling per probe run (sets --benchmark-duration of every probe) (required)")
 	repeats := fs.Int("repeats", 1, "runs per probe; their records are pooled (percentiles over all of them, never averaged)")
 	retries := fs.Int("client-bound-retries", 1, "times a client-bound probe is run again before it is reported as such")
 	maxLate := fs.Float64("client-max-lateness", capacity.DefaultMaxLatenessP99.Seconds()*1000, "ms: a probe whose own send lateness p99 exceeds this is client-bound (invalid), not a server failure (negative: no check)")
 	maxSched := fs.Float64("client-max-sched-latency", capacity.DefaultMaxSchedP99.Seconds()*1000, "ms: a probe during which the p99 of the Go scheduler latency (goroutines waiting for a processor) exceeds this is client-bound (negative: no check)")
 	maxCPU := fs.Float64("client-max-cpu", capacity.DefaultMaxCPU*100, "percent of GOMAXPROCS: a probe during which this process used this much CPU is client-bound (negative: no check)")
 	fs.Lookup("output-artifact-dir").Usage = "search folder: a folder per probe run (probe-NN-c<N>), search_result.json, search_slo.png"
+	// The search chooses the concurrency (refused below), and
+	// --probe-duration is the name of the probes' duration here.
+	fs.Lookup("concurrency").Hidden = true
+	fs.Lookup("benchmark-duration").Usage = "the same as --probe-duration (give one of them)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,6 +74,8 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 		p.duration = *probeDur
 	case *probeDur < 0:
 		return usagef("search: --probe-duration %g: must be positive", *probeDur)
+	case !fs.Changed("benchmark-duration"):
+		return usagef("search: --probe-duration is required: the seconds of profiling of each probe run, e.g. --probe-duration 120")
 	}
 	if *repeats < 1 || *retries < 0 {
 		return usagef("search: --repeats must be at least 1 and --client-bound-retries at least 0")
