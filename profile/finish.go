@@ -12,6 +12,8 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/engines"
+	"github.com/agentperf/agentperf/gputelemetry"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
@@ -49,6 +51,11 @@ type Input struct {
 	// Scraper is the server-metrics scraper of the run, its final scrape
 	// done (nil: no server metrics).
 	Scraper *servermetrics.Scraper
+	// GPU is the GPU exporter collector of the run, its final scrape done
+	// (nil: no GPU telemetry). Finish writes its export
+	// (gputelemetry.FileName) and its figures into the aggregates'
+	// metadata.agentperf.gpu_telemetry.
+	GPU *gputelemetry.Collector
 
 	// Scenario is the scenario preset's name; "" means none. Submission
 	// validity is a scenario's notion: without one, the verdict's
@@ -151,6 +158,9 @@ type Outcome struct {
 	// metrics (nil without a scraper, or when its export failed or came
 	// after a failed write).
 	Derived *servermetrics.Derived
+	// GPU is what the GPUs did over the profiling window, with the
+	// efficiency of the run's work (nil without GPU telemetry).
+	GPU *gputelemetry.Result
 	// Warnings are the warnings found while finishing, in
 	// metadata.warnings after Input.Warnings.
 	Warnings []string
@@ -365,6 +375,9 @@ func (f *finisher) run() {
 	verdict := f.judge()
 	f.out.Verdict = verdict
 	info := f.runInfo(verdict)
+	if in.GPU != nil {
+		f.out.GPU = in.GPU.Result()
+	}
 
 	// After a scheduler's SIGTERM the kill follows: the aggregates go
 	// before the figure, which takes longest.
@@ -382,6 +395,9 @@ func (f *finisher) run() {
 		f.writeProblem("the request exports", err)
 	}
 	f.late = true
+	if f.out.GPU != nil {
+		f.exportGPU(sum)
+	}
 	if aggFirst && in.Scraper != nil {
 		if _, err := in.Scraper.Export(in.Dir); err != nil {
 			f.writeProblem("the server metrics export", err)
@@ -485,6 +501,37 @@ func (f *finisher) exportServer() {
 		if has, err := servermetrics.HasMetricPrefix(filepath.Join(in.Dir, servermetrics.JSONFile), pre); err != nil || !has {
 			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
 		}
+	}
+}
+
+// exportGPU relates the GPUs' energy to the run's work (the successful
+// profiling requests of the summary), writes the GPU telemetry export and
+// adds its figures to the aggregates' metadata.agentperf.gpu_telemetry.
+func (f *finisher) exportGPU(sum *metrics.Summary) {
+	r, dir := f.out.GPU, f.in.Dir
+	if sum != nil {
+		isl, _ := sum.Scalar("total_isl")
+		osl, _ := sum.Scalar("total_osl")
+		r.SetWork(sum.RequestCount, int64(isl.Value), int64(osl.Value))
+	}
+	b, err := r.Encode()
+	if err == nil {
+		err = atomicfile.WriteBytes(filepath.Join(dir, gputelemetry.FileName), b)
+	}
+	if err != nil {
+		f.writeProblem(gputelemetry.FileName, err)
+		return
+	}
+	for _, g := range r.GPUs {
+		if g.Problem != "" {
+			f.warn(fmt.Sprintf("GPU telemetry: GPU %s at %s has no energy for the profiling window: %s; the totals and the energy per token are left out", g.Index, g.Endpoint, g.Problem))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, metrics.FileAggregateJSON)); err != nil {
+		return // the aggregates were not written (reported)
+	}
+	if err := metrics.SetAgentperf(dir, "gpu_telemetry", r.Summary()); err != nil {
+		f.warn(fmt.Sprintf("GPU telemetry: its figures could not be added to %s: %v (they are in %s)", metrics.FileAggregateJSON, err, gputelemetry.FileName))
 	}
 }
 

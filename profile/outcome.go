@@ -3,7 +3,9 @@ package profile
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 )
@@ -21,6 +23,9 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	}
 	if o.Derived != nil {
 		WriteDerived(w, o.Derived)
+	}
+	if o.GPU != nil {
+		WriteGPU(w, o.GPU)
 	}
 	res := o.Result
 	if res == nil {
@@ -88,6 +93,38 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 	if d.CollectionError != "" {
 		fmt.Fprintf(w, "server metrics: collection stopped by an %s\n", d.CollectionError)
 	}
+}
+
+// WriteGPU writes the GPUs' energy over the profiling window under the
+// summary table: per GPU, in all, and per unit of work.
+func WriteGPU(w io.Writer, r *gputelemetry.Result) {
+	fmt.Fprintf(w, "GPU energy over the profiling window (%.1f s, %d GPUs, from %s):\n", r.WindowSeconds, len(r.GPUs), gpuSources(r))
+	for _, g := range r.GPUs {
+		if g.EnergyJ == nil {
+			fmt.Fprintf(w, "  GPU %s %s: no energy (%s)\n", g.Index, g.Model, g.Problem)
+			continue
+		}
+		fmt.Fprintf(w, "  GPU %s %s: %.0f J (%s), average %.0f W, max %.0f W\n", g.Index, g.Model, *g.EnergyJ, g.EnergySource, *g.AvgPowerW, g.Max["power_w"])
+	}
+	if r.TotalEnergyJ == nil {
+		fmt.Fprintf(w, "  in all: n/a (a GPU has no energy for the window)\n")
+		return
+	}
+	fmt.Fprintf(w, "  in all: %.0f J, average %.0f W", *r.TotalEnergyJ, *r.AvgTotalPowerW)
+	if e := r.Efficiency; e != nil {
+		fmt.Fprintf(w, "; %.4g output tokens per joule, %.4g J per output token, %.4g J per request (%d successful profiling requests, %d output tokens)",
+			e.OutputTokensPerJoule, e.JoulesPerOutputToken, e.JoulesPerRequest, e.Requests, e.OutputTokens)
+	}
+	fmt.Fprintln(w)
+}
+
+// gpuSources names the exporters of r.
+func gpuSources(r *gputelemetry.Result) string {
+	var urls []string
+	for _, e := range r.Endpoints {
+		urls = append(urls, e.URL)
+	}
+	return strings.Join(urls, ", ")
 }
 
 // subagentLine says how many child requests were sent and where their

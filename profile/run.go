@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -70,10 +73,19 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		defer srv.Close()
 		url = srv.URL
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
+		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
+			// The simulator's GPU page is this run's exporter.
+			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), url+sim.GPUMetricsPath(cfg.GPUMetrics))
+		}
 	}
 
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	// The server may still be loading its model (a job that starts the
+	// server and the client together): wait for it, when asked.
+	if err := waitReady(ctx, &s, lg.Printf); err != nil {
+		return nil, err
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
@@ -122,6 +134,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
 		scr.Baseline(ctx)
 	}
+	gpu := startGPUTelemetry(ctx, &s, lg)
 	pc := &phaseClock{duration: s.Replay.BenchmarkDuration}
 	// The scraper marks the profiling window itself; the log and the live
 	// view's clock watch the same phase changes.
@@ -129,6 +142,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}, col}
 	if scr != nil {
 		obs = append(obs, scr)
+	}
+	if gpu != nil {
+		obs = append(obs, gpu)
 	}
 	obs = append(obs, s.Observers...)
 
@@ -150,6 +166,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		scrWG.Add(1)
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
+	if gpu != nil {
+		scrWG.Add(1)
+		go func() { defer scrWG.Done(); gpu.Run(scrCtx) }()
+	}
 	stopNote := context.AfterFunc(ctx, func() {
 		grace := fmt.Sprintf("the %s grace period", cfg.GracePeriod)
 		var term *replay.Terminated
@@ -167,7 +187,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	// back to the caller's writer when it stops.
 	terminal := lg.raw()
 	if s.View != nil {
-		v := s.View(&liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: cfg.Streaming,
+		v := s.View(&liveSource{prog: progress, col: col, scr: scr, gpu: gpu, pc: pc, streaming: cfg.Streaming,
 			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
 		view = v
 		lg.setOutput(v.Log())
@@ -199,7 +219,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if scr != nil {
 		scr.Final(context.Background())
 	}
+	if gpu != nil {
+		gpu.Final(context.Background())
+	}
 	in := s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...))
+	in.GPU = gpu
 	in.Shard = s.manifest(res, loaded, peer)
 	out, err := Finish(res, in)
 	if err != nil {
@@ -217,6 +241,22 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// startGPUTelemetry starts the GPU exporter collector of the run: nil when
+// telemetry is off, the run is a shard other than 0 (the GPUs are
+// measured once, like the server), or no exporter answered.
+func startGPUTelemetry(ctx context.Context, s *Spec, lg *runLog) *gputelemetry.Collector {
+	g := s.GPUTelemetry
+	if g.Off || s.NoGPUTelemetry || s.Replay.Shard.Index != 0 || len(g.URLs)+len(g.Probe) == 0 {
+		return nil
+	}
+	c := gputelemetry.New(gputelemetry.Config{URLs: g.URLs, Probe: g.Probe, Interval: g.Interval, Logf: lg.Printf, Quietf: lg.FileOnly})
+	if c.Start(ctx) == 0 {
+		return nil
+	}
+	lg.Printf("GPU telemetry: scraping %s", strings.Join(c.URLs(), ", "))
+	return c
 }
 
 // replayConfig is the engine's configuration: the Spec's replay settings

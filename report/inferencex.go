@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -217,7 +218,59 @@ func (r *Run) InferenceX(opt Options) (*Result, error) {
 	if v3 {
 		roundTree(res.doc)
 	}
+	res.doc = append(res.doc, r.powerFields()...)
 	return res, nil
+}
+
+// powerFields are the power fields InferenceX's power adapter patches into
+// the result (power_metric_schema_version 2), from the run's GPU
+// telemetry: power_valid, and when valid the whole-deployment power and
+// energy figures over the profiling window, rounded as the adapter rounds
+// them (3 decimals for watts and joules, 6 otherwise), plus agentperf's
+// output_tokens_per_joule. Nothing when the run collected no GPU
+// telemetry (the adapter then works from its own nvidia-smi samples).
+func (r *Run) powerFields() obj {
+	g := r.GPU
+	if g == nil {
+		return nil
+	}
+	out := obj{{"power_metric_schema_version", 2}}
+	n := len(g.GPUs)
+	req := len(r.recs.kept)
+	var in, outTok float64
+	if r.Summary != nil {
+		isl, _ := r.Summary.Scalar("total_isl")
+		osl, _ := r.Summary.Scalar("total_osl")
+		in, outTok = isl.Value, osl.Value
+	}
+	valid := g.TotalEnergyJ != nil && g.P75TotalPowerW != nil && g.P90TotalPowerW != nil && n > 0 &&
+		g.WindowSeconds > 0 && req > 0 && in > 0 && outTok > 0
+	if !valid {
+		return append(out, field{"power_valid", 0})
+	}
+	e := *g.TotalEnergyJ
+	round := func(v float64, places int) any {
+		p := math.Pow(10, float64(places))
+		return math.Round(v*p) / p
+	}
+	w := func(v float64) any { return round(v, 3) }
+	x := func(v float64) any { return round(v, 6) }
+	avgTotal := e / g.WindowSeconds
+	return append(out,
+		field{"power_valid", 1},
+		field{"avg_power_w", w(avgTotal / float64(n))},
+		field{"p75_power_w", w(*g.P75TotalPowerW / float64(n))},
+		field{"p75_total_gpu_power_w", w(*g.P75TotalPowerW)},
+		field{"p90_power_w", w(*g.P90TotalPowerW / float64(n))},
+		field{"p90_total_gpu_power_w", w(*g.P90TotalPowerW)},
+		field{"avg_total_gpu_power_w", w(avgTotal)},
+		field{"total_gpu_energy_j", w(e)},
+		field{"joules_per_successful_query", x(e / float64(req))},
+		field{"joules_per_input_token", x(e / in)},
+		field{"joules_per_output_token", x(e / outTok)},
+		field{"joules_per_total_token", x(e / (in + outTok))},
+		field{"output_tokens_per_joule", x(outTok / e)},
+	)
 }
 
 // validityJSON is the result's "validity": the submission verdict the

@@ -236,6 +236,9 @@ func Block(s *Snapshot, width int) []string {
 		"latency   "+latencyText(s)+" ("+windowText(s)+")",
 		"server    "+serverText(s),
 		"cache     "+cacheText(s))
+	if s.GPU.Valid {
+		out = append(out, fmt.Sprintf("gpu       %d GPUs, power %s W now, %s output tok/J (output tok/s of the window ÷ power now)", s.GPU.GPUs, count(s.GPU.PowerW), rate(s.TokensPerJoule())))
+	}
 	if s.Diagnosis != "" {
 		out = append(out, "diagnosis "+s.Diagnosis)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
@@ -233,6 +234,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
 	s.OverflowAdvice = overflowAdvice(p.url)
 	s.FailedRequestThreshold = p.threshold
+	s.WaitForModel = profile.WaitForModel{Timeout: seconds(p.waitTimeout), Interval: seconds(p.waitInterval), Mode: p.waitMode}
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
@@ -284,6 +286,15 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
 	}
+	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
+		// The preset's soft default (agentx: no_gpu_telemetry) filled
+		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
+		Off: p.noGPUTelemetry, PresetOff: s.NoGPUTelemetry && !p.noGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
 	}
