@@ -112,8 +112,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		progress = &replay.Progress{}
 	}
 	reserve, warnings := checkFreeSpace(&s, lg)
-	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, Tally: &progress.Tally})
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	if s.Replay.Streaming {
+		// The live output token rate counts tokens as they arrive.
+		copt.Streamed = progress.StreamedTokens
+	}
+	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
