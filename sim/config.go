@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,6 +119,12 @@ type Config struct {
 	// first request): series then appear mid-run. Off by default (vLLM
 	// exposes every series from the start).
 	LazyMetrics bool
+	// MetricsDialect is the engine whose /metrics names the simulator
+	// writes: one of MetricsDialects() (default "vllm"). "llamacpp" writes
+	// llama.cpp's 15 llamacpp:* families (its prompt counter without the
+	// cached tokens, no KV usage, one server: engines summed), "sglang"
+	// SGLang's, "tgi" those of an engine agentperf does not know.
+	MetricsDialect string
 	// RecordFirstByte makes the server remember, per X-Request-ID, when it
 	// wrote the first content byte (see Server.FirstByte). Off by default
 	// because the table grows with every request.
@@ -249,6 +256,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.DecodeMsPer1kContext, 0.055)
 	setDefault(&c.TokensPerChunk, 1)
 	setDefault(&c.OverflowWording, "vllm-2026-nested")
+	setDefault(&c.MetricsDialect, "vllm")
 	setDefault(&c.Engines, 1)
 	setDefault(&c.Routing, "hash")
 	setDefault(&c.GPUs, 1)
@@ -306,6 +314,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReasoningRatio < 0 || c.ReasoningRatio > 1 {
 		bad("reasoning-ratio", "must be in 0..1, got %g", c.ReasoningRatio)
+	}
+	if !slices.Contains(MetricsDialects(), c.MetricsDialect) {
+		bad("metrics-dialect", "unknown dialect %q; use one of %s", c.MetricsDialect, strings.Join(MetricsDialects(), ", "))
 	}
 	if _, ok := overflowWordings[c.OverflowWording]; !ok {
 		bad("overflow-wording", "unknown wording %q; use one of %s", c.OverflowWording, strings.Join(OverflowWordings(), ", "))
@@ -369,6 +380,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.GPUs, "gpus", c.GPUs, "GPUs on the GPU metrics page (GPU i follows engine i mod --engines)")
 	fs.DurationVar(&c.GPUSchemaChangeAfter, "gpu-schema-change-after", c.GPUSchemaChangeAfter, "rename and retype GPU metric families this long after start, as an exporter upgraded mid-run (0 = never)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
+	fs.StringVar(&c.MetricsDialect, "metrics-dialect", c.MetricsDialect, "engine whose /metrics names to write: "+strings.Join(MetricsDialects(), ", ")+" (with --overflow-wording llamacpp or sglang, the server answers in that engine's dialect)")
 	fs.BoolVar(&c.LazyMetrics, "lazy-metrics", c.LazyMetrics, "expose histograms and labelled series on /metrics only once used (series appear mid-run, as on prometheus_client servers)")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
 	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, a tokenizer.json[.zst] or tiktoken file, a folder, or a model id in the local HF cache")

@@ -361,7 +361,16 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		snaps[i] = e.snapshot()
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
+	switch s.cfg.MetricsDialect {
+	case "llamacpp":
+		writeLlamaCppMetrics(w, snaps)
+	case "sglang":
+		writeSGLangMetrics(w, s.cfg.Model, s.cfg.BlockSize, snaps)
+	case "tgi":
+		writeTGIMetrics(w, snaps)
+	default:
+		writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
+	}
 }
 
 // ResetPrefixCache empties every engine's prefix cache, as vLLM's POST

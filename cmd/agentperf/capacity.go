@@ -58,7 +58,7 @@ type pointRunner struct {
 // corpus and synthesizer once and starts the simulator when the URL is
 // sim://. Call close when done.
 func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (_ *pointRunner, err error) {
-	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
+	for _, f := range []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
 		}

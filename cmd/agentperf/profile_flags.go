@@ -115,6 +115,7 @@ var boolUnsupported = map[string]bool{
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
+	addConfigFlag(fs)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
@@ -213,8 +214,8 @@ var profileHelpGroups = []flagGroup{
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
-	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
-	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
+	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
+	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"
