@@ -111,6 +111,13 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if progress == nil {
 		progress = &replay.Progress{}
 	}
+	prom, err := plugMetricsListen(&s, progress, lg)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if prom != nil {
+		defer prom.Close()
+	}
 	reserve, warnings := checkFreeSpace(&s, lg)
 	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
 	if s.Replay.Streaming {
@@ -233,7 +240,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Result, out.Dir, out.Tokenizer = res, s.OutputDir, loaded.Tokenizer
+	out.Result, out.Dir, out.Tokenizer, out.Metrics = res, s.OutputDir, loaded.Tokenizer, prom
 	for _, w := range append(append([]string(nil), out.Warnings...), out.LateWarnings...) {
 		lg.Printf("warning: %s", w)
 	}
