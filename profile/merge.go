@@ -292,6 +292,7 @@ func mergeResults(shards []*shardDir) *replay.Result {
 		out.ProfilingOverflows += r.ProfilingOverflows
 		out.WarmupOverflows += r.WarmupOverflows
 		out.WarmupRetries += r.WarmupRetries
+		out.PromptOverheadMax = max(out.PromptOverheadMax, r.PromptOverheadMax)
 		out.Subagents.Spawned += r.Subagents.Spawned
 		out.Subagents.Started += r.Subagents.Started
 		out.Subagents.Sent += r.Subagents.Sent
