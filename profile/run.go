@@ -119,8 +119,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		defer prom.Close()
 	}
 	reserve, warnings := checkFreeSpace(&s, lg)
-	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, Tally: &progress.Tally})
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	if s.Replay.Streaming {
+		// The live output token rate counts tokens as they arrive.
+		copt.Streamed = progress.StreamedTokens
+	}
+	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
