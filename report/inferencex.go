@@ -316,10 +316,11 @@ func (r *Run) v3(x *resolved) (obj, error) {
 		cats = append(cats, field{k, rs.Categories[k]})
 	}
 	doc := obj{
+		{"result_schema_version", resultSchemaVersion},
 		{"hw", e.HW}, {"conc", x.conc}, {"image", e.Image}, {"recipe_fingerprint", e.RecipeFingerprint},
 		{"model", e.Model}, {"infmax_model_prefix", e.ModelPrefix}, {"framework", e.Framework},
 		{"precision", e.Precision}, {"spec_decoding", e.SpecDecoding}, {"disagg", e.Disagg},
-		{"scenario_type", "agentic-coding"}, {"is_multinode", e.IsMultinode},
+		{"scenario_type", "agentic-coding"}, {"is_multinode", e.IsMultinode}, {"num_gpus", x.gpus},
 		{"tp", x.tp}, {"ep", x.ep}, {"dp_attention", x.dpa},
 	}
 	doc = append(doc, x.shape...)
@@ -351,6 +352,11 @@ func (r *Run) v3(x *resolved) (obj, error) {
 	doc = append(doc, field{"server_metrics", srv}, field{"kv_cache_pool_tokens", pool})
 	return doc, nil
 }
+
+// resultSchemaVersion is the version of InferenceX's published result
+// rows that the v3 document follows (its RESULT_SCHEMA_VERSION, in
+// inferencex-e2e/infx/results/schema).
+const resultSchemaVersion = 1
 
 // v3RequestMetrics is the v3 request_metrics object.
 func (x *resolved) v3RequestMetrics() obj {

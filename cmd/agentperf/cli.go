@@ -172,6 +172,12 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		}
 		return asUsage(suggestFlag(fs, err))
 	}
+	// --config: the file's values under the command line's.
+	if f := fs.Lookup(configFlag); f != nil && f.Value.String() != "" {
+		if err := applyConfigFile(fs, f.Value.String()); err != nil {
+			return asUsage(err)
+		}
+	}
 	return nil
 }
 

@@ -38,7 +38,14 @@ const profileExamples = `  # The embedded defaults: in-process simulator, synthe
   agentperf profile --url sim:// --public-dataset synthetic --model demo \
       --concurrency 8 --benchmark-duration 30 --streaming --use-server-token-count
 
-  # InferenceX AgentX as its launcher runs it today (v1.0 semantics) against a local vLLM
+  # InferenceX AgentX as its current client runs it: the agentx preset supplies the rest
+  # (3600 s, seed 42, warmup, threshold, idle cap, 393 entries, …; listed under Scenarios)
+  agentperf profile --scenario agentx --url http://localhost:8000 --model my-model \
+      --tokenizer org/model --concurrency 32 --benchmark-duration 3600 \
+      --tokenizer-trust-remote-code --output-artifact-dir results/aiperf_artifacts \
+      --public-dataset semianalysis_cc_traces_weka_062126_256k
+
+  # InferenceX AgentX as its v1.0.5 launcher ran it (v1.0 semantics) against a local vLLM
   agentperf profile --scenario inferencex-agentx-mvp --url http://localhost:8000 \
       --endpoint /v1/chat/completions --endpoint-type chat --streaming \
       --model my-model --tokenizer org/model --tokenizer-trust-remote-code \
@@ -294,6 +301,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		return nil, asUsage(err)
 	}
 	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.MetricsListen = p.metricsListen
 	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)

@@ -13,8 +13,9 @@ import (
 func TestShardJoinTimeoutFlag(t *testing.T) {
 	clearAIPerfEnv(t)
 	rdv := loopbackAddr(t) // nothing listens there
+	srv := startTestSim(t)
 	start := time.Now()
-	args := append(shardArgs("sim://?zero-latency", rdv, t.TempDir(), 1, "1"), "--shard-join-timeout", "1")
+	args := append(shardArgs(srv.URL, rdv, t.TempDir(), 1, "1"), "--shard-join-timeout", "1")
 	code, out, errOut := runProfileCLI(context.Background(), t, args...)
 	if code != exitRunFailed {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRunFailed, out, errOut)
@@ -26,7 +27,7 @@ func TestShardJoinTimeoutFlag(t *testing.T) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	for _, bad := range [][]string{{"--shard-join-timeout", "0"}, {"--shard-join-timeout", "-5"}} {
-		args := append(shardArgs("sim://?zero-latency", rdv, t.TempDir(), 1, "1"), bad...)
+		args := append(shardArgs(srv.URL, rdv, t.TempDir(), 1, "1"), bad...)
 		if code, _, errOut := runProfileCLI(context.Background(), t, args...); code != exitUsage || !strings.Contains(errOut, "--shard-join-timeout") {
 			t.Errorf("%v: exit %d, want %d naming the flag\n%s", bad, code, exitUsage, errOut)
 		}
