@@ -87,6 +87,13 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err := waitReady(ctx, &s, lg.Printf); err != nil {
 		return nil, err
 	}
+	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.inferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		if err != nil {
+			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+		}
+		lg.Printf("server idle, prefix cache reset (POST %s)", path)
+	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
 	// shard 0's run id.

@@ -85,6 +85,11 @@ type Spec struct {
 	// WaitForModel is the readiness wait before the first request (zero:
 	// none; the in-process simulator is ready once started).
 	WaitForModel WaitForModel
+	// ResetPrefixCache, before the first request, drains the server and
+	// resets its prefix cache (servermetrics.ResetAndDrain), so that an
+	// earlier run's cache does not flatter this one. The in-process
+	// simulator starts empty.
+	ResetPrefixCache bool
 
 	// OutputDir is the artifact folder (required).
 	OutputDir string

@@ -92,6 +92,9 @@ type profileFlags struct {
 	waitTimeout  float64
 	waitInterval float64
 	waitMode     string
+	// resetCache is profile's --reset-prefix-cache (sweep and search
+	// have theirs among the point flags).
+	resetCache bool
 
 	data *datasetFlags
 
