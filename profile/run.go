@@ -72,8 +72,19 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
 	}
 
+	// One run per folder: the lock is held until Run returns, and is taken
+	// before anything in the folder is touched (the log is truncated
+	// next).
+	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer release()
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	if len(removed) > 0 {
+		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
