@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -318,5 +319,47 @@ func TestShardArgv(t *testing.T) {
 	got := profile.ShardArgv([]string{"--url", "u", "--shard", "2/3", "--output-artifact-dir", "a/2", "--artifact-dir=b", "--shard=auto", "--concurrency", "9"})
 	if want := []string{"--url", "u", "--concurrency", "9"}; !slices.Equal(got, want) {
 		t.Fatalf("ShardArgv = %q, want %q", got, want)
+	}
+}
+
+// TestMergeOverARecordFileCutMidLine (issue 34, case 10): a shard's
+// record file cut mid-line used to fail the merge as a run failure (exit
+// 1) and leave .partial files in OUT, so the retry was refused as "not
+// empty". It is a refusal (ErrMerge: exit 2) naming the file and line,
+// and OUT is left as it was: absent, or empty when it existed.
+func TestMergeOverARecordFileCutMidLine(t *testing.T) {
+	root := t.TempDir()
+	dirs, _ := shardedRun(t, root)
+	rec := filepath.Join(dirs[2], "profile_export.jsonl")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(b, []byte("\n"))
+	if err := os.WriteFile(rec, b[:len(b)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, existed := range []bool{false, true} {
+		out := filepath.Join(root, fmt.Sprintf("out-existed-%v", existed))
+		if existed {
+			os.Mkdir(out, 0o755)
+		}
+		_, err := profile.Merge(profile.MergeInput{Dir: out, Shards: dirs})
+		want := fmt.Sprintf("profile_export.jsonl:%d", lines)
+		if !errors.Is(err, profile.ErrMerge) || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want ErrMerge naming %q", err, want)
+		}
+		ents, statErr := os.ReadDir(out)
+		switch {
+		case !existed && statErr == nil:
+			t.Errorf("the output folder was created: %d entries", len(ents))
+		case existed && len(ents) > 0:
+			t.Errorf("the output folder holds %d entries after the failed merge (%s, …)", len(ents), ents[0].Name())
+		}
+	}
+	// The retry after the fix is not refused.
+	os.WriteFile(rec, b, 0o644)
+	if _, err := profile.Merge(profile.MergeInput{Dir: filepath.Join(root, "out-existed-true"), Shards: dirs}); err != nil {
+		t.Errorf("the retry: %v", err)
 	}
 }
