@@ -418,6 +418,11 @@ func (f *finisher) run() {
 		}
 	}
 	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+	if res.Aborted == replay.AbortShardStopped && f.signals() > 0 {
+		// scancel signals every shard: whichever heard of another's stop
+		// first, this process was interrupted too, and exits as one.
+		f.out.Interrupted = true
+	}
 }
 
 // thresholdAtEnd returns why a run that ended with accounting a fails

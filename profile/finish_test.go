@@ -424,3 +424,33 @@ func TestFigureFromTheAggregates(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishShardStoppedBySignalExitsInterrupted (issue 34, case 12):
+// under scancel every shard gets SIGTERM, and a shard that heard of
+// another's stop first recorded shard_stopped and exited 1. A process
+// that was signalled exits 130 whatever stopped its replay first.
+func TestFinishShardStoppedBySignalExitsInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		signals int
+		want    int
+	}{
+		{"signalled", 1, profile.ExitInterrupted},
+		{"not signalled", 0, profile.ExitFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, col, syn := simRun(t, dir, 0)
+			res.Aborted, res.AbortMessage = replay.AbortShardStopped, "the run was stopped by another shard"
+			out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+				Concurrency: 4, NoPlot: true, Signals: func() int { return tc.signals }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.ExitCode(); got != tc.want {
+				t.Errorf("exit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -349,6 +349,17 @@ func mergeResults(shards []*shardDir) *replay.Result {
 			}
 		}
 	}
+	if out.Aborted == replay.AbortShardStopped {
+		// What stopped the others may be a signal, which is no abort: a
+		// shard cancelled without one (scancel, a time limit) names it.
+		for _, sh := range shards {
+			if r := sh.m.Result; r.Cancelled && r.Aborted == "" {
+				out.Aborted, out.AbortMessage = "", ""
+				out.EndReason, out.Terminated = r.EndReason, r.Terminated
+				break
+			}
+		}
+	}
 	if out.Aborted != "" {
 		out.EndedEarly = false
 	}

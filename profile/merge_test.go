@@ -363,3 +363,44 @@ func TestMergeOverARecordFileCutMidLine(t *testing.T) {
 		t.Errorf("the retry: %v", err)
 	}
 }
+
+// TestMergeNamesTheSignalThatStoppedTheShards (issue 34, case 12): under
+// scancel (SIGTERM to every shard) the shard that heard the signal first
+// stops the others, which record shard_stopped. The merged folder used to
+// say aborted=shard_stopped; it now says what stopped them: an
+// interrupted run (no abort, cancelled, its profiling_end), exit 130.
+func TestMergeNamesTheSignalThatStoppedTheShards(t *testing.T) {
+	root := t.TempDir()
+	dirs, _ := shardedRun(t, root)
+	for i, d := range dirs {
+		mp := filepath.Join(d, profile.FileShard)
+		b, _ := os.ReadFile(mp)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		r := m["result"].(map[string]any)
+		if i == 0 {
+			r["Cancelled"], r["EndReason"] = true, "interrupted: stopped by SIGTERM"
+		} else {
+			r["Aborted"], r["AbortMessage"] = replay.AbortShardStopped, "the run was stopped by another shard: shard 0/3 was interrupted"
+		}
+		b, _ = json.Marshal(m)
+		os.WriteFile(mp, b, 0o644)
+	}
+	out, err := profile.Merge(profile.MergeInput{Dir: filepath.Join(root, "merged"), Shards: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Aborted != "" || !out.Interrupted || out.ExitCode() != profile.ExitInterrupted {
+		t.Errorf("merged: aborted %q, interrupted %v, exit %d; want no abort, interrupted, 130", out.Result.Aborted, out.Interrupted, out.ExitCode())
+	}
+	agg, err := metrics.ReadAggregateFile(filepath.Join(root, "merged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := agg.Metadata.Agentperf
+	if ap["aborted"] != "" || !strings.Contains(fmt.Sprint(ap["profiling_end"]), "SIGTERM") {
+		t.Errorf("merged metadata.agentperf: aborted %v, profiling_end %v", ap["aborted"], ap["profiling_end"])
+	}
+}
