@@ -394,7 +394,7 @@ func readRunInfo(dir string, loc *time.Location, each func(*AggregateFile)) (Run
 		return info, version, 0, nil
 	}
 	if err != nil {
-		return info, version, 0, fmt.Errorf("report: read the run context: %w", err)
+		return info, version, 0, fmt.Errorf("report: read the run context: %w; the file is left as it is: to recompute the aggregates from the records alone, move it aside (they then lack its run context: the number of requests sent is unknown, so the accounting cannot be checked)", err)
 	}
 	if each != nil {
 		each(agg)
