@@ -454,3 +454,28 @@ func TestFinishShardStoppedBySignalExitsInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishInterruptedNamesItInTheWarnings (issue 34, case 14): after a
+// SIGINT metadata.warnings was null although the docs say the reason is
+// there; a SIGTERM's was.
+func TestFinishInterruptedNamesItInTheWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	res.Cancelled = true
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+		Concurrency: 4, NoPlot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := metrics.ReadAggregateFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(agg.Metadata.Warnings, "\n"); !strings.Contains(w, "interrupted (SIGINT") {
+		t.Errorf("metadata.warnings = %q, want the interruption", agg.Metadata.Warnings)
+	}
+	if !out.Interrupted {
+		t.Errorf("not marked interrupted")
+	}
+}
