@@ -143,11 +143,17 @@ type Result struct {
 	// Running is set in the results handed to Config.Progress: the search
 	// goes on.
 	Running bool
+	// Error is set when an error stopped the search (a probe that could
+	// not run, a failed reset); Pending is then the concurrency it was
+	// probing.
+	Error string
 }
 
 // Complete reports whether the search ran to its answer: not stopped by
-// an inconclusive probe, not interrupted.
-func (r *Result) Complete() bool { return r.Inconclusive == nil && !r.Interrupted && !r.Running }
+// an inconclusive probe, an interruption or an error.
+func (r *Result) Complete() bool {
+	return r.Inconclusive == nil && !r.Interrupted && !r.Running && r.Error == ""
+}
 
 // ErrRange is wrapped by Search's error for a bad Config.
 var ErrRange = errors.New("bad search range")
@@ -248,9 +254,12 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 			// res.Inconclusive points into res.Probes, which no longer grows.
 			return res, nil
 		}
-		if err != nil && ctx.Err() != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
 			res.Interrupted = true
-		} else {
+		case err != nil:
+			res.Error = err.Error()
+		default:
 			res.Pending = 0
 		}
 		return res, err

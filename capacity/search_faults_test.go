@@ -236,3 +236,23 @@ func TestRunSearchResumes(t *testing.T) {
 		t.Errorf("the earlier result was not kept: %v", err)
 	}
 }
+
+// TestSearchErrorIsNotAnAnswer: an error that stops the search (a probe
+// that cannot run) leaves a result that says so, not a capacity.
+func TestSearchErrorIsNotAnAnswer(t *testing.T) {
+	t.Parallel()
+	probe := func(_ context.Context, c, _ int) (Probe, error) {
+		if c == 8 {
+			return Probe{}, errors.New("the corpus has 6 traces")
+		}
+		return Probe{Met: true}, nil
+	}
+	cfg := Config{Lo: 1, Hi: 64}
+	r, err := Search(context.Background(), cfg, probe)
+	if err == nil || r.Complete() || r.status() != StatusError || r.Best != 4 || r.Pending != 8 {
+		t.Fatalf("err %v, complete %v, status %q, best %d, pending %d", err, r.Complete(), r.status(), r.Best, r.Pending)
+	}
+	if s := Summary(cfg, r); !strings.HasPrefix(s, "stopped by an error while probing concurrency 8 (probe at concurrency 8: the corpus has 6 traces)") || !strings.Contains(s, "capacity is at least 4") {
+		t.Errorf("summary %q", s)
+	}
+}

@@ -72,9 +72,9 @@ type ProbeJSON struct {
 type SearchJSON struct {
 	// Status is "complete" (the search ran to its answer), "inconclusive"
 	// (a probe measured nothing to judge and the search stopped there),
-	// "interrupted" (stopped by a signal; the same command resumes it) or
-	// "running" (written after every probe: a search killed outright
-	// leaves this).
+	// "interrupted" (stopped by a signal; the same command resumes it),
+	// "error" (an error stopped it: the note says which) or "running"
+	// (written after every probe: a search killed outright leaves this).
 	Status        string     `json:"status"`
 	SLO           string     `json:"slo"`
 	Lo            int        `json:"concurrency_lo"`
@@ -148,6 +148,7 @@ const (
 	StatusInconclusive = "inconclusive"
 	StatusInterrupted  = "interrupted"
 	StatusRunning      = "running"
+	StatusError        = "error"
 )
 
 func (r *Result) status() string {
@@ -158,6 +159,8 @@ func (r *Result) status() string {
 		return StatusInterrupted
 	case r.Running:
 		return StatusRunning
+	case r.Error != "":
+		return StatusError
 	}
 	return StatusComplete
 }
@@ -196,6 +199,10 @@ func partialSummary(cfg Config, res *Result) string {
 		s = fmt.Sprintf("interrupted while probing concurrency %d (that probe is not counted); run the same command again to resume from it", res.Pending)
 	case res.Interrupted:
 		s = "interrupted; run the same command again to resume"
+	case res.Error != "" && res.Pending > 0:
+		s = fmt.Sprintf("stopped by an error while probing concurrency %d (%s)", res.Pending, res.Error)
+	case res.Error != "":
+		s = fmt.Sprintf("stopped by an error (%s)", res.Error)
 	default:
 		s = "search in progress (if no search runs in this folder, it was killed: run the same command again to resume)"
 	}

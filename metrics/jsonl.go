@@ -106,6 +106,12 @@ func appendLine(b []byte, r *Record, v *Values, processorID, islSource string) [
 	if r.Retried {
 		b = append(b, `,"retried":true`...)
 	}
+	if r.RestartTries > 0 {
+		b = append(b, `,"server_restart_tries":`...)
+		b = strconv.AppendInt(b, int64(r.RestartTries), 10)
+		b = append(b, `,"server_restart_wait_ns":`...)
+		b = strconv.AppendInt(b, r.RestartWaitNs, 10)
+	}
 	if r.TotalBlocks > 0 {
 		b = append(b, `,"theoretical_hit_blocks":`...)
 		b = strconv.AppendInt(b, int64(r.HitBlocks), 10)

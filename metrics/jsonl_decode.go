@@ -305,6 +305,10 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 			j, err = d.setInt(&r.RecordedOut, i)
 		case "attempt":
 			j, err = d.setInt(&r.Attempt, i)
+		case "server_restart_tries":
+			j, err = d.setInt(&r.RestartTries, i)
+		case "server_restart_wait_ns":
+			r.RestartWaitNs, j, err = d.integer(i)
 		case "theoretical_hit_blocks":
 			j, err = d.setInt(&r.HitBlocks, i)
 		case "theoretical_total_blocks":

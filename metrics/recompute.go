@@ -578,3 +578,32 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 
 // nilValue is an explicit JSON null kept by decodeOrdered.
 type nilValue struct{}
+
+// SetAgentperf sets metadata.agentperf[key] of dir's aggregate JSON to v
+// (a figure computed after the aggregates were written, such as the GPU
+// telemetry's energy per token) and rewrites the file atomically.
+func SetAgentperf(dir, key string, v any) error {
+	agg, err := ReadAggregateFile(dir)
+	if err != nil {
+		return fmt.Errorf("set metadata.agentperf.%s: %w", key, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("set metadata.agentperf.%s: %w", key, err)
+	}
+	var ordered any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if ordered, err = decodeOrdered(d); err != nil {
+		return fmt.Errorf("set metadata.agentperf.%s: %w", key, err)
+	}
+	if agg.Metadata.Agentperf == nil {
+		agg.Metadata.Agentperf = map[string]any{}
+	}
+	agg.Metadata.Agentperf[key] = ordered
+	out, err := agg.Encode()
+	if err != nil {
+		return fmt.Errorf("set metadata.agentperf.%s in %s: %w", key, filepath.Join(dir, FileAggregateJSON), err)
+	}
+	return writeFileAtomic(dir, FileAggregateJSON, out)
+}

@@ -61,6 +61,13 @@ type Record struct {
 	// again: the request is not done with this record.
 	Attempt int
 	Retried bool
+	// RestartTries is how many times the request was sent while the
+	// server was restarting (HTTP 503 "Loading model", or a refused
+	// connection after it had answered), RestartWaitNs how long that
+	// took from its first try; 0 when it never met a restart
+	// (docs/server-restarts.md). The wait is inside the request's time.
+	RestartTries  int
+	RestartWaitNs int64
 
 	// Outcome.
 	Cancelled       bool

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/scenario"
 )
 
 // TestChainEnvironment: the AIPERF_DATASET_WEKA_* layout switches reach
@@ -94,5 +95,49 @@ func TestTCPUserTimeoutEnvironment(t *testing.T) {
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), EnvTCPUserTimeout) {
 			t.Errorf("%q: error %v, want an InputError naming %s", v, err, EnvTCPUserTimeout)
 		}
+	}
+}
+
+// TestScenarioEnvironment: under agentx the preset's environment defaults
+// apply where a variable is unset (each noted for the log), an explicit
+// variable wins, and AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES is noted
+// as ignored and has no effect; without a preset nothing changes.
+func TestScenarioEnvironment(t *testing.T) {
+	kv := map[string]string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES": "1", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "600"}
+	environ := []string{"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES=1", "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT=600"}
+	get := func(k string) string { return kv[k] }
+	p, err := scenario.Lookup(scenario.NameAgentX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := ReadScenarioEnvironment(p, environ, get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(e.Notes, "\n")
+	if e.LiveAssistantSet || e.LiveAssistant || !strings.Contains(notes, "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES is ignored under scenario agentx") {
+		t.Errorf("live assistant replies under agentx: set %v, on %v; notes:\n%s", e.LiveAssistantSet, e.LiveAssistant, notes)
+	}
+	// The client's TCP_USER_TIMEOUT takes the preset's 900,000 ms.
+	if !e.TCPUserTimeoutSet || e.TCPUserTimeout != 900*time.Second {
+		t.Errorf("TCP user timeout %v (set %v), want the preset's 900s", e.TCPUserTimeout, e.TCPUserTimeoutSet)
+	}
+	// The explicit 600 s wins over the preset's 1800 s (the shorter of the
+	// two open timeouts bounds the open).
+	if e.OpenTimeout != 600*time.Second {
+		t.Errorf("open timeout %v, want the explicit 600s", e.OpenTimeout)
+	}
+	for _, w := range []string{"AIPERF_HTTP_TCP_USER_TIMEOUT=900000 (environment default of scenario agentx)", "AIPERF_DATASET_CONFIGURATION_TIMEOUT=1800 (environment default"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes do not say %q:\n%s", w, notes)
+		}
+	}
+	if strings.Contains(notes, "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT=1800") {
+		t.Errorf("a default replaced an explicit variable:\n%s", notes)
+	}
+	// The MVP has no environment defaults and honours the variable.
+	mvp, _ := scenario.Lookup(scenario.NameAgentXMVP)
+	if e, err := ReadScenarioEnvironment(mvp, environ, get); err != nil || !e.LiveAssistantSet || !e.LiveAssistant || strings.Contains(strings.Join(e.Notes, "\n"), "environment default") {
+		t.Errorf("MVP: %+v, %v", e, err)
 	}
 }

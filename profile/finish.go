@@ -11,9 +11,13 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/engines"
+	"github.com/agentperf/agentperf/gputelemetry"
+	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/promexport"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -48,6 +52,11 @@ type Input struct {
 	// Scraper is the server-metrics scraper of the run, its final scrape
 	// done (nil: no server metrics).
 	Scraper *servermetrics.Scraper
+	// GPU is the GPU exporter collector of the run, its final scrape done
+	// (nil: no GPU telemetry). Finish writes its export
+	// (gputelemetry.FileName) and its figures into the aggregates'
+	// metadata.agentperf.gpu_telemetry.
+	GPU *gputelemetry.Collector
 
 	// Scenario is the scenario preset's name; "" means none. Submission
 	// validity is a scenario's notion: without one, the verdict's
@@ -150,6 +159,9 @@ type Outcome struct {
 	// metrics (nil without a scraper, or when its export failed or came
 	// after a failed write).
 	Derived *servermetrics.Derived
+	// GPU is what the GPUs did over the profiling window, with the
+	// efficiency of the run's work (nil without GPU telemetry).
+	GPU *gputelemetry.Result
 	// Warnings are the warnings found while finishing, in
 	// metadata.warnings after Input.Warnings.
 	Warnings []string
@@ -170,6 +182,9 @@ type Outcome struct {
 	Dir string
 	// Tokenizer is where the run's tokenizer came from (set by Run).
 	Tokenizer tokenizer.Origin
+	// Metrics is the live Prometheus exporter of Spec.MetricsListen, its
+	// endpoint closed, its final state kept (set by Run; nil without it).
+	Metrics *promexport.Exporter
 
 	// failOnInvalid is Input.FailOnInvalid.
 	failOnInvalid bool
@@ -364,6 +379,9 @@ func (f *finisher) run() {
 	verdict := f.judge()
 	f.out.Verdict = verdict
 	info := f.runInfo(verdict)
+	if in.GPU != nil {
+		f.out.GPU = in.GPU.Result()
+	}
 
 	// After a scheduler's SIGTERM the kill follows: the aggregates go
 	// before the figure, which takes longest.
@@ -381,6 +399,9 @@ func (f *finisher) run() {
 		f.writeProblem("the request exports", err)
 	}
 	f.late = true
+	if f.out.GPU != nil {
+		f.exportGPU(sum)
+	}
 	if aggFirst && in.Scraper != nil {
 		if _, err := in.Scraper.Export(in.Dir); err != nil {
 			f.writeProblem("the server metrics export", err)
@@ -492,6 +513,37 @@ func (f *finisher) exportServer() {
 	}
 }
 
+// exportGPU relates the GPUs' energy to the run's work (the successful
+// profiling requests of the summary), writes the GPU telemetry export and
+// adds its figures to the aggregates' metadata.agentperf.gpu_telemetry.
+func (f *finisher) exportGPU(sum *metrics.Summary) {
+	r, dir := f.out.GPU, f.in.Dir
+	if sum != nil {
+		isl, _ := sum.Scalar("total_isl")
+		osl, _ := sum.Scalar("total_osl")
+		r.SetWork(sum.RequestCount, int64(isl.Value), int64(osl.Value))
+	}
+	b, err := r.Encode()
+	if err == nil {
+		err = atomicfile.WriteBytes(filepath.Join(dir, gputelemetry.FileName), b)
+	}
+	if err != nil {
+		f.writeProblem(gputelemetry.FileName, err)
+		return
+	}
+	for _, g := range r.GPUs {
+		if g.Problem != "" {
+			f.warn(fmt.Sprintf("GPU telemetry: GPU %s at %s has no energy for the profiling window: %s; the totals and the energy per token are left out", g.Index, g.Endpoint, g.Problem))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, metrics.FileAggregateJSON)); err != nil {
+		return // the aggregates were not written (reported)
+	}
+	if err := metrics.SetAgentperf(dir, "gpu_telemetry", r.Summary()); err != nil {
+		f.warn(fmt.Sprintf("GPU telemetry: its figures could not be added to %s: %v (they are in %s)", metrics.FileAggregateJSON, err, gputelemetry.FileName))
+	}
+}
+
 // figure reads the figure's input once, for metrics_plots.png and
 // report.html, renders the plot and returns the input with the warnings
 // report.html shows about it.
@@ -555,11 +607,20 @@ func (f *finisher) coverage() scenario.Coverage {
 	return c
 }
 
-// withAdvice appends the caller's overflow advice to an overflow-rate
-// finding.
+// withAdvice appends to an overflow-rate finding the engine's advice
+// (which server settings set the window; engines table, by the engine
+// its /metrics show, every engine's when unknown) and the caller's.
 func (f *finisher) withAdvice(reason, msg string) string {
-	if reason == scenario.ReasonOverflowRateExceeded && f.in.OverflowAdvice != "" {
-		return msg + "; " + f.in.OverflowAdvice
+	if reason != scenario.ReasonOverflowRateExceeded {
+		return msg
+	}
+	name := ""
+	if f.in.Scraper != nil {
+		name = f.in.Scraper.Engine().Name()
+	}
+	msg += "; " + engines.Advice(name)
+	if f.in.OverflowAdvice != "" {
+		msg += "; " + f.in.OverflowAdvice
 	}
 	return msg
 }

@@ -425,6 +425,72 @@ func TestFigureFromTheAggregates(t *testing.T) {
 	}
 }
 
+// TestFinishCoverageGate: the coverage rule as Finish applies it to a
+// run's measured signals, at the harness's boundaries of an 1800 s phase
+// whose TTFT and ITL stop early and whose last streamed content reaches
+// 1790, 1710 or 1709 s, the grace period, or nothing: the reason
+// insufficient_profile_metric_coverage and exit 1 exactly when none
+// reaches 95 %; metadata.metric_duration_coverage holds the three ratios;
+// a cancelled run is not judged.
+func TestFinishCoverageGate(t *testing.T) {
+	t.Parallel()
+	const phase = 1800 * time.Second
+	rule := scenario.Coverage{Required: scenario.RequiredCoverage, MinPhase: 900 * time.Second}
+	for _, tc := range []struct {
+		name      string
+		content   time.Duration // after the profiling start; < 0: none
+		cancelled bool
+		pass      bool
+		ratio     float64
+	}{
+		{"1790 s", 1790 * time.Second, false, true, 1790.0 / 1800},
+		{"1710 s", 1710 * time.Second, false, true, 0.95},
+		{"1709 s", 1709 * time.Second, false, false, 1709.0 / 1800},
+		{"grace period, clamped", 1830 * time.Second, false, true, 1},
+		{"no content at all", -1, false, false, 0},
+		{"cancelled: not judged", 100 * time.Second, true, true, 100.0 / 1800},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, col, syn := simRun(t, dir, 0)
+			start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			res.ProfilingStart = start
+			res.LastTTFT, res.LastITL = start.Add(1000*time.Second), start.Add(1200*time.Second)
+			res.LastContent = time.Time{}
+			if tc.content >= 0 {
+				res.LastContent = start.Add(tc.content)
+			}
+			res.Cancelled = tc.cancelled
+			out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true,
+				Scenario: scenario.NameAgentX, Duration: phase, Coverage: rule, Concurrency: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := slices.Contains(out.Verdict.Reasons, scenario.ReasonInsufficientCoverage)
+			if failed == tc.pass {
+				t.Errorf("reasons %v, want insufficient coverage: %v", out.Verdict.Reasons, !tc.pass)
+			}
+			if !tc.cancelled {
+				want := profile.ExitOK
+				if !tc.pass {
+					want = profile.ExitFailed
+				}
+				if got := out.ExitCode(); got != want {
+					t.Errorf("exit %d, want %d (%v)", got, want, out.Problems)
+				}
+			}
+			agg, err := metrics.ReadAggregateFile(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cov := agg.Metadata.MetricDurationCoverage
+			if len(cov) != 1 || cov[0].RequiredRatio != 0.95 || cov[0].ContentRatio != tc.ratio || cov[0].TTFTRatio != 1000.0/1800 || cov[0].ITLRatio != 1200.0/1800 {
+				t.Errorf("metric_duration_coverage %+v, want content ratio %v", cov, tc.ratio)
+			}
+		})
+	}
+}
+
 // TestFinishShardStoppedBySignalExitsInterrupted (issue 34, case 12):
 // under scancel every shard gets SIGTERM, and a shard that heard of
 // another's stop first recorded shard_stopped and exited 1. A process

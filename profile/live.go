@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -31,7 +32,8 @@ const serverWindow = 10 * time.Second
 type liveSource struct {
 	prog        *replay.Progress
 	col         *metrics.Collector
-	scr         *servermetrics.Scraper // nil without server metrics
+	scr         *servermetrics.Scraper  // nil without server metrics
+	gpu         *gputelemetry.Collector // nil without GPU telemetry
 	pc          *phaseClock
 	streaming   bool
 	interrupted func() bool
@@ -86,19 +88,39 @@ func (l *liveSource) Sample() ui.Sample {
 		s.WarmupStart = time.Unix(0, ns)
 	}
 	if l.scr != nil {
-		lf := l.scr.Live()
-		rf := l.scr.Recent(serverWindow)
-		s.Server = ui.ServerFigures{
-			Valid:   lf.KVUsageValid || lf.QueueValid || rf.GPUPrefixHitRateValid,
-			Running: nanUnless(lf.Running, lf.QueueValid), Waiting: nanUnless(lf.Waiting, lf.QueueValid),
-			KVUsage: nanUnless(lf.KVUsage, lf.KVUsageValid),
-			HitRate: nanUnless(rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid), HitWindow: rf.Window,
-			Preemptions:      nanUnless(rf.Preemptions, rf.PreemptionsValid),
-			PreemptionsTotal: nanUnless(rf.PreemptionsTotal, rf.PreemptionsValid),
-			Scrapes:          lf.Scrapes, ScrapeFailures: lf.ScrapeFailures,
-		}
+		s.Server = serverFigures(l.scr)
+	}
+	if l.gpu != nil {
+		g := l.gpu.Live(0)
+		s.GPU = ui.GPUFigures{Valid: !math.IsNaN(g.PowerW), GPUs: g.GPUs, PowerW: g.PowerW}
 	}
 	return s
+}
+
+// serverFigures are the live view's server figures from the scraper: the
+// latest gauges, the hit rate over the last serverWindow, and the engine
+// (engines table) with what it does not export, or that it is unknown.
+func serverFigures(scr *servermetrics.Scraper) ui.ServerFigures {
+	lf := scr.Live()
+	rf := scr.Recent(serverWindow)
+	sf := ui.ServerFigures{
+		Valid:   lf.KVUsageValid || lf.QueueValid || rf.GPUPrefixHitRateValid,
+		Running: nanUnless(lf.Running, lf.QueueValid), Waiting: nanUnless(lf.Waiting, lf.QueueValid),
+		KVUsage: nanUnless(lf.KVUsage, lf.KVUsageValid),
+		HitRate: nanUnless(rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid), HitWindow: rf.Window,
+		Preemptions:      nanUnless(rf.Preemptions, rf.PreemptionsValid),
+		PreemptionsTotal: nanUnless(rf.PreemptionsTotal, rf.PreemptionsValid),
+		Scrapes:          lf.Scrapes, ScrapeFailures: lf.ScrapeFailures,
+	}
+	det := scr.Engine()
+	switch {
+	case det.Unknown():
+		sf.EngineNote = det.UnknownText(6)
+	case det.Known():
+		sf.Engine, sf.EngineNote = det.Engine.Title, det.Engine.Missing
+		sf.OverflowAdvice = det.Engine.OverflowAdvice
+	}
+	return sf
 }
 
 // outcomes are a phase's counts as the view shows them (a failed warmup

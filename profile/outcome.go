@@ -3,7 +3,9 @@ package profile
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 )
@@ -21,6 +23,9 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	}
 	if o.Derived != nil {
 		WriteDerived(w, o.Derived)
+	}
+	if o.GPU != nil {
+		WriteGPU(w, o.GPU)
 	}
 	res := o.Result
 	if res == nil {
@@ -42,6 +47,10 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "subagents: %s; %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			subagentLine(sa), sa.Dropped, sa.DroppedRequests, sa.Cut)
 	}
+	if res.ServerRestartWaits > 0 {
+		fmt.Fprintf(w, "server restarts: %d requests were sent again while the server was restarting (503 \"Loading model\" or a refused connection); the wait is in their latency, each record has server_restart_tries and server_restart_wait_ns\n",
+			res.ServerRestartWaits)
+	}
 	if res.EndedEarly {
 		fmt.Fprintf(w, "profiling ended at %s, before the %s deadline: %s\n", res.ProfilingEnd.Format("15:04:05"), res.Deadline.Format("15:04:05"), res.EndReason)
 	}
@@ -57,12 +66,26 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
-	fmt.Fprintf(w, "server /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
-		pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
-		pct(d.ExternalHitRate, d.ExternalHitRateValid),
-		pct(d.OverallHitRate, d.OverallHitRateValid),
-		pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
-		pct(d.KVUsagePeak, d.KVUsagePeakValid))
+	if d.Engine.Unknown() {
+		fmt.Fprintf(w, "server /metrics: %s\n", d.Engine.UnknownText(8))
+	} else {
+		who := "server"
+		if e := d.Engine.Engine; e != nil {
+			who = e.Title
+		}
+		fmt.Fprintf(w, "%s /metrics over the profiling window (every request it served): GPU prefix-cache hit rate %s, external (offload) hit rate %s, overall hit rate %s, GPU KV usage mean (active) %s, peak %s\n",
+			who,
+			pct(d.GPUPrefixHitRate, d.GPUPrefixHitRateValid),
+			pct(d.ExternalHitRate, d.ExternalHitRateValid),
+			pct(d.OverallHitRate, d.OverallHitRateValid),
+			pct(d.KVUsageMeanActive, d.KVUsageMeanActiveValid),
+			pct(d.KVUsagePeak, d.KVUsagePeakValid))
+		if e := d.Engine.Engine; e != nil && e.Missing != "" {
+			fmt.Fprintf(w, "server metrics: n/a where %s: %s\n", e.Title, e.Missing)
+		} else if e != nil && len(e.ExternalHits) == 0 && len(e.CacheSourceLabel) == 0 {
+			fmt.Fprintf(w, "server metrics: n/a where %s has no external cache tier counter\n", e.Title)
+		}
+	}
 	if d.ScrapeFailures > 0 {
 		fmt.Fprintf(w, "server metrics: %d of %d scrapes failed (failed_fetches in %s; last: %s); the figures use the successful ones\n",
 			d.ScrapeFailures, d.Scrapes, servermetrics.JSONFile, d.LastScrapeError)
@@ -70,6 +93,38 @@ func WriteDerived(w io.Writer, d *servermetrics.Derived) {
 	if d.CollectionError != "" {
 		fmt.Fprintf(w, "server metrics: collection stopped by an %s\n", d.CollectionError)
 	}
+}
+
+// WriteGPU writes the GPUs' energy over the profiling window under the
+// summary table: per GPU, in all, and per unit of work.
+func WriteGPU(w io.Writer, r *gputelemetry.Result) {
+	fmt.Fprintf(w, "GPU energy over the profiling window (%.1f s, %d GPUs, from %s):\n", r.WindowSeconds, len(r.GPUs), gpuSources(r))
+	for _, g := range r.GPUs {
+		if g.EnergyJ == nil {
+			fmt.Fprintf(w, "  GPU %s %s: no energy (%s)\n", g.Index, g.Model, g.Problem)
+			continue
+		}
+		fmt.Fprintf(w, "  GPU %s %s: %.0f J (%s), average %.0f W, max %.0f W\n", g.Index, g.Model, *g.EnergyJ, g.EnergySource, *g.AvgPowerW, g.Max["power_w"])
+	}
+	if r.TotalEnergyJ == nil {
+		fmt.Fprintf(w, "  in all: n/a (a GPU has no energy for the window)\n")
+		return
+	}
+	fmt.Fprintf(w, "  in all: %.0f J, average %.0f W", *r.TotalEnergyJ, *r.AvgTotalPowerW)
+	if e := r.Efficiency; e != nil {
+		fmt.Fprintf(w, "; %.4g output tokens per joule, %.4g J per output token, %.4g J per request (%d successful profiling requests, %d output tokens)",
+			e.OutputTokensPerJoule, e.JoulesPerOutputToken, e.JoulesPerRequest, e.Requests, e.OutputTokens)
+	}
+	fmt.Fprintln(w)
+}
+
+// gpuSources names the exporters of r.
+func gpuSources(r *gputelemetry.Result) string {
+	var urls []string
+	for _, e := range r.Endpoints {
+		urls = append(urls, e.URL)
+	}
+	return strings.Join(urls, ", ")
 }
 
 // subagentLine says how many child requests were sent and where their

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -70,6 +73,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		defer srv.Close()
 		url = srv.URL
 		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
+		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
+			// The simulator's GPU page is this run's exporter.
+			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), url+sim.GPUMetricsPath(cfg.GPUMetrics))
+		}
 	}
 
 	// One run per folder: the lock is held until Run returns, and is taken
@@ -85,6 +92,11 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 	if len(removed) > 0 {
 		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
+	}
+	// The server may still be loading its model (a job that starts the
+	// server and the client together): wait for it, when asked.
+	if err := waitReady(ctx, &s, lg.Printf); err != nil {
+		return nil, err
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
@@ -110,9 +122,20 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if progress == nil {
 		progress = &replay.Progress{}
 	}
+	prom, err := plugMetricsListen(&s, progress, lg)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if prom != nil {
+		defer prom.Close()
+	}
 	reserve, warnings := checkFreeSpace(&s, lg)
-	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, Tally: &progress.Tally})
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	if s.Replay.Streaming {
+		// The live output token rate counts tokens as they arrive.
+		copt.Streamed = progress.StreamedTokens
+	}
+	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
@@ -133,6 +156,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
 		scr.Baseline(ctx)
 	}
+	gpu := startGPUTelemetry(ctx, &s, lg)
 	pc := &phaseClock{duration: s.Replay.BenchmarkDuration}
 	// The scraper marks the profiling window itself; the log and the live
 	// view's clock watch the same phase changes.
@@ -140,6 +164,9 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}, col}
 	if scr != nil {
 		obs = append(obs, scr)
+	}
+	if gpu != nil {
+		obs = append(obs, gpu)
 	}
 	obs = append(obs, s.Observers...)
 
@@ -161,6 +188,10 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		scrWG.Add(1)
 		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
 	}
+	if gpu != nil {
+		scrWG.Add(1)
+		go func() { defer scrWG.Done(); gpu.Run(scrCtx) }()
+	}
 	stopNote := context.AfterFunc(ctx, func() {
 		grace := fmt.Sprintf("the %s grace period", cfg.GracePeriod)
 		var term *replay.Terminated
@@ -178,7 +209,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	// back to the caller's writer when it stops.
 	terminal := lg.raw()
 	if s.View != nil {
-		v := s.View(&liveSource{prog: progress, col: col, scr: scr, pc: pc, streaming: cfg.Streaming,
+		v := s.View(&liveSource{prog: progress, col: col, scr: scr, gpu: gpu, pc: pc, streaming: cfg.Streaming,
 			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
 		view = v
 		lg.setOutput(v.Log())
@@ -210,13 +241,17 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if scr != nil {
 		scr.Final(context.Background())
 	}
+	if gpu != nil {
+		gpu.Final(context.Background())
+	}
 	in := s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...))
+	in.GPU = gpu
 	in.Shard = s.manifest(res, loaded, peer)
 	out, err := Finish(res, in)
 	if err != nil {
 		return nil, err
 	}
-	out.Result, out.Dir, out.Tokenizer = res, s.OutputDir, loaded.Tokenizer
+	out.Result, out.Dir, out.Tokenizer, out.Metrics = res, s.OutputDir, loaded.Tokenizer, prom
 	for _, w := range append(append([]string(nil), out.Warnings...), out.LateWarnings...) {
 		lg.Printf("warning: %s", w)
 	}
@@ -228,6 +263,22 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// startGPUTelemetry starts the GPU exporter collector of the run: nil when
+// telemetry is off, the run is a shard other than 0 (the GPUs are
+// measured once, like the server), or no exporter answered.
+func startGPUTelemetry(ctx context.Context, s *Spec, lg *runLog) *gputelemetry.Collector {
+	g := s.GPUTelemetry
+	if g.Off || s.NoGPUTelemetry || s.Replay.Shard.Index != 0 || len(g.URLs)+len(g.Probe) == 0 {
+		return nil
+	}
+	c := gputelemetry.New(gputelemetry.Config{URLs: g.URLs, Probe: g.Probe, Interval: g.Interval, Logf: lg.Printf, Quietf: lg.FileOnly})
+	if c.Start(ctx) == 0 {
+		return nil
+	}
+	lg.Printf("GPU telemetry: scraping %s", strings.Join(c.URLs(), ", "))
+	return c
 }
 
 // replayConfig is the engine's configuration: the Spec's replay settings

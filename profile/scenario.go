@@ -14,7 +14,8 @@ import (
 // left unset, checks its locks against the ones given, and s takes the
 // result, with the preset's generation, its name and the reasons the run
 // is already not a valid submission (unsafe_override). It returns the
-// settings the preset filled. A lock violated without the override is an
+// settings the preset filled, which are also added to the Notes (one line
+// of the run log each). A lock violated without the override is an
 // *InputError.
 func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled []string, err error) {
 	reasons, err := p.Enforce(&set)
@@ -78,6 +79,7 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 	s.Coverage = scenario.Coverage{Required: p.CoverageRatio, MinPhase: p.MinDuration}
 	s.Validity = reasons
 	s.UnsafeOverride = s.UnsafeOverride || set.UnsafeOverride
+	s.Notes = append(s.Notes, set.Filled...)
 	return set.Filled, nil
 }
 

@@ -90,8 +90,9 @@ type shardFinish struct {
 }
 
 // ShardArgv returns argv with what may differ between the shards of one
-// run taken out: the --shard value and the artifact folder
-// (--output-artifact-dir, --artifact-dir), so that every shard of a run
+// run taken out: the --shard value, the artifact folder
+// (--output-artifact-dir, --artifact-dir) and how long a shard waits for
+// the others (--shard-join-timeout), so that every shard of a run
 // started with --shard I/N or --shard auto, into a folder of its own, has
 // the same one.
 func ShardArgv(argv []string) []string {
@@ -100,7 +101,7 @@ func ShardArgv(argv []string) []string {
 		a := argv[i]
 		name, _, hasValue := strings.Cut(a, "=")
 		switch name {
-		case "--shard", "--output-artifact-dir", "--artifact-dir":
+		case "--shard", "--output-artifact-dir", "--artifact-dir", "--shard-join-timeout":
 			if !hasValue {
 				i++
 			}

@@ -82,6 +82,10 @@ type Spec struct {
 	// NoGPUTelemetry is --no-gpu-telemetry (recorded in input_config).
 	NoGPUTelemetry bool
 
+	// WaitForModel is the readiness wait before the first request (zero:
+	// none; the in-process simulator is ready once started).
+	WaitForModel WaitForModel
+
 	// OutputDir is the artifact folder (required).
 	OutputDir string
 	// SliceDuration enables the timeslice exports (0 = off); the server
@@ -91,6 +95,13 @@ type Spec struct {
 	NoPlot bool
 	// ServerMetrics configures the /metrics scraper.
 	ServerMetrics ServerMetrics
+	// GPUTelemetry configures the GPU exporter collector (the zero value
+	// collects nothing; docs/gpu-telemetry.md).
+	GPUTelemetry GPUTelemetry
+	// MetricsListen, when set (host:port), serves the run's client-side
+	// figures live in the Prometheus exposition format at /metrics
+	// (metrics/promexport; docs/metrics-listen.md).
+	MetricsListen string
 	// OverflowRateLimit is the largest valid context-overflow rate, a
 	// fraction in [0, 1]; unset is scenario.DefaultOverflowRateLimit.
 	OverflowRateLimit scenario.Opt[float64]
@@ -232,6 +243,22 @@ type ServerMetrics struct {
 	RequiredPrefix string
 }
 
+// GPUTelemetry configures the collector of GPU exporter metrics
+// (gputelemetry): DCGM's and AMD's exporters, scraped during the run, the
+// energy of the profiling window and its efficiency.
+type GPUTelemetry struct {
+	// Off disables collection (--no-gpu-telemetry); so does
+	// Spec.NoGPUTelemetry (which a preset's default may set).
+	Off bool
+	// URLs are exporters the user named: a failed scrape is a warning.
+	URLs []string
+	// Probe are default exporters (gputelemetry.DefaultURLs), scraped
+	// only when they answer the first scrape.
+	Probe []string
+	// Interval is the scrape interval (0 = gputelemetry.DefaultInterval).
+	Interval time.Duration
+}
+
 // NewSpec returns a Spec holding every default: the default AgentX
 // generation and the engine's defaults (replay.DefaultConfig), with the
 // scenario preset's context-overflow classifier
@@ -317,6 +344,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.OutputDir == "" {
 		errs = append(errs, errors.New("profile: Spec.OutputDir: required (the artifact folder)"))
+	}
+	if err := s.WaitForModel.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if f := s.FailedRequestThreshold; !(f >= 0 && f <= 1) {
 		errs = append(errs, fmt.Errorf("profile: Spec.FailedRequestThreshold %v: want a fraction in (0, 1], e.g. 0.10 for 10%% (0 = off)", f))

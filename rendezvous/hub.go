@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,7 +25,10 @@ type hub struct {
 	arrived  map[string]int
 	align    map[string]timing.Alignment
 	stopped  bool
-	closing  bool
+	// stopReason is why the run stopped (stopAll's), told to shards that
+	// come after.
+	stopReason string
+	closing    bool
 	// judged and failed are every shard's latest threshold counts (shard
 	// 0's at index 0).
 	judged, failed []int64
@@ -46,11 +50,10 @@ func (p *Peer) serve(ctx context.Context) error {
 	p.runID = cfg.RunID
 	addr := cfg.ListenAddr
 	if addr == "" {
-		port, err := Port(cfg.Addr)
-		if err != nil {
-			return fmt.Errorf("rendezvous: address %q: %w (want HOST:PORT)", cfg.Addr, err)
+		var err error
+		if addr, err = listenAddr(cfg.Addr); err != nil {
+			return err
 		}
-		addr = fmt.Sprintf(":%d", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -63,21 +66,65 @@ func (p *Peer) serve(ctx context.Context) error {
 	go h.heartbeat()
 	t := time.NewTimer(cfg.JoinTimeout)
 	defer t.Stop()
-	select {
-	case <-h.joinedCh:
-		h.broadcast(-1, msg{T: tJoined})
-		cfg.Logf("rendezvous: all %d shards joined", cfg.Shard.Count)
-		return nil
-	case <-p.stopped:
-		err = fmt.Errorf("rendezvous: the run stopped before every shard joined: %s", p.StopReason())
-	case <-t.C:
-		err = fmt.Errorf("rendezvous: only %d of %d shards joined within %s: missing shard %s", h.joinedCount()+1, cfg.Shard.Count, cfg.JoinTimeout, h.missing())
-	case <-ctx.Done():
-		err = fmt.Errorf("rendezvous: waiting for the shards to join: %w", ctx.Err())
+	tick := time.NewTicker(cfg.Progress)
+	defer tick.Stop()
+	giveUp := time.Now().Add(cfg.JoinTimeout)
+wait:
+	for {
+		select {
+		case <-h.joinedCh:
+			h.broadcast(-1, msg{T: tJoined})
+			cfg.Logf("rendezvous: all %d shards joined", cfg.Shard.Count)
+			return nil
+		case <-tick.C:
+			text := fmt.Sprintf("shard 0 at %s waits for shard %s to join (%d of %d joined; shard 0 gives up in %s)",
+				cfg.Addr, h.missing(), h.joinedCount()+1, cfg.Shard.Count, time.Until(giveUp).Round(time.Second))
+			cfg.Logf("rendezvous: %s", text)
+			h.broadcast(-1, msg{T: tWaiting, Text: text})
+		case <-p.stopped:
+			err = fmt.Errorf("rendezvous: %w: %s", errStoppedBeforeStart, p.StopReason())
+			break wait
+		case <-t.C:
+			err = fmt.Errorf("rendezvous: only %d of %d shards joined within %s: missing shard %s", h.joinedCount()+1, cfg.Shard.Count, cfg.JoinTimeout, h.missing())
+			break wait
+		case <-ctx.Done():
+			err = fmt.Errorf("rendezvous: waiting for the shards to join: %w", ctx.Err())
+			break wait
+		}
 	}
 	h.stopAll(-1, "shard 0 gave up waiting for every shard to join")
+	if errors.Is(err, errStoppedBeforeStart) {
+		// Shards still on their way are told why (handle refuses them with
+		// the stop's reason) rather than left to dial until their timeout.
+		cfg.Logf("rendezvous: telling shards that come in the next %s that the run stopped", cfg.Linger)
+		select {
+		case <-time.After(cfg.Linger):
+		case <-ctx.Done():
+		}
+	}
 	h.shutdown()
 	return err
+}
+
+// errStoppedBeforeStart is wrapped by serve's error when the run stopped
+// before every shard joined.
+var errStoppedBeforeStart = errors.New("the run stopped before every shard joined")
+
+// listenAddr is what shard 0 binds for the rendezvous address addr: addr
+// itself when its host is an IP address or localhost, else the port on
+// every interface (see Config.Addr).
+func listenAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("rendezvous: address %q: %w (want HOST:PORT)", addr, err)
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return "", fmt.Errorf("rendezvous: address %q: port %q is not a number", addr, port)
+	}
+	if net.ParseIP(host) != nil || host == "localhost" {
+		return addr, nil
+	}
+	return ":" + port, nil
 }
 
 func (h *hub) joinedCount() int {
@@ -132,27 +179,49 @@ func (h *hub) handle(l *link) {
 		cfg.Logf("rendezvous: refused a shard from %s: %s", l.c.RemoteAddr(), text)
 		l.close()
 	}
+	// refuseAll refuses the shard and, while the run has not started,
+	// stops every shard: the run cannot be the one asked for (a shard of
+	// another run or shape, two shards with one index), and waiting out
+	// the join timeout would not change that.
+	refuseAll := func(text string) {
+		refuse(text)
+		h.mu.Lock()
+		started := h.started
+		h.mu.Unlock()
+		if !started {
+			h.stopAll(0, "a shard was refused before the run started, so the run cannot start as asked: "+text)
+		}
+	}
 	if m.Count != cfg.Shard.Count {
-		refuse(fmt.Sprintf("shard %d/%d joined a run of %d shards", m.Shard, m.Count, cfg.Shard.Count))
+		refuseAll(fmt.Sprintf("shard %d/%d joined a run of %d shards", m.Shard, m.Count, cfg.Shard.Count))
 		return
 	}
 	if m.Shard < 1 || m.Shard >= cfg.Shard.Count {
-		refuse(fmt.Sprintf("shard index %d is not one of 1…%d", m.Shard, cfg.Shard.Count-1))
+		refuseAll(fmt.Sprintf("shard index %d is not one of 1…%d", m.Shard, cfg.Shard.Count-1))
 		return
 	}
 	if d := cfg.Key.diff(*m.Key); d != "" {
-		refuse(fmt.Sprintf("shard %d/%d is not a shard of shard 0's run: %s (shard 0's first)", m.Shard, m.Count, d))
+		refuseAll(fmt.Sprintf("shard %d/%d is not a shard of shard 0's run: %s (shard 0's first)", m.Shard, m.Count, d))
 		return
 	}
 	h.mu.Lock()
 	switch {
+	case h.members[m.Shard] != nil && !h.started && !h.stopped:
+		h.mu.Unlock()
+		refuseAll(fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count))
+		return
 	case h.members[m.Shard] != nil:
 		h.mu.Unlock()
 		refuse(fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count))
 		return
-	case h.started || h.stopped:
+	case h.started:
 		h.mu.Unlock()
-		refuse(fmt.Sprintf("shard %d/%d came too late: the run has started or stopped", m.Shard, m.Count))
+		refuse(fmt.Sprintf("shard %d/%d came too late: the run has started", m.Shard, m.Count))
+		return
+	case h.stopped:
+		reason := h.stopReason
+		h.mu.Unlock()
+		refuse(fmt.Sprintf("shard %d/%d came after the run stopped: %s", m.Shard, m.Count, reason))
 		return
 	}
 	mb := &member{idx: m.Shard, l: l}
@@ -327,7 +396,7 @@ func (h *hub) stopAll(from int, reason string) {
 		h.mu.Unlock()
 		return
 	}
-	h.stopped = true
+	h.stopped, h.stopReason = true, reason
 	h.mu.Unlock()
 	h.broadcast(from, msg{T: tStop, Reason: reason})
 	if from >= 0 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentperf/agentperf/timing"
@@ -25,11 +26,20 @@ const (
 	// sets a barrier's release instant, so that every shard gets the
 	// release before it.
 	DefaultReleaseLead = 50 * time.Millisecond
+	// DefaultProgress is how often a shard waiting at the rendezvous says
+	// what it waits for.
+	DefaultProgress = 5 * time.Second
+	// DefaultLinger is Config.Linger's default.
+	DefaultLinger = 15 * time.Second
 )
 
 // ErrRefused is wrapped by Join's error when shard 0 refused the shard
 // (another run, a shard already joined).
 var ErrRefused = errors.New("refused by the rendezvous")
+
+// ErrTooManyShards is wrapped by Join's error, on every shard, when the
+// run has more shards than lanes.
+var ErrTooManyShards = errors.New("more shards than lanes")
 
 // Key is what every shard of one run must agree on.
 type Key struct {
@@ -56,9 +66,11 @@ func (k Key) diff(o Key) string {
 
 // Config configures Join.
 type Config struct {
-	// Addr is HOST:PORT: where shard 0 listens (it binds the port on
-	// every interface of its host, or Addr itself with ListenAddr set) and
-	// what the others dial.
+	// Addr is HOST:PORT: where shard 0 listens and what the others dial.
+	// Shard 0 binds Addr itself when HOST is an IP address or localhost,
+	// and the port on every interface when HOST is a name (a node's own
+	// name often resolves to a loopback address in its /etc/hosts, where
+	// the other nodes could not reach it), or ListenAddr when set.
 	Addr string
 	// ListenAddr, when set, is what shard 0 binds instead of ":PORT".
 	ListenAddr string
@@ -77,6 +89,14 @@ type Config struct {
 	Heartbeat time.Duration
 	// ReleaseLead: DefaultReleaseLead when 0.
 	ReleaseLead time.Duration
+	// Progress is how often a shard waiting to join logs what it waits
+	// for: DefaultProgress when 0.
+	Progress time.Duration
+	// Linger is how long shard 0, when the run stopped before every shard
+	// joined, keeps listening to tell the shards still coming why
+	// (instead of leaving them to wait out their join timeout):
+	// DefaultLinger when 0, at most the join timeout.
+	Linger time.Duration
 	// FailedRequestThreshold is the run's failed-request limit, a
 	// fraction (0: none). Shard 0 judges it over the counts every shard
 	// reports (Peer.ReportThreshold) with scenario.ExceedsThreshold and,
@@ -96,6 +116,13 @@ func (c *Config) defaults() {
 	if c.ReleaseLead <= 0 {
 		c.ReleaseLead = DefaultReleaseLead
 	}
+	if c.Progress <= 0 {
+		c.Progress = DefaultProgress
+	}
+	if c.Linger <= 0 {
+		c.Linger = DefaultLinger
+	}
+	c.Linger = min(c.Linger, c.JoinTimeout)
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -136,6 +163,7 @@ const (
 	tStop    = "stop"
 	tBye     = "bye"
 	tCounts  = "counts"
+	tWaiting = "waiting" // shard 0 → the joined: who is still missing
 
 	codeThreshold = "failed_request_threshold"
 )
@@ -284,6 +312,12 @@ func Join(ctx context.Context, cfg Config) (*Peer, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New("rendezvous: no address: set --shard-rendezvous HOST:PORT (under Slurm it defaults to the step's first node)")
 	}
+	if l := cfg.Key.Lanes; l > 0 && l < cfg.Shard.Count {
+		// Every shard knows both numbers: each fails now, none waits for a
+		// shard that has nothing to play.
+		return nil, fmt.Errorf("rendezvous: %w: %d shards for %d lanes: shards %d…%d would have no lane; run at most %d shards, or more lanes (--concurrency is the global lane count)",
+			ErrTooManyShards, cfg.Shard.Count, l, l, cfg.Shard.Count-1, l)
+	}
 	p := &Peer{cfg: cfg, releases: map[string]chan msg{}, stopped: make(chan struct{})}
 	if cfg.Shard.Index == 0 {
 		return p, p.serve(ctx)
@@ -352,6 +386,9 @@ func (p *Peer) dial(ctx context.Context) error {
 	var c net.Conn
 	var err error
 	var d net.Dialer
+	deadline, _ := ctx.Deadline()
+	tick := time.NewTicker(cfg.Progress)
+	defer tick.Stop()
 	for {
 		c, err = d.DialContext(ctx, "tcp", cfg.Addr)
 		if err == nil {
@@ -359,7 +396,15 @@ func (p *Peer) dial(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("rendezvous: stopped while waiting for shard 0 at %s (%s): %w", cfg.Addr, dialProblem(err), ctx.Err())
+			}
+			if dns := dnsError(err); dns != nil {
+				return fmt.Errorf("rendezvous: cannot resolve shard 0's host %q (DNS: %v) within %s: check --shard-rendezvous (under Slurm: the step's first node; in Kubernetes: the pod's DNS name, which appears once shard 0's pod runs)", dns.Name, dns.Err, cfg.JoinTimeout)
+			}
 			return fmt.Errorf("rendezvous: shard 0 at %s did not answer within %s: %w (is shard 0 running, and is the address reachable from this node?)", cfg.Addr, cfg.JoinTimeout, err)
+		case <-tick.C:
+			cfg.Logf("rendezvous: shard %s waiting for shard 0 at %s: %s; retrying (gives up in %s)", cfg.Shard, cfg.Addr, dialProblem(err), time.Until(deadline).Round(time.Second))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -396,8 +441,14 @@ func (p *Peer) dial(ctx context.Context) error {
 		m, err := l.recv()
 		// Shard 0's heartbeat pings may arrive between a ping and its
 		// pong (a slow round trip on a loaded machine): answer them, so
-		// that shard 0 hears from this shard, and read on.
-		for err == nil && m.T == tPing {
+		// that shard 0 hears from this shard, and read on; and so may its
+		// word on who is missing.
+		for err == nil && (m.T == tPing || m.T == tWaiting) {
+			if m.T == tWaiting {
+				cfg.Logf("rendezvous: shard %s waiting: %s", cfg.Shard, m.Text)
+				m, err = l.recv()
+				continue
+			}
 			if err = l.send(msg{T: tPong, C: m.C}); err == nil {
 				m, err = l.recv()
 			}
@@ -405,6 +456,10 @@ func (p *Peer) dial(ctx context.Context) error {
 		if err != nil {
 			c.Close()
 			return fmt.Errorf("rendezvous: clock measurement: %w", err)
+		}
+		if m.T == tStop {
+			c.Close()
+			return fmt.Errorf("rendezvous: the run stopped before it started: %s", m.Reason)
 		}
 		if m.T != tPong {
 			c.Close()
@@ -424,6 +479,7 @@ func (p *Peer) dial(ctx context.Context) error {
 		return err
 	}
 	// Wait for every shard.
+	cfg.Logf("rendezvous: shard %s joined shard 0 at %s; waiting for every shard to join", cfg.Shard, cfg.Addr)
 	for {
 		m, err := l.recv()
 		if err != nil {
@@ -432,6 +488,10 @@ func (p *Peer) dial(ctx context.Context) error {
 		}
 		if m.T == tJoined {
 			break
+		}
+		if m.T == tWaiting {
+			cfg.Logf("rendezvous: shard %s waiting: %s", cfg.Shard, m.Text)
+			continue
 		}
 		if m.T == tPing {
 			// Shard 0 drops a member it has not heard from for ten
@@ -510,6 +570,26 @@ func (p *Peer) clientLoop() {
 			p.stop(m.Reason)
 		}
 	}
+}
+
+// dnsError returns err's DNS failure, if it is one.
+func dnsError(err error) *net.DNSError {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns
+	}
+	return nil
+}
+
+// dialProblem says in a few words why a dial failed.
+func dialProblem(err error) string {
+	if dns := dnsError(err); dns != nil {
+		return fmt.Sprintf("cannot resolve %q (DNS: %v)", dns.Name, dns.Err)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "nothing listens there yet (connection refused)"
+	}
+	return err.Error()
 }
 
 // Addr parsing helpers.

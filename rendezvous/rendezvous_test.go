@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ func freeAddr(t *testing.T) string {
 func testCfg(addr string, i, n int) Config {
 	return Config{Addr: addr, ListenAddr: addr, Shard: timing.Shard{Index: i, Count: n}, RunID: "run-1",
 		Key:         Key{Seed: 7, Argv: []string{"profile", "--concurrency", "9"}, CorpusDigest: "abc", Lanes: 9},
-		JoinTimeout: 20 * time.Second, Heartbeat: 50 * time.Millisecond}
+		JoinTimeout: 20 * time.Second, Heartbeat: 50 * time.Millisecond, Linger: 500 * time.Millisecond}
 }
 
 // joinAll joins n shards at once and returns their peers (index order).
@@ -139,8 +140,11 @@ func TestJoinRefuses(t *testing.T) {
 			if !errors.Is(errs[1], ErrRefused) || !strings.Contains(errs[1].Error(), c.want) {
 				t.Fatalf("shard 1: %v, want ErrRefused naming %q", errs[1], c.want)
 			}
-			if errs[0] == nil || !strings.Contains(errs[0].Error(), "missing shard 1") {
-				t.Fatalf("shard 0: %v, want a join timeout naming the missing shard", errs[0])
+			// Shard 0 does not wait out its join timeout for a shard that
+			// cannot come: it stops at once with the refusal (issue 34,
+			// case 8).
+			if errs[0] == nil || !strings.Contains(errs[0].Error(), "the run cannot start as asked") || !strings.Contains(errs[0].Error(), c.want) {
+				t.Fatalf("shard 0: %v, want a stop naming the refusal", errs[0])
 			}
 		})
 	}
@@ -157,6 +161,11 @@ func TestJoinRefuses(t *testing.T) {
 		}
 		if refused != 1 {
 			t.Fatalf("errors %v: want exactly one shard 1 refused as a duplicate", errs)
+		}
+		for i, e := range errs {
+			if e == nil || !strings.Contains(e.Error(), "joined already") {
+				t.Errorf("shard %d: %v, want every shard stopped, naming the duplicate", i, e)
+			}
 		}
 	})
 }
@@ -369,5 +378,141 @@ func TestJoinWithHeartbeatsDuringTheClockMeasurement(t *testing.T) {
 	}
 	for i := len(peers) - 1; i >= 0; i-- { // shard 0 last: it waits for the others' goodbyes
 		peers[i].Close()
+	}
+}
+
+// logTo collects a peer's log lines.
+type logTo struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logTo) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, format+"\n", args...)
+}
+
+func (l *logTo) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRefusalStopsEveryShardAtOnce (issue 34, case 8): shards 0 and 1
+// joined and shard 2 came with another seed: every shard stops at once
+// with the reason, none waits out the join timeout.
+func TestRefusalStopsEveryShardAtOnce(t *testing.T) {
+	addr := freeAddr(t)
+	cfgs := []Config{testCfg(addr, 0, 3), testCfg(addr, 1, 3), testCfg(addr, 2, 3)}
+	cfgs[2].Key.Seed = 8
+	cfgs[0].Linger = 3 * time.Second // shard 1 may come after shard 2 was refused: it is told why
+	start := time.Now()
+	peers, errs := joinAll(t, cfgs)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the shards took %s to give up (join timeout %s)", d, cfgs[0].JoinTimeout)
+	}
+	for i, e := range errs {
+		if e == nil || !strings.Contains(e.Error(), "seed 7 vs 8") {
+			t.Errorf("shard %d: %v, want a stop naming the seeds", i, e)
+		}
+	}
+	if peers[0].hub != nil {
+		peers[0].hub.shutdown()
+	}
+}
+
+// TestTooManyShardsFailsEveryShard (issue 34, case 8): with more shards
+// than lanes every shard fails at once, the ones with a lane too.
+func TestTooManyShardsFailsEveryShard(t *testing.T) {
+	addr := freeAddr(t)
+	var cfgs []Config
+	for i := range 3 {
+		c := testCfg(addr, i, 3)
+		c.Key.Lanes = 2
+		cfgs = append(cfgs, c)
+	}
+	start := time.Now()
+	_, errs := joinAll(t, cfgs)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the shards took %s to fail", d)
+	}
+	for i, e := range errs {
+		if !errors.Is(e, ErrTooManyShards) || !strings.Contains(e.Error(), "3 shards for 2 lanes: shards 2…2 would have no lane") {
+			t.Errorf("shard %d: %v", i, e)
+		}
+	}
+}
+
+// TestWaitingSaysWhatFor (issue 34, case 8): while a shard is missing,
+// shard 0 and the joined shards say every Progress which one they wait
+// for; a shard whose shard 0 is not up says so, and a name that does not
+// resolve is reported as a DNS failure.
+func TestWaitingSaysWhatFor(t *testing.T) {
+	addr := freeAddr(t)
+	var l0, l1 logTo
+	c0, c1 := testCfg(addr, 0, 3), testCfg(addr, 1, 3)
+	c0.JoinTimeout, c1.JoinTimeout = 1500*time.Millisecond, 5*time.Second
+	c0.Progress, c1.Progress = 200*time.Millisecond, 200*time.Millisecond
+	c0.Logf, c1.Logf = l0.logf, l1.logf
+	_, errs := joinAll(t, []Config{c0, c1})
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "missing shard 2") {
+		t.Errorf("shard 0: %v", errs[0])
+	}
+	want := "waits for shard 2 to join (2 of 3 joined; shard 0 gives up in"
+	if !strings.Contains(l0.String(), want) {
+		t.Errorf("shard 0's log lacks %q:\n%s", want, l0.String())
+	}
+	if !strings.Contains(l1.String(), "shard 1/3 waiting: shard 0 at "+addr+" "+want) {
+		t.Errorf("shard 1's log does not say what it waits for:\n%s", l1.String())
+	}
+
+	// Nothing listens at the address.
+	var l2 logTo
+	c2 := testCfg(freeAddr(t), 1, 2)
+	c2.JoinTimeout, c2.Progress, c2.Logf = time.Second, 200*time.Millisecond, l2.logf
+	if _, err := Join(context.Background(), c2); err == nil || !strings.Contains(err.Error(), "did not answer within 1s") {
+		t.Errorf("no shard 0: %v", err)
+	}
+	if !strings.Contains(l2.String(), "shard 1/2 waiting for shard 0 at") || !strings.Contains(l2.String(), "nothing listens there yet (connection refused)") {
+		t.Errorf("log while shard 0 is not up:\n%s", l2.String())
+	}
+
+	// A host name that does not resolve.
+	var l3 logTo
+	c3 := testCfg("no-such-host.invalid:7070", 1, 2)
+	c3.JoinTimeout, c3.Progress, c3.Logf = time.Second, 200*time.Millisecond, l3.logf
+	err := func() error { _, err := Join(context.Background(), c3); return err }()
+	if err == nil || !strings.Contains(err.Error(), `cannot resolve shard 0's host "no-such-host.invalid" (DNS:`) {
+		t.Errorf("unresolvable host: %v", err)
+	}
+	if !strings.Contains(l3.String(), `cannot resolve "no-such-host.invalid" (DNS:`) {
+		t.Errorf("log for an unresolvable host:\n%s", l3.String())
+	}
+}
+
+// TestShardZeroListensOnTheGivenAddress (issue 34, case 8): given
+// 127.0.0.1:PORT, shard 0 binds 127.0.0.1, not every interface; a host
+// name binds the port on every interface.
+func TestShardZeroListensOnTheGivenAddress(t *testing.T) {
+	addr := freeAddr(t)
+	c0, c1 := testCfg(addr, 0, 2), testCfg(addr, 1, 2)
+	c0.ListenAddr = ""
+	peers, errs := joinAll(t, []Config{c0, c1})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := peers[0].hub.ln.Addr().String(); got != addr {
+		t.Errorf("shard 0 listens at %s, want %s", got, addr)
+	}
+	peers[1].Close()
+	peers[0].Close()
+	for in, want := range map[string]string{"127.0.0.1:70": "127.0.0.1:70", "[::1]:70": "[::1]:70", "localhost:70": "localhost:70", "gpu07:70": ":70", "bench-0.bench:7070": ":7070"} {
+		if got, err := listenAddr(in); err != nil || got != want {
+			t.Errorf("listenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := listenAddr("gpu07"); err == nil {
+		t.Error("an address without a port accepted")
 	}
 }

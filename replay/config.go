@@ -66,6 +66,7 @@ func DefaultConfig() Config {
 		TCPUserTimeout:     DefaultTCPUserTimeout,
 		WarmupRetries:      DefaultWarmupRetries,
 		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
+		ServerRestartWait:  DefaultServerRestartWait,
 		LivenessInterval:   DefaultLivenessInterval,
 	}
 }
@@ -257,6 +258,14 @@ type Config struct {
 	// pause). See docs/warmup-retries.md.
 	WarmupRetries      int
 	WarmupRetryBackoff time.Duration
+	// ServerRestartWait is how long a request, warmup or profiling, is
+	// sent again while the server says it is restarting (HTTP 503
+	// "Loading model", or a refused connection after it had answered),
+	// counted from its first try; the wait is the server's time in the
+	// request's latency (DefaultConfig: DefaultServerRestartWait; 0 or
+	// negative = the first such answer is the request's failure). See
+	// docs/server-restarts.md.
+	ServerRestartWait time.Duration
 	// LivenessInterval: while requests are in flight and none has
 	// progressed for this long, a line says so, once per interval
 	// (DefaultConfig: DefaultLivenessInterval; 0 or negative = off).
@@ -388,7 +397,18 @@ type SessionHeaders struct {
 type Progress struct {
 	metrics.Tally
 	warmupTotal atomic.Int64
+	streamed    atomic.Int64
 }
+
+// StreamedTokens returns the output tokens streamed so far, by every
+// request of the run whatever its phase, counted as they arrive: each
+// content (or reasoning) chunk counts one when it is read, and when a
+// request ends with the server's usage, the tokens its chunks did not
+// account for (a server that sends several tokens per chunk) are added
+// then. Over a run it totals the streamed requests' completion tokens; a
+// live view takes its output token rate from its differences. 0 without
+// streaming.
+func (p *Progress) StreamedTokens() int64 { return p.streamed.Load() }
 
 // WarmupTotal returns the number of warmup requests planned (0 until the
 // warmup starts).
@@ -556,6 +576,7 @@ func (c *Config) normalize() *runConfig {
 	r.GracePeriod = max(r.GracePeriod, 0)
 	r.WarmupRetries = max(r.WarmupRetries, 0)
 	r.WarmupRetryBackoff = max(r.WarmupRetryBackoff, 0)
+	r.ServerRestartWait = max(r.ServerRestartWait, 0)
 	if r.Overflows == nil {
 		r.Overflows = r.Sink
 	}

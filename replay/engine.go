@@ -90,6 +90,10 @@ type Result struct {
 	// WarmupRetries counts failed warmup attempts that were sent again
 	// (each is a warmup-error record; Config.WarmupRetries).
 	WarmupRetries int
+	// ServerRestartWaits counts the requests that were sent again while
+	// the server was restarting (HTTP 503 "Loading model", or a refused
+	// connection after it had answered; Config.ServerRestartWait).
+	ServerRestartWaits int
 	// LastTTFT and LastITL are when the last successful profiling request
 	// with a TTFT (a first content chunk) and with an ITL (two or more
 	// chunks) got its first / last chunk: the coverage rule's inputs.
@@ -274,6 +278,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.ProfilingOverflows = counts.Profiling.Overflows
 	e.res.WarmupOverflows = counts.Warmup.Overflows
 	e.res.WarmupRetries = counts.Warmup.Retried
+	e.res.ServerRestartWaits = int(e.restartWaits.Load())
 	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
 	e.res.MissingUsage = int(e.missingUsage.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
@@ -340,6 +345,12 @@ type engine struct {
 	// warmRetriesLogged counts the warmup retries logged one by one (the
 	// tally counts the retried attempts).
 	warmRetriesLogged atomic.Int64
+	// served is set once the server has answered (an HTTP status, or a
+	// stream); restartsLogged counts the restart waits logged one by one,
+	// restartWaits the requests that waited for a restarting server
+	// (restart.go).
+	served                       atomic.Bool
+	restartsLogged, restartWaits atomic.Int64
 	// respFallbacks counts responses decoded with encoding/json
 	// (Result.ResponseFallbacks).
 	respFallbacks atomic.Int64

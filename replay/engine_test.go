@@ -34,6 +34,9 @@ type fakeServer struct {
 	fail     func(n int64, body []byte) (status int, msg string)
 	stall    atomic.Int64 // nanoseconds to hold each stream before its first chunk
 	chunks   int
+	// midError, when it returns an event, ends request n's stream with it
+	// after its first chunk (an error inside a 200 stream).
+	midError func(n int64) string
 }
 
 func newFakeServer(t *testing.T) *fakeServer {
@@ -74,6 +77,12 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	for i := 0; i < f.chunks; i++ {
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%d \"}}]}\n\n", i)
 		fl.Flush()
+		if f.midError != nil {
+			if ev := f.midError(n); ev != "" {
+				fmt.Fprint(w, ev)
+				return
+			}
+		}
 	}
 	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\n", len(body)/4, f.chunks, len(body)/4+f.chunks)
 	fmt.Fprint(w, "data: [DONE]\n\n")

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -202,7 +203,60 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 		sl.text = sl.text[:0]
 		text = &sl.text
 	}
-	x := sl.k.do(c, sl.body, sl.streamBody(), func(h *reqHeader) {
+	var x exchange
+	firstNs := rec.RequestStartNs
+	for tries := 1; ; tries++ {
+		x = e.exchange(l, st, sl, rec, text)
+		if x.err == nil || x.err.Category == metrics.CategoryHTTP || x.err.Category == metrics.CategoryStreamError {
+			if !e.restarting(x.err, x.errBody) {
+				e.served.Store(true)
+			}
+		}
+		if !e.restarting(x.err, x.errBody) {
+			break
+		}
+		// The server is restarting: the same request again, after a
+		// pause, until it answers or the wait is spent (restart.go).
+		if !e.restartPause(s, x.err, firstNs, tries) {
+			restartGaveUp(x.err, time.Duration(e.nowNs()-firstNs), tries)
+			rec.RestartTries = tries
+			rec.RestartWaitNs = e.nowNs() - firstNs
+			break
+		}
+		rec.RestartTries = tries + 1
+		rec.RestartWaitNs = e.nowNs() - firstNs
+		if text != nil {
+			*text = (*text)[:0]
+		}
+	}
+	if rec.RestartTries > 0 {
+		e.restartWaits.Add(1)
+	}
+	if x.fallback {
+		e.respFallbacks.Add(1)
+	}
+	rec.RequestStartNs = firstNs
+	rec.RequestAckNs = x.ackNs
+	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
+	rec.RequestEndNs = x.endNs
+	rec.ContentChunks = x.chunks
+	rec.NonStreaming = !c.Streaming
+	rec.Usage = x.recordUsage()
+	if c.Streaming && rec.Usage != nil && rec.Usage.CompletionTokens > x.chunks && sl.k.streamed != nil {
+		// The tokens the chunks did not account for (several per chunk).
+		sl.k.streamed.Add(int64(rec.Usage.CompletionTokens - x.chunks))
+	}
+	rec.Error = x.err
+	if rec.Error == nil && c.LiveAssistant {
+		conv.SetLiveReply(s.Turn, string(sl.text))
+	}
+	return x.errBody, seq
+}
+
+// exchange sends the request once on the slot's connection.
+func (e *engine) exchange(l *lane, st *stream, sl *slot, rec *metrics.Record, text *[]byte) exchange {
+	c := e.c
+	return sl.k.do(c, sl.body, sl.streamBody(), func(h *reqHeader) {
 		h.Set("X-Request-ID", rec.XRequestID)
 		h.Set("X-Correlation-ID", st.corrID)
 		if c.SessionHeaders.XSessionID {
@@ -218,20 +272,6 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 			h.Set("X-SMG-Routing-Key", st.corrID)
 		}
 	}, l.nowProgress, text)
-	if x.fallback {
-		e.respFallbacks.Add(1)
-	}
-	rec.RequestAckNs = x.ackNs
-	rec.FirstChunkNs, rec.SecondChunkNs, rec.FirstOutputNs, rec.LastChunkNs = x.firstNs, x.secondNs, x.firstOutputNs, x.lastNs
-	rec.RequestEndNs = x.endNs
-	rec.ContentChunks = x.chunks
-	rec.NonStreaming = !c.Streaming
-	rec.Usage = x.recordUsage()
-	rec.Error = x.err
-	if rec.Error == nil && c.LiveAssistant {
-		conv.SetLiveReply(s.Turn, string(sl.text))
-	}
-	return x.errBody, seq
 }
 
 // sending counts a request of phase as sent and in flight, right before

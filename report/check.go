@@ -115,6 +115,17 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 			add("submission_valid", false, "metadata.submission_valid is false, with no reason recorded")
 		}
 	}
+	// The engine behind the server metrics (engines table): an unknown
+	// one has no derived server figures, which the check names.
+	if det := servermetrics.DetectEngine(r.Server); det.Unknown() {
+		add("server_engine", false, "%s", det.UnknownText(8))
+	} else if e := det.Engine; e != nil {
+		msg := "server metrics of " + e.Title
+		if e.Missing != "" {
+			msg += " (" + e.Missing + ")"
+		}
+		add("server_engine", true, "%s", msg)
+	}
 	if p := opt.RequiredServerMetricPrefix; p != "" {
 		ok, msg := requiredPrefix(r.Dir, p)
 		add("server_metrics_prefix", ok, "%s", msg)

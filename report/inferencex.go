@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
+
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // Schema is a generation of InferenceX's agentic result JSON.
@@ -173,7 +176,7 @@ func (r *Run) resolve(opt Options, v3 bool) (*resolved, error) {
 	case metOK:
 		x.pool, x.poolOK = metPool, true
 	default:
-		warn("kv_cache_pool_tokens is null: no vllm:cache_config_info or sglang:max_total_num_tokens in the server metrics; pass the server log (--server-log)")
+		warn("kv_cache_pool_tokens is null: %s; pass the server log (--server-log)", kvPoolWhere(servermetrics.DetectEngine(r.Server)))
 	}
 	if r.recs.kept == nil {
 		warn("no successful profiling records: request metrics are empty")
@@ -215,7 +218,59 @@ func (r *Run) InferenceX(opt Options) (*Result, error) {
 	if v3 {
 		roundTree(res.doc)
 	}
+	res.doc = append(res.doc, r.powerFields()...)
 	return res, nil
+}
+
+// powerFields are the power fields InferenceX's power adapter patches into
+// the result (power_metric_schema_version 2), from the run's GPU
+// telemetry: power_valid, and when valid the whole-deployment power and
+// energy figures over the profiling window, rounded as the adapter rounds
+// them (3 decimals for watts and joules, 6 otherwise), plus agentperf's
+// output_tokens_per_joule. Nothing when the run collected no GPU
+// telemetry (the adapter then works from its own nvidia-smi samples).
+func (r *Run) powerFields() obj {
+	g := r.GPU
+	if g == nil {
+		return nil
+	}
+	out := obj{{"power_metric_schema_version", 2}}
+	n := len(g.GPUs)
+	req := len(r.recs.kept)
+	var in, outTok float64
+	if r.Summary != nil {
+		isl, _ := r.Summary.Scalar("total_isl")
+		osl, _ := r.Summary.Scalar("total_osl")
+		in, outTok = isl.Value, osl.Value
+	}
+	valid := g.TotalEnergyJ != nil && g.P75TotalPowerW != nil && g.P90TotalPowerW != nil && n > 0 &&
+		g.WindowSeconds > 0 && req > 0 && in > 0 && outTok > 0
+	if !valid {
+		return append(out, field{"power_valid", 0})
+	}
+	e := *g.TotalEnergyJ
+	round := func(v float64, places int) any {
+		p := math.Pow(10, float64(places))
+		return math.Round(v*p) / p
+	}
+	w := func(v float64) any { return round(v, 3) }
+	x := func(v float64) any { return round(v, 6) }
+	avgTotal := e / g.WindowSeconds
+	return append(out,
+		field{"power_valid", 1},
+		field{"avg_power_w", w(avgTotal / float64(n))},
+		field{"p75_power_w", w(*g.P75TotalPowerW / float64(n))},
+		field{"p75_total_gpu_power_w", w(*g.P75TotalPowerW)},
+		field{"p90_power_w", w(*g.P90TotalPowerW / float64(n))},
+		field{"p90_total_gpu_power_w", w(*g.P90TotalPowerW)},
+		field{"avg_total_gpu_power_w", w(avgTotal)},
+		field{"total_gpu_energy_j", w(e)},
+		field{"joules_per_successful_query", x(e / float64(req))},
+		field{"joules_per_input_token", x(e / in)},
+		field{"joules_per_output_token", x(e / outTok)},
+		field{"joules_per_total_token", x(e / (in + outTok))},
+		field{"output_tokens_per_joule", x(outTok / e)},
+	)
 }
 
 // validityJSON is the result's "validity": the submission verdict the
@@ -261,10 +316,11 @@ func (r *Run) v3(x *resolved) (obj, error) {
 		cats = append(cats, field{k, rs.Categories[k]})
 	}
 	doc := obj{
+		{"result_schema_version", resultSchemaVersion},
 		{"hw", e.HW}, {"conc", x.conc}, {"image", e.Image}, {"recipe_fingerprint", e.RecipeFingerprint},
 		{"model", e.Model}, {"infmax_model_prefix", e.ModelPrefix}, {"framework", e.Framework},
 		{"precision", e.Precision}, {"spec_decoding", e.SpecDecoding}, {"disagg", e.Disagg},
-		{"scenario_type", "agentic-coding"}, {"is_multinode", e.IsMultinode},
+		{"scenario_type", "agentic-coding"}, {"is_multinode", e.IsMultinode}, {"num_gpus", x.gpus},
 		{"tp", x.tp}, {"ep", x.ep}, {"dp_attention", x.dpa},
 	}
 	doc = append(doc, x.shape...)
@@ -296,6 +352,11 @@ func (r *Run) v3(x *resolved) (obj, error) {
 	doc = append(doc, field{"server_metrics", srv}, field{"kv_cache_pool_tokens", pool})
 	return doc, nil
 }
+
+// resultSchemaVersion is the version of InferenceX's published result
+// rows that the v3 document follows (its RESULT_SCHEMA_VERSION, in
+// inferencex-e2e/infx/results/schema).
+const resultSchemaVersion = 1
 
 // v3RequestMetrics is the v3 request_metrics object.
 func (x *resolved) v3RequestMetrics() obj {
@@ -441,7 +502,7 @@ func (r *Run) v2(x *resolved) obj {
 		field{"total_requests_completed", len(rs.kept)},
 		field{"response_cache_hit_rate", respHit},
 	)
-	if s.present && s.adapter != "vllm" && s.adapter != "dynamo-vllm" {
+	if s.present && s.adapter == "sglang" {
 		// The flat schema's server fields are vLLM's; an SGLang
 		// deployment reports its hit rate on the same keys.
 		x.warnings = append(x.warnings, fmt.Sprintf("server metrics adapter %s: server_gpu_cache_hit_rate and server_cpu_cache_hit_rate use its device and host cached tokens", s.adapter))

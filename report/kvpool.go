@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -185,7 +186,7 @@ func poolFromMetrics(ex *servermetrics.Export) (KVPool, bool) {
 		return KVPool{}, false
 	}
 	for _, ms := range []map[string]*servermetrics.Metric{ex.Metrics, ex.WarmupMetrics} {
-		if m := ms["vllm:cache_config_info"]; m != nil {
+		if m := ms[vllmEngine.KVPoolMetric[0]]; m != nil {
 			var t int64
 			n := 0
 			for _, s := range m.Series {
@@ -204,12 +205,21 @@ func poolFromMetrics(ex *servermetrics.Export) (KVPool, bool) {
 				return KVPool{Tokens: t, Source: "vllm:cache_config_info (num_gpu_blocks × block_size)", Engines: n}, true
 			}
 		}
-		if g := gauge(ms, []string{"sglang:max_total_num_tokens"}, combineSum, nil, "max", "avg"); g.ok && g.v > 0 && g.v < math.MaxInt64/2 {
-			n := len(ms["sglang:max_total_num_tokens"].Series)
+		if g := gauge(ms, sglangEngine.KVPoolMetric, combineSum, nil, "max", "avg"); g.ok && g.v > 0 && g.v < math.MaxInt64/2 {
+			n := len(ms[sglangEngine.KVPoolMetric[0]].Series)
 			return KVPool{Tokens: int64(math.Round(g.v)), Source: "sglang:max_total_num_tokens", Engines: n}, true
 		}
 	}
 	return KVPool{}, false
+}
+
+// kvPoolWhere says where the KV pool size of the detected engine is
+// found, when the server metrics did not state it (engines table).
+func kvPoolWhere(det engines.Detection) string {
+	if e := det.Engine; e != nil {
+		return "the server metrics do not state it; for " + e.Title + " it is in " + e.KVPool
+	}
+	return "no vllm:cache_config_info or sglang:max_total_num_tokens in the server metrics"
 }
 
 func satAdd(a, b int64) int64 {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -39,6 +40,9 @@ type Run struct {
 	// Derived are the server figures of the seed table, computed from
 	// Server (zero when Server is nil).
 	Derived servermetrics.Derived
+	// GPU is gpu_telemetry_export.json, nil when the run collected no GPU
+	// telemetry.
+	GPU *gputelemetry.Result
 	// Warnings are problems found while reading that do not stop the
 	// report.
 	Warnings []string
@@ -253,6 +257,11 @@ func Load(dir string) (*Run, error) {
 		}
 		r.Server = ex
 		r.Derived = servermetrics.Derive(ex)
+	}
+	if g, err := gputelemetry.ReadExport(d); err == nil {
+		r.GPU = g
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %v", ErrBadArtifact, err)
 	}
 	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/servermetrics"
 )
 
@@ -223,18 +224,22 @@ func labelIs(k, v string) func(*servermetrics.Series) bool {
 	return func(s *servermetrics.Series) bool { return s != nil && s.Labels[k] == v }
 }
 
-// Metric names read (export names: counters without _total).
+// Metric names read (export names: counters without _total), from the
+// engines table.
 var (
-	nPrompt       = []string{"vllm:prompt_tokens"}
-	nGen          = []string{"vllm:generation_tokens"}
-	nHits         = []string{"vllm:prefix_cache_hits"}
-	nQueries      = []string{"vllm:prefix_cache_queries"}
-	nExtHits      = []string{"vllm:external_prefix_cache_hits"}
-	nExtQueries   = []string{"vllm:external_prefix_cache_queries"}
-	nKVUsage      = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
-	nCPUUsage     = []string{"vllm:cpu_kv_cache_usage_perc", "vllm:cpu_cache_usage_perc"}
-	nOffloadBytes = []string{"vllm:kv_offload_total_bytes"}
-	nOffloadTime  = []string{"vllm:kv_offload_total_time"}
+	vllmEngine, _   = engines.Lookup("vllm")
+	sglangEngine, _ = engines.Lookup("sglang")
+	dynamoEngine, _ = engines.Lookup("dynamo")
+	nPrompt         = vllmEngine.PromptTokens
+	nGen            = vllmEngine.GenerationTokens
+	nHits           = vllmEngine.PrefixHits[:1]
+	nQueries        = vllmEngine.PrefixQueries[:1]
+	nExtHits        = vllmEngine.ExternalHits
+	nExtQueries     = vllmEngine.ExternalQueries
+	nKVUsage        = vllmEngine.KVUsage
+	nCPUUsage       = vllmEngine.CPUKVUsage
+	nOffloadBytes   = vllmEngine.OffloadBytes[:1]
+	nOffloadTime    = vllmEngine.OffloadTime
 )
 
 // computeServer derives the server figures from an export (nil: absent)
@@ -250,7 +255,8 @@ func computeServer(ex *servermetrics.Export, framework string, req *requestFigur
 	if !f.present {
 		f.warnings = append(f.warnings, "server_metrics_export.json missing or empty: server figures are null, token totals come from the records")
 	} else {
-		f.adapter = detectAdapter(ms, framework)
+		det := servermetrics.DetectEngine(ex)
+		f.adapter = detectAdapter(det, framework)
 		switch f.adapter {
 		case "sglang":
 			f.sglang(ms)
@@ -259,17 +265,13 @@ func computeServer(ex *servermetrics.Export, framework string, req *requestFigur
 			if f.adapter == "dynamo-vllm" {
 				f.dynamo(ms)
 			}
+		case "unknown":
+			f.warnings = append(f.warnings, fmt.Sprintf("framework %q: %s; server figures are null", framework, det.UnknownText(8)))
 		default:
-			names := make([]string, 0, len(ms))
-			for n := range ms {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			if len(names) > 8 {
-				names = append(names[:8], "…")
-			}
-			f.warnings = append(f.warnings, fmt.Sprintf("server metrics of an unknown backend (framework %q, metrics %s): server figures are null",
-				framework, strings.Join(names, ", ")))
+			f.cachedEngine(ms, det.Engine)
+		}
+		if e := det.Engine; e != nil && e.Missing != "" {
+			f.warnings = append(f.warnings, fmt.Sprintf("%s: %s, so those figures are null", e.Title, e.Missing))
 		}
 	}
 	f.bwG2C = rate(f.bytesG2C, f.timeG2C)
@@ -284,31 +286,56 @@ func computeServer(ex *servermetrics.Export, framework string, req *requestFigur
 	return f
 }
 
-func detectAdapter(ms map[string]*servermetrics.Metric, framework string) string {
-	fw := strings.ToLower(framework)
-	has := func(prefix string) bool {
-		for n := range ms {
-			if strings.HasPrefix(n, prefix) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case strings.HasPrefix(fw, "dynamo") || has("dynamo_"):
+// detectAdapter is the report's name of the detected engine: Dynamo in
+// front of vLLM (by the framework or dynamo_ families) is dynamo-vllm.
+func detectAdapter(det engines.Detection, framework string) string {
+	if strings.HasPrefix(strings.ToLower(framework), "dynamo") {
 		return "dynamo-vllm"
-	case has("sglang:"):
-		return "sglang"
-	case has("vllm:"):
-		return "vllm"
 	}
-	return "unknown"
+	switch n := det.Name(); n {
+	case "dynamo":
+		return "dynamo-vllm"
+	case "":
+		return "unknown"
+	default:
+		return n
+	}
+}
+
+// cachedEngine reads an engine that has a cached-token counter but no
+// hit and query counters (llama.cpp), and whatever else of the engines
+// table's names it exports: its prompt tokens are all the prompt tokens
+// (the cached ones added when its counter leaves them out), its hit rate
+// the cached share of them.
+func (f *serverFigures) cachedEngine(ms map[string]*servermetrics.Metric, e *engines.Engine) {
+	if e == nil {
+		return
+	}
+	f.promptTotal = counterSum(ms, e.PromptTokens, nil)
+	f.genTotal = counterSum(ms, e.GenerationTokens, nil)
+	cached := counterSum(ms, e.CachedTokens, nil)
+	if e.PromptExcludesCached && f.promptTotal.ok && cached.ok {
+		f.promptTotal = some(f.promptTotal.v + cached.v)
+	}
+	f.gpuHit = rate(cached, f.promptTotal)
+	f.v2GPUHit = f.gpuHit
+	f.overallHit = f.gpuHit
+	if cached.ok && f.promptTotal.ok {
+		f.srcGPU = cached
+		f.srcCompute = some(f.promptTotal.v - cached.v)
+	}
+	f.gpuUsage = usage(ms, e.KVUsage, nil)
+	f.prefixHits = counterSum(ms, e.PrefixHits, nil)
+	f.prefixQueries = counterSum(ms, e.PrefixQueries, nil)
+	if r := rate(f.prefixHits, f.prefixQueries); r.ok {
+		f.gpuHit, f.v2GPUHit, f.overallHit = r, r, r
+	}
 }
 
 func (f *serverFigures) vllm(ms map[string]*servermetrics.Metric, dynamo bool) {
 	if dynamo {
-		f.promptTotal = counterSum(ms, append([]string{"dynamo_frontend_input_sequence_tokens"}, nPrompt...), nil)
-		f.genTotal = counterSum(ms, append([]string{"dynamo_frontend_output_tokens"}, nGen...), nil)
+		f.promptTotal = counterSum(ms, append(slices.Clone(dynamoEngine.PromptTokens), nPrompt...), nil)
+		f.genTotal = counterSum(ms, append(slices.Clone(dynamoEngine.GenerationTokens), nGen...), nil)
 	} else {
 		f.promptTotal = counterSum(ms, nPrompt, nil)
 		f.genTotal = counterSum(ms, nGen, nil)
@@ -322,7 +349,7 @@ func (f *serverFigures) vllm(ms map[string]*servermetrics.Metric, dynamo bool) {
 	f.extHit = rate(f.extHits, f.extQueries)
 	f.cpuHit = f.extHit
 	f.v2ExtHit = f.extHit
-	f.bySource = sumByLabel(ms, "vllm:prompt_tokens_by_source", "source", nil)
+	f.bySource = sumByLabel(ms, vllmEngine.PromptBySource[0], "source", nil)
 	if f.bySource != nil {
 		var total float64
 		for _, v := range f.bySource {
@@ -349,19 +376,19 @@ func (f *serverFigures) vllm(ms map[string]*servermetrics.Metric, dynamo bool) {
 	}
 	f.gpuUsage = usage(ms, nKVUsage, nil)
 	f.cpuUsage = usage(ms, nCPUUsage, nil)
-	f.bytesG2C = counterSum(ms, []string{"vllm:kv_offload_bytes_gpu_to_cpu"}, nil)
+	f.bytesG2C = counterSum(ms, vllmEngine.OffloadBytesG2C, nil)
 	if !f.bytesG2C.ok {
 		f.bytesG2C = counterSum(ms, nOffloadBytes, labelIs("transfer_type", "GPU_to_CPU"))
 	}
-	f.bytesC2G = counterSum(ms, []string{"vllm:kv_offload_bytes_cpu_to_gpu"}, nil)
+	f.bytesC2G = counterSum(ms, vllmEngine.OffloadBytesC2G, nil)
 	if !f.bytesC2G.ok {
 		f.bytesC2G = counterSum(ms, nOffloadBytes, labelIs("transfer_type", "CPU_to_GPU"))
 	}
-	f.timeG2C = counterSum(ms, []string{"vllm:kv_offload_time_gpu_to_cpu"}, nil)
+	f.timeG2C = counterSum(ms, vllmEngine.OffloadTimeG2C, nil)
 	if !f.timeG2C.ok {
 		f.timeG2C = counterSum(ms, nOffloadTime, labelIs("transfer_type", "GPU_to_CPU"))
 	}
-	f.timeC2G = counterSum(ms, []string{"vllm:kv_offload_time_cpu_to_gpu"}, nil)
+	f.timeC2G = counterSum(ms, vllmEngine.OffloadTimeC2G, nil)
 	if !f.timeC2G.ok {
 		f.timeC2G = counterSum(ms, nOffloadTime, labelIs("transfer_type", "CPU_to_GPU"))
 	}
@@ -369,9 +396,10 @@ func (f *serverFigures) vllm(ms map[string]*servermetrics.Metric, dynamo bool) {
 }
 
 func (f *serverFigures) sglang(ms map[string]*servermetrics.Metric) {
-	f.promptTotal = counterSum(ms, []string{"sglang:prompt_tokens"}, nil)
-	f.genTotal = counterSum(ms, []string{"sglang:generation_tokens"}, nil)
-	f.cachedBySource = sumByLabel(ms, "sglang:cached_tokens", "cache_source", nil)
+	e := sglangEngine
+	f.promptTotal = counterSum(ms, e.PromptTokens, nil)
+	f.genTotal = counterSum(ms, e.GenerationTokens, nil)
+	f.cachedBySource = sumByLabel(ms, e.CachedTokens[0], e.CacheSourceLabel, nil)
 	dev, hasDev := f.cachedBySource["device"]
 	host, hasHost := f.cachedBySource["host"]
 	f.gpuHit = rate(val{dev, hasDev}, f.promptTotal)
@@ -387,13 +415,13 @@ func (f *serverFigures) sglang(ms map[string]*servermetrics.Metric) {
 		f.overallHit = rate(some(all), f.promptTotal)
 	}
 	if !f.overallHit.ok {
-		if g := gauge(ms, []string{"sglang:cache_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+		if g := gauge(ms, e.HitRateGauge, combineMean, nil, "avg", "max"); g.ok {
 			f.overallHit = some(normFraction(g.v))
 		}
 	}
-	f.gpuUsage = usage(ms, []string{"sglang:token_usage"}, nil)
-	f.cpuUsed = gauge(ms, []string{"sglang:hicache_host_used_tokens"}, combineMax, nil, "max", "avg")
-	f.cpuTotal = gauge(ms, []string{"sglang:hicache_host_total_tokens"}, combineMax, nil, "max", "avg")
+	f.gpuUsage = usage(ms, e.KVUsage, nil)
+	f.cpuUsed = gauge(ms, e.HostUsedTokens, combineMax, nil, "max", "avg")
+	f.cpuTotal = gauge(ms, e.HostTotalTokens, combineMax, nil, "max", "avg")
 	f.cpuUsage = rate(f.cpuUsed, f.cpuTotal)
 	f.srcGPU = val{dev, hasDev}
 	f.srcExt = val{host, hasHost}
@@ -403,15 +431,15 @@ func (f *serverFigures) sglang(ms map[string]*servermetrics.Metric) {
 
 func (f *serverFigures) dynamo(ms map[string]*servermetrics.Metric) {
 	if !f.gpuUsage.ok {
-		f.gpuUsage = usage(ms, []string{"dynamo_component_gpu_cache_usage_percent"}, nil)
+		f.gpuUsage = usage(ms, dynamoEngine.KVUsage, nil)
 	}
-	f.frontendCached = counterSum(ms, []string{"dynamo_frontend_cached_tokens"}, nil)
-	f.frontendInput = counterSum(ms, []string{"dynamo_frontend_input_sequence_tokens"}, nil)
+	f.frontendCached = counterSum(ms, dynamoEngine.CachedTokens, nil)
+	f.frontendInput = counterSum(ms, dynamoEngine.PromptTokens, nil)
 	f.frontendHit = rate(f.frontendCached, f.frontendInput)
-	if g := gauge(ms, []string{"dynamo_component_router_kv_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+	if g := gauge(ms, dynamoEngine.HitRateGauge[:1], combineMean, nil, "avg", "max"); g.ok {
 		f.routerKVHit = some(normFraction(g.v))
 	}
-	if g := gauge(ms, []string{"dynamo_component_router_shared_cache_hit_rate"}, combineMean, nil, "avg", "max"); g.ok {
+	if g := gauge(ms, dynamoEngine.HitRateGauge[1:], combineMean, nil, "avg", "max"); g.ok {
 		f.routerSharedHit = some(normFraction(g.v))
 	}
 	if !f.overallHit.ok {

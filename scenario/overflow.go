@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentperf/agentperf/engines"
 )
 
 // Environment variables read by this package (docs/context-overflow.md).
@@ -17,11 +20,25 @@ const (
 
 // DefaultOverflowSubstrings is the default allowlist: aiperf's four
 // ("context length", "maximum context", "context_length_exceeded",
-// "prompt is too long") plus "max_total_tokens", which catches vLLM's
-// renderer wording "max_output_tokens=M cannot be greater than
-// max_total_tokens=N" that none of aiperf's match. Together they match
-// every vLLM and SGLang overflow text listed in docs/context-overflow.md.
-var DefaultOverflowSubstrings = []string{"context length", "maximum context", "context_length_exceeded", "prompt is too long", "max_total_tokens"}
+// "prompt is too long") and then the overflow texts of every engine of the
+// engines table that none of those match: vLLM's renderer wording
+// "max_output_tokens=M cannot be greater than max_total_tokens=N",
+// llama.cpp's "exceeds the available context size", "larger than the max
+// context size", "Context size has been exceeded." and its error type
+// exceed_context_size_error, TensorRT-LLM's "should not exceed
+// max_seq_len". Together they match every overflow text listed in
+// docs/engines.md.
+var DefaultOverflowSubstrings = defaultOverflowSubstrings()
+
+func defaultOverflowSubstrings() []string {
+	out := []string{"context length", "maximum context", "context_length_exceeded", "prompt is too long"}
+	for _, s := range engines.OverflowSubstrings() {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // DefaultOverflowRateLimit is the largest valid overflow rate: overflows
 // over profiling responses (successes + errors + overflows).

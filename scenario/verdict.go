@@ -115,7 +115,7 @@ func Judge(in JudgeInput) Verdict {
 		limit = in.OverflowRateLimit.V
 	}
 	if rate := OverflowRate(in.Overflows, in.Responses); rate > limit {
-		add(ReasonOverflowRateExceeded, fmt.Sprintf("%d of %d profiling responses were context overflows (%.2f%%), above the %.2f%% limit (%s): the server's context window is smaller than the corpus needs; restart it without lowering --max-model-len, or use the _256k corpus",
+		add(ReasonOverflowRateExceeded, fmt.Sprintf("%d of %d profiling responses were context overflows (%.2f%%), above the %.2f%% limit (%s): the server's context window is smaller than the corpus needs; restart it with a larger per-request window, or use the _256k corpus",
 			in.Overflows, in.Responses, 100*rate, 100*limit, EnvOverflowRateLimit))
 	}
 	cause := in.cancelCause()

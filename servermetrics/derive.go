@@ -3,22 +3,25 @@ package servermetrics
 import (
 	"encoding/json"
 	"math"
+
+	"github.com/agentperf/agentperf/engines"
 )
 
 // Metric names the derived figures read (export names: counters without
-// _total). The first name present wins.
+// _total), merged from every engine of the engines table. The first name
+// present wins.
 var (
-	namesHits      = []string{"vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"}
-	namesQueries   = []string{"vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"}
-	namesExtHits   = []string{"vllm:external_prefix_cache_hits"}
-	namesExtQuery  = []string{"vllm:external_prefix_cache_queries"}
-	namesKVUsage   = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
-	namesRunning   = []string{"vllm:num_requests_running", "sglang:num_running_reqs"}
-	namesWaiting   = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs"}
-	namesPrompt    = []string{"vllm:prompt_tokens", "sglang:prompt_tokens"}
-	namesGen       = []string{"vllm:generation_tokens", "sglang:generation_tokens"}
-	nameSGCached   = "sglang:cached_tokens"
-	nameSGHitGauge = "sglang:cache_hit_rate"
+	namesHits        = engines.Names(func(e *engines.Engine) []string { return e.PrefixHits })
+	namesQueries     = engines.Names(func(e *engines.Engine) []string { return e.PrefixQueries })
+	namesExtHits     = engines.Names(func(e *engines.Engine) []string { return e.ExternalHits })
+	namesExtQuery    = engines.Names(func(e *engines.Engine) []string { return e.ExternalQueries })
+	namesKVUsage     = engines.Names(func(e *engines.Engine) []string { return e.KVUsage })
+	namesRunning     = engines.Names(func(e *engines.Engine) []string { return e.Running })
+	namesWaiting     = engines.Names(func(e *engines.Engine) []string { return e.Waiting })
+	namesPrompt      = engines.Names(func(e *engines.Engine) []string { return e.PromptTokens })
+	namesGen         = engines.Names(func(e *engines.Engine) []string { return e.GenerationTokens })
+	namesHitGauge    = engines.Names(func(e *engines.Engine) []string { return e.HitRateGauge })
+	namesPreemptions = engines.Names(func(e *engines.Engine) []string { return e.Preemptions })
 )
 
 // Derived are the server-side figures of a run with explicit definitions:
@@ -73,8 +76,15 @@ type Derived struct {
 	PromptTokens, GenerationTokens           float64
 	PromptTokensValid, GenerationTokensValid bool
 
-	// Backend is "vllm", "sglang" or "" (no known metric names seen).
+	// Backend is the engine detected from the metric families
+	// (engines.Detect: vllm, sglang, trtllm, dynamo, llamacpp), "unknown"
+	// when families of no known engine were seen, "" when none were.
 	Backend string
+	// Families are the metric families seen (sorted); Engine the
+	// detection, for the surfaces that say what an engine lacks or that
+	// it is unknown.
+	Families []string
+	Engine   engines.Detection
 	// ScrapeFailures and Scrapes count failed and all fetches over all
 	// endpoints (set by Scraper.Export; zero from Derive alone).
 	ScrapeFailures, Scrapes                  int
@@ -160,21 +170,23 @@ func Derive(ex *Export) Derived {
 	d.EndpointsConfigured = len(ex.Summary.EndpointsConfigured)
 	d.EndpointsSuccessful = len(ex.Summary.EndpointsSuccessful)
 	ms := ex.Metrics
-	for n := range ms {
-		switch {
-		case len(n) > 5 && n[:5] == "vllm:":
-			d.Backend = "vllm"
-		case d.Backend == "" && len(n) > 7 && n[:7] == "sglang:":
-			d.Backend = "sglang"
-		}
-	}
+	d.Engine = DetectEngine(ex)
+	d.Families = d.Engine.Families
+	d.Backend = d.Engine.Name()
 	d.vllmHitRates(ms)
 	promptM, _ := firstMetric(ms, namesPrompt)
 	genM, _ := firstMetric(ms, namesGen)
 	d.PromptTokens, d.PromptTokensValid = counterSum(promptM, nil)
 	d.GenerationTokens, d.GenerationTokensValid = counterSum(genM, nil)
+	if e := d.Engine.Engine; e != nil && e.PromptExcludesCached {
+		// The engine's prompt counter leaves out the cached tokens: add
+		// them, so that the figure means every prompt token, as vLLM's.
+		if c, ok := counterSum(metricOf(ms, e.CachedTokens), nil); ok && d.PromptTokensValid {
+			d.PromptTokens += c
+		}
+	}
 	if !d.GPUPrefixHitRateValid {
-		d.sglangHitRates(ms)
+		d.cachedHitRates(ms)
 	}
 	d.kvUsage(ms)
 	return d
@@ -199,20 +211,48 @@ func (d *Derived) vllmHitRates(ms map[string]*Metric) {
 	}
 }
 
-// sglangHitRates sets the hit rates from SGLang's cached-token counter
-// (by cache_source when it is labelled) over its prompt tokens, or else
-// from its hit-rate gauge.
-func (d *Derived) sglangHitRates(ms map[string]*Metric) {
-	if cm := ms[nameSGCached]; cm != nil {
-		sgP, okP := counterSum(ms["sglang:prompt_tokens"], nil)
+// DetectEngine names the engine of an export from its metric families.
+func DetectEngine(ex *Export) engines.Detection {
+	if ex == nil {
+		return engines.Detection{}
+	}
+	names := make([]string, 0, len(ex.Metrics))
+	for n := range ex.Metrics {
+		names = append(names, n)
+	}
+	return engines.Detect(names)
+}
+
+// metricOf is the first of names present in ms (nil: none).
+func metricOf(ms map[string]*Metric, names []string) *Metric {
+	m, _ := firstMetric(ms, names)
+	return m
+}
+
+// cachedHitRates sets the hit rates from an engine's cached-token counter
+// over its prompt tokens (engines.Engine.CachedTokens): split by the
+// engine's cache-source label when it has one (SGLang: device, host),
+// with the cached tokens added to the prompt tokens when the engine's
+// prompt counter excludes them (llama.cpp); else from a hit-rate gauge.
+func (d *Derived) cachedHitRates(ms map[string]*Metric) {
+	for _, e := range engines.All() {
+		cm := metricOf(ms, e.CachedTokens)
+		if cm == nil {
+			continue
+		}
+		sgP, okP := counterSum(metricOf(ms, e.PromptTokens), nil)
+		if e.PromptExcludesCached {
+			c, okC := counterSum(cm, nil)
+			sgP, okP = sgP+c, okP && okC
+		}
 		labelled := false
 		for _, s := range cm.Series {
-			if _, ok := s.Labels["cache_source"]; ok {
+			if _, ok := s.Labels[e.CacheSourceLabel]; ok && e.CacheSourceLabel != "" {
 				labelled = true
 			}
 		}
 		src := func(v string) func(*Series) bool {
-			return func(s *Series) bool { return s.Labels["cache_source"] == v }
+			return func(s *Series) bool { return s.Labels[e.CacheSourceLabel] == v }
 		}
 		if labelled {
 			dev, okD := counterSum(cm, src("device"))
@@ -225,11 +265,11 @@ func (d *Derived) sglangHitRates(ms map[string]*Metric) {
 			d.GPUPrefixHitRate, d.GPUPrefixHitRateValid = ratio(all, sgP, okA, okP)
 			d.OverallHitRate, d.OverallHitRateValid = d.GPUPrefixHitRate, d.GPUPrefixHitRateValid
 		}
+		if d.GPUPrefixHitRateValid {
+			return
+		}
 	}
-	if d.GPUPrefixHitRateValid {
-		return
-	}
-	if g := ms[nameSGHitGauge]; g != nil {
+	if g := metricOf(ms, namesHitGauge); g != nil {
 		var sum float64
 		var n int
 		for _, s := range g.Series {

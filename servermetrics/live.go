@@ -2,6 +2,8 @@ package servermetrics
 
 import (
 	"math"
+
+	"github.com/agentperf/agentperf/engines"
 	"runtime/debug"
 	"time"
 )
@@ -61,6 +63,9 @@ func (s *Scraper) Live() (lf LiveFigures) {
 	h, okH := inc(namesHits)
 	q, okQ := inc(namesQueries)
 	lf.GPUPrefixHitRate, lf.GPUPrefixHitRateValid = ratio(h, q, okH, okQ)
+	if !lf.GPUPrefixHitRateValid {
+		lf.GPUPrefixHitRate, lf.GPUPrefixHitRateValid = st.cachedRate(func(e *endpointData) int { return e.idxLE(from) })
+	}
 	eh, okEH := inc(namesExtHits)
 	eq, okEQ := inc(namesExtQuery)
 	lf.ExternalHitRate, lf.ExternalHitRateValid = ratio(eh, eq, okEH, okEQ)
@@ -92,10 +97,6 @@ func (s *Scraper) Live() (lf LiveFigures) {
 	lf.Running, lf.Waiting, lf.QueueValid = r, w, nr > 0 || nw > 0
 	return lf
 }
-
-// namesPreemptions are the counters of preempted (vLLM) or retracted
-// (SGLang) requests.
-var namesPreemptions = []string{"vllm:num_preemptions", "sglang:num_retracted_reqs"}
 
 // RecentFigures are server figures over the recent past, for a live view
 // that must show what the server does now rather than since the start.
@@ -139,9 +140,74 @@ func (s *Scraper) Recent(window time.Duration) RecentFigures {
 	h, okH := inc(namesHits, false)
 	q, okQ := inc(namesQueries, false)
 	rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid = ratio(h, q, okH, okQ)
+	if !rf.GPUPrefixHitRateValid {
+		rf.GPUPrefixHitRate, rf.GPUPrefixHitRateValid = st.cachedRate(recent)
+	}
 	rf.Preemptions, rf.PreemptionsValid = inc(namesPreemptions, false)
 	rf.PreemptionsTotal, _ = inc(namesPreemptions, true)
 	return rf
+}
+
+// cachedRate is the GPU prefix-cache hit rate of an engine without hit
+// and query counters: the increase of its cached-token counter over that
+// of its prompt tokens (plus the cached ones when its prompt counter
+// excludes them; engines.Engine), from scrape index ref(e) to the latest.
+// For a cache-source-labelled counter only the device tier counts. The
+// caller holds the Scraper's mutex.
+func (st *store) cachedRate(ref func(e *endpointData) int) (float64, bool) {
+	for _, e := range engines.All() {
+		var c float64
+		var okC bool
+		for _, n := range e.CachedTokens {
+			f := st.families[n]
+			if f == nil || f.typ != typeCounter {
+				continue
+			}
+			for _, sd := range f.series {
+				if e.CacheSourceLabel != "" {
+					if v, has := labelValue(sd.labels, e.CacheSourceLabel); has && v != "device" {
+						continue
+					}
+				}
+				ep := st.eps[sd.ep]
+				if len(ep.times) == 0 {
+					continue
+				}
+				if v, ok := increase(sd.vals, nil, sd.first, ref(ep), len(ep.times)-1); ok {
+					c += v
+					okC = true
+				}
+			}
+			if okC {
+				break
+			}
+		}
+		if !okC {
+			continue
+		}
+		p, okP := st.counterIncrease(e.PromptTokens, ref)
+		if e.PromptExcludesCached {
+			all, okAll := st.counterIncrease(e.CachedTokens, ref)
+			p, okP = p+all, okP && okAll
+		}
+		if r, ok := ratio(c, p, okC, okP); ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Engine names the server's engine from the metric families scraped so
+// far (engines.Detect); the zero Detection before the first successful
+// scrape.
+func (s *Scraper) Engine() engines.Detection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.st.families))
+	for n := range s.st.families {
+		names = append(names, n)
+	}
+	return engines.Detect(names)
 }
 
 // counterIncrease sums the increase of the first of names that is a
@@ -171,4 +237,14 @@ func (st *store) counterIncrease(names []string, ref func(e *endpointData) int) 
 		}
 	}
 	return 0, false
+}
+
+// labelValue is the value of label name in ls.
+func labelValue(ls []labelPair, name string) (string, bool) {
+	for _, l := range ls {
+		if l.name == name {
+			return l.value, true
+		}
+	}
+	return "", false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,6 +91,22 @@ type Config struct {
 	// serve with; a negative value keeps idle connections open.
 	KeepAliveTimeout time.Duration
 
+	// GPUMetrics makes the simulator serve GPU exporter pages driven by
+	// its load model (gpu.go): "dcgm" serves NVIDIA DCGM exporter metrics
+	// at /dcgm/metrics, "amd" AMD device-metrics-exporter metrics at
+	// /amd/metrics; "" (the default) serves neither.
+	GPUMetrics string
+	// GPUs is the number of GPUs on the GPU page; GPU i follows engine
+	// i mod Engines. Default 1.
+	GPUs int
+	// GPUSchemaChangeAfter, when positive, changes the GPU page this long
+	// after the server was created, as an exporter upgraded mid-run does:
+	// the power family is renamed (DCGM_FI_DEV_POWER_USAGE becomes
+	// DCGM_FI_DEV_POWER_USAGE_INSTANT; gpu_package_power becomes
+	// amd_gpu_package_power), the memory clock appears, and the GPU
+	// utilisation family turns from gauge to counter.
+	GPUSchemaChangeAfter time.Duration
+
 	// Seed seeds every random choice (output lengths without ignore_eos,
 	// fault draws). Same seed, same requests ⇒ same behaviour.
 	Seed int64
@@ -102,6 +119,12 @@ type Config struct {
 	// first request): series then appear mid-run. Off by default (vLLM
 	// exposes every series from the start).
 	LazyMetrics bool
+	// MetricsDialect is the engine whose /metrics names the simulator
+	// writes: one of MetricsDialects() (default "vllm"). "llamacpp" writes
+	// llama.cpp's 15 llamacpp:* families (its prompt counter without the
+	// cached tokens, no KV usage, one server: engines summed), "sglang"
+	// SGLang's, "tgi" those of an engine agentperf does not know.
+	MetricsDialect string
 	// RecordFirstByte makes the server remember, per X-Request-ID, when it
 	// wrote the first content byte (see Server.FirstByte). Off by default
 	// because the table grows with every request.
@@ -233,8 +256,10 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.DecodeMsPer1kContext, 0.055)
 	setDefault(&c.TokensPerChunk, 1)
 	setDefault(&c.OverflowWording, "vllm-2026-nested")
+	setDefault(&c.MetricsDialect, "vllm")
 	setDefault(&c.Engines, 1)
 	setDefault(&c.Routing, "hash")
+	setDefault(&c.GPUs, 1)
 	setDefault(&c.KeepAliveTimeout, 5*time.Second)
 	setDefault(&c.Faults.SlowFirstByteFor, 2*time.Second)
 	setDefault(&c.Faults.StallFor, 5*time.Second)
@@ -290,11 +315,20 @@ func (c *Config) Validate() error {
 	if c.ReasoningRatio < 0 || c.ReasoningRatio > 1 {
 		bad("reasoning-ratio", "must be in 0..1, got %g", c.ReasoningRatio)
 	}
+	if !slices.Contains(MetricsDialects(), c.MetricsDialect) {
+		bad("metrics-dialect", "unknown dialect %q; use one of %s", c.MetricsDialect, strings.Join(MetricsDialects(), ", "))
+	}
 	if _, ok := overflowWordings[c.OverflowWording]; !ok {
 		bad("overflow-wording", "unknown wording %q; use one of %s", c.OverflowWording, strings.Join(OverflowWordings(), ", "))
 	}
 	if c.Engines < 1 || c.Engines > 1024 {
 		bad("engines", "must be in 1..1024, got %d", c.Engines)
+	}
+	if c.GPUMetrics != "" && c.GPUMetrics != "dcgm" && c.GPUMetrics != "amd" {
+		bad("gpu-metrics", "must be dcgm, amd or empty, got %q", c.GPUMetrics)
+	}
+	if c.GPUs < 1 || c.GPUs > 1024 {
+		bad("gpus", "must be in 1..1024, got %d", c.GPUs)
 	}
 	if c.Routing != "hash" && c.Routing != "round-robin" {
 		bad("routing", "must be hash or round-robin, got %q", c.Routing)
@@ -342,7 +376,11 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines, each with its own cache, queue and metric series")
 	fs.DurationVar(&c.KeepAliveTimeout, "keep-alive-timeout", c.KeepAliveTimeout, "close a connection idle this long, as uvicorn does under vLLM and SGLang (negative = keep it open)")
 	fs.StringVar(&c.Routing, "routing", c.Routing, "engine choice: hash (of X-Correlation-ID, round robin without it) or round-robin")
+	fs.StringVar(&c.GPUMetrics, "gpu-metrics", c.GPUMetrics, "serve GPU exporter metrics driven by the load model: dcgm (NVIDIA DCGM exporter, at /dcgm/metrics) or amd (AMD device-metrics-exporter, at /amd/metrics)")
+	fs.IntVar(&c.GPUs, "gpus", c.GPUs, "GPUs on the GPU metrics page (GPU i follows engine i mod --engines)")
+	fs.DurationVar(&c.GPUSchemaChangeAfter, "gpu-schema-change-after", c.GPUSchemaChangeAfter, "rename and retype GPU metric families this long after start, as an exporter upgraded mid-run (0 = never)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of output lengths (without ignore_eos) and fault draws")
+	fs.StringVar(&c.MetricsDialect, "metrics-dialect", c.MetricsDialect, "engine whose /metrics names to write: "+strings.Join(MetricsDialects(), ", ")+" (with --overflow-wording llamacpp or sglang, the server answers in that engine's dialect)")
 	fs.BoolVar(&c.LazyMetrics, "lazy-metrics", c.LazyMetrics, "expose histograms and labelled series on /metrics only once used (series appear mid-run, as on prometheus_client servers)")
 	fs.BoolVar(&c.RecordFirstByte, "record-first-byte", c.RecordFirstByte, "remember the first content byte time per X-Request-ID (memory grows per request)")
 	fs.StringVar(&c.TokenizerName, "tokenizer", c.TokenizerName, "tokenizer for prompt token counts: builtin, a tokenizer.json[.zst] or tiktoken file, a folder, or a model id in the local HF cache")

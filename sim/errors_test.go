@@ -67,7 +67,8 @@ func TestOverflowWordings(t *testing.T) {
 			fmt.Sprintf("Requested token count exceeds the model's maximum context length of %d tokens. You requested a total of %d tokens: %d tokens from the input messages and %d tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.", n, tt, p, m),
 			nil, fmt.Sprintf("The input (%d tokens) is longer than the model's context length (%d tokens).", pl, n)},
 	}
-	if len(cases) != len(OverflowWordings()) {
+	// llamacpp has an envelope of its own: TestOverflowWordingLlamaCpp.
+	if len(cases) != len(OverflowWordings())-1 {
 		t.Fatalf("%d cases for %d wordings", len(cases), len(OverflowWordings()))
 	}
 	// The stricter matcher of docs/context-overflow.md (vLLM's stable
@@ -404,5 +405,31 @@ func TestFaultAfterRequests(t *testing.T) {
 	bad, _ := ParseURL("sim://?fault-after-requests=-1", DefaultConfig())
 	if _, err := New(bad); err == nil || !strings.Contains(err.Error(), "fault-after-requests") {
 		t.Fatalf("a negative fault-after-requests: %v", err)
+	}
+}
+
+// TestOverflowWordingLlamaCpp: with --overflow-wording llamacpp the
+// simulator answers a prompt of at least the window with llama.cpp's 400
+// (type exceed_context_size_error, n_prompt_tokens, n_ctx), streaming or
+// not, and, as llama.cpp, does not check prompt + max_tokens up front.
+func TestOverflowWordingLlamaCpp(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	s := startSim(t, Config{ZeroLatency: true, MaxModelLen: n, KVCapacityTokens: 1024, OverflowWording: "llamacpp"})
+	long := []msg{{"user", words("overflow", 80)}}
+	pl := promptLen(long)
+	for _, stream := range []bool{false, true} {
+		resp, body, err := do(t, s, "/v1/chat/completions", chatReq{Messages: long, MaxTokens: 5, Stream: stream}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"error":{"code":400,"message":"request (%d tokens) exceeds the available context size (%d tokens), try increasing it","n_ctx":%d,"n_prompt_tokens":%d,"type":"exceed_context_size_error"}}`, pl, n, n, pl)
+		if resp.StatusCode != 400 || string(body) != want {
+			t.Errorf("stream=%v: %d %s\nwant 400 %s", stream, resp.StatusCode, body, want)
+		}
+	}
+	short := []msg{{"user", words("overflow", 20)}}
+	if resp, body, err := do(t, s, "/v1/chat/completions", chatReq{Messages: short, MaxTokens: n}, nil); err != nil || resp.StatusCode != 200 {
+		t.Errorf("prompt below the window with a large max_tokens: %v %s", err, body)
 	}
 }

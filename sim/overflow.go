@@ -24,6 +24,7 @@ var overflowWordings = map[string]overflowWording{
 	"vllm-2026-flat":       {"vllm-2026", false},
 	"vllm-2026-nested":     {"vllm-2026", true},
 	"sglang":               {"sglang", false},
+	"llamacpp":             {"llamacpp", true},
 }
 
 // OverflowWordings returns the accepted values of Config.OverflowWording,
@@ -34,6 +35,7 @@ var overflowWordings = map[string]overflowWording{
 //	vllm-renderer-*  vLLM renderer refactor ("the model's context length is only N tokens")
 //	vllm-2026-*      vLLM after PR 36197 ("you requested M output tokens and your prompt contains at least P input tokens")
 //	sglang           SGLang's two texts (input longer than context / total exceeds)
+//	llamacpp         llama.cpp's HTTP 400 exceed_context_size_error (a prompt of at least a slot's context)
 //
 // where * is flat (vLLM ≤ 0.10.0 envelope) or nested (v0.10.1+).
 func OverflowWordings() []string {
@@ -83,6 +85,21 @@ func errorEnvelope(nested bool, message, typ string, param *string, code int) []
 // SGLang rejects p ≥ n or p+m ≥ n.
 func overflowCheck(w overflowWording, n, p, m int, mGiven bool) (body []byte, over bool) {
 	inputOnly := p >= n
+	if w.family == "llamacpp" {
+		// llama.cpp checks the prompt alone against the slot's context
+		// (server-context.cpp); generation that fills the context ends the
+		// stream later, which the simulator does not model.
+		if !inputOnly {
+			return nil, false
+		}
+		b, err := json.Marshal(map[string]any{"error": map[string]any{"code": 400,
+			"message": fmt.Sprintf("request (%d tokens) exceeds the available context size (%d tokens), try increasing it", p, n),
+			"type":    "exceed_context_size_error", "n_prompt_tokens": p, "n_ctx": n}})
+		if err != nil {
+			panic(err)
+		}
+		return b, true
+	}
 	switch {
 	case inputOnly:
 	case !mGiven:

@@ -26,6 +26,7 @@ type Server struct {
 	cfg     Config
 	tok     tokenizer.Tokenizer
 	engines []*engine
+	gpus    *gpuModel // nil without Config.GPUMetrics
 	wording overflowWording
 	rules   []FaultRule // per-request fault rules, in faultNames order from index 1
 	handler http.Handler
@@ -118,6 +119,10 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	if cfg.GPUMetrics != "" {
+		s.gpus = newGPUModel(cfg.GPUs, time.Now())
+		mux.HandleFunc("GET "+GPUMetricsPath(cfg.GPUMetrics), s.serveGPUMetrics)
+	}
 	mux.HandleFunc("POST /reset_prefix_cache", s.serveResetPrefixCache)
 	mux.HandleFunc("POST /flush_cache", s.serveFlushCache)
 	s.handler = mux
@@ -356,7 +361,16 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		snaps[i] = e.snapshot()
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
+	switch s.cfg.MetricsDialect {
+	case "llamacpp":
+		writeLlamaCppMetrics(w, snaps)
+	case "sglang":
+		writeSGLangMetrics(w, s.cfg.Model, s.cfg.BlockSize, snaps)
+	case "tgi":
+		writeTGIMetrics(w, snaps)
+	default:
+		writeMetrics(w, s.cfg.Model, s.cfg.BlockSize, s.cfg.OffloadCapacityTokens >= s.cfg.BlockSize, s.cfg.LazyMetrics, snaps)
+	}
 }
 
 // ResetPrefixCache empties every engine's prefix cache, as vLLM's POST

@@ -238,6 +238,9 @@ func (m *model) View() string {
 	}
 	add(m.st.label.Render("server   ") + " " + m.serverLine(s, w >= 100))
 	add(m.st.label.Render("cache    ") + " " + m.cacheLine(s, w >= 120))
+	if s.GPU.Valid {
+		add(m.st.label.Render("gpu      ") + " " + m.gpuLine(s, w))
+	}
 	if d := s.Diagnosis; d != "" {
 		// The figures in parentheses are on the server line too: they go
 		// first when the window is narrow.
@@ -323,6 +326,44 @@ func (m *model) serverLine(s *Snapshot, long bool) string {
 		p = fmt.Sprintf("  %s %s", pre, count(sv.PreemptionsTotal))
 	}
 	return fmt.Sprintf("%s %s  %s %s  KV %s%s %s", run, count(sv.Running), wait, count(sv.Waiting), pct(sv.KVUsage), p, m.st.dim.Render("(now)"))
+}
+
+// gpuLine is the GPUs' summed power now, its sparkline over the run and
+// the output tokens per joule (the client window's output tokens per
+// second over the power now).
+func (m *model) gpuLine(s *Snapshot, w int) string {
+	head := fmt.Sprintf("%d GPU power %s W ", s.GPU.GPUs, count(s.GPU.PowerW))
+	tail := fmt.Sprintf("  %s output tok/J %s", rate(s.TokensPerJoule()), m.st.dim.Render("(output tok/s ÷ power now)"))
+	n := max(8, min(60, w-12-lipgloss.Width(head)-lipgloss.Width(tail)))
+	return head + Sparkline(m.tr.History.Power.Points, n) + tail
+}
+
+// Sparkline draws the last n points of ps as a row of block characters
+// scaled from their minimum to their maximum (a NaN point is a space).
+func Sparkline(ps []Point, n int) string {
+	if len(ps) > n {
+		ps = ps[len(ps)-n:]
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range ps {
+		if !math.IsNaN(p.V) {
+			lo, hi = math.Min(lo, p.V), math.Max(hi, p.V)
+		}
+	}
+	const bars = "▁▂▃▄▅▆▇█"
+	r := []rune(bars)
+	var b strings.Builder
+	for _, p := range ps {
+		switch {
+		case math.IsNaN(p.V):
+			b.WriteByte(' ')
+		case hi <= lo:
+			b.WriteRune(r[0])
+		default:
+			b.WriteRune(r[int(math.Round((p.V-lo)/(hi-lo)*float64(len(r)-1)))])
+		}
+	}
+	return b.String()
 }
 
 // cacheLine is the server's GPU prefix-cache hit rate and the theoretical

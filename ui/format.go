@@ -169,8 +169,11 @@ func latencyText(s *Snapshot) string {
 func serverText(s *Snapshot) string {
 	sv := &s.Server
 	if !sv.Valid {
-		if sv.Scrapes > 0 && sv.ScrapeFailures == sv.Scrapes {
+		switch {
+		case sv.Scrapes > 0 && sv.ScrapeFailures == sv.Scrapes:
 			return "/metrics: every scrape failed"
+		case sv.EngineNote != "" && sv.Scrapes > sv.ScrapeFailures:
+			return "/metrics: " + sv.EngineNote
 		}
 		return "/metrics: no data yet"
 	}
@@ -178,7 +181,14 @@ func serverText(s *Snapshot) string {
 	if !math.IsNaN(sv.PreemptionsTotal) {
 		pre = fmt.Sprintf(", %s preemptions in all", count(sv.PreemptionsTotal))
 	}
-	return fmt.Sprintf("%s running, %s waiting, KV %s%s now", count(sv.Running), count(sv.Waiting), pct(sv.KVUsage), pre)
+	out := fmt.Sprintf("%s running, %s waiting, KV %s%s now", count(sv.Running), count(sv.Waiting), pct(sv.KVUsage), pre)
+	if sv.Engine != "" {
+		out = sv.Engine + ": " + out
+		if sv.EngineNote != "" {
+			out += " (" + sv.EngineNote + ")"
+		}
+	}
+	return out
 }
 
 // Line is the one-line form of a snapshot, as the log shows it.
@@ -226,6 +236,9 @@ func Block(s *Snapshot, width int) []string {
 		"latency   "+latencyText(s)+" ("+windowText(s)+")",
 		"server    "+serverText(s),
 		"cache     "+cacheText(s))
+	if s.GPU.Valid {
+		out = append(out, fmt.Sprintf("gpu       %d GPUs, power %s W now, %s output tok/J (output tok/s of the window ÷ power now)", s.GPU.GPUs, count(s.GPU.PowerW), rate(s.TokensPerJoule())))
+	}
 	if s.Diagnosis != "" {
 		out = append(out, "diagnosis "+s.Diagnosis)
 	}

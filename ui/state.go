@@ -57,6 +57,26 @@ type Sample struct {
 	Streaming bool
 	Client    ClientWindow
 	Server    ServerFigures
+	GPU       GPUFigures
+}
+
+// GPUFigures are the GPUs' side, from their exporters (DCGM, AMD). Valid
+// is false without GPU telemetry or before its first power sample.
+type GPUFigures struct {
+	Valid bool
+	// GPUs is the number of GPUs seen; PowerW their summed power at the
+	// last scrape, in watts.
+	GPUs   int
+	PowerW float64
+}
+
+// TokensPerJoule is the client window's output tokens per second over the
+// GPUs' power now (NaN when either is unknown or zero).
+func (s *Sample) TokensPerJoule() float64 {
+	if !s.GPU.Valid || !(s.GPU.PowerW > 0) || math.IsNaN(s.Client.OutputTokensPerSec) {
+		return math.NaN()
+	}
+	return s.Client.OutputTokensPerSec / s.GPU.PowerW
 }
 
 // ClientWindow holds the client-side figures over a recent window of
@@ -95,6 +115,14 @@ type ServerFigures struct {
 	Preemptions, PreemptionsTotal float64
 	// ScrapeFailures counts failed fetches of /metrics so far.
 	Scrapes, ScrapeFailures int
+	// Engine is the engine the scraped metric families belong to (its
+	// title, "" while none is known); EngineNote says what the view
+	// cannot show: an unknown engine with the families it exports, or
+	// the figures a known one does not export.
+	Engine, EngineNote string
+	// OverflowAdvice names the server settings that set the context
+	// window ("" : the engine is not known).
+	OverflowAdvice string
 }
 
 // Source supplies samples. It is the only thing the views read, so an
@@ -198,6 +226,9 @@ func (s *Series) add(at time.Time, v float64, capacity int) {
 // History keeps the dashboard's chart series, one sample per update.
 type History struct {
 	TTFTP50, Throughput, KVUsage, HitRate Series
+	// Power is the GPUs' summed power in watts (NaN without GPU
+	// telemetry).
+	Power Series
 	// Cap bounds the points of each series (default 512).
 	Cap int
 	// ProfilingStart is when profiling started (zero before), for a mark
@@ -222,6 +253,11 @@ func (h *History) add(s *Snapshot) {
 	}
 	h.KVUsage.add(s.At, kv, h.Cap)
 	h.HitRate.add(s.At, hit, h.Cap)
+	power := nan
+	if s.GPU.Valid {
+		power = s.GPU.PowerW
+	}
+	h.Power.add(s.At, power, h.Cap)
 	h.ProfilingStart = s.ProfilingStart
 }
 
@@ -393,7 +429,11 @@ func Diagnose(s *Snapshot) string {
 	}
 	all := s.Warmup.Done() + s.Profiling.Done()
 	if ovf := s.Warmup.Overflows + s.Profiling.Overflows; all > 0 && float64(ovf) > overflowShare*float64(all) {
-		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (see --max-context-length)", ovf, all)
+		adv := "see --max-context-length"
+		if sv.OverflowAdvice != "" {
+			adv += "; " + sv.OverflowAdvice
+		}
+		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (%s)", ovf, all, adv)
 	}
 	return ""
 }

@@ -213,3 +213,33 @@ func TestTrackerKVPeak(t *testing.T) {
 		}
 	}
 }
+
+func TestGPULineAndSparkline(t *testing.T) {
+	t.Parallel()
+	s := &Snapshot{Sample: Sample{GPU: GPUFigures{Valid: true, GPUs: 2, PowerW: 800}, Client: ClientWindow{OutputTokensPerSec: 400}}}
+	if got := s.TokensPerJoule(); got != 0.5 {
+		t.Fatalf("TokensPerJoule = %v, want 0.5", got)
+	}
+	found := false
+	for _, l := range Block(s, 20) {
+		if strings.HasPrefix(l, "gpu ") && strings.Contains(l, "800 W") && strings.Contains(l, "output tok/J") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("Block has no GPU line: %q", Block(s, 20))
+	}
+	s.GPU.Valid = false
+	for _, l := range Block(s, 20) {
+		if strings.HasPrefix(l, "gpu ") {
+			t.Errorf("GPU line without GPU telemetry: %q", l)
+		}
+	}
+	ps := []Point{{V: 100}, {V: math.NaN()}, {V: 200}, {V: 150}}
+	if got := Sparkline(ps, 10); got != "▁ █▅" {
+		t.Errorf("Sparkline = %q", got)
+	}
+	if got := Sparkline(ps, 2); got != "█▁" { // scaled over the points shown
+		t.Errorf("Sparkline(2) = %q", got)
+	}
+}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,7 +131,8 @@ func TestProfileInferenceXAgentXArgv(t *testing.T) {
 			}
 			// The environment defaults were applied, and said so.
 			for _, w := range []string{"AIPERF_HTTP_TCP_USER_TIMEOUT=900000 (environment default of scenario agentx)",
-				"AIPERF_DATASET_CONFIGURATION_TIMEOUT=1800 (environment default of scenario agentx)"} {
+				"AIPERF_DATASET_CONFIGURATION_TIMEOUT=1800 (environment default of scenario agentx)",
+				"random_seed=42 (filled by scenario agentx)", "num_dataset_entries=393 (filled by scenario agentx)"} {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("the run log does not say %q", w)
 				}
@@ -147,10 +151,140 @@ func TestProfileInferenceXAgentXArgv(t *testing.T) {
 			if ds["hf_dataset_name"] != agentxRepo {
 				t.Errorf("metadata.dataset.hf_dataset_name = %v, want %s", ds["hf_dataset_name"], agentxRepo)
 			}
+			checkFullResponseMetrics(t, out, stdout)
 			// A 60 s phase is below the scenario's 900 s: no coverage rule.
 			if r, _ := md["submission_invalid_reasons"].([]any); slices.Contains(r, any("insufficient_profile_metric_coverage")) {
 				t.Error("the coverage rule judged a 60 s smoke run")
 			}
 		})
+	}
+}
+
+// TestAgentXCorpusRules: the corpus rules of `--scenario agentx`, decided
+// before anything runs: a synthetic corpus is refused even with
+// --unsafe-override (exit 2) and the message says what to pass; a local
+// corpus, an alias outside the allow-list and another HF repo are
+// violations --unsafe-override would lift (exit 2 without it).
+func TestAgentXCorpusRules(t *testing.T) {
+	clearAIPerfEnv(t)
+	base := []string{"profile", "--scenario", "agentx", "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "builtin",
+		"--concurrency", "2", "--output-artifact-dir", filepath.Join(t.TempDir(), "out"), "--ui-type", "none"}
+	local := filepath.Join(t.TempDir(), "traces.jsonl")
+	if err := os.WriteFile(local, []byte(`{"id":"t","models":["m"],"requests":[{"t":0,"type":"n","in":10,"out":2,"hash_ids":[1]}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"synthetic, even with --unsafe-override", []string{"--public-dataset", "synthetic", "--unsafe-override"},
+			[]string{"synthetic corpus", "cannot lift", "--public-dataset semianalysis_cc_traces_weka_062126", "--hf-weka-dataset semianalysisai/cc-traces-weka-062126"}},
+		{"local corpus", []string{"--input-file", local}, []string{"--input-file", "cannot verify the identity of a local corpus", "--unsafe-override"}},
+		{"no-subagents alias", []string{"--public-dataset", "semianalysis_cc_traces_weka"}, []string{"--public-dataset", "not one of the v1.0 corpora"}},
+		{"another HF repo", []string{"--hf-weka-dataset", "semianalysisai/cc-traces-weka-061526"}, []string{"--hf-weka-dataset", "takes only semianalysisai/cc-traces-weka-062126"}},
+		{"weka_hf with another repo", []string{"--public-dataset", "weka_hf", "--hf-weka-dataset", "org/other"}, []string{"--hf-weka-dataset", "takes only semianalysisai/cc-traces-weka-062126"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runProfileCLI(context.Background(), t, append(slices.Clone(base), c.args...)...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitUsage, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// checkFullResponseMetrics checks the harness's full-response metrics in
+// every artifact of the run in dir: on every successful profiling record
+// with OSL ≥ 2, full_response_inter_token_latency is full_decode_duration
+// / (OSL − 1) and full_response_output_token_throughput_per_user its
+// inverse in tokens/s, and decode_duration is request_latency − TTFT; the
+// aggregate holds the four metrics, the summary prints the full-response
+// ITL, report.html shows them, and the InferenceX result JSON carries
+// full_response_itl and full_response_intvty.
+func checkFullResponseMetrics(t *testing.T, dir, summary string) {
+	t.Helper()
+	recs := readRecords(t, filepath.Join(dir, "profile_export.jsonl"))
+	checked := 0
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for i, r := range recs {
+		md, _ := r["metadata"].(map[string]any)
+		if r["error"] != nil || md["benchmark_phase"] != "profiling" {
+			continue
+		}
+		osl := num(r, "metrics", "output_sequence_length", "value")
+		if osl < 2 {
+			continue
+		}
+		full := num(r, "metrics", "full_decode_duration", "value")
+		itl := num(r, "metrics", "full_response_inter_token_latency", "value")
+		tps := num(r, "metrics", "full_response_output_token_throughput_per_user", "value")
+		dec := num(r, "metrics", "decode_duration", "value")
+		lat, ttft := num(r, "metrics", "request_latency", "value"), num(r, "metrics", "time_to_first_token", "value")
+		if full <= 0 || itl <= 0 || tps <= 0 || dec < 0 {
+			t.Fatalf("record %d lacks a full-response metric: %v", i, r["metrics"])
+		}
+		if !near(itl, full/(osl-1)) || !near(tps, 1000/itl) || !near(tps, (osl-1)/(full/1000)) || !near(dec, lat-ttft) {
+			t.Fatalf("record %d: full ITL %v ms, full decode %v ms, OSL %v, per-user %v tok/s, decode %v = latency %v − TTFT %v?", i, itl, full, osl, tps, dec, lat, ttft)
+		}
+		if u := r["metrics"].(map[string]any)["full_response_output_token_throughput_per_user"].(map[string]any)["unit"]; u != "tokens/sec/user" {
+			t.Fatalf("record %d: per-user throughput in %v", i, u)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no successful profiling record with OSL ≥ 2 to check")
+	}
+	agg := readAggregate(t, dir)
+	for _, tag := range []string{"decode_duration", "full_decode_duration", "full_response_inter_token_latency", "full_response_output_token_throughput_per_user"} {
+		if num(agg, tag, "p50") <= 0 {
+			t.Errorf("aggregate %s: %v", tag, agg[tag])
+		}
+	}
+	if !strings.Contains(summary, "Full Response Inter Token Latency") {
+		t.Errorf("the summary does not show the full-response ITL:\n%s", summary)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{"full_response_inter_token_latency", "full_response_output_token_throughput_per_user", "full_decode_duration"} {
+		if !bytes.Contains(html, []byte(tag)) {
+			t.Errorf("report.html does not show %s", tag)
+		}
+	}
+	res := filepath.Join(t.TempDir(), "agg.json")
+	code, _, stderr := runProfileCLI(context.Background(), t, "report", "--format", "inferencex", "--tp", "1", "--hw", "h200", "--framework", "vllm", "-o", res, dir)
+	if code != exitOK {
+		t.Fatalf("report --format inferencex: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x map[string]any
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	lat, _ := x["request_metrics"].(map[string]any)["latency"].(map[string]any)
+	fitl, _ := lat["full_response_itl"].(map[string]any)
+	fint, _ := lat["full_response_intvty"].(map[string]any)
+	// Seconds per token, rounded as InferenceX rounds (the zero-latency
+	// simulator's are below the rounding): present; the interactivity is
+	// 1 / the unrounded statistic.
+	if num(fitl, "p50") < 0 || num(fint, "p50") <= 0 {
+		t.Errorf("InferenceX JSON full_response_itl %v, full_response_intvty %v", fitl, fint)
+	}
+	if x["result_schema_version"] != 1.0 || x["num_gpus"] != 1.0 {
+		t.Errorf("InferenceX JSON result_schema_version %v, num_gpus %v", x["result_schema_version"], x["num_gpus"])
+	}
+	ds, _ := x["dataset"].(map[string]any)
+	if ds["hf_dataset_name"] != agentxRepo {
+		t.Errorf("InferenceX JSON dataset %v", ds)
 	}
 }

@@ -58,7 +58,7 @@ type pointRunner struct {
 // corpus and synthesizer once and starts the simulator when the URL is
 // sim://. Call close when done.
 func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (_ *pointRunner, err error) {
-	for _, f := range []string{"shard", "shard-count", "shard-rendezvous"} {
+	for _, f := range []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
 		}
@@ -131,7 +131,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 var notAPointSetting = map[string]bool{
 	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
 	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
-	"tp": true, "config": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
+	"tp": true, "config": true, "config-name": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
 	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
 }
 

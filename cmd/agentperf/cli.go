@@ -166,11 +166,17 @@ func usageTo(fs *pflag.FlagSet, w io.Writer) {
 
 // parseFlags parses args, turning flag errors into usage errors.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(joinNargs(fs, args)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
 		return asUsage(suggestFlag(fs, err))
+	}
+	// --config: the file's values under the command line's.
+	if f := fs.Lookup(configFlag); f != nil && f.Value.String() != "" {
+		if err := applyConfigFile(fs, f.Value.String()); err != nil {
+			return asUsage(err)
+		}
 	}
 	return nil
 }
@@ -190,4 +196,42 @@ func suggestCommand(typed string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// nargsAnnotation marks a flag that takes zero or more values, as
+// aiperf's (argparse's nargs='*'): `--gpu-telemetry`, `--gpu-telemetry
+// URL`, `--gpu-telemetry URL1 URL2`.
+const nargsAnnotation = "agentperf_nargs"
+
+// markNargs marks the flag name of fs as taking zero or more values.
+func markNargs(fs *pflag.FlagSet, name string) {
+	if err := fs.SetAnnotation(name, nargsAnnotation, []string{"*"}); err != nil {
+		panic(err)
+	}
+}
+
+// joinNargs rewrites each `--name v1 v2` of a flag marked by markNargs
+// (the values: the arguments after it up to the next one that starts
+// with "-") into `--name=v1,v2`, and a bare `--name` into `--name=`, so
+// that pflag reads them as one value.
+func joinNargs(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, ok := strings.CutPrefix(a, "--")
+		if f := fs.Lookup(name); !ok || f == nil || f.Annotations[nargsAnnotation] == nil {
+			out = append(out, a)
+			continue
+		}
+		var vals []string
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			vals = append(vals, args[i])
+		}
+		out = append(out, a+"="+strings.Join(vals, ","))
+	}
+	return out
 }

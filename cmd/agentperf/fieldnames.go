@@ -41,6 +41,9 @@ var libraryNames = map[string]string{
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
 	// profile.Spec, profile.Input
 	"Spec.FailedRequestThreshold":      "--failed-request-threshold",
+	"Spec.WaitForModel.Timeout":        "--wait-for-model-timeout",
+	"Spec.WaitForModel.Interval":       "--wait-for-model-interval",
+	"Spec.WaitForModel.Mode":           "--wait-for-model-mode",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
 	// tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
@@ -37,7 +38,14 @@ const profileExamples = `  # The embedded defaults: in-process simulator, synthe
   agentperf profile --url sim:// --public-dataset synthetic --model demo \
       --concurrency 8 --benchmark-duration 30 --streaming --use-server-token-count
 
-  # InferenceX AgentX as its launcher runs it today (v1.0 semantics) against a local vLLM
+  # InferenceX AgentX as its current client runs it: the agentx preset supplies the rest
+  # (3600 s, seed 42, warmup, threshold, idle cap, 393 entries, …; listed under Scenarios)
+  agentperf profile --scenario agentx --url http://localhost:8000 --model my-model \
+      --tokenizer org/model --concurrency 32 --benchmark-duration 3600 \
+      --tokenizer-trust-remote-code --output-artifact-dir results/aiperf_artifacts \
+      --public-dataset semianalysis_cc_traces_weka_062126_256k
+
+  # InferenceX AgentX as its v1.0.5 launcher ran it (v1.0 semantics) against a local vLLM
   agentperf profile --scenario inferencex-agentx-mvp --url http://localhost:8000 \
       --endpoint /v1/chat/completions --endpoint-type chat --streaming \
       --model my-model --tokenizer org/model --tokenizer-trust-remote-code \
@@ -234,6 +242,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
 	s.OverflowAdvice = overflowAdvice(p.url)
 	s.FailedRequestThreshold = p.threshold
+	s.WaitForModel = profile.WaitForModel{Timeout: seconds(p.waitTimeout), Interval: seconds(p.waitInterval), Mode: p.waitMode}
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
@@ -285,6 +294,16 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
 	}
+	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
+		// The preset's soft default (agentx: no_gpu_telemetry) filled
+		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
+		Off: p.noGPUTelemetry, PresetOff: s.NoGPUTelemetry && !p.noGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.MetricsListen = p.metricsListen
+	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
 	}

@@ -72,6 +72,8 @@ type profileFlags struct {
 	serverMetrics   []string
 	noServerMetrics bool
 	noGPUTelemetry  bool
+	gpuTelemetry    []string
+	metricsListen   string
 	outputDir       string
 	overwrite       bool
 	// shard holds the sharding flags (profile_shard.go).
@@ -82,6 +84,10 @@ type profileFlags struct {
 	pprofAddr   string
 	uiType      string
 	exportLevel string
+	// The readiness wait (aiperf's names).
+	waitTimeout  float64
+	waitInterval float64
+	waitMode     string
 
 	data *datasetFlags
 
@@ -100,18 +106,17 @@ var unsupportedFlags = map[string]string{
 	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
 	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
 	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
-	"gpu-telemetry":       "GPU telemetry collection is not supported; InferenceX passes --no-gpu-telemetry",
 }
 
 // boolUnsupported are the unsupported flags that take no value.
 var boolUnsupported = map[string]bool{
 	"fixed-schedule":      true,
 	"ignore-trace-delays": true,
-	"gpu-telemetry":       true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{}
+	addConfigFlag(fs)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
 	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
@@ -127,6 +132,9 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
 	fs.Float64Var(&p.requestTO, "request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "timeout of one request including its whole stream (0 = none)")
 	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", replay.DefaultConnectTimeout.Seconds(), "timeout for connecting to the server (0 = none)")
+	fs.Float64Var(&p.waitTimeout, "wait-for-model-timeout", 0, "seconds to wait for the server to be ready before the first request, probing it and logging each try (0 = no wait: a server that is not up fails the first requests)")
+	fs.StringVar(&p.waitMode, "wait-for-model-mode", "inference", "how readiness is probed: models (GET /v1/models lists the model), inference (a one-token chat request answers 200) or both")
+	fs.Float64Var(&p.waitInterval, "wait-for-model-interval", 5, "seconds between two readiness probes")
 	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
@@ -160,7 +168,10 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
-	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (agentperf collects none; recorded in input_config; scenario agentx: on by default)")
+	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
+	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
+	markNargs(fs, "gpu-telemetry")
+	fs.StringVar(&p.metricsListen, "metrics-listen", "", "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
@@ -195,8 +206,8 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 // (added later, or by a shared helper) are shown under "Other flags".
 var profileHelpGroups = []flagGroup{
 	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
-		"request-timeout-seconds", "connect-timeout-seconds", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
-		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "no-gpu-telemetry"}},
+		"request-timeout-seconds", "connect-timeout-seconds", "wait-for-model-timeout", "wait-for-model-mode", "wait-for-model-interval", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
+		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "gpu-telemetry", "no-gpu-telemetry"}},
 	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
 		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
 		"system-idle-gap-cap-seconds", "warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
@@ -204,9 +215,9 @@ var profileHelpGroups = []flagGroup{
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output-artifact-dir", "artifact-dir", "overwrite-artifacts", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
-	{"Scenario", []string{"scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
-	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous"}},
+	{"Output", []string{"output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
+	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,16 +16,18 @@ import (
 
 // shardFlags are the flags of a sharded run (docs/distributed.md).
 type shardFlags struct {
-	shard      string
-	count      int
-	rendezvous string
+	shard       string
+	count       int
+	rendezvous  string
+	joinTimeout float64
 }
 
 func addShardFlags(fs *pflag.FlagSet) *shardFlags {
 	s := &shardFlags{}
 	fs.StringVar(&s.shard, "shard", "", "play shard I/N of the run (0-based: the global lanes i with i mod N == I; --concurrency stays the global lane count), or auto: SLURM_PROCID/SLURM_NTASKS under srun, JOB_COMPLETION_INDEX in a Kubernetes Indexed Job")
 	fs.IntVar(&s.count, "shard-count", 0, "with --shard auto in a Kubernetes Indexed Job: the number of shards (the Job's completions; also $"+rendezvous.EnvShardCount+")")
-	fs.StringVar(&s.rendezvous, "shard-rendezvous", "", "HOST:PORT where shard 0 listens and the other shards meet it (default under Slurm: the step's first node, a port from the job and step ids)")
+	fs.StringVar(&s.rendezvous, "shard-rendezvous", "", "HOST:PORT where shard 0 listens and the other shards meet it (default under Slurm: the step's first node, a port from the job and step ids); shard 0 binds HOST when it is an IP address or localhost, every interface for a name")
+	fs.Float64Var(&s.joinTimeout, "shard-join-timeout", rendezvous.DefaultJoinTimeout.Seconds(), "seconds every shard waits for the others at the start (shard 0 for every shard to join, the others for shard 0 to answer), and shard 0 for the others to finish at the end")
 	return s
 }
 
@@ -42,10 +45,13 @@ type shardRun struct {
 func (r *profileRun) resolveShard(args []string) error {
 	sf := r.p.shard
 	if sf.shard == "" {
-		if sf.count != 0 || sf.rendezvous != "" {
-			return usagef("--shard-count and --shard-rendezvous need --shard I/N or --shard auto")
+		if sf.count != 0 || sf.rendezvous != "" || r.fs != nil && r.fs.Changed("shard-join-timeout") {
+			return usagef("--shard-count, --shard-rendezvous and --shard-join-timeout need --shard I/N or --shard auto")
 		}
 		return nil
+	}
+	if r.fs != nil && r.fs.Changed("shard-join-timeout") && !(sf.joinTimeout > 0) {
+		return usagef("--shard-join-timeout %g: must be a positive number of seconds", sf.joinTimeout)
 	}
 	s := &shardRun{source: "flag", argv: profile.ShardArgv(args)}
 	var err error
@@ -58,8 +64,10 @@ func (r *profileRun) resolveShard(args []string) error {
 		return usagef("--shard: %v", err)
 	}
 	lanes := r.spec.Replay.Concurrency
-	if s.shard.Index >= lanes {
-		return usagef("--shard %s has no lane: --concurrency %d is the global lane count; use at most %d shards", s.shard, lanes, lanes)
+	if s.shard.Count > lanes {
+		// Every shard refuses the run, not only the ones without a lane:
+		// none waits for a shard that exits at once.
+		return usagef("--shard %s: %d shards for --concurrency %d (the global lane count): shards %d…%d would have no lane; run at most %d shards", s.shard, s.shard.Count, lanes, lanes, s.shard.Count-1, lanes)
 	}
 	dir := r.spec.OutputDir
 	if strings.Contains(dir, "{shard}") {
@@ -83,6 +91,6 @@ func (r *profileRun) resolveShard(args []string) error {
 	}
 	r.spec.Notes = append(r.spec.Notes, fmt.Sprintf("shard %s (from %s): lanes i with i mod %d == %d of %d; artifacts in %s", s.shard, s.source, s.shard.Count, s.shard.Index, lanes, r.spec.OutputDir))
 	r.spec.Replay.Shard = s.shard
-	r.spec.Shard = &profile.ShardSpec{Rendezvous: s.addr, Argv: s.argv}
+	r.spec.Shard = &profile.ShardSpec{Rendezvous: s.addr, Argv: s.argv, JoinTimeout: time.Duration(sf.joinTimeout * float64(time.Second))}
 	return nil
 }

@@ -387,6 +387,9 @@ func TestProfileUsageErrors(t *testing.T) {
 		{"rejected env", map[string]string{"AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES": "true"}, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "AIPERF_DATASET_WEKA_TOOL_SHAPED_MESSAGES"},
 		{"scenario violations", nil, []string{"--scenario", "inferencex-agentx-mvp", "--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "60", "--public-dataset", "semianalysis_cc_traces_weka"}, "--unsafe-override"},
 		{"stray argument", nil, []string{"--url", "sim://", "extra"}, "unexpected argument"},
+		{"gpu telemetry on and off", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--gpu-telemetry", "--no-gpu-telemetry"}, "contradict"},
+		{"gpu telemetry from the driver", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--gpu-telemetry", "pynvml"}, "give its URL"},
+		{"bad gpu telemetry variable", map[string]string{"AIPERF_GPU_TELEMETRY_URL": "ftp://x"}, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "AIPERF_GPU_TELEMETRY_URL"},
 		{"bad sim url", nil, []string{"--url", "sim://?no-such-knob=1", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic"}, "no-such-knob"},
 		// Checked by the library (replay.Config.ValidateSettings) before
 		// the corpus is loaded, in the CLI's terms.

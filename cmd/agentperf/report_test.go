@@ -214,11 +214,12 @@ func TestReportCheckCommand(t *testing.T) {
 	t.Parallel()
 	// The fixture has 1 failed request of 5 completed (20 %).
 	code, out, _ := runReportCLI(t, "--check", "--failed-request-threshold", "0.25", reportFixture)
-	if code != exitOK || !strings.Contains(out, "passed (9 of 9 checks passed)") {
+	// server_engine (the engines table) is the tenth check.
+	if code != exitOK || !strings.Contains(out, "passed (10 of 10 checks passed)") || !strings.Contains(out, "ok   server_engine            server metrics of vLLM") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	code, out, _ = runReportCLI(t, "--check", "--failed-request-threshold", "0.1", reportFixture)
-	if code != exitRunFailed || !strings.Contains(out, "FAIL error_rate") || !strings.Contains(out, "FAILED (8 of 9") {
+	if code != exitRunFailed || !strings.Contains(out, "FAIL error_rate") || !strings.Contains(out, "FAILED (9 of 10") {
 		t.Errorf("over the threshold: exit %d (want 1):\n%s", code, out)
 	}
 	mismatch := t.TempDir()

@@ -197,7 +197,10 @@ func TestShardAuto(t *testing.T) {
 		{"kubernetes needs the rendezvous", map[string]string{"JOB_COMPLETION_INDEX": "0"},
 			shardFlags{shard: "auto", count: 2}, "art", "", "", "", "--shard-rendezvous HOST:PORT"},
 		{"explicit one shard", nil, shardFlags{shard: "0/1"}, "art", "0/1", "art", "", ""},
-		{"no lane", nil, shardFlags{shard: "9/10", rendezvous: "h:1"}, "art", "", "", "", "has no lane"},
+		{"no lane", nil, shardFlags{shard: "9/10", rendezvous: "h:1"}, "art", "", "", "", "10 shards for --concurrency 9 (the global lane count): shards 9…9 would have no lane"},
+		// Every shard of a run with more shards than lanes refuses it, not
+		// only the ones without a lane (issue 34, case 8).
+		{"a lane, but too many shards", nil, shardFlags{shard: "0/10", rendezvous: "h:1"}, "art", "", "", "", "shards 9…9 would have no lane; run at most 9 shards"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, k := range []string{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_ID", "SLURM_STEP_ID", "JOB_COMPLETION_INDEX", "AGENTPERF_SHARD_COUNT"} {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
@@ -155,6 +156,7 @@ func Read(dir string) (*Data, []string, error) {
 	in, w := plot.ReadDir(dir)
 	fw := FigureWarnings(w)
 	d.setFigure(in, append(warnings, fw...))
+	warnings = append(warnings, d.addGPU(dir)...)
 	return d, append(warnings, fw...), nil
 }
 
@@ -167,7 +169,60 @@ func Read(dir string) (*Data, []string, error) {
 func ReadWith(dir string, in plot.Input, figureWarnings []string) (*Data, []string) {
 	d, warnings, _ := readSummary(dir)
 	d.setFigure(in, append(slices.Clone(warnings), figureWarnings...))
-	return d, warnings
+	return d, append(warnings, d.addGPU(dir)...)
+}
+
+// addGPU adds the GPU telemetry of dir (gputelemetry.FileName), when the
+// run collected it: the energy facts and a per-GPU power panel.
+func (d *Data) addGPU(dir string) []string {
+	r, err := gputelemetry.ReadExport(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		w := fmt.Sprintf("report.html: GPU telemetry left out: %v", err)
+		d.Warnings = append(d.Warnings, w)
+		return []string{w}
+	}
+	fact := func(label, v string) { d.Facts = append(d.Facts, [2]string{label, v}) }
+	win := fmt.Sprintf("profiling window, %.1f s", r.WindowSeconds)
+	for _, g := range r.GPUs {
+		label := fmt.Sprintf("GPU %s energy (%s, %s)", g.Index, win, g.EnergySource)
+		if g.EnergyJ == nil {
+			fact(fmt.Sprintf("GPU %s energy (%s)", g.Index, win), "n/a: "+g.Problem)
+			continue
+		}
+		fact(label, fmt.Sprintf("%.0f J, average %.0f W", *g.EnergyJ, *g.AvgPowerW))
+	}
+	if r.TotalEnergyJ != nil {
+		fact(fmt.Sprintf("GPU energy, %d GPUs (%s)", len(r.GPUs), win), fmt.Sprintf("%.0f J, average %.0f W", *r.TotalEnergyJ, *r.AvgTotalPowerW))
+	}
+	if e := r.Efficiency; e != nil {
+		fact("output tokens per joule (successful profiling requests, all GPUs)", fmt.Sprintf("%.4g", e.OutputTokensPerJoule))
+		fact("joules per request (successful profiling requests, all GPUs)", fmt.Sprintf("%.4g J", e.JoulesPerRequest))
+		fact("joules per output token", fmt.Sprintf("%.4g J", e.JoulesPerOutputToken))
+	}
+	origin := 0.0
+	if d.Figure.HasProfilingStart {
+		origin = d.Figure.ProfilingStart
+	}
+	p := panelJSON{Title: "GPU power (W, per GPU; GPU exporters)", YLabel: "W", Series: []seriesJSON{}}
+	colors := []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"}
+	for i, s := range r.Series {
+		col := s.Fields["power_w"]
+		if col == nil {
+			continue
+		}
+		xs, ys := make(nullFloats, 0, len(col)), make(nullFloats, 0, len(col))
+		for k, v := range col {
+			if v != nil {
+				xs, ys = append(xs, origin+s.T[k]), append(ys, *v)
+			}
+		}
+		p.Series = append(p.Series, seriesJSON{Name: "GPU " + s.Index, Style: "line", Color: colors[i%len(colors)], X: xs, Y: ys})
+	}
+	d.Figure.Panels = append(d.Figure.Panels, p)
+	return nil
 }
 
 // FigureWarnings words the warnings of reading a figure's input

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/servermetrics"
 )
@@ -170,24 +171,52 @@ var (
 	colMark   = color.RGBA{90, 90, 90, 255} // the profiling-start mark
 )
 
-// Metric names read by the server panels (export names; first present wins).
+// Metric names read by the server panels (export names; first present
+// wins), merged from every engine of the engines table.
 var (
-	mKV          = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
-	mCPUKV       = []string{"vllm:cpu_kv_cache_usage_perc", "vllm:cpu_cache_usage_perc"}
-	mRunning     = []string{"vllm:num_requests_running", "sglang:num_running_reqs"}
-	mWaiting     = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs"}
-	mHits        = []string{"vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"}
-	mQueries     = []string{"vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"}
-	mExtHits     = []string{"vllm:external_prefix_cache_hits"}
-	mExtQueries  = []string{"vllm:external_prefix_cache_queries"}
-	mPrompt      = []string{"vllm:prompt_tokens", "sglang:prompt_tokens"}
-	mGen         = []string{"vllm:generation_tokens", "sglang:generation_tokens"}
-	mBySource    = []string{"vllm:prompt_tokens_by_source"}
-	mPreempt     = []string{"vllm:num_preemptions", "sglang:num_retracted_reqs"}
-	mOffloadG2C  = []string{"vllm:kv_offload_bytes_gpu_to_cpu"}
-	mOffloadC2G  = []string{"vllm:kv_offload_bytes_cpu_to_gpu"}
-	mOffloadBoth = []string{"vllm:kv_offload_total_bytes", "vllm:kv_offload_bytes"}
+	mKV          = names(func(e *engines.Engine) []string { return e.KVUsage })
+	mCPUKV       = names(func(e *engines.Engine) []string { return e.CPUKVUsage })
+	mRunning     = names(func(e *engines.Engine) []string { return e.Running })
+	mWaiting     = names(func(e *engines.Engine) []string { return e.Waiting })
+	mHits        = names(func(e *engines.Engine) []string { return e.PrefixHits })
+	mQueries     = names(func(e *engines.Engine) []string { return e.PrefixQueries })
+	mExtHits     = names(func(e *engines.Engine) []string { return e.ExternalHits })
+	mExtQueries  = names(func(e *engines.Engine) []string { return e.ExternalQueries })
+	mPrompt      = names(func(e *engines.Engine) []string { return e.PromptTokens })
+	mGen         = names(func(e *engines.Engine) []string { return e.GenerationTokens })
+	mBySource    = names(func(e *engines.Engine) []string { return e.PromptBySource })
+	mPreempt     = names(func(e *engines.Engine) []string { return e.Preemptions })
+	mOffloadG2C  = names(func(e *engines.Engine) []string { return e.OffloadBytesG2C })
+	mOffloadC2G  = names(func(e *engines.Engine) []string { return e.OffloadBytesC2G })
+	mOffloadBoth = names(func(e *engines.Engine) []string { return e.OffloadBytes })
 )
+
+var names = engines.Names
+
+// cachedHitRate is the hit-rate series of an engine that counts cached
+// prompt tokens rather than hits and queries (engines.Engine.CachedTokens;
+// llama.cpp, whose prompt counter leaves the cached tokens out, and
+// SGLang's device tier): cached / prompt tokens per interval, in percent.
+func cachedHitRate(ex *servermetrics.Export, zero int64) []point {
+	det := servermetrics.DetectEngine(ex)
+	e := det.Engine
+	if e == nil || len(e.CachedTokens) == 0 {
+		return nil
+	}
+	var keep func(*servermetrics.Series) bool
+	if e.CacheSourceLabel != "" {
+		keep = func(s *servermetrics.Series) bool {
+			v, ok := s.Labels[e.CacheSourceLabel]
+			return !ok || v == "device"
+		}
+	}
+	cached := collect(ex, e.CachedTokens, keep, totalValue, aggSum)
+	prompt := collect(ex, e.PromptTokens, nil, totalValue, aggSum)
+	if e.PromptExcludesCached {
+		prompt = sumOf(prompt, collect(ex, e.CachedTokens, nil, totalValue, aggSum))
+	}
+	return ratioOf(cached, prompt, zero, 100)
+}
 
 // offload returns the GPU→CPU or CPU→GPU byte counter timeline: the
 // dedicated counters InferenceX reads, else kv_offload_total_bytes with a
@@ -237,8 +266,14 @@ func buildPanels(in *Input, zero int64) []panel {
 	if !eh.empty() {
 		overall = ratioOf(sumOf(hits, eh), q, zero, 100)
 	}
+	gpu, gpuName := ratioOf(hits, q, zero, 100), "GPU (hits / queries)"
+	if len(gpu) == 0 {
+		if c := cachedHitRate(ex, zero); len(c) > 0 {
+			gpu, gpuName = c, "GPU (cached / prompt tokens)"
+		}
+	}
 	ps = append(ps, panel{title: "Prefix-cache hit rate per interval", ylabel: "hit rate (%)", percent: true, series: []series{
-		{name: "GPU (hits / queries)", pts: ratioOf(hits, q, zero, 100), col: colBlue},
+		{name: gpuName, pts: gpu, col: colBlue},
 		{name: "External (ext hits / ext queries)", pts: ratioOf(eh, eq, zero, 100), col: colOrange},
 		{name: "Overall ((hits + ext hits) / queries)", pts: overall, col: colGreen, dashed: true},
 	}})
@@ -542,6 +577,10 @@ func Render(in Input, path string) (warnings []string, err error) {
 	zero := zeroOf(&in)
 	if in.Server == nil {
 		warnings = append(warnings, "plot: no server metrics export: the server panels are empty")
+	} else if det := servermetrics.DetectEngine(in.Server); det.Unknown() {
+		warnings = append(warnings, "plot: "+det.UnknownText(8)+"; the server panels are empty")
+	} else if e := det.Engine; e != nil && e.Missing != "" {
+		warnings = append(warnings, fmt.Sprintf("plot: %s: %s; those panels say no data", e.Title, e.Missing))
 	}
 	var noStart int
 	for i := range in.Requests {

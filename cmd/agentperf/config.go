@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentperf/agentperf/internal/suggest"
+)
+
+// configFlag is the flag naming a YAML file of flag values (aiperf's
+// -f/--config; guidellm and inference-perf take one too).
+const configFlag = "config"
+
+// addConfigFlag registers --config on fs.
+func addConfigFlag(fs *pflag.FlagSet) {
+	fs.StringP(configFlag, "f", "", "YAML file of this command's flags: each key a flag name without the dashes (concurrency: 8, streaming: true, header: [...] for a repeatable flag); flags on the command line win; an unknown key is an error with file:line")
+}
+
+// applyConfigFile overlays the YAML mapping in path on fs, whose command
+// line is parsed: each key is the name of one of fs's flags and its value
+// is set as if it were given on the command line (a sequence sets a
+// repeatable flag once per item), unless the command line gave that flag
+// or an alias of it, which wins. An unknown key, a key given twice (also
+// through an alias), or a value the flag refuses is an error naming
+// path:line.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	return applyConfig(fs, path, data)
+}
+
+// applyConfig is applyConfigFile on the file's bytes.
+func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file sets nothing
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: want a mapping of flag names to values (e.g. concurrency: 8), not a %s", path, root.Line, kindName(root.Kind))
+	}
+	aliases := flagAliases(fs)
+	canon := func(name string) string {
+		if c, ok := aliases[name]; ok {
+			return c
+		}
+		return name
+	}
+	given := map[string]bool{} // on the command line, by canonical name
+	fs.Visit(func(f *pflag.Flag) { given[canon(f.Name)] = true })
+	seen := map[string]int{} // in the file: canonical name → line
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && f.Name != configFlag {
+			names = append(names, f.Name)
+		}
+	})
+	sort.Strings(names)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		at := fmt.Sprintf("%s:%d", path, k.Line)
+		if k.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: a key must be a flag name, not a %s", at, kindName(k.Kind))
+		}
+		name := strings.TrimLeft(k.Value, "-")
+		f := fs.Lookup(name)
+		if f == nil || name == configFlag {
+			why := "the keys are this command's flag names (see --help)"
+			if name == configFlag {
+				why = "a config file cannot name another one"
+			}
+			return fmt.Errorf("%s: unknown key %q: %s%s", at, k.Value, why, suggest.DidYouMean(name, names))
+		}
+		c := canon(name)
+		if line, dup := seen[c]; dup {
+			return fmt.Errorf("%s: %q sets --%s again (line %d set it already)", at, k.Value, c, line)
+		}
+		seen[c] = k.Line
+		if given[c] {
+			continue // the command line wins
+		}
+		var values []*yaml.Node
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if v.Tag == "!!null" {
+				return fmt.Errorf("%s:%d: %s has no value", path, v.Line, name)
+			}
+			values = []*yaml.Node{v}
+		case yaml.SequenceNode:
+			if !repeatable(f) {
+				return fmt.Errorf("%s:%d: --%s takes one value, not a list", path, v.Line, name)
+			}
+			values = v.Content
+		default:
+			return fmt.Errorf("%s:%d: --%s: want a value or a list of values, not a %s", path, v.Line, name, kindName(v.Kind))
+		}
+		for _, item := range values {
+			if item.Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s:%d: --%s: a list item must be a single value, not a %s", path, item.Line, name, kindName(item.Kind))
+			}
+			if err := fs.Set(name, item.Value); err != nil {
+				return fmt.Errorf("%s:%d: --%s %q: %v", path, item.Line, name, item.Value, err)
+			}
+		}
+	}
+	return nil
+}
+
+// repeatable reports whether f takes several values (a slice or array
+// flag).
+func repeatable(f *pflag.Flag) bool {
+	t := f.Value.Type()
+	return strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array")
+}
+
+// flagAliases maps each alias flag ("alias of --X" in its usage) to the
+// flag it stands for.
+func flagAliases(fs *pflag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if rest, ok := strings.CutPrefix(f.Usage, "alias of --"); ok {
+			target, _, _ := strings.Cut(rest, " ")
+			out[f.Name] = strings.TrimRight(target, ",;)")
+		}
+	})
+	return out
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.AliasNode:
+		return "YAML alias"
+	case yaml.DocumentNode:
+		return "document"
+	}
+	return "value"
+}
