@@ -61,11 +61,17 @@ func TestResultMergeRules(t *testing.T) {
 		{"the first SIGTERM", replay.Result{}, replay.Result{Terminated: term},
 			func(r *replay.Result) bool { return r.Terminated == term }},
 		{"an abort where there was none", replay.Result{EndReason: "deadline"}, replay.Result{Aborted: "x", AbortMessage: "m", EndReason: "aborted"},
-			func(r *replay.Result) bool { return r.Aborted == "x" && r.AbortMessage == "m" && r.EndReason == "aborted" }},
+			func(r *replay.Result) bool {
+				return r.Aborted == "x" && r.AbortMessage == "m" && r.EndReason == "aborted"
+			}},
 		{"the cause over a shard stopped by it", replay.Result{Aborted: replay.AbortShardStopped, AbortMessage: "stopped"}, replay.Result{Aborted: "failed_request_threshold", AbortMessage: "cause"},
-			func(r *replay.Result) bool { return r.Aborted == "failed_request_threshold" && r.AbortMessage == "cause" }},
+			func(r *replay.Result) bool {
+				return r.Aborted == "failed_request_threshold" && r.AbortMessage == "cause"
+			}},
 		{"a shard stopped does not replace the cause", replay.Result{Aborted: "failed_request_threshold", AbortMessage: "cause"}, replay.Result{Aborted: replay.AbortShardStopped, AbortMessage: "stopped"},
-			func(r *replay.Result) bool { return r.Aborted == "failed_request_threshold" && r.AbortMessage == "cause" }},
+			func(r *replay.Result) bool {
+				return r.Aborted == "failed_request_threshold" && r.AbortMessage == "cause"
+			}},
 		{"accounting summed", replay.Result{Accounting: metrics.Accounting{Sent: 2, ProfilingOK: 2}}, replay.Result{Accounting: metrics.Accounting{Sent: 3, Cancelled: 3}},
 			func(r *replay.Result) bool { return r.Accounting.Check() == nil && r.Accounting.Sent == 5 }},
 	}
