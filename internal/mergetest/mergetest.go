@@ -36,9 +36,6 @@ func Sum(a, b reflect.Value) any {
 // First is the rule of a leaf the receiver keeps.
 func First(a, _ reflect.Value) any { return a.Interface() }
 
-// Second is the rule of a leaf the argument overrides.
-func Second(_, b reflect.Value) any { return b.Interface() }
-
 // Or is the rule of a flag set when either is.
 func Or(a, b reflect.Value) any { return a.Bool() || b.Bool() }
 
