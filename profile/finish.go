@@ -17,6 +17,7 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/htmlreport"
 	"github.com/agentperf/agentperf/metrics/plot"
+	"github.com/agentperf/agentperf/metrics/promexport"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -181,6 +182,9 @@ type Outcome struct {
 	Dir string
 	// Tokenizer is where the run's tokenizer came from (set by Run).
 	Tokenizer tokenizer.Origin
+	// Metrics is the live Prometheus exporter of Spec.MetricsListen, its
+	// endpoint closed, its final state kept (set by Run; nil without it).
+	Metrics *promexport.Exporter
 
 	// failOnInvalid is Input.FailOnInvalid.
 	failOnInvalid bool

@@ -111,9 +111,20 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if progress == nil {
 		progress = &replay.Progress{}
 	}
+	prom, err := plugMetricsListen(&s, progress, lg)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if prom != nil {
+		defer prom.Close()
+	}
 	reserve, warnings := checkFreeSpace(&s, lg)
-	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, Tally: &progress.Tally})
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	if s.Replay.Streaming {
+		// The live output token rate counts tokens as they arrive.
+		copt.Streamed = progress.StreamedTokens
+	}
+	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
@@ -229,7 +240,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Result, out.Dir, out.Tokenizer = res, s.OutputDir, loaded.Tokenizer
+	out.Result, out.Dir, out.Tokenizer, out.Metrics = res, s.OutputDir, loaded.Tokenizer, prom
 	for _, w := range append(append([]string(nil), out.Warnings...), out.LateWarnings...) {
 		lg.Printf("warning: %s", w)
 	}

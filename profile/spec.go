@@ -98,6 +98,10 @@ type Spec struct {
 	// GPUTelemetry configures the GPU exporter collector (the zero value
 	// collects nothing; docs/gpu-telemetry.md).
 	GPUTelemetry GPUTelemetry
+	// MetricsListen, when set (host:port), serves the run's client-side
+	// figures live in the Prometheus exposition format at /metrics
+	// (metrics/promexport; docs/metrics-listen.md).
+	MetricsListen string
 	// OverflowRateLimit is the largest valid context-overflow rate, a
 	// fraction in [0, 1]; unset is scenario.DefaultOverflowRateLimit.
 	OverflowRateLimit scenario.Opt[float64]

@@ -242,6 +242,10 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 	rec.ContentChunks = x.chunks
 	rec.NonStreaming = !c.Streaming
 	rec.Usage = x.recordUsage()
+	if c.Streaming && rec.Usage != nil && rec.Usage.CompletionTokens > x.chunks && sl.k.streamed != nil {
+		// The tokens the chunks did not account for (several per chunk).
+		sl.k.streamed.Add(int64(rec.Usage.CompletionTokens - x.chunks))
+	}
 	rec.Error = x.err
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))

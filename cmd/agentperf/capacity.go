@@ -131,7 +131,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 var notAPointSetting = map[string]bool{
 	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
 	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
-	"tp": true, "config": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
+	"tp": true, "config": true, "config-name": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
 	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
 }
 

@@ -301,6 +301,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		return nil, asUsage(err)
 	}
 	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.MetricsListen = p.metricsListen
 	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)

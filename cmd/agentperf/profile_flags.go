@@ -73,6 +73,7 @@ type profileFlags struct {
 	noServerMetrics bool
 	noGPUTelemetry  bool
 	gpuTelemetry    []string
+	metricsListen   string
 	outputDir       string
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
@@ -169,6 +170,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
+	fs.StringVar(&p.metricsListen, "metrics-listen", "", "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
@@ -211,7 +213,7 @@ var profileHelpGroups = []flagGroup{
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output-artifact-dir", "artifact-dir", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Output", []string{"output-artifact-dir", "artifact-dir", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }

@@ -30,7 +30,9 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	p := addProfileFlags(fs)
 	pf := addPointFlags(fs)
 	tp := fs.Int("tp", 0, "tensor-parallel size of the deployment, for the per-GPU throughput of the table and Pareto plot (default: $TP, else 1 with --url sim://)")
-	config := fs.String("config", "", "configuration name of the sweep's rows in the table and plot")
+	// --config is the profile flags' YAML file (aiperf's -f): the rows'
+	// name is --config-name.
+	config := fs.String("config-name", "", "configuration name of the sweep's rows in the table and plot")
 	fs.Lookup("concurrency").Usage = "comma-separated concurrencies, one point each, run in this order (required)"
 	fs.Lookup("output-artifact-dir").Usage = "sweep folder: a folder per point (c<N>), the table, pareto.png, sweep.html"
 	if err := parseFlags(fs, args); err != nil {
