@@ -361,7 +361,45 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	s.Signals = signalCount(ctx)
 	s.FailOnInvalid = r.p.failOnInvalid
+	if p := r.p; p.profileRuns != 1 || r.fs.Changed("convergence-metric") || r.fs.Changed("confidence-level") || r.fs.Changed("profile-run-cooldown-seconds") {
+		if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
+			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
+		}
+		if p.profileRuns < 2 {
+			return usagef("--confidence-level, --convergence-metric and --profile-run-cooldown-seconds apply to --num-profile-runs 2 or more (got %d)", p.profileRuns)
+		}
+		return runRepeated(ctx, s, profile.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
+			ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}, io)
+	}
 	return runSpec(ctx, s, io)
+}
+
+// runRepeated runs s o.Runs times (--num-profile-runs) and maps the runs'
+// worst outcome to the exit status, as runSpec does for one run.
+func runRepeated(ctx context.Context, s profile.Spec, o profile.RepeatOptions, io stdio) error {
+	out, err := profile.RunRepeated(ctx, s, o)
+	var ie *profile.InputError
+	switch {
+	case errors.As(err, &ie):
+		return asUsage(ie.Err)
+	case err != nil:
+		return err
+	}
+	for i, r := range out.Runs {
+		fmt.Fprintf(io.out, "── profile run %d of %d ──\n", i+1, o.Runs)
+		r.WriteSummary(io.out)
+		for _, pr := range r.Problems {
+			printPrefixed(io.err, flagNames(pr.Message))
+		}
+	}
+	out.WriteSummary(io.out)
+	switch out.ExitCode() {
+	case profile.ExitInterrupted:
+		return fmt.Errorf("runs interrupted; artifacts written to %s: %w", out.Dir, context.Canceled)
+	case profile.ExitFailed:
+		return errRunFailed
+	}
+	return nil
 }
 
 // runSpec runs s and maps its Outcome to the exit status (see execute).

@@ -74,6 +74,11 @@ type profileFlags struct {
 	noGPUTelemetry  bool
 	gpuTelemetry    []string
 	metricsListen   string
+	profileRuns     int
+	runCooldown     float64
+	confidence      float64
+	convMetric      string
+	convThreshold   float64
 	outputDir       string
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
@@ -98,19 +103,20 @@ type profileFlags struct {
 // unsupportedFlags are aiperf flags agentperf understands but does not
 // implement yet; each maps to the reason printed when it is used.
 var unsupportedFlags = map[string]string{
-	"request-rate":        "only the agentic replay timing mode exists in agentperf",
-	"request-count":       "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
-	"fixed-schedule":      "only the agentic replay timing mode exists in agentperf",
-	"num-profile-runs":    "multiple profile runs are not supported yet; run agentperf several times",
-	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
-	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
-	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
+	"request-rate":                           "only the agentic replay timing mode exists in agentperf",
+	"request-count":                          "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
+	"fixed-schedule":                         "only the agentic replay timing mode exists in agentperf",
+	"profile-run-disable-warmup-after-first": "every profile run replays its warmup (the AgentX lanes' start states are built by it); see docs/repeated-runs.md",
+	"synthesis-max-isl":                      "input truncation would change the recorded prefix structure; not supported",
+	"ignore-trace-delays":                    "not supported: recorded inter-turn delays are part of the workload",
+	"prompt-corpus":                          "agentperf synthesizes prompts from its own coding-agent corpus only",
 }
 
 // boolUnsupported are the unsupported flags that take no value.
 var boolUnsupported = map[string]bool{
-	"fixed-schedule":      true,
-	"ignore-trace-delays": true,
+	"fixed-schedule":                         true,
+	"ignore-trace-delays":                    true,
+	"profile-run-disable-warmup-after-first": true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
@@ -170,6 +176,11 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
+	fs.IntVar(&p.profileRuns, "num-profile-runs", 1, "profile runs, 1 to 10: each into OUT/profile_runs/run_000K, then a pooled summary with confidence intervals in OUT/aggregate (docs/repeated-runs.md)")
+	fs.Float64Var(&p.runCooldown, "profile-run-cooldown-seconds", 0, "pause between profile runs")
+	fs.Float64Var(&p.confidence, "confidence-level", 0.95, "confidence level of the pooled intervals")
+	fs.StringVar(&p.convMetric, "convergence-metric", "", "stop the profile runs early (from the third) once this headline metric's interval is narrow enough, e.g. time_to_first_token.p50")
+	fs.Float64Var(&p.convThreshold, "convergence-threshold", 0.05, "the interval's largest relative width (high − low) / mean for --convergence-metric")
 	fs.StringVar(&p.metricsListen, "metrics-listen", "", "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
@@ -214,6 +225,7 @@ var profileHelpGroups = []flagGroup{
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
 	{"Output", []string{"output-artifact-dir", "artifact-dir", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Repeated runs (docs/repeated-runs.md)", []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
