@@ -15,6 +15,7 @@ import "time"
 //     Flat, the corpus counts of Subagents and Schedule;
 //   - StartTime and WarmupStart are the earliest set one; ProfilingEnd,
 //     EndTime, LastTTFT, LastITL and LastContent the latest;
+//     PromptOverheadMax the larger;
 //   - EndedEarly holds when it holds for both; Cancelled and Killed when
 //     either is; Terminated is the first set one;
 //   - Aborted, AbortMessage and EndReason are r's, unless r was not
@@ -57,6 +58,7 @@ func (r *Result) Merge(b *Result) {
 	r.ProfilingOverflows += b.ProfilingOverflows
 	r.WarmupOverflows += b.WarmupOverflows
 	r.ResponseFallbacks += b.ResponseFallbacks
+	r.PromptOverheadMax = max(r.PromptOverheadMax, b.PromptOverheadMax)
 	r.MissingUsage += b.MissingUsage
 	r.WarmupRetries += b.WarmupRetries
 	r.ServerRestartWaits += b.ServerRestartWaits

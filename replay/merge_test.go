@@ -21,7 +21,7 @@ func TestResultMergeEveryField(t *testing.T) {
 		"ProfilingEnd": mergetest.Max, "EndTime": mergetest.Max,
 		"LastTTFT": mergetest.Max, "LastITL": mergetest.Max, "LastContent": mergetest.Max,
 		"EndedEarly": mergetest.And, "Cancelled": mergetest.Or, "Killed": mergetest.Or,
-		"Terminated": first,
+		"Terminated": first, "PromptOverheadMax": mergetest.Larger,
 		// Both aborted, r not by AbortShardStopped: r's abort stays.
 		"Aborted": first, "AbortMessage": first, "EndReason": first,
 		"SkippedSubagentRequests": first, "Flat.*": first, "StartTurns": first,

@@ -42,6 +42,9 @@ func Or(a, b reflect.Value) any { return a.Bool() || b.Bool() }
 // And is the rule of a flag set when both are.
 func And(a, b reflect.Value) any { return a.Bool() && b.Bool() }
 
+// Larger is the rule of the larger of two integers.
+func Larger(a, b reflect.Value) any { return max(a.Int(), b.Int()) }
+
 // Min is the rule of the earlier of two times.
 func Min(a, b reflect.Value) any {
 	x, y := a.Interface().(time.Time), b.Interface().(time.Time)
