@@ -154,27 +154,6 @@ func (p *parsedExport) summary(info RunInfo, slice time.Duration) *Summary {
 	return s
 }
 
-// countLines counts the non-blank lines of a file (0 when it is absent).
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-			n++
-		}
-	}
-	return n, sc.Err()
-}
-
 // RecomputeOptions configure Recompute. The zero value uses the local time zone.
 type RecomputeOptions struct {
 	Location *time.Location

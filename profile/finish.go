@@ -82,6 +82,12 @@ type Input struct {
 	// what the caller's user can do about overflows (a CLI names its
 	// flags).
 	OverflowAdvice string
+	// MaxContextLength is the selection's --max-context-length (0: none).
+	// When it is set and requests still overflowed, OverflowAdvice (which
+	// would point back at it) gives way to advice about the tokens the
+	// chat template and the server's tokenizer add, with a margin from the
+	// run's measured overhead (replay.Result.PromptOverheadMax).
+	MaxContextLength int
 
 	// InputConfig is the aggregate's input_config: the resolved settings,
 	// redacted by the caller.
@@ -619,10 +625,28 @@ func (f *finisher) withAdvice(reason, msg string) string {
 		name = f.in.Scraper.Engine().Name()
 	}
 	msg += "; " + engines.Advice(name)
+	if f.in.MaxContextLength > 0 {
+		return msg + "; " + marginAdvice(f.in.MaxContextLength, f.res.PromptOverheadMax)
+	}
 	if f.in.OverflowAdvice != "" {
 		msg += "; " + f.in.OverflowAdvice
 	}
 	return msg
+}
+
+// marginAdvice is the overflow advice of a run whose traces were already
+// selected with --max-context-length limit: the server counts a prompt's
+// tokens with its chat template and its own tokenizer, which add tokens
+// to the trace's recorded count, so a trace at the limit overflows a
+// window of that size. overhead is the largest addition the run measured
+// (0: not measured).
+func marginAdvice(limit, overhead int) string {
+	const how = "traces are selected by their recorded token counts, and the server counts more: its chat template (role markers, the generation prompt) and its tokenizer add tokens to every prompt"
+	if overhead <= 0 {
+		return fmt.Sprintf("--max-context-length %d is already given: %s; this run measured no overhead (pass --use-server-token-count so that it can), so leave a margin, e.g. --max-context-length %d (2 %% less)", limit, how, limit-limit/50)
+	}
+	margin := overhead + overhead/4 + 1 // a quarter more than the largest seen
+	return fmt.Sprintf("--max-context-length %d is already given: %s; this run measured up to %d tokens more than the trace's count, so pass --max-context-length %d (the window less %d tokens: the largest overhead seen and a quarter more)", limit, how, overhead, max(1, limit-margin), margin)
 }
 
 // runInfo is what the aggregates' metadata says about the run; it adds

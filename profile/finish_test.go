@@ -545,3 +545,37 @@ func TestFinishInterruptedNamesItInTheWarnings(t *testing.T) {
 		t.Errorf("not marked interrupted")
 	}
 }
+
+// TestFinishOverflowAdviceWithMaxContextLength: requests overflowed
+// although --max-context-length was given. The advice does not loop back
+// to "pass --max-context-length N": it says that the chat template and the
+// tokenizer add tokens and gives a margin from the run's measured overhead
+// (here the server counted up to 300 tokens more than the traces).
+func TestFinishOverflowAdviceWithMaxContextLength(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, -1)
+	if res.ProfilingOverflows == 0 {
+		t.Fatal("fixture: no overflow")
+	}
+	res.PromptOverheadMax = 300
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true,
+		OverflowAdvice: "or pass --max-context-length N", MaxContextLength: 131072})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(out.Warnings, func(w string) bool { return strings.HasPrefix(w, scenario.ReasonOverflowRateExceeded) })
+	if i < 0 {
+		t.Fatalf("no overflow-rate warning in %q", out.Warnings)
+	}
+	w := out.Warnings[i]
+	for _, want := range []string{"--max-context-length 131072 is already given", "chat template", "tokenizer",
+		"measured up to 300 tokens more", "pass --max-context-length 130696"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("advice lacks %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "pass --max-context-length N") {
+		t.Errorf("the advice loops back to the flag already given:\n%s", w)
+	}
+}

@@ -251,99 +251,40 @@ func prepareOut(dir string, shards []string) (created bool, err error) {
 	return created, os.MkdirAll(dir, 0o755)
 }
 
-// mergeResults combines the shards' Results into the merged run's: sums
-// of what each shard counted, the corpus-level figures once, the
-// earliest start and the latest end on shard 0's clock, the first abort
-// (the one the others were stopped by before their own), the start turns
-// by global lane.
+// mergeResults combines the shards' Results into the merged run's
+// (replay.Result.Merge: sums of what each shard counted, the corpus-level
+// figures once, the earliest start and the latest end, the first abort,
+// the one the others were stopped by), each shard's times first put on
+// shard 0's clock and its abort message prefixed with the shard; the
+// start turns by global lane.
 func mergeResults(shards []*shardDir) *replay.Result {
-	r0 := shards[0].m.Result
-	out := &replay.Result{
-		BenchmarkID: r0.BenchmarkID, Generation: r0.Generation,
-		ProfilingStart: r0.ProfilingStart, Deadline: r0.Deadline, EndedEarly: true, EndReason: r0.EndReason,
-		SkippedSubagentRequests: r0.SkippedSubagentRequests,
-	}
-	out.Subagents.Branches, out.Subagents.Children, out.Subagents.Requests = r0.Subagents.Branches, r0.Subagents.Children, r0.Subagents.Requests
-	out.Subagents.Dropped, out.Subagents.DroppedRequests = r0.Subagents.Dropped, r0.Subagents.DroppedRequests
-	out.Schedule.Traces, out.Schedule.Usable = r0.Schedule.Traces, r0.Schedule.Usable
 	shifted := func(t time.Time, d int64) time.Time {
 		if t.IsZero() {
 			return t
 		}
 		return t.Add(time.Duration(d))
 	}
-	minT := func(a, b time.Time) time.Time {
-		if a.IsZero() || !b.IsZero() && b.Before(a) {
-			return b
-		}
-		return a
-	}
-	maxT := func(a, b time.Time) time.Time {
-		if b.After(a) {
-			return b
-		}
-		return a
-	}
 	n := shards[0].m.Count
+	var out *replay.Result
+	for _, sh := range shards {
+		r, d := *sh.m.Result, sh.shift
+		for _, t := range []*time.Time{&r.StartTime, &r.WarmupStart, &r.ProfilingEnd, &r.EndTime, &r.LastTTFT, &r.LastITL, &r.LastContent} {
+			*t = shifted(*t, d)
+		}
+		if r.Aborted != "" {
+			r.AbortMessage = fmt.Sprintf("shard %d/%d: %s", sh.m.Index, n, r.AbortMessage)
+		}
+		if out == nil {
+			out = &r
+			continue
+		}
+		out.Merge(&r)
+	}
+	// The shard's lanes in global order: sh.m.Index, +n, +2n, …
 	lanes := shards[0].m.Finish.Concurrency
 	out.StartTurns = make([]int, lanes)
 	for _, sh := range shards {
-		r, d := sh.m.Result, sh.shift
-		out.StartTime = minT(out.StartTime, shifted(r.StartTime, d))
-		out.WarmupStart = minT(out.WarmupStart, shifted(r.WarmupStart, d))
-		out.ProfilingEnd = maxT(out.ProfilingEnd, shifted(r.ProfilingEnd, d))
-		out.EndTime = maxT(out.EndTime, shifted(r.EndTime, d))
-		out.LastTTFT = maxT(out.LastTTFT, shifted(r.LastTTFT, d))
-		out.LastITL = maxT(out.LastITL, shifted(r.LastITL, d))
-		out.LastContent = maxT(out.LastContent, shifted(r.LastContent, d))
-		out.EndedEarly = out.EndedEarly && r.EndedEarly
-		a := &out.Accounting
-		a.Sent += r.Accounting.Sent
-		a.ProfilingOK += r.Accounting.ProfilingOK
-		a.ProfilingErrors += r.Accounting.ProfilingErrors
-		a.WarmupOK += r.Accounting.WarmupOK
-		a.WarmupErrors += r.Accounting.WarmupErrors
-		a.Overflows += r.Accounting.Overflows
-		a.Cancelled += r.Accounting.Cancelled
-		out.Cancelled = out.Cancelled || r.Cancelled
-		out.Killed = out.Killed || r.Killed
-		if r.Aborted != "" && (out.Aborted == "" || out.Aborted == replay.AbortShardStopped && r.Aborted != replay.AbortShardStopped) {
-			out.Aborted = r.Aborted
-			out.AbortMessage = fmt.Sprintf("shard %d/%d: %s", sh.m.Index, n, r.AbortMessage)
-			out.EndReason = r.EndReason
-		}
-		out.ProfilingOverflows += r.ProfilingOverflows
-		out.WarmupOverflows += r.WarmupOverflows
-		out.WarmupRetries += r.WarmupRetries
-		out.Subagents.Spawned += r.Subagents.Spawned
-		out.Subagents.Started += r.Subagents.Started
-		out.Subagents.Sent += r.Subagents.Sent
-		out.Subagents.Cut += r.Subagents.Cut
-		out.Subagents.SpawnedAtStart += r.Subagents.SpawnedAtStart
-		out.Subagents.StartedAtStart += r.Subagents.StartedAtStart
-		st, o := r.Schedule, &out.Schedule
-		o.WrapFilled += st.WrapFilled
-		o.Trees += st.Trees
-		o.Recycles += st.Recycles
-		o.Sent[0] += st.Sent[0]
-		o.Sent[1] += st.Sent[1]
-		o.ChildSent += st.ChildSent
-		o.BranchesSpawned += st.BranchesSpawned
-		o.ChildrenStarted += st.ChildrenStarted
-		o.BranchesAtStart += st.BranchesAtStart
-		o.ChildrenAtStart += st.ChildrenAtStart
-		o.Cut += st.Cut
-		o.Overflows += st.Overflows
-		o.Completed += st.Completed
-		o.LiveFallbacks += st.LiveFallbacks
-		o.Queue += st.Queue
-		o.LanesDone += st.LanesDone
-		o.SystemIdleJumps += st.SystemIdleJumps
-		o.TraceIdleJumps += st.TraceIdleJumps
-		o.SystemIdleSkipped += st.SystemIdleSkipped
-		o.TraceIdleSkipped += st.TraceIdleSkipped
-		// The shard's lanes in global order: sh.m.Index, +n, +2n, …
-		for j, k := range r.StartTurns {
+		for j, k := range sh.m.Result.StartTurns {
 			if g := sh.m.Index + j*n; g < lanes {
 				out.StartTurns[g] = k
 			}

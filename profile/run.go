@@ -306,7 +306,7 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
 		Duration: s.Replay.BenchmarkDuration, Coverage: s.Coverage, Concurrency: s.Replay.Concurrency,
-		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
+		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice, MaxContextLength: s.Corpus.Options.Select.MaxContextLength,
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,
