@@ -452,6 +452,11 @@ func (f *finisher) run() {
 		}
 	}
 	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+	if res.Aborted == replay.AbortShardStopped && f.signals() > 0 {
+		// scancel signals every shard: whichever heard of another's stop
+		// first, this process was interrupted too, and exits as one.
+		f.out.Interrupted = true
+	}
 }
 
 // warmCacheWarning returns a warning when the server's prefix cache
@@ -733,6 +738,10 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		info.Extra["interrupted"] = "once"
 		if t := res.Terminated; t != nil {
 			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
+		} else if res.Aborted == "" {
+			// SIGINT (Ctrl-C), or the caller's cancel: the reason belongs
+			// in the warnings as much as a SIGTERM's does.
+			f.warn(fmt.Sprintf("interrupted (SIGINT, or the caller cancelled the run): no new requests, the requests in flight got the grace period, then were cancelled (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 		}
 	}
 	if res.MissingUsage > 0 {

@@ -79,8 +79,19 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 	}
 
+	// One run per folder: the lock is held until Run returns, and is taken
+	// before anything in the folder is touched (the log is truncated
+	// next).
+	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer release()
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	if len(removed) > 0 {
+		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
 	// The server may still be loading its model (a job that starts the
 	// server and the client together): wait for it, when asked.

@@ -156,6 +156,12 @@ type Spec struct {
 	// (FileShard) for Merge.
 	Shard *ShardSpec
 
+	// OverwriteArtifacts lets Run use an OutputDir that holds another
+	// run's artifacts (--overwrite-artifacts): they are removed first.
+	// Without it such a folder is refused (docs/artifacts.md, "One run per
+	// folder").
+	OverwriteArtifacts bool
+
 	// Memory returns the memory the process may use, against which
 	// Validate checks the lanes (BytesPerLane each); nil is
 	// AvailableMemory. ok false skips the check.

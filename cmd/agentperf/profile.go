@@ -235,6 +235,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
+	s.OverwriteArtifacts = p.overwrite
 	s.SliceDuration = seconds(p.sliceDuration)
 	s.StatsInterval = seconds(p.statsInterval)
 	s.NoGPUTelemetry = p.noGPUTelemetry
