@@ -491,6 +491,61 @@ func TestFinishCoverageGate(t *testing.T) {
 	}
 }
 
+// TestFinishShardStoppedBySignalExitsInterrupted (issue 34, case 12):
+// under scancel every shard gets SIGTERM, and a shard that heard of
+// another's stop first recorded shard_stopped and exited 1. A process
+// that was signalled exits 130 whatever stopped its replay first.
+func TestFinishShardStoppedBySignalExitsInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		signals int
+		want    int
+	}{
+		{"signalled", 1, profile.ExitInterrupted},
+		{"not signalled", 0, profile.ExitFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, col, syn := simRun(t, dir, 0)
+			res.Aborted, res.AbortMessage = replay.AbortShardStopped, "the run was stopped by another shard"
+			out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+				Concurrency: 4, NoPlot: true, Signals: func() int { return tc.signals }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.ExitCode(); got != tc.want {
+				t.Errorf("exit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFinishInterruptedNamesItInTheWarnings (issue 34, case 14): after a
+// SIGINT metadata.warnings was null although the docs say the reason is
+// there; a SIGTERM's was.
+func TestFinishInterruptedNamesItInTheWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	res.Cancelled = true
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+		Concurrency: 4, NoPlot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := metrics.ReadAggregateFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(agg.Metadata.Warnings, "\n"); !strings.Contains(w, "interrupted (SIGINT") {
+		t.Errorf("metadata.warnings = %q, want the interruption", agg.Metadata.Warnings)
+	}
+	if !out.Interrupted {
+		t.Errorf("not marked interrupted")
+	}
+}
+
 // TestFinishOverflowAdviceWithMaxContextLength: requests overflowed
 // although --max-context-length was given. The advice does not loop back
 // to "pass --max-context-length N": it says that the chat template and the

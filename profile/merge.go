@@ -43,14 +43,22 @@ type MergeInput struct {
 // different runs (run id, seed, argv, corpus digest, shard count,
 // lanes), missing shards and duplicate shards, and returns the merged
 // run's Outcome.
-func Merge(in MergeInput) (*Outcome, error) {
+func Merge(in MergeInput) (out *Outcome, err error) {
 	shards, err := checkShards(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareOut(in.Dir, in.Shards); err != nil {
+	created, err := prepareOut(in.Dir, in.Shards)
+	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			// Nothing is left in OUT by a merge that failed: the retry
+			// after a fix must not be refused as "not empty".
+			clearOut(in.Dir, created)
+		}
+	}()
 	m0 := shards[0].m
 	res := mergeResults(shards)
 	warnings := slices.Clone(m0.Finish.Warnings)
@@ -122,12 +130,25 @@ func Merge(in MergeInput) (*Outcome, error) {
 	if v, ok := m0.Finish.InputConfig["failed_request_threshold"].(float64); ok {
 		fin.FailedRequestThreshold = v
 	}
-	out, err := Finish(res, fin)
+	out, err = Finish(res, fin)
 	if err != nil {
 		return nil, err
 	}
 	out.Result, out.Dir = res, in.Dir
 	return out, nil
+}
+
+// clearOut removes what a failed merge wrote: the folder when it created
+// it, else everything in it (prepareOut saw it empty).
+func clearOut(dir string, created bool) {
+	if created {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // shardDir is one shard folder being merged.
@@ -214,18 +235,20 @@ func abs64(n int64) int64 {
 }
 
 // prepareOut creates the merged folder, refusing one that holds files or
-// is one of the shard folders.
-func prepareOut(dir string, shards []string) error {
+// is one of the shard folders; created says it did not exist.
+func prepareOut(dir string, shards []string) (created bool, err error) {
 	abs, _ := filepath.Abs(dir)
 	for _, s := range shards {
 		if a, _ := filepath.Abs(s); a == abs {
-			return fmt.Errorf("%w: the output folder %s is one of the shard folders", ErrMerge, dir)
+			return false, fmt.Errorf("%w: the output folder %s is one of the shard folders", ErrMerge, dir)
 		}
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return fmt.Errorf("%w: the output folder %s is not empty: merge writes a new folder", ErrMerge, dir)
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 {
+		return false, fmt.Errorf("%w: the output folder %s is not empty: merge writes a new folder", ErrMerge, dir)
 	}
-	return os.MkdirAll(dir, 0o755)
+	created = errors.Is(err, os.ErrNotExist)
+	return created, os.MkdirAll(dir, 0o755)
 }
 
 // mergeResults combines the shards' Results into the merged run's
@@ -267,6 +290,17 @@ func mergeResults(shards []*shardDir) *replay.Result {
 			}
 		}
 	}
+	if out.Aborted == replay.AbortShardStopped {
+		// What stopped the others may be a signal, which is no abort: a
+		// shard cancelled without one (scancel, a time limit) names it.
+		for _, sh := range shards {
+			if r := sh.m.Result; r.Cancelled && r.Aborted == "" {
+				out.Aborted, out.AbortMessage = "", ""
+				out.EndReason, out.Terminated = r.EndReason, r.Terminated
+				break
+			}
+		}
+	}
 	if out.Aborted != "" {
 		out.EndedEarly = false
 	}
@@ -283,6 +317,11 @@ func (sh *shardDir) copyRecords(out string) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && name == metrics.FileOverflow {
 				continue
+			}
+			if errors.Is(err, metrics.ErrBadExport) {
+				// A shard's record file cut mid-line (the shard was killed
+				// while it wrote) or otherwise malformed is bad input.
+				return fmt.Errorf("%w: shard %d/%d: %w (the shard's folder is not a finished shard's: merge the run's shards once each has ended, or fix the line)", ErrMerge, sh.m.Index, sh.m.Count, err)
 			}
 			return fmt.Errorf("merge: %w", err)
 		}

@@ -67,13 +67,31 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		s.readSimulatorGPU(srv, simCfg)
 	}
 
+	// One run per folder: the lock is held until Run returns, and is taken
+	// before anything in the folder is touched (the log is truncated
+	// next).
+	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer release()
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	if len(removed) > 0 {
+		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
 	// The server may still be loading its model (a job that starts the
 	// server and the client together): wait for it, when asked.
 	if err := waitReady(ctx, &s, lg.Printf); err != nil {
 		return nil, err
+	}
+	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.inferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		if err != nil {
+			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+		}
+		lg.Printf("server idle, prefix cache reset (POST %s)", path)
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes

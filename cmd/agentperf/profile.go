@@ -79,6 +79,8 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), scenarioHelp()) }
 	p := addProfileFlags(fs)
+	// sweep and search have it among their point flags (before every point).
+	fs.BoolVar(&p.resetCache, "reset-prefix-cache", false, "before the first request, wait until the server runs and queues nothing, then reset its prefix cache (vLLM POST /reset_prefix_cache, else SGLang POST /flush_cache), so that an earlier run's cache does not flatter this one")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -233,6 +235,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
+	s.OverwriteArtifacts = p.overwrite
 	s.SliceDuration = seconds(p.sliceDuration)
 	s.StatsInterval = seconds(p.statsInterval)
 	s.NoGPUTelemetry = p.noGPUTelemetry
@@ -361,6 +364,7 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	s.Signals = signalCount(ctx)
 	s.FailOnInvalid = r.p.failOnInvalid
+	s.ResetPrefixCache = r.p.resetCache
 	if p := r.p; p.profileRuns != 1 || r.fs.Changed("convergence-metric") || r.fs.Changed("confidence-level") || r.fs.Changed("profile-run-cooldown-seconds") {
 		if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
 			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
