@@ -87,7 +87,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		return nil, err
 	}
 	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
-		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.inferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.InferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
 		if err != nil {
 			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
 		}
