@@ -141,7 +141,7 @@ func TestRecordsFollowTheBucket(t *testing.T) {
 	for _, c := range []struct{ line, cat string }{
 		{`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "cancelled"},
 		{`{"metadata":{"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "context_overflows"},
-		{`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`, "cancelled"},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`, "cancelled"},
 	} {
 		rs, err := readRecords(strings.NewReader(c.line), "x.jsonl", false)
 		if err != nil {

@@ -239,8 +239,8 @@ func TestMinSamples(t *testing.T) {
 func TestOverflowIsNotAFailure(t *testing.T) {
 	t.Parallel()
 	dir := writeRun(t, []float64{10, 11}, 2,
-		`{"metadata":{"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":5,"credit_issued_ns":4},"metrics":{},"error":{"code":400,"type":"BadRequestError","message":"context length exceeded"}}`,
-		`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`)
+		`{"metadata":{"request_end_ns":2,"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":5,"credit_issued_ns":4},"metrics":{},"error":{"code":400,"type":"BadRequestError","message":"context length exceeded"}}`,
+		`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`)
 	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

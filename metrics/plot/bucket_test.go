@@ -17,11 +17,11 @@ func TestPointOKFollowsTheBucket(t *testing.T) {
 		line string
 		ok   bool
 	}{
-		{`{"metadata":{"benchmark_phase":"profiling"},"metrics":{}}`, true},
-		{`{"metadata":{"benchmark_phase":"warmup"},"metrics":{}}`, true},
-		{`{"metadata":{"benchmark_phase":"profiling","context_overflow_skip":true},"metrics":{}}`, false},
-		{`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true},"metrics":{}}`, false},
-		{`{"metadata":{"benchmark_phase":"profiling"},"metrics":{},"error":{"code":500}}`, false},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling"},"metrics":{}}`, true},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"warmup"},"metrics":{}}`, true},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","context_overflow_skip":true},"metrics":{}}`, false},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{}}`, false},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling"},"metrics":{},"error":{"code":500}}`, false},
 	} {
 		var l metrics.RecordLine
 		p, ok := parseRecordLine([]byte(c.line), &l)
