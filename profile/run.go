@@ -79,13 +79,31 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 	}
 
+	// One run per folder: the lock is held until Run returns, and is taken
+	// before anything in the folder is touched (the log is truncated
+	// next).
+	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer release()
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	if len(removed) > 0 {
+		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
 	// The server may still be loading its model (a job that starts the
 	// server and the client together): wait for it, when asked.
 	if err := waitReady(ctx, &s, lg.Printf); err != nil {
 		return nil, err
+	}
+	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.inferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		if err != nil {
+			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+		}
+		lg.Printf("server idle, prefix cache reset (POST %s)", path)
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
@@ -295,7 +313,7 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
 		Duration: s.Replay.BenchmarkDuration, Coverage: s.Coverage, Concurrency: s.Replay.Concurrency,
-		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
+		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice, MaxContextLength: s.Corpus.Options.Select.MaxContextLength,
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,

@@ -85,6 +85,11 @@ type Spec struct {
 	// WaitForModel is the readiness wait before the first request (zero:
 	// none; the in-process simulator is ready once started).
 	WaitForModel WaitForModel
+	// ResetPrefixCache, before the first request, drains the server and
+	// resets its prefix cache (servermetrics.ResetAndDrain), so that an
+	// earlier run's cache does not flatter this one. The in-process
+	// simulator starts empty.
+	ResetPrefixCache bool
 
 	// OutputDir is the artifact folder (required).
 	OutputDir string
@@ -150,6 +155,12 @@ type Spec struct {
 	// scrapes the server's /metrics. Finish writes the shard's manifest
 	// (FileShard) for Merge.
 	Shard *ShardSpec
+
+	// OverwriteArtifacts lets Run use an OutputDir that holds another
+	// run's artifacts (--overwrite-artifacts): they are removed first.
+	// Without it such a folder is refused (docs/artifacts.md, "One run per
+	// folder").
+	OverwriteArtifacts bool
 
 	// Memory returns the memory the process may use, against which
 	// Validate checks the lanes (BytesPerLane each); nil is

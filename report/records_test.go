@@ -31,9 +31,9 @@ func TestErrorCategory(t *testing.T) {
 		{`{"message":"` + strings.Repeat("é", 200) + `"}`, true, strings.Repeat("é", 120)},
 	}
 	for _, c := range cases {
-		line := `{"metadata":{},"metrics":{}}`
+		line := `{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{}}`
 		if c.raw != "" {
-			line = `{"metadata":{},"metrics":{},"error":` + c.raw + `}`
+			line = `{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{},"error":` + c.raw + `}`
 		}
 		rs, err := readRecords(strings.NewReader(line), "x.jsonl", false)
 		if err != nil || (rs.Errored == 1) != c.errored || c.errored && rs.Categories[c.cat] != 1 {
@@ -51,7 +51,7 @@ func TestReadRecordsCountsEveryLine(t *testing.T) {
 		`{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5,"input_sequence_length":{"value":10,"unit":"tokens"},"output_sequence_length":3}}`,
 		``,
 		`{"metadata":{"benchmark_phase":"warmup","request_start_ns":1,"request_end_ns":2},"metrics":{}}`,
-		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
+		`{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
 		`{"metadata":{"benchmark_phase":"profiling","request_start_ns":3,"request_end_ns":4},"metrics":{"inter_chunk_latency":{"value":[1,2],"unit":"ms"}}}`,
 	}, "\n")
 	rs, err := readRecords(strings.NewReader(in), "x.jsonl", false)

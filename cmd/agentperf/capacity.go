@@ -207,6 +207,9 @@ func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
 	s := pr.spec
 	s.Replay.Concurrency = c
 	s.OutputDir = dir
+	// The sweep owns its points' folders: a point it runs again (one
+	// that did not finish) replaces what is there.
+	s.OverwriteArtifacts = true
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	err := runSpec(ctx, s, pr.io)
 	if errors.Is(err, errRunFailed) {
