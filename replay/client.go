@@ -418,6 +418,15 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 	x.fallback = r.fallback
 	if perr != nil {
 		x.errBody = append([]byte(nil), b...)
+		if errors.Is(perr, errErrorObject) {
+			// A 200 whose body is the server's error object: what it
+			// says, as an error event in a stream (its code, its type).
+			x.err = &metrics.Error{Type: "ErrorResponse", Message: errorMessage(b), Category: metrics.CategoryStreamError, ServerType: serverErrorType(b)}
+			if code := streamErrorCode(b); code != 0 {
+				x.err.Code = code
+			}
+			return x
+		}
 		// No code: the status was a success; the body is what failed (the
 		// same rule as a malformed SSE event).
 		x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}

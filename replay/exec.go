@@ -247,6 +247,14 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 		sl.k.streamed.Add(int64(rec.Usage.CompletionTokens - x.chunks))
 	}
 	rec.Error = x.err
+	if rec.Error == nil && rec.Usage != nil && rec.RecordedIn > 0 {
+		for d := int64(rec.Usage.PromptTokens - rec.RecordedIn); ; {
+			cur := e.promptOverhead.Load()
+			if d <= cur || e.promptOverhead.CompareAndSwap(cur, d) {
+				break
+			}
+		}
+	}
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))
 	}

@@ -17,6 +17,8 @@ import (
 // counts each chunk once it is read, while its request is still in
 // flight, and adds the two tokens the chunks did not account for when the
 // request ends; over the run it totals the records' completion tokens.
+// The same run checks Result.PromptOverheadMax (the server's prompt count
+// beyond the trace's, here 1,000,000 − in).
 // Before, the live rate counted a request's tokens only when it completed.
 func TestStreamedTokensCountAsTheyArrive(t *testing.T) {
 	t.Parallel()
@@ -61,7 +63,7 @@ func TestStreamedTokensCountAsTheyArrive(t *testing.T) {
 		mu.Lock()
 		emitted += extra // before the client can count them
 		mu.Unlock()
-		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", chunks+extra, 100+chunks+extra)
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":1000000,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", chunks+extra, 1000000+chunks+extra)
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		fl.Flush()
 	}))
@@ -84,10 +86,16 @@ func TestStreamedTokensCountAsTheyArrive(t *testing.T) {
 		t.Fatalf("fixture: %d mid-stream checks", checks.Load())
 	}
 	var total int64
+	overhead := 0
 	for _, r := range sink.records() {
 		if r.Error == nil && r.Usage != nil {
 			total += int64(r.Usage.CompletionTokens)
+			overhead = max(overhead, r.Usage.PromptTokens-r.RecordedIn)
 		}
+	}
+	// The server's prompt count beyond the trace's (Result.PromptOverheadMax).
+	if res.PromptOverheadMax != overhead || overhead <= 0 {
+		t.Errorf("PromptOverheadMax %d, want the largest prompt_tokens − recorded in, %d", res.PromptOverheadMax, overhead)
 	}
 	if total == 0 || prog.StreamedTokens() != total {
 		t.Errorf("%d streamed tokens counted; the records' completion tokens total %d (the server sent %d; accounting %+v)", prog.StreamedTokens(), total, emitted, res.Accounting)

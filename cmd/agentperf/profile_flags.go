@@ -80,6 +80,7 @@ type profileFlags struct {
 	convMetric      string
 	convThreshold   float64
 	outputDir       string
+	overwrite       bool
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
 	noPlot      bool
@@ -92,6 +93,11 @@ type profileFlags struct {
 	waitTimeout  float64
 	waitInterval float64
 	waitMode     string
+	// resetCache is profile's --reset-prefix-cache (sweep and search
+	// have theirs among the point flags).
+	resetCache bool
+	// output is profile's --output (text or json).
+	output string
 
 	data *datasetFlags
 
@@ -185,6 +191,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
+	fs.BoolVar(&p.overwrite, "overwrite-artifacts", false, "use an --output-artifact-dir that holds another run's artifacts: remove them first (without it such a folder is refused)")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
 	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
@@ -224,7 +231,7 @@ var profileHelpGroups = []flagGroup{
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output-artifact-dir", "artifact-dir", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Output", []string{"output", "output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Repeated runs (docs/repeated-runs.md)", []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
