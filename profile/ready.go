@@ -181,7 +181,7 @@ func readyGet(ctx context.Context, client *http.Client, s *Spec, method, u strin
 	if err != nil {
 		return nil, err
 	}
-	req.Header = s.inferenceHeaders()
+	req.Header = s.InferenceHeaders()
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
