@@ -85,7 +85,7 @@ func writeFakeRun(dir string, c, n int, aborted string) error {
 	}
 	var b strings.Builder
 	for range n {
-		fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n", 10*c)
+		fmt.Fprintf(&b, `{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n", 10*c)
 	}
 	os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644)
 	agg := `{"benchmark_duration":{"avg":2}`

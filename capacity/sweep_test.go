@@ -27,7 +27,7 @@ func fakeRun(ran *[]int) PointFunc {
 		}
 		var b strings.Builder
 		for i := range 100 { // a p99 needs 100 samples (slo.MinSamples)
-			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","credit_issued_ns":%d,"request_start_ns":%d},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n",
+			fmt.Fprintf(&b, `{"metadata":{"request_end_ns":9,"benchmark_phase":"profiling","credit_issued_ns":%d,"request_start_ns":%d},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n",
 				1000000, 1000000+i*1000, 10*c)
 		}
 		os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644)

@@ -86,6 +86,23 @@ func countSubagents(ss []Subagent) int {
 	return n
 }
 
+// MaxLineBytes bounds one line of a JSONL corpus (256 MiB): the reader
+// holds at most one line, so its memory is bounded by this and not by the
+// file. The largest trace line of the published corpora is a few MB.
+const MaxLineBytes = 256 << 20
+
+// notJSONByte returns the index of the first byte of b that no JSON text
+// holds (a control byte other than tab, line feed and carriage return:
+// inside a string it must be escaped), or -1.
+func notJSONByte(b []byte) int {
+	for i, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
 // ReadJSONL reads one trace per line from r (the layout of an HF
 // traces.jsonl). Blank lines are ignored. name is used in error positions.
 //
@@ -104,13 +121,51 @@ func ReadJSONL(r io.Reader, name string, opt ReadOptions) ([]Trace, ReadStats, e
 	br := bufio.NewReaderSize(r, 1<<20)
 	p := newParser(name)
 	var long []byte
+	var pieces [][]byte
 	for line := 1; ; line++ {
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer is gathered, but never more
+			// of it than it takes to know it is not a trace: up to the
+			// first byte no JSON text holds (a NUL, another control
+			// byte: a file of zeros, a binary file), or MaxLineBytes.
+			// The pieces are kept apart until the line is whole and
+			// joined once: a growing slice would allocate several times
+			// the line on its way.
+			pieces = append(pieces[:0], bytes.Clone(b))
+			size := len(b)
+			bad := notJSONByte(b) >= 0
+			for errors.Is(err, bufio.ErrBufferFull) && !bad && size <= MaxLineBytes {
 				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
+				if k := notJSONByte(b); k >= 0 {
+					b, bad = b[:k+1], true
+				}
+				pieces = append(pieces, bytes.Clone(b))
+				size += len(b)
+			}
+			if size > MaxLineBytes && !bad {
+				return nil, rd.stats, &TraceError{File: name, Line: line, Offset: -1, Request: -1, Subrequest: -1,
+					Err: kindf(ErrMalformedJSON, "the line is longer than %d MiB (the largest trace line of the published corpora is a few MB): not one trace per line; is this a JSONL corpus?", MaxLineBytes>>20)}
+			}
+			if cap(long) < size {
+				long = make([]byte, 0, size)
+			}
+			long = long[:0]
+			for _, piece := range pieces {
+				long = append(long, piece...)
+			}
+			clear(pieces)
+			if bad {
+				// The parser stops at (or before) the bad byte and says
+				// where and what. With SkipInvalid the rest of the line is
+				// passed over unread and the read goes on at the next
+				// line; without, that error ends the read.
+				for opt.SkipInvalid && errors.Is(err, bufio.ErrBufferFull) {
+					_, err = br.ReadSlice('\n')
+				}
+				if errors.Is(err, bufio.ErrBufferFull) {
+					err = nil
+				}
 			}
 			b = long
 		}

@@ -106,9 +106,15 @@ func (p *parser) peek() byte {
 	return p.b[p.i]
 }
 
-func describe(c byte) string {
+// describe names the byte c found at the parser's position for an error:
+// 0 is the end of the input when the position is past it, else a NUL byte
+// (a corpus of zeros used to be told "found end of input").
+func (p *parser) describe(c byte) string {
 	if c == 0 {
-		return "end of input"
+		if p.i >= len(p.b) {
+			return "end of input"
+		}
+		return "a NUL byte (0x00: the file may be corrupt, or not text)"
 	}
 	if c < 0x20 || c >= 0x7f {
 		return "byte " + strconv.Quote(string(rune(c)))
@@ -128,7 +134,7 @@ func (p *parser) typeErr(c byte, format string, args ...any) error {
 
 func (p *parser) expect(c byte) error {
 	if got := p.peek(); got != c {
-		return p.fail(ErrMalformedJSON, "expected %q, found %s", c, describe(got))
+		return p.fail(ErrMalformedJSON, "expected %q, found %s", c, p.describe(got))
 	}
 	p.i++
 	return nil
@@ -150,7 +156,7 @@ func (p *parser) isNull() (bool, error) {
 // aliases the input or p.strbuf and is valid until the next call.
 func (p *parser) rawString() ([]byte, error) {
 	if c := p.peek(); c != '"' {
-		return nil, p.typeErr(c, "expected a string, found %s", describe(c))
+		return nil, p.typeErr(c, "expected a string, found %s", p.describe(c))
 	}
 	p.i++
 	start := p.i
@@ -168,7 +174,7 @@ func (p *parser) rawString() ([]byte, error) {
 		case c == '\\':
 			return p.escapedString(start)
 		case c < 0x20:
-			return nil, p.fail(ErrMalformedJSON, "control character %s in string", describe(c))
+			return nil, p.fail(ErrMalformedJSON, "%s in string (a control character must be escaped)", p.describe(c))
 		case c >= 0x80:
 			ascii = false
 		}
@@ -191,7 +197,7 @@ func (p *parser) escapedString(start int) ([]byte, error) {
 			}
 			return buf, nil
 		case c < 0x20:
-			return nil, p.fail(ErrMalformedJSON, "control character %s in string", describe(c))
+			return nil, p.fail(ErrMalformedJSON, "%s in string (a control character must be escaped)", p.describe(c))
 		case c != '\\':
 			buf = append(buf, c)
 			p.i++
@@ -206,7 +212,7 @@ func (p *parser) escapedString(start int) ([]byte, error) {
 			case p.b[p.i+1] == 'u':
 				return nil, p.failAt(p.i+2, ErrMalformedJSON, `invalid \u escape`)
 			default:
-				return nil, p.failAt(p.i+1, ErrMalformedJSON, "invalid escape %s", describe(p.b[p.i+1]))
+				return nil, p.failAt(p.i+1, ErrMalformedJSON, "invalid escape %s", p.describe(p.b[p.i+1]))
 			}
 		}
 	}
@@ -247,7 +253,7 @@ func (p *parser) strList() ([]string, error) {
 		return nil, err
 	}
 	if c := p.peek(); c != '[' {
-		return nil, p.typeErr(c, "expected an array of strings, found %s", describe(c))
+		return nil, p.typeErr(c, "expected an array of strings, found %s", p.describe(c))
 	}
 	p.i++
 	var out []string
@@ -270,7 +276,7 @@ func (p *parser) strList() ([]string, error) {
 			p.setIdx(-1)
 			return out, nil
 		default:
-			return nil, p.fail(ErrMalformedJSON, "expected ',' or ']' in array, found %s", describe(c))
+			return nil, p.fail(ErrMalformedJSON, "expected ',' or ']' in array, found %s", p.describe(c))
 		}
 	}
 }
@@ -281,7 +287,7 @@ func (p *parser) number() ([]byte, bool, error) {
 	c := p.peek()
 	start := p.i
 	if c != '-' && (c < '0' || c > '9') {
-		return nil, false, p.typeErr(c, "expected a number, found %s", describe(c))
+		return nil, false, p.typeErr(c, "expected a number, found %s", p.describe(c))
 	}
 	b := p.b
 	i := p.i
@@ -420,7 +426,7 @@ func (p *parser) optCount() (int, error) {
 // the free tail of the shared slab, which the result then owns.
 func (p *parser) hashIDs() ([]uint32, error) {
 	if c := p.peek(); c != '[' {
-		return nil, p.typeErr(c, "expected an array of hash ids, found %s", describe(c))
+		return nil, p.typeErr(c, "expected an array of hash ids, found %s", p.describe(c))
 	}
 	p.i++
 	if p.peek() == ']' {
@@ -491,7 +497,7 @@ func (p *parser) hashIDs() ([]uint32, error) {
 			p.setIdx(-1)
 			return p.keep(ids), nil
 		default:
-			err := p.fail(ErrMalformedJSON, "expected ',' or ']' after hash id, found %s", describe(c))
+			err := p.fail(ErrMalformedJSON, "expected ',' or ']' after hash id, found %s", p.describe(c))
 			p.setIdx(-1)
 			return nil, err
 		}
@@ -553,7 +559,7 @@ func (p *parser) skipValue(depth int) error {
 				p.i++
 				return nil
 			default:
-				return p.fail(ErrMalformedJSON, "expected ',' or '}' in object, found %s", describe(c))
+				return p.fail(ErrMalformedJSON, "expected ',' or '}' in object, found %s", p.describe(c))
 			}
 		}
 	case c == '[':
@@ -573,7 +579,7 @@ func (p *parser) skipValue(depth int) error {
 				p.i++
 				return nil
 			default:
-				return p.fail(ErrMalformedJSON, "expected ',' or ']' in array, found %s", describe(c))
+				return p.fail(ErrMalformedJSON, "expected ',' or ']' in array, found %s", p.describe(c))
 			}
 		}
 	case c == '"':
@@ -589,7 +595,7 @@ func (p *parser) skipValue(depth int) error {
 				return nil
 			}
 		}
-		return p.fail(ErrMalformedJSON, "invalid value starting with %s", describe(c))
+		return p.fail(ErrMalformedJSON, "invalid value starting with %s", p.describe(c))
 	}
 }
 
@@ -598,7 +604,7 @@ func (p *parser) skipValue(depth int) error {
 // the separators and the final '}'.
 func (p *parser) object(what string, fn func(key []byte, keyOff int) error) error {
 	if c := p.peek(); c != '{' {
-		return p.typeErr(c, "expected %s (a JSON object), found %s", what, describe(c))
+		return p.typeErr(c, "expected %s (a JSON object), found %s", what, p.describe(c))
 	}
 	p.i++
 	if p.peek() == '}' {
@@ -608,7 +614,7 @@ func (p *parser) object(what string, fn func(key []byte, keyOff int) error) erro
 	for {
 		off := p.i
 		if c := p.peek(); c != '"' {
-			return p.fail(ErrMalformedJSON, "expected a field name, found %s", describe(c))
+			return p.fail(ErrMalformedJSON, "expected a field name, found %s", p.describe(c))
 		}
 		key, err := p.rawString()
 		if err != nil {
@@ -628,7 +634,7 @@ func (p *parser) object(what string, fn func(key []byte, keyOff int) error) erro
 			p.i++
 			return nil
 		default:
-			return p.fail(ErrMalformedJSON, "expected ',' or '}' after a field, found %s", describe(c))
+			return p.fail(ErrMalformedJSON, "expected ',' or '}' after a field, found %s", p.describe(c))
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (p *parser) parseTrace(b []byte) (Trace, error) {
 		return Trace{}, err
 	}
 	if c := p.peek(); c != 0 {
-		return Trace{}, p.fail(ErrMalformedJSON, "unexpected %s after the trace object (one trace per line)", describe(c))
+		return Trace{}, p.fail(ErrMalformedJSON, "unexpected %s after the trace object (one trace per line)", p.describe(c))
 	}
 	return t, nil
 }
@@ -215,7 +215,7 @@ func (p *parser) entries(depth int) ([]Request, []Subagent, error) {
 		return nil, nil, p.fail(ErrOutOfRange, "subagents nested deeper than %d", maxNesting)
 	}
 	if c := p.peek(); c != '[' {
-		return nil, nil, p.typeErr(c, "expected an array of requests, found %s", describe(c))
+		return nil, nil, p.typeErr(c, "expected an array of requests, found %s", p.describe(c))
 	}
 	p.i++
 	for len(p.reqs) <= depth {
@@ -262,7 +262,7 @@ func (p *parser) entries(depth int) ([]Request, []Subagent, error) {
 			p.setIdx(-1)
 			return finish()
 		default:
-			return nil, nil, p.fail(ErrMalformedJSON, "expected ',' or ']' after a request, found %s", describe(c))
+			return nil, nil, p.fail(ErrMalformedJSON, "expected ',' or ']' after a request, found %s", p.describe(c))
 		}
 	}
 }

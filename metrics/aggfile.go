@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -377,7 +378,7 @@ func DecodeAggregateFile(data []byte) (*AggregateFile, error) {
 	d.UseNumber()
 	doc, err := decodeOrdered(d)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w (the file is cut short or was not written by agentperf or aiperf: `agentperf report` on the folder rewrites it from the records)", err)
+		return nil, fmt.Errorf("not JSON: %w (the file is cut short, or was not written by agentperf or aiperf)", err)
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return nil, fmt.Errorf("text after the JSON object at byte %d", d.InputOffset())
@@ -391,6 +392,16 @@ func DecodeAggregateFile(data []byte) (*AggregateFile, error) {
 		if err := a.decodeTop(e.k, e.v); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.k, err)
 		}
+	}
+	if len(top) > 0 && len(a.Extra) == len(top) && !slices.ContainsFunc(top, func(e kv) bool {
+		o, ok := e.v.(obj)
+		return ok && hasKey(o, "avg")
+	}) {
+		keys := make([]string, 0, 3)
+		for _, e := range top[:min(len(top), 3)] {
+			keys = append(keys, strconv.Quote(e.k))
+		}
+		return nil, fmt.Errorf("not an aggregate export: none of its keys (%s…) is one an aggregate has (aiperf_version, benchmark_id, metadata, a metric's statistics {\"unit\": …}); was another file written under this name?", strings.Join(keys, ", "))
 	}
 	return a, nil
 }

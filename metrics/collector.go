@@ -29,6 +29,9 @@ type CollectorOptions struct {
 	// aggregates and the live window), and Snapshot's in-flight figure is
 	// 0.
 	Tally *Tally
+	// Streamed, when set, is the live window's count of streamed tokens
+	// (LiveOptions.Streamed).
+	Streamed func() int64
 	// OnRecord, when set, is called after each record is added (outside
 	// the sinks' locks) with the record and its values; for live hooks
 	// such as a failure-threshold check.
@@ -89,7 +92,7 @@ func NewCollector(dir string, opt CollectorOptions) (*Collector, error) {
 	counts := newTallyRef(opt.Tally)
 	return &Collector{dir: dir, opt: opt, w: w, counts: counts,
 		agg:  NewAggregator(AggregatorOptions{SliceDuration: opt.SliceDuration, Version: opt.Version, Location: opt.Location, Tally: counts.t}),
-		live: NewLiveWindow(LiveOptions{Now: opt.Now, Window: opt.LiveWindow, Tally: counts.t}),
+		live: NewLiveWindow(LiveOptions{Now: opt.Now, Window: opt.LiveWindow, Tally: counts.t, Streamed: opt.Streamed}),
 	}, nil
 }
 

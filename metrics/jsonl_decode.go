@@ -29,6 +29,22 @@ type RecordLine struct {
 	// ErrorISLFromTrace or "". A record the engine made derives it
 	// (ErrorISLSource); a decoded line keeps what the file said.
 	ErrorISLSource string
+
+	// seen is the required metadata fields the line had (Missing).
+	seen uint8
+}
+
+// Missing names the metadata fields every record has that the decoded
+// line lacks ("" when it has them all). DecodeRecordLine decodes such a
+// line; ReadRecords, which reads a record file, refuses it.
+func (l *RecordLine) Missing() string {
+	var missing []string
+	for k, name := range requiredMetadata {
+		if l.seen&(1<<k) == 0 {
+			missing = append(missing, "metadata."+name)
+		}
+	}
+	return strings.Join(missing, ", ")
 }
 
 // AppendRecordLine appends l as one record line, newline included: the
@@ -85,6 +101,7 @@ func DecodeRecordLine(b []byte, l *RecordLine) error {
 	if j := jsonx.SkipSpace(b, i); j != len(b) {
 		return jsonx.Syntax(b, j, "the end of the line after the record")
 	}
+	l.seen = d.seen
 	r := &l.Record
 	if r.TotalBlocks < 0 || r.HitBlocks < 0 || r.HitBlocks > r.TotalBlocks {
 		return fmt.Errorf("metadata.theoretical_hit_blocks %d / theoretical_total_blocks %d out of range (0 ≤ hit ≤ total)", r.HitBlocks, r.TotalBlocks)
@@ -110,16 +127,35 @@ func ReadRecords(r io.Reader, name string, tornTail bool, fn func(l *RecordLine)
 		if err := DecodeRecordLine(b, &l); err != nil {
 			return fmt.Errorf("%w (each line must be one record as agentperf or aiperf writes it: fix or delete the line)", err)
 		}
+		if m := l.Missing(); m != "" {
+			return fmt.Errorf("not a record: %s missing, which every record has (each line must be one record as agentperf or aiperf writes it: fix or delete the line)", m)
+		}
 		return fn(&l)
 	})
 }
 
 // lineDecoder is the state of one DecodeRecordLine.
 type lineDecoder struct {
-	b   []byte
-	l   *RecordLine
-	buf []byte // scratch for strings with escapes
+	b    []byte
+	l    *RecordLine
+	buf  []byte // scratch for strings with escapes
+	seen uint8  // the required metadata fields found (seenStart, …)
 }
+
+// The metadata fields every record has, as agentperf and aiperf write
+// them (aiperf's record metadata declares them without a default): a line
+// without one is not a record, however well-formed its JSON (a stub
+// {"metadata":{}} used to count as a successful profiling request).
+// benchmark_phase is not one: a line without it is a profiling record,
+// as older aiperf folders have them.
+const (
+	seenStart = 1 << iota
+	seenEnd
+	seenPhase
+)
+
+// requiredMetadata names the required fields, seenStart and seenEnd.
+var requiredMetadata = []string{"request_start_ns", "request_end_ns"}
 
 // skip skips the value at i, nested depth containers deep.
 func (d *lineDecoder) skip(i, depth int) (int, error) {
@@ -244,10 +280,12 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 		case "credit_issued_ns":
 			r.CreditIssuedNs, j, err = d.integer(i)
 		case "request_start_ns":
+			d.seen |= seenStart
 			r.RequestStartNs, j, err = d.integer(i)
 		case "request_ack_ns":
 			r.RequestAckNs, j, err = d.integer(i)
 		case "request_end_ns":
+			d.seen |= seenEnd
 			r.RequestEndNs, j, err = d.integer(i)
 		case "worker_id":
 			j, err = d.setStr(&r.WorkerID, i)
@@ -282,6 +320,7 @@ func (d *lineDecoder) metadata(i int) (int, error) {
 		case "retried":
 			r.Retried, j, err = d.boolean(i)
 		case "benchmark_phase":
+			d.seen |= seenPhase
 			var s string
 			s, j, err = d.str(i)
 			switch s {

@@ -21,6 +21,14 @@ type LiveOptions struct {
 	// nil: the window tallies the records added, and LiveStats.Sent and
 	// InFlight are 0.
 	Tally *Tally
+	// Streamed, when set, returns the output tokens streamed so far,
+	// counted as they arrive (replay.Progress.StreamedTokens): the
+	// window's output token rate is then its increase over the window,
+	// which counts the tokens of requests still in flight when they
+	// arrive. nil: the rate sums the output tokens of the requests that
+	// completed in the window (each counted at its end), as for a run that
+	// does not stream.
+	Streamed func() int64
 }
 
 // liveBuckets is the number of buckets of the sliding window.
@@ -44,15 +52,18 @@ type LiveWindow struct {
 	// run's outcomes (those are the tally's): only the successes of the
 	// window's phase that arrived within the window's span, so it is
 	// kept apart.
-	ttft, itl  *hdrhistogram.WindowedHistogram
-	sendLate   *hdrhistogram.WindowedHistogram // send time − intended send time
-	winCount   [liveBuckets]int64
-	winTokens  [liveBuckets]float64
-	winHit     [liveBuckets]int64 // theoretical hit / total blocks of the window's records
-	winBlocks  [liveBuckets]int64
-	winIdx     int
-	nextRotate time.Time
-	rotations  int
+	ttft, itl *hdrhistogram.WindowedHistogram
+	sendLate  *hdrhistogram.WindowedHistogram // send time − intended send time
+	winCount  [liveBuckets]int64
+	winTokens [liveBuckets]float64
+	winHit    [liveBuckets]int64 // theoretical hit / total blocks of the window's records
+	winBlocks [liveBuckets]int64
+	// winStreamed is LiveOptions.Streamed when each bucket became the
+	// current one.
+	winStreamed [liveBuckets]int64
+	winIdx      int
+	nextRotate  time.Time
+	rotations   int
 	// profiling is set by StartProfiling: from then on the window holds
 	// profiling records only (it was emptied then), and its span starts at
 	// profStart.
@@ -78,6 +89,13 @@ func NewLiveWindow(opt LiveOptions) *LiveWindow {
 	l.itl = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.sendLate = hdrhistogram.NewWindowed(liveBuckets, 1, 3_600_000_000, 3)
 	l.nextRotate = now.Add(l.bucketDur())
+	l.winStreamed = [liveBuckets]int64{}
+	if opt.Streamed != nil {
+		s := opt.Streamed()
+		for i := range l.winStreamed {
+			l.winStreamed[i] = s
+		}
+	}
 	return l
 }
 
@@ -146,6 +164,12 @@ func (l *LiveWindow) StartProfiling(at time.Time) {
 	l.winTokens = [liveBuckets]float64{}
 	l.winHit = [liveBuckets]int64{}
 	l.winBlocks = [liveBuckets]int64{}
+	if l.opt.Streamed != nil {
+		s := l.opt.Streamed()
+		for i := range l.winStreamed {
+			l.winStreamed[i] = s
+		}
+	}
 }
 
 // rotate advances the window to now. l.mu held.
@@ -161,6 +185,10 @@ func (l *LiveWindow) rotate(now time.Time) {
 	} else {
 		l.nextRotate = l.nextRotate.Add(time.Duration(steps) * bd)
 	}
+	var streamed int64
+	if l.opt.Streamed != nil {
+		streamed = l.opt.Streamed()
+	}
 	for range steps {
 		l.ttft.Rotate()
 		l.itl.Rotate()
@@ -169,6 +197,7 @@ func (l *LiveWindow) rotate(now time.Time) {
 		l.winCount[l.winIdx] = 0
 		l.winTokens[l.winIdx] = 0
 		l.winHit[l.winIdx], l.winBlocks[l.winIdx] = 0, 0
+		l.winStreamed[l.winIdx] = streamed
 		l.rotations++
 	}
 }
@@ -183,7 +212,11 @@ type LiveStats struct {
 	// outcome, and those sent and in flight (Sent and InFlight are 0
 	// without a LiveOptions.Tally).
 	Counts
-	RequestsPerSec     float64
+	RequestsPerSec float64
+	// OutputTokensPerSec is the output token rate over the window: with
+	// LiveOptions.Streamed, the tokens that arrived in it (requests in
+	// flight included), else the output tokens of the requests that
+	// completed in it.
 	OutputTokensPerSec float64
 	TTFTP50, TTFTP99   float64 // ms
 	ITLP50, ITLP99     float64 // ms
@@ -235,6 +268,11 @@ func (l *LiveWindow) Snapshot() LiveStats {
 		span = min(span, now.Sub(l.profStart))
 	}
 	s.Window = max(span, 0)
+	if l.opt.Streamed != nil {
+		// The counter when the window's oldest bucket began.
+		oldest := (l.winIdx - min(l.rotations, liveBuckets-1) + liveBuckets) % liveBuckets
+		tok = float64(l.opt.Streamed() - l.winStreamed[oldest])
+	}
 	if span > 0 {
 		s.RequestsPerSec = float64(n) / span.Seconds()
 		s.OutputTokensPerSec = tok / span.Seconds()

@@ -154,27 +154,6 @@ func (p *parsedExport) summary(info RunInfo, slice time.Duration) *Summary {
 	return s
 }
 
-// countLines counts the non-blank lines of a file (0 when it is absent).
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-			n++
-		}
-	}
-	return n, sc.Err()
-}
-
 // RecomputeOptions configure Recompute. The zero value uses the local time zone.
 type RecomputeOptions struct {
 	Location *time.Location
@@ -198,6 +177,15 @@ type RecomputeOptions struct {
 const (
 	FileAggregateFromPartialJSON = "profile_export_aiperf_from_partial.json"
 	FileAggregateFromPartialCSV  = "profile_export_aiperf_from_partial.csv"
+)
+
+// The names a recomputation from a complete profile_export.jsonl is
+// written to when the folder's aggregate says its accounting adds up and
+// the recount does not (a duplicated line, a line of another run): such
+// a recomputation never replaces the aggregate without --force.
+const (
+	FileAggregateRecomputedJSON = "profile_export_aiperf_recomputed.json"
+	FileAggregateRecomputedCSV  = "profile_export_aiperf_recomputed.csv"
 )
 
 // ErrAggregateKept is wrapped by RecomputeWith's error when it kept the
@@ -233,22 +221,29 @@ func RecomputeWith(dir string, w io.Writer, opt RecomputeOptions) (*Summary, err
 	}
 	eo := exportOptions{version: version, location: opt.Location}
 	var kept error
-	if src.partial && src.existingAddsUp && !opt.Force {
-		// Never replace a complete account of the run with one from the
-		// partial records: the recomputation goes beside it.
+	if src.existingAddsUp && !opt.Force && (src.partial || s.AccountingErr != nil) {
+		// Never replace a complete account of the run with one that is
+		// not (from the partial records, or from a record file whose
+		// recount does not add up: a duplicated or foreign line): the
+		// recomputation goes beside it.
+		jsonName, csvName := FileAggregateFromPartialJSON, FileAggregateFromPartialCSV
+		why := fmt.Sprintf("%s%s lacks %s", FileRecords, partialSuffix, src.existing.lacking(s.Info.Accounting))
+		if !src.partial {
+			jsonName, csvName = FileAggregateRecomputedJSON, FileAggregateRecomputedCSV
+			why = fmt.Sprintf("the recount of %s does not (%s: %v)", FileRecords, s.Info.Accounting.summary(), s.AccountingErr)
+		}
 		j, err := s.aggregateJSON(eo)
 		if err != nil {
 			return s, err
 		}
-		if err := writeFileAtomic(dir, FileAggregateFromPartialJSON, j); err != nil {
+		if err := writeFileAtomic(dir, jsonName, j); err != nil {
 			return s, err
 		}
-		if err := writeFileAtomic(dir, FileAggregateFromPartialCSV, s.aggregateCSV()); err != nil {
+		if err := writeFileAtomic(dir, csvName, s.aggregateCSV()); err != nil {
 			return s, err
 		}
-		kept = fmt.Errorf("%w: %s says its accounting adds up (%s) and %s%s lacks %s; the recomputation from the partial file was written to %s and %s (--force replaces the aggregate)",
-			ErrAggregateKept, filepath.Join(dir, FileAggregateJSON), src.existing.summary(), FileRecords, partialSuffix,
-			src.existing.lacking(s.Info.Accounting), FileAggregateFromPartialJSON, FileAggregateFromPartialCSV)
+		kept = fmt.Errorf("%w: %s says its accounting adds up (%s) and %s; the recomputation was written to %s and %s (--force replaces the aggregate)",
+			ErrAggregateKept, filepath.Join(dir, FileAggregateJSON), src.existing.summary(), why, jsonName, csvName)
 	} else if err := s.writeAggregates(dir, eo, false); err != nil { // the timeslice files are left as they are
 		return s, err
 	}
@@ -378,7 +373,7 @@ func readRunInfo(dir string, loc *time.Location, each func(*AggregateFile)) (Run
 		return info, version, 0, nil
 	}
 	if err != nil {
-		return info, version, 0, fmt.Errorf("report: read the run context: %w", err)
+		return info, version, 0, fmt.Errorf("report: read the run context: %w; the file is left as it is: to recompute the aggregates from the records alone, move it aside (they then lack its run context: the number of requests sent is unknown, so the accounting cannot be checked)", err)
 	}
 	if each != nil {
 		each(agg)

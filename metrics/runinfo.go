@@ -95,6 +95,18 @@ type PhaseCoverage struct {
 // ErrAccounting is wrapped by Accounting.Check errors.
 var ErrAccounting = errors.New("request accounting does not add up")
 
+// Add adds b's counts to a's: every field is a count, and the
+// accounting of two runs (or shards) is the sum of theirs.
+func (a *Accounting) Add(b Accounting) {
+	a.Sent += b.Sent
+	a.ProfilingOK += b.ProfilingOK
+	a.ProfilingErrors += b.ProfilingErrors
+	a.WarmupOK += b.WarmupOK
+	a.WarmupErrors += b.WarmupErrors
+	a.Overflows += b.Overflows
+	a.Cancelled += b.Cancelled
+}
+
 // Total returns the sum of every bucket but Sent.
 func (a Accounting) Total() int {
 	return a.ProfilingOK + a.ProfilingErrors + a.WarmupOK + a.WarmupErrors + a.Overflows + a.Cancelled

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -309,5 +310,61 @@ func TestCollectorFinishDuringAdds(t *testing.T) {
 	lines := len(readLines(t, filepath.Join(dir, FileRecords)))
 	if lines != s.RequestCount || lines+c.LateRecords() != lanes*per {
 		t.Errorf("%d lines, %d in the aggregates, %d late: want lines = aggregates and lines + late = %d", lines, s.RequestCount, c.LateRecords(), lanes*per)
+	}
+}
+
+// TestLiveTokenRateCountsTokensAsTheyArrive: three streams, each sending
+// 20 tokens a second for 5 s (their token times known), none finished.
+// With LiveOptions.Streamed the window's output rate is the 60 tokens/s
+// that arrived; a request that then completes does not add its tokens a
+// second time. Without it (the rate of completed requests' tokens, what
+// the live view showed before) the same moment reads 0 tokens/s, and a
+// completion puts its whole output into the window at once.
+func TestLiveTokenRateCountsTokensAsTheyArrive(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	var streamed atomic.Int64
+	l := NewLiveWindow(LiveOptions{Now: clk.Now, Streamed: streamed.Load})
+	old := NewLiveWindow(LiveOptions{Now: clk.Now})
+	l.StartProfiling(t0)
+	old.StartProfiling(t0)
+	// 3 streams × 20 tokens/s, one token every 50 ms per stream.
+	for range 100 {
+		clk.Advance(50 * time.Millisecond)
+		streamed.Add(3)
+		_ = l.Snapshot() // the live view samples every frame
+	}
+	s := l.Snapshot()
+	if !near(s.OutputTokensPerSec, 60) || s.Window != 5*time.Second {
+		t.Errorf("streamed: %.2f tokens/s over %v, want 60 over 5s", s.OutputTokensPerSec, s.Window)
+	}
+	if o := old.Snapshot(); o.OutputTokensPerSec != 0 {
+		t.Errorf("fixture: the completed-request rate reads %.2f tokens/s with nothing completed", o.OutputTokensPerSec)
+	}
+	// One request completes (its tokens were counted as they came).
+	recs, _ := fixtureRecords()
+	var done *Record
+	for _, r := range recs {
+		if e := newEntry(r); e.b == BucketProfilingOK && Has(e.v.OSL) && e.v.OSL > 0 {
+			done = r
+			break
+		}
+	}
+	if done == nil {
+		t.Fatal("fixture: no successful profiling record")
+	}
+	l.Add(done)
+	old.Add(done)
+	if s := l.Snapshot(); !near(s.OutputTokensPerSec, 60) {
+		t.Errorf("after a completion: %.2f tokens/s, want still 60", s.OutputTokensPerSec)
+	}
+	// A window later, with 20 tokens/s from one stream only.
+	for range 200 {
+		clk.Advance(50 * time.Millisecond)
+		streamed.Add(1)
+		_ = l.Snapshot()
+	}
+	if s := l.Snapshot(); !near(s.OutputTokensPerSec, 20) || s.Window < 9*time.Second {
+		t.Errorf("one stream: %.2f tokens/s over %v, want 20 over the window (9–10 s)", s.OutputTokensPerSec, s.Window)
 	}
 }

@@ -140,6 +140,24 @@ type PhaseCounts struct {
 	Retried int
 }
 
+// Add adds b's counts to p's: every field is a count.
+func (p *PhaseCounts) Add(b PhaseCounts) {
+	p.OK += b.OK
+	p.Errors += b.Errors
+	p.Overflows += b.Overflows
+	p.Cancelled += b.Cancelled
+	p.Retried += b.Retried
+}
+
+// Add adds b's counts to c's: every field is a count (InFlight too: the
+// requests in flight of two tallies are both in flight), per phase.
+func (c *Counts) Add(b Counts) {
+	c.Sent += b.Sent
+	c.InFlight += b.InFlight
+	c.Profiling.Add(b.Profiling)
+	c.Warmup.Add(b.Warmup)
+}
+
 // Total returns the records of the phase: every bucket, retried attempts
 // included.
 func (p PhaseCounts) Total() int { return p.OK + p.Errors + p.Overflows + p.Cancelled }

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,6 +83,12 @@ type Input struct {
 	// what the caller's user can do about overflows (a CLI names its
 	// flags).
 	OverflowAdvice string
+	// MaxContextLength is the selection's --max-context-length (0: none).
+	// When it is set and requests still overflowed, OverflowAdvice (which
+	// would point back at it) gives way to advice about the tokens the
+	// chat template and the server's tokenizer add, with a margin from the
+	// run's measured overhead (replay.Result.PromptOverheadMax).
+	MaxContextLength int
 
 	// InputConfig is the aggregate's input_config: the resolved settings,
 	// redacted by the caller.
@@ -410,6 +417,12 @@ func (f *finisher) run() {
 	if figLate {
 		fig, figWarnings = f.figure()
 	}
+	if w := warmCacheWarning(sum, f.out.Derived); w != "" {
+		f.warn(w)
+		if err := metrics.AddWarnings(in.Dir, w); err != nil {
+			f.warn(fmt.Sprintf("the warm-cache warning could not be recorded in %s: %v", metrics.FileAggregateJSON, err))
+		}
+	}
 	// report.html shows the aggregates: without them (their write
 	// failed, reported above) there is nothing to show.
 	if _, err := os.Stat(filepath.Join(in.Dir, metrics.FileAggregateJSON)); err != nil {
@@ -439,6 +452,34 @@ func (f *finisher) run() {
 		}
 	}
 	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
+	if res.Aborted == replay.AbortShardStopped && f.signals() > 0 {
+		// scancel signals every shard: whichever heard of another's stop
+		// first, this process was interrupted too, and exits as one.
+		f.out.Interrupted = true
+	}
+}
+
+// warmCacheWarning returns a warning when the server's prefix cache
+// missed far less than an infinite cache could have from this run's own
+// requests (the theoretical hit rate): it held the prompts of an earlier
+// run (the same corpus and seed) when this one started, which flatters
+// every latency figure. The test is on the miss rates: the theoretical
+// one at least 2 points (a run with almost nothing new to miss tells
+// nothing), the server's under half of it (block sizes differ, the trace's
+// 64 tokens and the server's 16, so a server can hit a partial block an
+// infinite cache of whole blocks misses; that is a small share, not
+// half). "" otherwise.
+func warmCacheWarning(sum *metrics.Summary, d *servermetrics.Derived) string {
+	if sum == nil || d == nil || !d.GPUPrefixHitRateValid || sum.TheoreticalTotalBlocks == 0 || math.IsNaN(sum.TheoreticalHitPct) {
+		return ""
+	}
+	server := 100 * d.GPUPrefixHitRate
+	theoMiss, serverMiss := 100-sum.TheoreticalHitPct, 100-server
+	if theoMiss < 2 || serverMiss >= theoMiss/2 {
+		return ""
+	}
+	return fmt.Sprintf("the server's prefix cache was warm before the run: it hit %.1f %% over the profiling window, where an infinite cache starting empty would hit at most about %.1f %% of this run's prompts (the theoretical hit rate), so it held an earlier run's prompts and the latency figures are flattered; reset the server's prefix cache before the run (--reset-prefix-cache; Spec.ResetPrefixCache) or restart it",
+		server, sum.TheoreticalHitPct)
 }
 
 // thresholdAtEnd returns why a run that ended with accounting a fails
@@ -614,10 +655,28 @@ func (f *finisher) withAdvice(reason, msg string) string {
 		name = f.in.Scraper.Engine().Name()
 	}
 	msg += "; " + engines.Advice(name)
+	if f.in.MaxContextLength > 0 {
+		return msg + "; " + marginAdvice(f.in.MaxContextLength, f.res.PromptOverheadMax)
+	}
 	if f.in.OverflowAdvice != "" {
 		msg += "; " + f.in.OverflowAdvice
 	}
 	return msg
+}
+
+// marginAdvice is the overflow advice of a run whose traces were already
+// selected with --max-context-length limit: the server counts a prompt's
+// tokens with its chat template and its own tokenizer, which add tokens
+// to the trace's recorded count, so a trace at the limit overflows a
+// window of that size. overhead is the largest addition the run measured
+// (0: not measured).
+func marginAdvice(limit, overhead int) string {
+	const how = "traces are selected by their recorded token counts, and the server counts more: its chat template (role markers, the generation prompt) and its tokenizer add tokens to every prompt"
+	if overhead <= 0 {
+		return fmt.Sprintf("--max-context-length %d is already given: %s; this run measured no overhead (pass --use-server-token-count so that it can), so leave a margin, e.g. --max-context-length %d (2 %% less)", limit, how, limit-limit/50)
+	}
+	margin := overhead + overhead/4 + 1 // a quarter more than the largest seen
+	return fmt.Sprintf("--max-context-length %d is already given: %s; this run measured up to %d tokens more than the trace's count, so pass --max-context-length %d (the window less %d tokens: the largest overhead seen and a quarter more)", limit, how, overhead, max(1, limit-margin), margin)
 }
 
 // runInfo is what the aggregates' metadata says about the run; it adds
@@ -679,6 +738,10 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		info.Extra["interrupted"] = "once"
 		if t := res.Terminated; t != nil {
 			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
+		} else if res.Aborted == "" {
+			// SIGINT (Ctrl-C), or the caller's cancel: the reason belongs
+			// in the warnings as much as a SIGTERM's does.
+			f.warn(fmt.Sprintf("interrupted (SIGINT, or the caller cancelled the run): no new requests, the requests in flight got the grace period, then were cancelled (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 		}
 	}
 	if res.MissingUsage > 0 {

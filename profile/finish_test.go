@@ -490,3 +490,92 @@ func TestFinishCoverageGate(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishShardStoppedBySignalExitsInterrupted (issue 34, case 12):
+// under scancel every shard gets SIGTERM, and a shard that heard of
+// another's stop first recorded shard_stopped and exited 1. A process
+// that was signalled exits 130 whatever stopped its replay first.
+func TestFinishShardStoppedBySignalExitsInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		signals int
+		want    int
+	}{
+		{"signalled", 1, profile.ExitInterrupted},
+		{"not signalled", 0, profile.ExitFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res, col, syn := simRun(t, dir, 0)
+			res.Aborted, res.AbortMessage = replay.AbortShardStopped, "the run was stopped by another shard"
+			out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+				Concurrency: 4, NoPlot: true, Signals: func() int { return tc.signals }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.ExitCode(); got != tc.want {
+				t.Errorf("exit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFinishInterruptedNamesItInTheWarnings (issue 34, case 14): after a
+// SIGINT metadata.warnings was null although the docs say the reason is
+// there; a SIGTERM's was.
+func TestFinishInterruptedNamesItInTheWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, 0)
+	res.Cancelled = true
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, Duration: 300 * time.Millisecond,
+		Concurrency: 4, NoPlot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := metrics.ReadAggregateFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(agg.Metadata.Warnings, "\n"); !strings.Contains(w, "interrupted (SIGINT") {
+		t.Errorf("metadata.warnings = %q, want the interruption", agg.Metadata.Warnings)
+	}
+	if !out.Interrupted {
+		t.Errorf("not marked interrupted")
+	}
+}
+
+// TestFinishOverflowAdviceWithMaxContextLength: requests overflowed
+// although --max-context-length was given. The advice does not loop back
+// to "pass --max-context-length N": it says that the chat template and the
+// tokenizer add tokens and gives a margin from the run's measured overhead
+// (here the server counted up to 300 tokens more than the traces).
+func TestFinishOverflowAdviceWithMaxContextLength(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res, col, syn := simRun(t, dir, -1)
+	if res.ProfilingOverflows == 0 {
+		t.Fatal("fixture: no overflow")
+	}
+	res.PromptOverheadMax = 300
+	out, err := profile.Finish(res, profile.Input{Dir: dir, Collector: col, Synth: syn, NoPlot: true,
+		OverflowAdvice: "or pass --max-context-length N", MaxContextLength: 131072})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(out.Warnings, func(w string) bool { return strings.HasPrefix(w, scenario.ReasonOverflowRateExceeded) })
+	if i < 0 {
+		t.Fatalf("no overflow-rate warning in %q", out.Warnings)
+	}
+	w := out.Warnings[i]
+	for _, want := range []string{"--max-context-length 131072 is already given", "chat template", "tokenizer",
+		"measured up to 300 tokens more", "pass --max-context-length 130696"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("advice lacks %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "pass --max-context-length N") {
+		t.Errorf("the advice loops back to the flag already given:\n%s", w)
+	}
+}

@@ -43,14 +43,22 @@ type MergeInput struct {
 // different runs (run id, seed, argv, corpus digest, shard count,
 // lanes), missing shards and duplicate shards, and returns the merged
 // run's Outcome.
-func Merge(in MergeInput) (*Outcome, error) {
+func Merge(in MergeInput) (out *Outcome, err error) {
 	shards, err := checkShards(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareOut(in.Dir, in.Shards); err != nil {
+	created, err := prepareOut(in.Dir, in.Shards)
+	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			// Nothing is left in OUT by a merge that failed: the retry
+			// after a fix must not be refused as "not empty".
+			clearOut(in.Dir, created)
+		}
+	}()
 	m0 := shards[0].m
 	res := mergeResults(shards)
 	warnings := slices.Clone(m0.Finish.Warnings)
@@ -122,12 +130,25 @@ func Merge(in MergeInput) (*Outcome, error) {
 	if v, ok := m0.Finish.InputConfig["failed_request_threshold"].(float64); ok {
 		fin.FailedRequestThreshold = v
 	}
-	out, err := Finish(res, fin)
+	out, err = Finish(res, fin)
 	if err != nil {
 		return nil, err
 	}
 	out.Result, out.Dir = res, in.Dir
 	return out, nil
+}
+
+// clearOut removes what a failed merge wrote: the folder when it created
+// it, else everything in it (prepareOut saw it empty).
+func clearOut(dir string, created bool) {
+	if created {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // shardDir is one shard folder being merged.
@@ -214,115 +235,69 @@ func abs64(n int64) int64 {
 }
 
 // prepareOut creates the merged folder, refusing one that holds files or
-// is one of the shard folders.
-func prepareOut(dir string, shards []string) error {
+// is one of the shard folders; created says it did not exist.
+func prepareOut(dir string, shards []string) (created bool, err error) {
 	abs, _ := filepath.Abs(dir)
 	for _, s := range shards {
 		if a, _ := filepath.Abs(s); a == abs {
-			return fmt.Errorf("%w: the output folder %s is one of the shard folders", ErrMerge, dir)
+			return false, fmt.Errorf("%w: the output folder %s is one of the shard folders", ErrMerge, dir)
 		}
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return fmt.Errorf("%w: the output folder %s is not empty: merge writes a new folder", ErrMerge, dir)
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 {
+		return false, fmt.Errorf("%w: the output folder %s is not empty: merge writes a new folder", ErrMerge, dir)
 	}
-	return os.MkdirAll(dir, 0o755)
+	created = errors.Is(err, os.ErrNotExist)
+	return created, os.MkdirAll(dir, 0o755)
 }
 
-// mergeResults combines the shards' Results into the merged run's: sums
-// of what each shard counted, the corpus-level figures once, the
-// earliest start and the latest end on shard 0's clock, the first abort
-// (the one the others were stopped by before their own), the start turns
-// by global lane.
+// mergeResults combines the shards' Results into the merged run's
+// (replay.Result.Merge: sums of what each shard counted, the corpus-level
+// figures once, the earliest start and the latest end, the first abort,
+// the one the others were stopped by), each shard's times first put on
+// shard 0's clock and its abort message prefixed with the shard; the
+// start turns by global lane.
 func mergeResults(shards []*shardDir) *replay.Result {
-	r0 := shards[0].m.Result
-	out := &replay.Result{
-		BenchmarkID: r0.BenchmarkID, Generation: r0.Generation,
-		ProfilingStart: r0.ProfilingStart, Deadline: r0.Deadline, EndedEarly: true, EndReason: r0.EndReason,
-		SkippedSubagentRequests: r0.SkippedSubagentRequests,
-	}
-	out.Subagents.Branches, out.Subagents.Children, out.Subagents.Requests = r0.Subagents.Branches, r0.Subagents.Children, r0.Subagents.Requests
-	out.Subagents.Dropped, out.Subagents.DroppedRequests = r0.Subagents.Dropped, r0.Subagents.DroppedRequests
-	out.Schedule.Traces, out.Schedule.Usable = r0.Schedule.Traces, r0.Schedule.Usable
 	shifted := func(t time.Time, d int64) time.Time {
 		if t.IsZero() {
 			return t
 		}
 		return t.Add(time.Duration(d))
 	}
-	minT := func(a, b time.Time) time.Time {
-		if a.IsZero() || !b.IsZero() && b.Before(a) {
-			return b
-		}
-		return a
-	}
-	maxT := func(a, b time.Time) time.Time {
-		if b.After(a) {
-			return b
-		}
-		return a
-	}
 	n := shards[0].m.Count
+	var out *replay.Result
+	for _, sh := range shards {
+		r, d := *sh.m.Result, sh.shift
+		for _, t := range []*time.Time{&r.StartTime, &r.WarmupStart, &r.ProfilingEnd, &r.EndTime, &r.LastTTFT, &r.LastITL, &r.LastContent} {
+			*t = shifted(*t, d)
+		}
+		if r.Aborted != "" {
+			r.AbortMessage = fmt.Sprintf("shard %d/%d: %s", sh.m.Index, n, r.AbortMessage)
+		}
+		if out == nil {
+			out = &r
+			continue
+		}
+		out.Merge(&r)
+	}
+	// The shard's lanes in global order: sh.m.Index, +n, +2n, …
 	lanes := shards[0].m.Finish.Concurrency
 	out.StartTurns = make([]int, lanes)
 	for _, sh := range shards {
-		r, d := sh.m.Result, sh.shift
-		out.StartTime = minT(out.StartTime, shifted(r.StartTime, d))
-		out.WarmupStart = minT(out.WarmupStart, shifted(r.WarmupStart, d))
-		out.ProfilingEnd = maxT(out.ProfilingEnd, shifted(r.ProfilingEnd, d))
-		out.EndTime = maxT(out.EndTime, shifted(r.EndTime, d))
-		out.LastTTFT = maxT(out.LastTTFT, shifted(r.LastTTFT, d))
-		out.LastITL = maxT(out.LastITL, shifted(r.LastITL, d))
-		out.LastContent = maxT(out.LastContent, shifted(r.LastContent, d))
-		out.EndedEarly = out.EndedEarly && r.EndedEarly
-		a := &out.Accounting
-		a.Sent += r.Accounting.Sent
-		a.ProfilingOK += r.Accounting.ProfilingOK
-		a.ProfilingErrors += r.Accounting.ProfilingErrors
-		a.WarmupOK += r.Accounting.WarmupOK
-		a.WarmupErrors += r.Accounting.WarmupErrors
-		a.Overflows += r.Accounting.Overflows
-		a.Cancelled += r.Accounting.Cancelled
-		out.Cancelled = out.Cancelled || r.Cancelled
-		out.Killed = out.Killed || r.Killed
-		if r.Aborted != "" && (out.Aborted == "" || out.Aborted == replay.AbortShardStopped && r.Aborted != replay.AbortShardStopped) {
-			out.Aborted = r.Aborted
-			out.AbortMessage = fmt.Sprintf("shard %d/%d: %s", sh.m.Index, n, r.AbortMessage)
-			out.EndReason = r.EndReason
-		}
-		out.ProfilingOverflows += r.ProfilingOverflows
-		out.WarmupOverflows += r.WarmupOverflows
-		out.WarmupRetries += r.WarmupRetries
-		out.Subagents.Spawned += r.Subagents.Spawned
-		out.Subagents.Started += r.Subagents.Started
-		out.Subagents.Sent += r.Subagents.Sent
-		out.Subagents.Cut += r.Subagents.Cut
-		out.Subagents.SpawnedAtStart += r.Subagents.SpawnedAtStart
-		out.Subagents.StartedAtStart += r.Subagents.StartedAtStart
-		st, o := r.Schedule, &out.Schedule
-		o.WrapFilled += st.WrapFilled
-		o.Trees += st.Trees
-		o.Recycles += st.Recycles
-		o.Sent[0] += st.Sent[0]
-		o.Sent[1] += st.Sent[1]
-		o.ChildSent += st.ChildSent
-		o.BranchesSpawned += st.BranchesSpawned
-		o.ChildrenStarted += st.ChildrenStarted
-		o.BranchesAtStart += st.BranchesAtStart
-		o.ChildrenAtStart += st.ChildrenAtStart
-		o.Cut += st.Cut
-		o.Overflows += st.Overflows
-		o.Completed += st.Completed
-		o.LiveFallbacks += st.LiveFallbacks
-		o.Queue += st.Queue
-		o.LanesDone += st.LanesDone
-		o.SystemIdleJumps += st.SystemIdleJumps
-		o.TraceIdleJumps += st.TraceIdleJumps
-		o.SystemIdleSkipped += st.SystemIdleSkipped
-		o.TraceIdleSkipped += st.TraceIdleSkipped
-		// The shard's lanes in global order: sh.m.Index, +n, +2n, …
-		for j, k := range r.StartTurns {
+		for j, k := range sh.m.Result.StartTurns {
 			if g := sh.m.Index + j*n; g < lanes {
 				out.StartTurns[g] = k
+			}
+		}
+	}
+	if out.Aborted == replay.AbortShardStopped {
+		// What stopped the others may be a signal, which is no abort: a
+		// shard cancelled without one (scancel, a time limit) names it.
+		for _, sh := range shards {
+			if r := sh.m.Result; r.Cancelled && r.Aborted == "" {
+				out.Aborted, out.AbortMessage = "", ""
+				out.EndReason, out.Terminated = r.EndReason, r.Terminated
+				break
 			}
 		}
 	}
@@ -342,6 +317,11 @@ func (sh *shardDir) copyRecords(out string) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && name == metrics.FileOverflow {
 				continue
+			}
+			if errors.Is(err, metrics.ErrBadExport) {
+				// A shard's record file cut mid-line (the shard was killed
+				// while it wrote) or otherwise malformed is bad input.
+				return fmt.Errorf("%w: shard %d/%d: %w (the shard's folder is not a finished shard's: merge the run's shards once each has ended, or fix the line)", ErrMerge, sh.m.Index, sh.m.Count, err)
 			}
 			return fmt.Errorf("merge: %w", err)
 		}

@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -318,5 +319,88 @@ func TestShardArgv(t *testing.T) {
 	got := profile.ShardArgv([]string{"--url", "u", "--shard", "2/3", "--output-artifact-dir", "a/2", "--artifact-dir=b", "--shard=auto", "--concurrency", "9"})
 	if want := []string{"--url", "u", "--concurrency", "9"}; !slices.Equal(got, want) {
 		t.Fatalf("ShardArgv = %q, want %q", got, want)
+	}
+}
+
+// TestMergeOverARecordFileCutMidLine (issue 34, case 10): a shard's
+// record file cut mid-line used to fail the merge as a run failure (exit
+// 1) and leave .partial files in OUT, so the retry was refused as "not
+// empty". It is a refusal (ErrMerge: exit 2) naming the file and line,
+// and OUT is left as it was: absent, or empty when it existed.
+func TestMergeOverARecordFileCutMidLine(t *testing.T) {
+	root := t.TempDir()
+	dirs, _ := shardedRun(t, root)
+	rec := filepath.Join(dirs[2], "profile_export.jsonl")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(b, []byte("\n"))
+	if err := os.WriteFile(rec, b[:len(b)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, existed := range []bool{false, true} {
+		out := filepath.Join(root, fmt.Sprintf("out-existed-%v", existed))
+		if existed {
+			os.Mkdir(out, 0o755)
+		}
+		_, err := profile.Merge(profile.MergeInput{Dir: out, Shards: dirs})
+		want := fmt.Sprintf("profile_export.jsonl:%d", lines)
+		if !errors.Is(err, profile.ErrMerge) || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want ErrMerge naming %q", err, want)
+		}
+		ents, statErr := os.ReadDir(out)
+		switch {
+		case !existed && statErr == nil:
+			t.Errorf("the output folder was created: %d entries", len(ents))
+		case existed && len(ents) > 0:
+			t.Errorf("the output folder holds %d entries after the failed merge (%s, …)", len(ents), ents[0].Name())
+		}
+	}
+	// The retry after the fix is not refused.
+	os.WriteFile(rec, b, 0o644)
+	if _, err := profile.Merge(profile.MergeInput{Dir: filepath.Join(root, "out-existed-true"), Shards: dirs}); err != nil {
+		t.Errorf("the retry: %v", err)
+	}
+}
+
+// TestMergeNamesTheSignalThatStoppedTheShards (issue 34, case 12): under
+// scancel (SIGTERM to every shard) the shard that heard the signal first
+// stops the others, which record shard_stopped. The merged folder used to
+// say aborted=shard_stopped; it now says what stopped them: an
+// interrupted run (no abort, cancelled, its profiling_end), exit 130.
+func TestMergeNamesTheSignalThatStoppedTheShards(t *testing.T) {
+	root := t.TempDir()
+	dirs, _ := shardedRun(t, root)
+	for i, d := range dirs {
+		mp := filepath.Join(d, profile.FileShard)
+		b, _ := os.ReadFile(mp)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		r := m["result"].(map[string]any)
+		if i == 0 {
+			r["Cancelled"], r["EndReason"] = true, "interrupted: stopped by SIGTERM"
+		} else {
+			r["Aborted"], r["AbortMessage"] = replay.AbortShardStopped, "the run was stopped by another shard: shard 0/3 was interrupted"
+		}
+		b, _ = json.Marshal(m)
+		os.WriteFile(mp, b, 0o644)
+	}
+	out, err := profile.Merge(profile.MergeInput{Dir: filepath.Join(root, "merged"), Shards: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Aborted != "" || !out.Interrupted || out.ExitCode() != profile.ExitInterrupted {
+		t.Errorf("merged: aborted %q, interrupted %v, exit %d; want no abort, interrupted, 130", out.Result.Aborted, out.Interrupted, out.ExitCode())
+	}
+	agg, err := metrics.ReadAggregateFile(filepath.Join(root, "merged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := agg.Metadata.Agentperf
+	if ap["aborted"] != "" || !strings.Contains(fmt.Sprint(ap["profiling_end"]), "SIGTERM") {
+		t.Errorf("merged metadata.agentperf: aborted %v, profiling_end %v", ap["aborted"], ap["profiling_end"])
 	}
 }

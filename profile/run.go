@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
-	"github.com/agentperf/agentperf/sim"
 )
 
 // Run carries out a Spec: it loads the corpus and the synthesizer (unless
@@ -57,35 +55,43 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 
 	// Server: a URL, or the in-process simulator.
+	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], loaded.Synth.Tokenizer())
+	if err != nil {
+		return nil, err
+	}
 	url := s.Replay.URL
-	if isSim(url) {
-		cfg, err := simConfig(url, s.Replay.Models[0], loaded.Synth.Tokenizer())
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
-		}
-		srv, err := sim.New(cfg)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
-		}
-		if err := srv.Start(); err != nil {
-			return nil, fmt.Errorf("start the in-process simulator: %w", err)
-		}
+	if srv != nil {
 		defer srv.Close()
 		url = srv.URL
-		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
-		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
-			// The simulator's GPU page is this run's exporter.
-			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), url+sim.GPUMetricsPath(cfg.GPUMetrics))
-		}
+		lg.Printf("in-process simulator serving %q at %s", simCfg.Model, url)
+		s.readSimulatorGPU(srv, simCfg)
 	}
 
+	// One run per folder: the lock is held until Run returns, and is taken
+	// before anything in the folder is touched (the log is truncated
+	// next).
+	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer release()
 	if err := lg.openFile(s.OutputDir); err != nil {
 		return nil, inputErr(err)
+	}
+	if len(removed) > 0 {
+		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
 	// The server may still be loading its model (a job that starts the
 	// server and the client together): wait for it, when asked.
 	if err := waitReady(ctx, &s, lg.Printf); err != nil {
 		return nil, err
+	}
+	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.InferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		if err != nil {
+			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+		}
+		lg.Printf("server idle, prefix cache reset (POST %s)", path)
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
@@ -119,8 +125,12 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		defer prom.Close()
 	}
 	reserve, warnings := checkFreeSpace(&s, lg)
-	col, err := metrics.NewCollector(s.OutputDir, metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version,
-		ReserveBytes: reserve, Tally: &progress.Tally})
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	if s.Replay.Streaming {
+		// The live output token rate counts tokens as they arrive.
+		copt.Streamed = progress.StreamedTokens
+	}
+	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
 		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
@@ -138,7 +148,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 		scr = servermetrics.New(servermetrics.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
 			AIPerfVersion: s.Version, BenchmarkID: benchID, InputConfig: s.inputConfig(),
-			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
+			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.InferenceHeaders()})
 		scr.Baseline(ctx)
 	}
 	gpu := startGPUTelemetry(ctx, &s, lg)
@@ -291,7 +301,7 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
 		Duration: s.Replay.BenchmarkDuration, Coverage: s.Coverage, Concurrency: s.Replay.Concurrency,
-		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice,
+		OverflowRateLimit: s.OverflowRateLimit, OverflowAdvice: advice, MaxContextLength: s.Corpus.Options.Select.MaxContextLength,
 		InputConfig: s.inputConfig(), Corpus: l.identity(), PublicDataset: s.loaderKind() == scenario.LoaderPublic,
 		Synth: l.Synth, Tokenizer: l.Tokenizer,
 		RequiredServerMetricPrefix: s.ServerMetrics.RequiredPrefix,

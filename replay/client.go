@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,6 +65,9 @@ type conn struct {
 	body      []byte // a non-streaming response body
 	liveText  []byte
 	scratch   [2 << 10]byte // where the rest of an unread body is drained
+	// streamed counts the run's streamed tokens as their chunks arrive
+	// (Progress.StreamedTokens); nil counts nothing.
+	streamed *atomic.Int64
 }
 
 func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
@@ -81,12 +85,22 @@ func newConn(c *runConfig, timeout time.Duration) (*conn, error) {
 		}
 	}
 	return &conn{
-		addr:    addr,
-		isTLS:   isTLS,
-		tlsConf: &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
-		dialer:  net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second, Control: tcpUserTimeoutControl(c.TCPUserTimeout)},
-		timeout: timeout,
+		addr:     addr,
+		isTLS:    isTLS,
+		tlsConf:  &tls.Config{InsecureSkipVerify: c.Insecure, ServerName: u.Hostname()},
+		dialer:   net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second, Control: tcpUserTimeoutControl(c.TCPUserTimeout)},
+		timeout:  timeout,
+		streamed: streamedCounter(c),
 	}, nil
+}
+
+// streamedCounter is the counter of Progress.StreamedTokens (nil without
+// a Progress).
+func streamedCounter(c *runConfig) *atomic.Int64 {
+	if c.Progress == nil {
+		return nil
+	}
+	return &c.Progress.streamed
 }
 
 // maxFullBody bounds a non-streaming response body.
@@ -404,6 +418,15 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 	x.fallback = r.fallback
 	if perr != nil {
 		x.errBody = append([]byte(nil), b...)
+		if errors.Is(perr, errErrorObject) {
+			// A 200 whose body is the server's error object: what it
+			// says, as an error event in a stream (its code, its type).
+			x.err = &metrics.Error{Type: "ErrorResponse", Message: errorMessage(b), Category: metrics.CategoryStreamError, ServerType: serverErrorType(b)}
+			if code := streamErrorCode(b); code != 0 {
+				x.err.Code = code
+			}
+			return x
+		}
 		// No code: the status was a success; the body is what failed (the
 		// same rule as a malformed SSE event).
 		x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
@@ -530,6 +553,9 @@ func (k *conn) readSSE(stream io.Reader, now func() int64, text *[]byte, x *exch
 		}
 		if ev.Content || ev.Reasoning {
 			x.chunks++
+			if k.streamed != nil {
+				k.streamed.Add(1)
+			}
 			switch x.chunks {
 			case 1:
 				x.firstNs = t

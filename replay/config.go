@@ -397,7 +397,18 @@ type SessionHeaders struct {
 type Progress struct {
 	metrics.Tally
 	warmupTotal atomic.Int64
+	streamed    atomic.Int64
 }
+
+// StreamedTokens returns the output tokens streamed so far, by every
+// request of the run whatever its phase, counted as they arrive: each
+// content (or reasoning) chunk counts one when it is read, and when a
+// request ends with the server's usage, the tokens its chunks did not
+// account for (a server that sends several tokens per chunk) are added
+// then. Over a run it totals the streamed requests' completion tokens; a
+// live view takes its output token rate from its differences. 0 without
+// streaming.
+func (p *Progress) StreamedTokens() int64 { return p.streamed.Load() }
 
 // WarmupTotal returns the number of warmup requests planned (0 until the
 // warmup starts).

@@ -81,6 +81,12 @@ type Result struct {
 	// JSON. The well-formed responses of the servers replayed against
 	// (vLLM, SGLang, Dynamo, llm-d-inference-sim, package sim) count 0.
 	ResponseFallbacks int
+	// PromptOverheadMax is the largest number of prompt tokens the server
+	// counted beyond the trace's recorded `in` (usage prompt_tokens −
+	// Record.RecordedIn) over the successful requests with usage: what
+	// the chat template and the server's tokenizer add to a prompt. 0
+	// without usage (or when the server never counted more).
+	PromptOverheadMax int
 	// MissingUsage counts the successful profiling requests whose
 	// response had no usage object under Config.UseServerTokenCount:
 	// they have no ISL, OSL or token throughput (the pinned aiperf keeps
@@ -280,6 +286,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	e.res.WarmupRetries = counts.Warmup.Retried
 	e.res.ServerRestartWaits = int(e.restartWaits.Load())
 	e.res.ResponseFallbacks = int(e.respFallbacks.Load())
+	e.res.PromptOverheadMax = int(e.promptOverhead.Load())
 	e.res.MissingUsage = int(e.missingUsage.Load())
 	if ns := e.lastTTFTNs.Load(); ns > 0 {
 		e.res.LastTTFT = time.Unix(0, ns)
@@ -354,6 +361,9 @@ type engine struct {
 	// respFallbacks counts responses decoded with encoding/json
 	// (Result.ResponseFallbacks).
 	respFallbacks atomic.Int64
+	// promptOverhead is the largest usage prompt_tokens − recorded `in`
+	// of a successful request (Result.PromptOverheadMax).
+	promptOverhead atomic.Int64
 	// missingUsage counts successful profiling requests without usage
 	// under Config.UseServerTokenCount (Result.MissingUsage).
 	missingUsage atomic.Int64

@@ -76,3 +76,31 @@ func FuzzServerErrorType(f *testing.F) {
 		}
 	})
 }
+
+// TestErrorObjectIn200HasItsCodeAndType (issue 34, case 14): a 200 whose
+// body is the server's error object used to be recorded as a
+// MalformedResponse without the code or the server's error type it
+// states. It is recorded as the server's error (ErrorResponse), with both.
+func TestErrorObjectIn200HasItsCodeAndType(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":{"message":"the engine is overloaded","type":"ServiceUnavailableError","param":null,"code":503}}`))
+	}))
+	t.Cleanup(srv.Close)
+	sink, ovf := &memSink{}, &memSink{}
+	cfg := testConfig(t, srv.URL, testCorpus(t, 2), sink, ovf)
+	cfg.Streaming, cfg.UseServerTokenCount, cfg.Concurrency = false, false, 1
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	recs := sink.records()
+	if len(recs) == 0 {
+		t.Fatal("no records")
+	}
+	for _, r := range recs {
+		e := r.Error
+		if e == nil || e.Code != 503 || e.ServerType != "ServiceUnavailableError" || e.Type != "ErrorResponse" || !strings.Contains(e.Message, "overloaded") {
+			t.Fatalf("record error %+v, want code 503, error_type ServiceUnavailableError, the message", e)
+		}
+	}
+}

@@ -242,7 +242,19 @@ func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metric
 	rec.ContentChunks = x.chunks
 	rec.NonStreaming = !c.Streaming
 	rec.Usage = x.recordUsage()
+	if c.Streaming && rec.Usage != nil && rec.Usage.CompletionTokens > x.chunks && sl.k.streamed != nil {
+		// The tokens the chunks did not account for (several per chunk).
+		sl.k.streamed.Add(int64(rec.Usage.CompletionTokens - x.chunks))
+	}
 	rec.Error = x.err
+	if rec.Error == nil && rec.Usage != nil && rec.RecordedIn > 0 {
+		for d := int64(rec.Usage.PromptTokens - rec.RecordedIn); ; {
+			cur := e.promptOverhead.Load()
+			if d <= cur || e.promptOverhead.CompareAndSwap(cur, d) {
+				break
+			}
+		}
+	}
 	if rec.Error == nil && c.LiveAssistant {
 		conv.SetLiveReply(s.Turn, string(sl.text))
 	}

@@ -153,8 +153,6 @@ var (
 	reasoningNames = []string{"reasoning_tokens"}
 )
 
-func topKey(k []byte) uint8 { return matchKey(k, topNames) }
-
 // matchKey returns the index of the name k equals, keyFolded when k
 // equals one only up to ASCII case (encoding/json would still match it),
 // else keyUnknown.

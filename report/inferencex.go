@@ -163,7 +163,7 @@ func (r *Run) resolve(opt Options, v3 bool) (*resolved, error) {
 	if len(opt.ServerLogs) > 0 {
 		logPool, logOK = mergeLogs(opt.ServerLogs)
 		if !logOK {
-			warn("the server log states no KV pool size (no \"GPU KV cache size: N tokens\" nor max_total_num_tokens line)")
+			warn("the server log states no KV pool size (no \"GPU KV cache size: N tokens\", max_total_num_tokens or llama.cpp \"n_ctx = N\" line)")
 		}
 	}
 	metPool, metOK := poolFromMetrics(r.Server)

@@ -35,6 +35,9 @@ type ServerLog struct {
 	// server arguments (0 when not logged).
 	SGLangMaxTotalTokens map[string]int64
 	SGLangDPSize         int
+	// LlamaCppCtx is llama.cpp's last "llama_context: n_ctx = N" (its -c:
+	// the KV cells of every slot together), 0 when not logged.
+	LlamaCppCtx int64
 }
 
 var (
@@ -43,6 +46,7 @@ var (
 	reSGMaxTotal = regexp.MustCompile(`max_total_num_tokens\s*=\s*([0-9]+)`)
 	reSGDPSize   = regexp.MustCompile(`\bdp_size\s*=\s*([0-9]+)`)
 	reSGRank     = regexp.MustCompile(`\b(DP\d+)\b`)
+	reLlamaCtx   = regexp.MustCompile(`llama_context:\s*n_ctx\s*=\s*([0-9]+)`)
 )
 
 // maxLogLine bounds one server log line; longer lines are read in part.
@@ -107,6 +111,11 @@ func (lg *ServerLog) scan(line string) {
 			lg.SGLangMaxTotalTokens[rank] = n
 		}
 	}
+	if m := reLlamaCtx.FindStringSubmatch(line); m != nil {
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil && n > 0 {
+			lg.LlamaCppCtx = n
+		}
+	}
 	if m := reSGDPSize.FindStringSubmatch(line); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 && n < 1<<20 {
 			lg.SGLangDPSize = n
@@ -142,6 +151,9 @@ func (lg *ServerLog) Pool() (KVPool, bool) {
 			return KVPool{Tokens: sum, Source: "server log (SGLang max_total_num_tokens per DP rank)", Engines: ranked}, true
 		}
 		return KVPool{Tokens: satMul(top, int64(dp)), Source: fmt.Sprintf("server log (SGLang max_total_num_tokens × dp_size %d)", dp), Engines: dp}, true
+	}
+	if lg.LlamaCppCtx > 0 {
+		return KVPool{Tokens: lg.LlamaCppCtx, Source: "server log (llama.cpp n_ctx)", Engines: 1}, true
 	}
 	return KVPool{}, false
 }

@@ -101,3 +101,18 @@ func FuzzParseServerLog(f *testing.F) {
 		}
 	})
 }
+
+// TestParseServerLogLlamaCpp: llama.cpp's context line (its -c, every
+// slot's KV cells together) is the KV pool of a llama-server log.
+func TestParseServerLogLlamaCpp(t *testing.T) {
+	t.Parallel()
+	log := "llama_context: constructing llama_context\nllama_context: n_seq_max     = 4\nllama_context: n_ctx         = 65536\nllama_context: n_ctx_seq     = 16384\n"
+	lg, err := ParseServerLog(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := lg.Pool()
+	if !ok || p.Tokens != 65536 || !strings.Contains(p.Source, "llama.cpp n_ctx") {
+		t.Fatalf("pool %+v %v, want 65536 from llama.cpp's n_ctx (not n_ctx_seq)", p, ok)
+	}
+}

@@ -31,9 +31,9 @@ func TestErrorCategory(t *testing.T) {
 		{`{"message":"` + strings.Repeat("é", 200) + `"}`, true, strings.Repeat("é", 120)},
 	}
 	for _, c := range cases {
-		line := `{"metadata":{},"metrics":{}}`
+		line := `{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{}}`
 		if c.raw != "" {
-			line = `{"metadata":{},"metrics":{},"error":` + c.raw + `}`
+			line = `{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{},"error":` + c.raw + `}`
 		}
 		rs, err := readRecords(strings.NewReader(line), "x.jsonl", false)
 		if err != nil || (rs.Errored == 1) != c.errored || c.errored && rs.Categories[c.cat] != 1 {
@@ -51,7 +51,7 @@ func TestReadRecordsCountsEveryLine(t *testing.T) {
 		`{"metadata":{"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5,"input_sequence_length":{"value":10,"unit":"tokens"},"output_sequence_length":3}}`,
 		``,
 		`{"metadata":{"benchmark_phase":"warmup","request_start_ns":1,"request_end_ns":2},"metrics":{}}`,
-		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
+		`{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling"},"metrics":{},"error":{"type":"X"}}`,
 		`{"metadata":{"benchmark_phase":"profiling","request_start_ns":3,"request_end_ns":4},"metrics":{"inter_chunk_latency":{"value":[1,2],"unit":"ms"}}}`,
 	}, "\n")
 	rs, err := readRecords(strings.NewReader(in), "x.jsonl", false)
@@ -129,4 +129,26 @@ func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
 		return nil, err
 	}
 	return rs, nil
+}
+
+// TestRecordsFollowTheBucket: the kept records are those the tally counts
+// as profiling successes (metrics.BucketOf). A profiling record flagged
+// was_cancelled or context_overflow_skip without an error object used to
+// be kept (only the error object was read); it is now dropped, counted
+// among the errored records under its bucket's name.
+func TestRecordsFollowTheBucket(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ line, cat string }{
+		{`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "cancelled"},
+		{`{"metadata":{"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "context_overflows"},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`, "cancelled"},
+	} {
+		rs, err := readRecords(strings.NewReader(c.line), "x.jsonl", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.kept) != 0 || rs.Errored != 1 || rs.Categories[c.cat] != 1 || rs.Profiling != 1 {
+			t.Errorf("%s: kept %d, errored %d, categories %v; want dropped, 1 errored under %q", c.line, len(rs.kept), rs.Errored, rs.Categories, c.cat)
+		}
+	}
 }

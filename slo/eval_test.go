@@ -21,10 +21,10 @@ func writeRun(t *testing.T, ttfts []float64, duration float64, extra ...string) 
 	}
 	for i, v := range ttfts {
 		if v < 0 {
-			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","x_request_id":"e%d"},"metrics":{},"error":{"code":500,"type":"x","message":"boom"}}`+"\n", i)
+			fmt.Fprintf(&b, `{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling","x_request_id":"e%d"},"metrics":{},"error":{"code":500,"type":"x","message":"boom"}}`+"\n", i)
 			continue
 		}
-		fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","was_cancelled":false},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"inter_token_latency":{"value":10,"unit":"ms"},"output_sequence_length":{"value":10,"unit":"tokens"},"input_sequence_length":{"value":100,"unit":"tokens"}},"error":null}`+"\n", v)
+		fmt.Fprintf(&b, `{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling","was_cancelled":false},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"inter_token_latency":{"value":10,"unit":"ms"},"output_sequence_length":{"value":10,"unit":"tokens"},"input_sequence_length":{"value":100,"unit":"tokens"}},"error":null}`+"\n", v)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,8 +52,8 @@ func TestEvaluate(t *testing.T) {
 		ttfts = append(ttfts, float64(i+1)*10) // 10..1000 ms
 	}
 	ttfts = append(ttfts, -1) // one error of 101
-	warm := `{"metadata":{"benchmark_phase":"warmup"},"metrics":{"time_to_first_token":{"value":99999,"unit":"ms"}},"error":null}`
-	cancelled := `{"metadata":{"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"code":499,"type":"cancelled","message":"x"}}`
+	warm := `{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"warmup"},"metrics":{"time_to_first_token":{"value":99999,"unit":"ms"}},"error":null}`
+	cancelled := `{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"code":499,"type":"cancelled","message":"x"}}`
 	dir := writeRun(t, ttfts, 10, warm, cancelled)
 	run, err := Load(dir)
 	if err != nil {
@@ -144,8 +144,8 @@ func TestLoadErrors(t *testing.T) {
 func TestLoadReadsRecordsAsAiperfWritesThem(t *testing.T) {
 	t.Parallel()
 	dir := writeRun(t, nil, 2,
-		`{"metadata":{"request_start_ns":5,"credit_issued_ns":4},"metrics":{"time_to_first_token":120,"inter_chunk_latency":{"value":[1.0,2.0],"unit":"ms"}}}`,
-		`{"metadata":{"benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":80,"unit":"ms"}}}`)
+		`{"metadata":{"request_end_ns":9,"request_start_ns":5,"credit_issued_ns":4},"metrics":{"time_to_first_token":120,"inter_chunk_latency":{"value":[1.0,2.0],"unit":"ms"}}}`,
+		`{"metadata":{"request_start_ns":1,"request_end_ns":2,"benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":80,"unit":"ms"}}}`)
 	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -229,5 +229,27 @@ func TestMinSamples(t *testing.T) {
 		if got := MinSamples(stat); got != want {
 			t.Errorf("MinSamples(%q) = %d, want %d", stat, got, want)
 		}
+	}
+}
+
+// TestOverflowIsNotAFailure: a profiling record flagged as a context
+// overflow is, as the tally counts it, neither a success nor a failure:
+// it used to count as a failed request (a worst value in every term); it
+// is now left out of every figure, as a cancelled one is, and counted.
+func TestOverflowIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	dir := writeRun(t, []float64{10, 11}, 2,
+		`{"metadata":{"request_end_ns":2,"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":5,"credit_issued_ns":4},"metrics":{},"error":{"code":400,"type":"BadRequestError","message":"context length exceeded"}}`,
+		`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Requests() != 2 || run.Errors != 0 || run.Overflows != 1 || run.Cancelled != 1 || len(run.Lateness) != 1 {
+		t.Errorf("requests %d, errors %d, overflows %d, cancelled %d, lateness %v; want 2 0 1 1 and the overflow's lateness",
+			run.Requests(), run.Errors, run.Overflows, run.Cancelled, run.Lateness)
+	}
+	if res := mustParse(t, "ttft.max<=100ms").Evaluate(run); !res.Met {
+		t.Errorf("ttft.max<=100ms on two fast successes and an overflow: %v", res.Failed())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentperf/agentperf/metrics"
 )
@@ -214,7 +215,7 @@ func parseTerm(expr, part string, off int) (Term, error) {
 	}
 	name := part[start:i]
 	if name == "" {
-		return bad(start, "expected a metric name such as ttft.p99, found %q", part[start:start+1])
+		return bad(start, "expected a metric name such as ttft.p99, found %q", firstRune(part[start:]))
 	}
 	t := Term{Pos: off + start}
 	metric, stat, hasStat := strings.Cut(name, ".")
@@ -262,7 +263,13 @@ func parseTerm(expr, part string, off int) (Term, error) {
 	default:
 		found := "the end of the term"
 		if i < len(part) {
-			found = fmt.Sprintf("%q", part[i:i+1])
+			found = fmt.Sprintf("%q", firstRune(part[i:]))
+			switch firstRune(part[i:]) {
+			case "≤":
+				found += " (write <=)"
+			case "≥":
+				found += " (write >=)"
+			}
 		}
 		return bad(opAt, "expected a comparison (<=, <, >=, >) after %s, found %s", name, found)
 	}
@@ -315,3 +322,10 @@ func parseTerm(expr, part string, off int) (Term, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// firstRune returns the first character of s (one byte of an invalid
+// encoding): an error quotes "≤", not its first byte "\xe2".
+func firstRune(s string) string {
+	_, n := utf8.DecodeRuneInString(s)
+	return s[:n]
+}

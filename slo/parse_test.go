@@ -62,6 +62,11 @@ func TestParseErrors(t *testing.T) {
 		{"ttft.p99<=2s ms", 14, "unexpected text"},
 		{"ttft.p99<=2s,ttft.p99<3s", 14, "bounded twice"},
 		{"ttft.p99<=2s,", 14, "empty term"},
+		// Issue 34, case 14: a non-ASCII character is quoted whole, not
+		// its first byte ("\xe2").
+		{"ttft.p99≤2s", 9, `found "≤" (write <=)`},
+		{"ttft.p99≥2s", 9, `found "≥" (write >=)`},
+		{"µttft.p99<=2s", 1, `found "µ"`},
 	} {
 		_, err := Parse(tc.in)
 		var se *SyntaxError

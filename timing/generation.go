@@ -192,9 +192,6 @@ func LookupGeneration(name string) (Generation, error) {
 	return Generation{}, fmt.Errorf("%w %q%s; known: %s", ErrGeneration, name, suggest.DidYouMean(name, GenerationNames()), strings.Join(GenerationNames(), ", "))
 }
 
-// Generations returns every generation, oldest first.
-func Generations() []Generation { return append([]Generation(nil), generations...) }
-
 // GenerationNames returns the selector values, oldest first.
 func GenerationNames() []string {
 	out := make([]string, len(generations))

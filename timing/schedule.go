@@ -168,6 +168,34 @@ type Stats struct {
 	SystemIdleSkipped, TraceIdleSkipped time.Duration
 }
 
+// Merge folds b, the statistics of another shard of the same run, into
+// s. Traces and Usable describe the corpus, which every shard plans
+// whole: s keeps its own (the first shard's). Every other field is a
+// count of what a shard did, summed (Queue too: the recycle queues of the
+// shards together).
+func (s *Stats) Merge(b Stats) {
+	s.WrapFilled += b.WrapFilled
+	s.Trees += b.Trees
+	s.Recycles += b.Recycles
+	s.Sent[0] += b.Sent[0]
+	s.Sent[1] += b.Sent[1]
+	s.ChildSent += b.ChildSent
+	s.BranchesSpawned += b.BranchesSpawned
+	s.ChildrenStarted += b.ChildrenStarted
+	s.BranchesAtStart += b.BranchesAtStart
+	s.ChildrenAtStart += b.ChildrenAtStart
+	s.Cut += b.Cut
+	s.Overflows += b.Overflows
+	s.Completed += b.Completed
+	s.LiveFallbacks += b.LiveFallbacks
+	s.Queue += b.Queue
+	s.LanesDone += b.LanesDone
+	s.SystemIdleJumps += b.SystemIdleJumps
+	s.TraceIdleJumps += b.TraceIdleJumps
+	s.SystemIdleSkipped += b.SystemIdleSkipped
+	s.TraceIdleSkipped += b.TraceIdleSkipped
+}
+
 // Schedule is the replay core: the lanes, their trees, and what spans
 // lanes (phase clock, recycling, session numbering, the system idle cap).
 // Each Lane is driven by one goroutine; the Schedule's shared state is
@@ -491,9 +519,9 @@ func (s *Schedule) Stats() Stats {
 	var ts TreeStats
 	for _, l := range s.lanes {
 		l.mu.Lock()
-		ts.add(&l.done)
+		ts.Add(&l.done)
 		for _, t := range l.trees() {
-			ts.add(&t.stats)
+			ts.Add(&t.stats)
 		}
 		l.mu.Unlock()
 	}
@@ -770,7 +798,7 @@ func (l *Lane) dropDrainedOrphans() {
 	for _, o := range l.orphans {
 		if o.Drained() {
 			l.mu.Lock()
-			l.done.add(&o.stats)
+			l.done.Add(&o.stats)
 			l.mu.Unlock()
 			continue
 		}
@@ -820,7 +848,7 @@ func (l *Lane) recycle(now int64) bool {
 	s.mu.Unlock()
 	l.mu.Lock()
 	if old.Drained() {
-		l.done.add(&old.stats)
+		l.done.Add(&old.stats)
 	} else {
 		l.orphans = append(l.orphans, old)
 	}

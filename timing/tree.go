@@ -124,7 +124,9 @@ type TreeStats struct {
 	IdleSkipped time.Duration
 }
 
-func (a *TreeStats) add(b *TreeStats) {
+// Add adds b's counts to a's: every field is a count (IdleSkipped a
+// duration summed).
+func (a *TreeStats) Add(b *TreeStats) {
 	a.Sent[0] += b.Sent[0]
 	a.Sent[1] += b.Sent[1]
 	a.ChildSent += b.ChildSent

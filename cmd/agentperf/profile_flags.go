@@ -74,7 +74,13 @@ type profileFlags struct {
 	noGPUTelemetry  bool
 	gpuTelemetry    []string
 	metricsListen   string
+	profileRuns     int
+	runCooldown     float64
+	confidence      float64
+	convMetric      string
+	convThreshold   float64
 	outputDir       string
+	overwrite       bool
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
 	noPlot      bool
@@ -87,6 +93,11 @@ type profileFlags struct {
 	waitTimeout  float64
 	waitInterval float64
 	waitMode     string
+	// resetCache is profile's --reset-prefix-cache (sweep and search
+	// have theirs among the point flags).
+	resetCache bool
+	// output is profile's --output (text or json).
+	output string
 
 	data *datasetFlags
 
@@ -98,19 +109,20 @@ type profileFlags struct {
 // unsupportedFlags are aiperf flags agentperf understands but does not
 // implement yet; each maps to the reason printed when it is used.
 var unsupportedFlags = map[string]string{
-	"request-rate":        "only the agentic replay timing mode exists in agentperf",
-	"request-count":       "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
-	"fixed-schedule":      "only the agentic replay timing mode exists in agentperf",
-	"num-profile-runs":    "multiple profile runs are not supported yet; run agentperf several times",
-	"synthesis-max-isl":   "input truncation would change the recorded prefix structure; not supported",
-	"ignore-trace-delays": "not supported: recorded inter-turn delays are part of the workload",
-	"prompt-corpus":       "agentperf synthesizes prompts from its own coding-agent corpus only",
+	"request-rate":                           "only the agentic replay timing mode exists in agentperf",
+	"request-count":                          "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
+	"fixed-schedule":                         "only the agentic replay timing mode exists in agentperf",
+	"profile-run-disable-warmup-after-first": "every profile run replays its warmup (the AgentX lanes' start states are built by it); see docs/repeated-runs.md",
+	"synthesis-max-isl":                      "input truncation would change the recorded prefix structure; not supported",
+	"ignore-trace-delays":                    "not supported: recorded inter-turn delays are part of the workload",
+	"prompt-corpus":                          "agentperf synthesizes prompts from its own coding-agent corpus only",
 }
 
 // boolUnsupported are the unsupported flags that take no value.
 var boolUnsupported = map[string]bool{
-	"fixed-schedule":      true,
-	"ignore-trace-delays": true,
+	"fixed-schedule":                         true,
+	"ignore-trace-delays":                    true,
+	"profile-run-disable-warmup-after-first": true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
@@ -170,10 +182,16 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
+	fs.IntVar(&p.profileRuns, "num-profile-runs", 1, "profile runs, 1 to 10: each into OUT/profile_runs/run_000K, then a pooled summary with confidence intervals in OUT/aggregate (docs/repeated-runs.md)")
+	fs.Float64Var(&p.runCooldown, "profile-run-cooldown-seconds", 0, "pause between profile runs")
+	fs.Float64Var(&p.confidence, "confidence-level", 0.95, "confidence level of the pooled intervals")
+	fs.StringVar(&p.convMetric, "convergence-metric", "", "stop the profile runs early (from the third) once this headline metric's interval is narrow enough, e.g. time_to_first_token.p50")
+	fs.Float64Var(&p.convThreshold, "convergence-threshold", 0.05, "the interval's largest relative width (high − low) / mean for --convergence-metric")
 	fs.StringVar(&p.metricsListen, "metrics-listen", "", "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
+	fs.BoolVar(&p.overwrite, "overwrite-artifacts", false, "use an --output-artifact-dir that holds another run's artifacts: remove them first (without it such a folder is refused)")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
 	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
@@ -213,7 +231,8 @@ var profileHelpGroups = []flagGroup{
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output-artifact-dir", "artifact-dir", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Output", []string{"output", "output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Repeated runs (docs/repeated-runs.md)", []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }

@@ -94,7 +94,7 @@ func TestReportCommandNoPlot(t *testing.T) {
 func TestReportCommandErrors(t *testing.T) {
 	t.Parallel()
 	bad := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bad, metrics.FileRecords), []byte("{\"metadata\":{}}\nnot json\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(bad, metrics.FileRecords), []byte("{\"metadata\":{\"request_start_ns\":1,\"request_end_ns\":2}}\nnot json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mismatch := t.TempDir()

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/tokenizer"
 )
@@ -67,45 +64,4 @@ func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.out, "loads: %s encodes %q to %d tokens\n", tok.Name(), "Hello, world!", len(tok.Encode("Hello, world!")))
 	fmt.Fprintf(io.out, "hub cache: %s\n", hub.CacheDir())
 	return nil
-}
-
-// resolveRunTokenizer picks and loads the tokenizer of a profile run as
-// aiperf does: --tokenizer, else the (first) --model name; "builtin" only
-// when asked for by name, or with the in-process simulator when the model
-// name is no hub id (nor a path). A hub model missing from the cache is
-// downloaded (unless HF_HUB_OFFLINE is set). what says how it was chosen.
-func resolveRunTokenizer(ctx context.Context, p *profileFlags, fs *pflag.FlagSet, io stdio, logf func(string, ...any)) (tokenizer.Tokenizer, tokenizer.Origin, error) {
-	spec, what := p.tokenizer, "--tokenizer "+p.tokenizer
-	if spec == "" {
-		spec, what = p.models[0], fmt.Sprintf("no --tokenizer, so the tokenizer of --model %s", p.models[0])
-		if _, err := os.Stat(spec); err != nil && strings.HasPrefix(p.url, "sim:") && !tokenizer.IsHubModelID(spec) {
-			spec, what = "builtin", fmt.Sprintf("--url %s with --model %s (not a Hugging Face model id): the builtin tokenizer", p.url, p.models[0])
-		}
-	}
-	opts := tokenizer.ResolveOptions{Getenv: os.Getenv}
-	if fs.Changed("tokenizer-revision") {
-		if !tokenizer.IsHubModelID(spec) {
-			return nil, tokenizer.Origin{}, usagef("--tokenizer-revision %s: the tokenizer (%s) is not a Hugging Face model id", p.tokenizerRev, spec)
-		}
-		opts.Revision = p.tokenizerRev
-	}
-	if _, err := os.Stat(spec); err != nil && tokenizer.IsHubModelID(spec) {
-		hub, err := newHub(os.Getenv, io, logf)
-		if err != nil {
-			return nil, tokenizer.Origin{}, err
-		}
-		opts.Hub = hub
-	}
-	tok, origin, err := tokenizer.ResolveContext(ctx, spec, opts)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, tokenizer.Origin{}, err
-		}
-		if p.tokenizer == "" {
-			return nil, tokenizer.Origin{}, usagef("%s (as aiperf does) could not be loaded: %v\npass --tokenizer with the served model's tokenizer (a Hugging Face model id, a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts", what, err)
-		}
-		return nil, tokenizer.Origin{}, usagef("--tokenizer %s: %v", spec, err)
-	}
-	logf("tokenizer: %s (%s)", origin, what)
-	return tok, origin, nil
 }

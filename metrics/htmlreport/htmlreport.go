@@ -33,8 +33,6 @@ var (
 	uplotJS string
 	//go:embed assets/uPlot.min.css
 	uplotCSS string
-	//go:embed assets/uPlot.VERSION
-	uplotVersion string
 )
 
 // Data is everything the page shows; it is embedded as JSON.
@@ -429,6 +427,3 @@ func WriteDirWith(dir string, in plot.Input, figureWarnings []string) ([]string,
 func writeFile(dir string, d *Data) error {
 	return atomicfile.Write(filepath.Join(dir, FileName), func(w io.Writer) error { return Write(w, d) })
 }
-
-// LibraryVersion is the version of the embedded charting library (uPlot).
-func LibraryVersion() string { return strings.TrimSpace(uplotVersion) }

@@ -1,0 +1,330 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
+)
+
+// MaxProfileRuns bounds RepeatOptions.Runs, as aiperf bounds
+// --num-profile-runs.
+const MaxProfileRuns = 10
+
+// Where a repeated run writes (aiperf's layout for --num-profile-runs).
+const (
+	DirProfileRuns    = "profile_runs"
+	DirPooled         = "aggregate"
+	FilePooledSummary = "profile_export_aiperf_aggregate.json"
+)
+
+// RepeatOptions configure RunRepeated.
+type RepeatOptions struct {
+	// Runs is the number of profile runs (--num-profile-runs), 2 to
+	// MaxProfileRuns.
+	Runs int
+	// Cooldown is the pause between runs (--profile-run-cooldown-seconds).
+	Cooldown time.Duration
+	// Confidence is the confidence level of the intervals
+	// (--confidence-level); 0 means 0.95.
+	Confidence float64
+	// ConvergenceMetric, when set ("time_to_first_token.p50": a headline
+	// metric's name, see HeadlineMetrics), stops the runs early once, from
+	// the third run on, its interval's relative width (high − low) / |mean|
+	// is at most ConvergenceThreshold.
+	ConvergenceMetric    string
+	ConvergenceThreshold float64
+}
+
+// Headline is one headline metric: a statistic of one aggregate stat.
+type Headline struct {
+	Tag, Stat, Unit string
+}
+
+// Name is "tag.stat" ("time_to_first_token.p50").
+func (h Headline) Name() string { return h.Tag + "." + h.Stat }
+
+// HeadlineMetrics are the figures pooled over the runs.
+var HeadlineMetrics = []Headline{
+	{"request_throughput", "avg", "requests/sec"},
+	{"output_token_throughput", "avg", "tokens/sec"},
+	{"time_to_first_token", "p50", "ms"}, {"time_to_first_token", "p99", "ms"},
+	{"inter_token_latency", "p50", "ms"}, {"inter_token_latency", "p99", "ms"},
+	{"request_latency", "p50", "ms"}, {"request_latency", "p99", "ms"},
+}
+
+// Pooled is one headline metric over the runs: each run's value, their
+// mean, standard deviation, coefficient of variation, and the
+// Student-t confidence interval of the mean.
+type Pooled struct {
+	Unit      string    `json:"unit"`
+	Values    []float64 `json:"values"`
+	N         int       `json:"n"`
+	Mean      float64   `json:"mean"`
+	Std       float64   `json:"std"`
+	Min       float64   `json:"min"`
+	Max       float64   `json:"max"`
+	CV        float64   `json:"cv"`
+	SE        float64   `json:"se"`
+	TCritical float64   `json:"t_critical"`
+	CILow     float64   `json:"ci_low"`
+	CIHigh    float64   `json:"ci_high"`
+	// RelWidth is (CIHigh − CILow) / |Mean|.
+	RelWidth float64 `json:"ci_relative_width"`
+}
+
+// Pool computes the pooled figures of values (one per run) at the
+// confidence level: mean ± t(1 − (1−level)/2, n−1) · s/√n. With fewer than
+// two values the interval is the value itself, with no width.
+func Pool(values []float64, level float64, unit string) Pooled {
+	p := Pooled{Unit: unit, Values: slices.Clone(values), N: len(values)}
+	if p.N == 0 {
+		return p
+	}
+	var sum float64
+	p.Min, p.Max = math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		sum += v
+		p.Min, p.Max = math.Min(p.Min, v), math.Max(p.Max, v)
+	}
+	p.Mean = sum / float64(p.N)
+	p.CILow, p.CIHigh = p.Mean, p.Mean
+	if p.N < 2 {
+		return p
+	}
+	var ss float64
+	for _, v := range values {
+		ss += (v - p.Mean) * (v - p.Mean)
+	}
+	p.Std = math.Sqrt(ss / float64(p.N-1))
+	p.SE = p.Std / math.Sqrt(float64(p.N))
+	if p.Mean != 0 {
+		p.CV = p.Std / math.Abs(p.Mean)
+	}
+	p.TCritical = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(p.N - 1)}.Quantile(1 - (1-level)/2)
+	p.CILow, p.CIHigh = p.Mean-p.TCritical*p.SE, p.Mean+p.TCritical*p.SE
+	if p.Mean != 0 {
+		p.RelWidth = (p.CIHigh - p.CILow) / math.Abs(p.Mean)
+	}
+	return p
+}
+
+// PooledSummary is the pooled summary of a repeated run
+// (aggregate/profile_export_aiperf_aggregate.json).
+type PooledSummary struct {
+	SchemaVersion int      `json:"schema_version"`
+	RunsRequested int      `json:"num_profile_runs"`
+	RunsDone      int      `json:"runs_done"`
+	Confidence    float64  `json:"confidence_level"`
+	Runs          []string `json:"runs"`
+	// StoppedEarly says why fewer runs than asked were done ("" when all
+	// were).
+	StoppedEarly string `json:"stopped_early,omitempty"`
+	// Warmup says how each run was warmed and what was kept between runs.
+	Warmup  string            `json:"warmup"`
+	Metrics map[string]Pooled `json:"metrics"`
+}
+
+// RepeatOutcome is what RunRepeated did.
+type RepeatOutcome struct {
+	// Runs are the runs' outcomes, in order.
+	Runs []*Outcome
+	// Summary is the pooled summary, also written to
+	// Dir/aggregate/profile_export_aiperf_aggregate.json.
+	Summary PooledSummary
+	// Dir is the base folder (Spec.OutputDir).
+	Dir string
+}
+
+// ExitCode is the worst exit code of the runs (interrupted first).
+func (o *RepeatOutcome) ExitCode() int {
+	code := ExitOK
+	for _, r := range o.Runs {
+		switch c := r.ExitCode(); {
+		case c == ExitInterrupted:
+			return c
+		case c != ExitOK:
+			code = c
+		}
+	}
+	return code
+}
+
+// RunRepeated runs the profiling of s o.Runs times (aiperf's
+// --num-profile-runs), each run into Spec.OutputDir/profile_runs/run_000K
+// with every artifact of a run, against one server: the corpus is loaded
+// once, an in-process simulator is started once, the seed is the same in
+// every run (the Spec's), and nothing is reset between runs (aiperf resets
+// no cache either; Cooldown pauses). Each run replays its warmup
+// (docs/repeated-runs.md says why aiperf's skipping of it after the first
+// run is not followed). It writes the pooled summary with an interval per
+// headline metric and stops early when ConvergenceMetric converges or a
+// run fails or is interrupted.
+func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, error) {
+	if o.Runs < 2 || o.Runs > MaxProfileRuns {
+		return nil, inputErr(fmt.Errorf("RepeatOptions.Runs %d: want 2 to %d profile runs", o.Runs, MaxProfileRuns))
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return nil, inputErr(fmt.Errorf("RepeatOptions.Confidence %v: want a level between 0 and 1, e.g. 0.95", o.Confidence))
+	}
+	if o.ConvergenceMetric != "" {
+		if !slices.ContainsFunc(HeadlineMetrics, func(h Headline) bool { return h.Name() == o.ConvergenceMetric }) {
+			var names []string
+			for _, h := range HeadlineMetrics {
+				names = append(names, h.Name())
+			}
+			return nil, inputErr(fmt.Errorf("RepeatOptions.ConvergenceMetric %q: want one of %v", o.ConvergenceMetric, names))
+		}
+		if !(o.ConvergenceThreshold > 0) {
+			return nil, inputErr(fmt.Errorf("RepeatOptions.ConvergenceThreshold %v: want a positive relative interval width, e.g. 0.05", o.ConvergenceThreshold))
+		}
+	}
+	if s.Replay.Shard.Sharded() {
+		return nil, inputErr(fmt.Errorf("repeated profile runs of a sharded run are not supported: repeat the sharded run instead"))
+	}
+	if err := s.Validate(); err != nil {
+		return nil, inputErr(err)
+	}
+	if s.Loaded == nil {
+		l, err := Load(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		s.Loaded = l
+	}
+	base := s.OutputDir
+	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], s.Loaded.Synth.Tokenizer())
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		defer srv.Close()
+		s.Replay.URL = srv.URL
+		s.readSimulatorGPU(srv, simCfg)
+	}
+	out := &RepeatOutcome{Dir: base, Summary: PooledSummary{SchemaVersion: 1, RunsRequested: o.Runs, Confidence: o.Confidence,
+		Warmup:  "every run replays its warmup (the lanes' start states); one server for all runs, its caches not reset between them; the same seed in every run",
+		Metrics: map[string]Pooled{}}}
+	values := map[string][]float64{}
+	for k := 1; k <= o.Runs; k++ {
+		if k > 1 && o.Cooldown > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(o.Cooldown):
+			}
+		}
+		if ctx.Err() != nil {
+			out.Summary.StoppedEarly = "interrupted"
+			break
+		}
+		rs := s
+		rel := filepath.Join(DirProfileRuns, fmt.Sprintf("run_%04d", k))
+		rs.OutputDir = filepath.Join(base, rel)
+		if s.Log != nil {
+			fmt.Fprintf(s.Log, "profile run %d of %d → %s\n", k, o.Runs, rs.OutputDir)
+		}
+		r, err := Run(ctx, rs)
+		if err != nil {
+			return out, err
+		}
+		out.Runs = append(out.Runs, r)
+		out.Summary.Runs = append(out.Summary.Runs, rel)
+		agg, err := metrics.ReadAggregateFile(rs.OutputDir)
+		if err != nil {
+			return out, fmt.Errorf("profile run %d: %w", k, err)
+		}
+		for _, h := range HeadlineMetrics {
+			st, ok := agg.Stat(h.Tag)
+			if !ok {
+				continue
+			}
+			if v, ok := st.Get(h.Stat).Float(); ok {
+				values[h.Name()] = append(values[h.Name()], v)
+			}
+		}
+		if r.ExitCode() != ExitOK {
+			if k < o.Runs {
+				out.Summary.StoppedEarly = fmt.Sprintf("run %d failed or was interrupted (exit code %d)", k, r.ExitCode())
+			}
+			break
+		}
+		if m := o.ConvergenceMetric; m != "" && k >= 3 && k < o.Runs {
+			if h := headline(m); len(values[m]) == k {
+				if p := Pool(values[m], o.Confidence, h.Unit); p.RelWidth <= o.ConvergenceThreshold {
+					out.Summary.StoppedEarly = fmt.Sprintf("converged after %d runs: %s's %.0f%% interval is %.2f%% of its mean wide (threshold %.2f%%)",
+						k, m, 100*o.Confidence, 100*p.RelWidth, 100*o.ConvergenceThreshold)
+					break
+				}
+			}
+		}
+	}
+	out.Summary.RunsDone = len(out.Runs)
+	for _, h := range HeadlineMetrics {
+		if v := values[h.Name()]; len(v) > 0 {
+			out.Summary.Metrics[h.Name()] = Pool(v, o.Confidence, h.Unit)
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out.Summary); err != nil {
+		return out, err
+	}
+	if err := os.MkdirAll(filepath.Join(base, DirPooled), 0o755); err != nil {
+		return out, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(base, DirPooled, FilePooledSummary), buf.Bytes()); err != nil {
+		return out, fmt.Errorf("write the pooled summary: %w", err)
+	}
+	return out, nil
+}
+
+func headline(name string) Headline {
+	for _, h := range HeadlineMetrics {
+		if h.Name() == name {
+			return h
+		}
+	}
+	return Headline{}
+}
+
+// WriteSummary prints the pooled summary: per headline metric, each run's
+// value, the mean and its interval.
+func (o *RepeatOutcome) WriteSummary(w io.Writer) {
+	s := &o.Summary
+	fmt.Fprintf(w, "pooled over %d profile runs (%s; %.0f%% confidence intervals of the mean over runs, Student t):\n", s.RunsDone, o.Dir, 100*s.Confidence)
+	if s.StoppedEarly != "" {
+		fmt.Fprintf(w, "  stopped early: %s\n", s.StoppedEarly)
+	}
+	fmt.Fprintf(w, "  %-28s %-14s %12s %26s %8s  %s\n", "metric", "unit", "mean", "interval", "cv", "per run")
+	for _, h := range HeadlineMetrics {
+		p, ok := s.Metrics[h.Name()]
+		if !ok {
+			continue
+		}
+		per := ""
+		for i, v := range p.Values {
+			if i > 0 {
+				per += ", "
+			}
+			per += fmt.Sprintf("%.4g", v)
+		}
+		fmt.Fprintf(w, "  %-28s %-14s %12.4g %26s %7.2f%%  %s\n", h.Name(), p.Unit, p.Mean, fmt.Sprintf("[%.4g, %.4g]", p.CILow, p.CIHigh), 100*p.CV, per)
+	}
+	fmt.Fprintf(w, "pooled summary: %s\n", filepath.Join(o.Dir, DirPooled, FilePooledSummary))
+}
