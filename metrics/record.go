@@ -134,6 +134,11 @@ func BucketOf(r *Record) Bucket {
 	return BucketProfilingOK
 }
 
+// OK reports whether b is a success (of either phase): a record every
+// figure is computed from. Every other bucket is a request that failed,
+// overflowed the context or was cancelled.
+func (b Bucket) OK() bool { return b == BucketProfilingOK || b == BucketWarmupOK }
+
 // bucket returns r.Bucket, classifying r when it was not.
 func (r *Record) bucket() Bucket {
 	if r.Bucket != BucketUnset {

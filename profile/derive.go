@@ -119,9 +119,10 @@ func cacheBust(cb scenario.CacheBust) replay.CacheBust {
 	return replay.CacheBust{Placement: at, Marker: scenario.Marker}
 }
 
-// inferenceHeaders are the headers the inference requests carry that a
-// scrape of the same host repeats: the extra headers and the credentials.
-func (s *Spec) inferenceHeaders() http.Header {
+// InferenceHeaders are the headers the inference requests carry that a
+// scrape, a readiness probe or a cache reset of the same host repeats:
+// the extra headers and the credentials.
+func (s *Spec) InferenceHeaders() http.Header {
 	h := http.Header{}
 	for k, v := range s.Replay.Headers {
 		h.Set(k, v)

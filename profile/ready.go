@@ -85,7 +85,7 @@ func waitReady(ctx context.Context, s *Spec, logf func(string, ...any)) error {
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	start := time.Now()
 	deadline := start.Add(w.Timeout)
-	logf("waiting for the server to be ready (%s probe every %v, for at most %v: --wait-for-model-timeout)", mode, interval, w.Timeout)
+	logf("waiting for the server to be ready (%s probe every %v, for at most %v)", mode, interval, w.Timeout)
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(max(interval, 10*time.Second))))
 		err := probeReady(pctx, client, s, mode)
@@ -99,7 +99,7 @@ func waitReady(ctx context.Context, s *Spec, logf func(string, ...any)) error {
 		}
 		waited := time.Since(start)
 		if !time.Now().Add(interval).Before(deadline) {
-			return fmt.Errorf("%w within --wait-for-model-timeout %v (%d probes): %w; check that the server is up at %s, or wait longer", ErrNotReady, w.Timeout, attempt, err, RedactURL(s.Replay.URL))
+			return fmt.Errorf("%w within Spec.WaitForModel.Timeout %v (%d probes): %w; check that the server is up at %s, or wait longer", ErrNotReady, w.Timeout, attempt, err, RedactURL(s.Replay.URL))
 		}
 		logf("server not ready yet (%v of %v waited): %v", waited.Round(100*time.Millisecond), w.Timeout, err)
 		t := time.NewTimer(interval)
@@ -181,7 +181,7 @@ func readyGet(ctx context.Context, client *http.Client, s *Spec, method, u strin
 	if err != nil {
 		return nil, err
 	}
-	req.Header = s.inferenceHeaders()
+	req.Header = s.InferenceHeaders()
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

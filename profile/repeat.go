@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/sim"
 )
 
 // MaxProfileRuns bounds RepeatOptions.Runs, as aiperf bounds
@@ -209,23 +208,14 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 		s.Loaded = l
 	}
 	base := s.OutputDir
-	if isSim(s.Replay.URL) {
-		cfg, err := simConfig(s.Replay.URL, s.Replay.Models[0], s.Loaded.Synth.Tokenizer())
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", s.Replay.URL, err))
-		}
-		srv, err := sim.New(cfg)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", s.Replay.URL, err))
-		}
-		if err := srv.Start(); err != nil {
-			return nil, fmt.Errorf("start the in-process simulator: %w", err)
-		}
+	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], s.Loaded.Synth.Tokenizer())
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
 		defer srv.Close()
 		s.Replay.URL = srv.URL
-		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
-			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), srv.URL+sim.GPUMetricsPath(cfg.GPUMetrics))
-		}
+		s.readSimulatorGPU(srv, simCfg)
 	}
 	out := &RepeatOutcome{Dir: base, Summary: PooledSummary{SchemaVersion: 1, RunsRequested: o.Runs, Confidence: o.Confidence,
 		Warmup:  "every run replays its warmup (the lanes' start states); one server for all runs, its caches not reset between them; the same seed in every run",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
-	"github.com/agentperf/agentperf/sim"
 )
 
 // Run carries out a Spec: it loads the corpus and the synthesizer (unless
@@ -57,26 +55,16 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	}
 
 	// Server: a URL, or the in-process simulator.
+	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], loaded.Synth.Tokenizer())
+	if err != nil {
+		return nil, err
+	}
 	url := s.Replay.URL
-	if isSim(url) {
-		cfg, err := simConfig(url, s.Replay.Models[0], loaded.Synth.Tokenizer())
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
-		}
-		srv, err := sim.New(cfg)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--url %s: %w", url, err))
-		}
-		if err := srv.Start(); err != nil {
-			return nil, fmt.Errorf("start the in-process simulator: %w", err)
-		}
+	if srv != nil {
 		defer srv.Close()
 		url = srv.URL
-		lg.Printf("in-process simulator serving %q at %s", cfg.Model, url)
-		if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
-			// The simulator's GPU page is this run's exporter.
-			s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), url+sim.GPUMetricsPath(cfg.GPUMetrics))
-		}
+		lg.Printf("in-process simulator serving %q at %s", simCfg.Model, url)
+		s.readSimulatorGPU(srv, simCfg)
 	}
 
 	// One run per folder: the lock is held until Run returns, and is taken
@@ -97,6 +85,13 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	// server and the client together): wait for it, when asked.
 	if err := waitReady(ctx, &s, lg.Printf); err != nil {
 		return nil, err
+	}
+	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
+		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.InferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		if err != nil {
+			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+		}
+		lg.Printf("server idle, prefix cache reset (POST %s)", path)
 	}
 
 	// A shard meets the others now that its corpus is loaded, and takes
@@ -153,7 +148,7 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 		}
 		scr = servermetrics.New(servermetrics.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
 			AIPerfVersion: s.Version, BenchmarkID: benchID, InputConfig: s.inputConfig(),
-			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.inferenceHeaders()})
+			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.InferenceHeaders()})
 		scr.Baseline(ctx)
 	}
 	gpu := startGPUTelemetry(ctx, &s, lg)

@@ -11,9 +11,9 @@ import (
 // record decoder.
 var ErrBadRecords = metrics.ErrBadExport
 
-// record is one kept request as InferenceX's processor sees it: a
-// profiling-phase record (a missing phase counts as profiling) without an
-// error. Absent metric values are NaN.
+// record is one kept request: a profiling-phase record (a missing phase
+// counts as profiling) that succeeded (metrics.BucketProfilingOK). Absent
+// metric values are NaN.
 type record struct {
 	startNs, endNs int64 // 0 when absent
 	ttftMs         float64
@@ -31,13 +31,15 @@ type records struct {
 	// Total is the number of records (non-blank lines).
 	Total int
 	// Warmup counts records of a phase other than profiling; Errored
-	// those with an error (cancelled requests included). A warmup record
-	// with an error is in both.
+	// those that did not succeed (Bucket.OK: an error, a context
+	// overflow, a cancellation). A warmup record that failed is in both.
 	Warmup, Errored int
 	// Profiling counts profiling-phase records, kept or not (v2's
 	// num_requests_total).
 	Profiling int
-	// Categories counts errored records by category.
+	// Categories counts errored records by category: the error's
+	// (metrics.ErrorCategory), or the bucket's name for a record flagged
+	// cancelled or overflowed without an error object.
 	Categories map[string]int
 	// MissingTokens counts kept records without input or output length.
 	MissingTokens int
@@ -50,8 +52,10 @@ type records struct {
 func newRecords() *records { return &records{Categories: map[string]int{}} }
 
 // add counts one record of profile_export.jsonl: a record is kept when
-// its phase is profiling (or missing) and its error is absent or empty;
-// every other record is counted, never lost.
+// its bucket (Record.Bucket) is BucketProfilingOK: its phase is profiling
+// (or missing), its error absent or empty, and it is neither flagged
+// cancelled nor a context overflow; every other record is counted, never
+// lost.
 func (rs *records) add(l *metrics.RecordLine) {
 	r := &l.Record
 	rs.Total++
@@ -61,12 +65,18 @@ func (rs *records) add(l *metrics.RecordLine) {
 	} else {
 		rs.Profiling++
 	}
-	errored := r.Error != nil
-	if errored {
+	// The record's bucket (metrics.BucketOf, the tally's) decides: a
+	// success is kept, anything else (an error, a context overflow, a
+	// cancellation, flagged with or without an error object) is dropped.
+	if !r.Bucket.OK() {
 		rs.Errored++
-		rs.Categories[metrics.ErrorCategory(r.Error)]++
+		cat := r.Bucket.String()
+		if r.Error != nil {
+			cat = metrics.ErrorCategory(r.Error)
+		}
+		rs.Categories[cat]++
 	}
-	if warm || errored {
+	if r.Bucket != metrics.BucketProfilingOK {
 		return
 	}
 	v := &l.Values

@@ -130,3 +130,25 @@ func readRecords(r io.Reader, name string, tornTail bool) (*records, error) {
 	}
 	return rs, nil
 }
+
+// TestRecordsFollowTheBucket: the kept records are those the tally counts
+// as profiling successes (metrics.BucketOf). A profiling record flagged
+// was_cancelled or context_overflow_skip without an error object used to
+// be kept (only the error object was read); it is now dropped, counted
+// among the errored records under its bucket's name.
+func TestRecordsFollowTheBucket(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ line, cat string }{
+		{`{"metadata":{"benchmark_phase":"profiling","was_cancelled":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "cancelled"},
+		{`{"metadata":{"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":1,"request_end_ns":2},"metrics":{"time_to_first_token":5}}`, "context_overflows"},
+		{`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`, "cancelled"},
+	} {
+		rs, err := readRecords(strings.NewReader(c.line), "x.jsonl", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.kept) != 0 || rs.Errored != 1 || rs.Categories[c.cat] != 1 || rs.Profiling != 1 {
+			t.Errorf("%s: kept %d, errored %d, categories %v; want dropped, 1 errored under %q", c.line, len(rs.kept), rs.Errored, rs.Categories, c.cat)
+		}
+	}
+}

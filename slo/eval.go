@@ -22,9 +22,12 @@ type Run struct {
 	// Values holds, per successful profiling record, its value of every
 	// metric in metrics.Metrics order (NaN when absent).
 	Values [][]float64
-	// Errors counts the profiling records with an error, not cancelled;
-	// Cancelled the cancelled ones (left out of every figure).
-	Errors, Cancelled int
+	// Errors counts the profiling records that failed
+	// (metrics.BucketProfilingError); Cancelled the cancelled ones and
+	// Overflows the context overflows (metrics.BucketCancelled,
+	// BucketOverflow), left out of every figure, as the failed-request
+	// threshold leaves them out.
+	Errors, Cancelled, Overflows int
 	// Lateness holds, per profiling record that has both times, how late
 	// the client sent it: request_start_ns − credit_issued_ns, in ms.
 	Lateness []float64
@@ -78,7 +81,13 @@ func Load(dirs ...string) (*Run, error) {
 			if rec.CreditIssuedNs > 0 && rec.RequestStartNs > 0 {
 				r.Lateness = append(r.Lateness, float64(rec.RequestStartNs-rec.CreditIssuedNs)/1e6)
 			}
-			if rec.Bucket != metrics.BucketProfilingOK {
+			switch rec.Bucket {
+			case metrics.BucketOverflow:
+				// The tally's rule: a context overflow is neither a
+				// success nor a failure.
+				r.Overflows++
+				return nil
+			case metrics.BucketProfilingError:
 				r.Errors++
 				return nil
 			}

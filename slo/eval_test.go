@@ -231,3 +231,25 @@ func TestMinSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowIsNotAFailure: a profiling record flagged as a context
+// overflow is, as the tally counts it, neither a success nor a failure:
+// it used to count as a failed request (a worst value in every term); it
+// is now left out of every figure, as a cancelled one is, and counted.
+func TestOverflowIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	dir := writeRun(t, []float64{10, 11}, 2,
+		`{"metadata":{"request_end_ns":2,"benchmark_phase":"profiling","context_overflow_skip":true,"request_start_ns":5,"credit_issued_ns":4},"metrics":{},"error":{"code":400,"type":"BadRequestError","message":"context length exceeded"}}`,
+		`{"metadata":{"request_end_ns":2,"request_start_ns":1,"benchmark_phase":"profiling","was_cancelled":true},"metrics":{},"error":{"type":"cancelled"}}`)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Requests() != 2 || run.Errors != 0 || run.Overflows != 1 || run.Cancelled != 1 || len(run.Lateness) != 1 {
+		t.Errorf("requests %d, errors %d, overflows %d, cancelled %d, lateness %v; want 2 0 1 1 and the overflow's lateness",
+			run.Requests(), run.Errors, run.Overflows, run.Cancelled, run.Lateness)
+	}
+	if res := mustParse(t, "ttft.max<=100ms").Evaluate(run); !res.Met {
+		t.Errorf("ttft.max<=100ms on two fast successes and an overflow: %v", res.Failed())
+	}
+}

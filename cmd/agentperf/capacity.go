@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 	"github.com/agentperf/agentperf/sim"
 )
@@ -83,7 +82,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 			return nil, err
 		}
 	}
-	pr.headers = requestHeaders(&pr.spec)
+	pr.headers = pr.spec.InferenceHeaders()
 	pr.loaded, err = profile.Load(ctx, pr.spec)
 	var ie *profile.InputError
 	if errors.As(err, &ie) {
@@ -97,29 +96,16 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		}
 	}()
 	pr.spec.Loaded = pr.loaded
-	if strings.HasPrefix(p.url, "sim:") {
-		cfg, err := sim.ParseURL(p.url, sim.DefaultConfig())
-		if err != nil {
-			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
-		}
-		if cfg.Model == "" {
-			cfg.Model = p.models[0]
-		}
-		if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
-			// As a profile run does: the simulator counts prompts with the
-			// tokenizer that synthesizes them.
-			cfg.Tokenizer = pr.loaded.Synth.Tokenizer()
-		}
-		s, err := sim.New(cfg)
-		if err != nil {
-			return nil, asUsage(fmt.Errorf("--url %s: %w", p.url, err))
-		}
-		if err := s.Start(); err != nil {
-			return nil, fmt.Errorf("start the in-process simulator: %w", err)
-		}
-		pr.simSr, pr.url = s, s.URL
-		pr.spec.Replay.URL = s.URL
-		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, s.URL)
+	srv, cfg, err := profile.StartSimulator(p.url, p.models[0], pr.loaded.Synth.Tokenizer())
+	if errors.As(err, &ie) {
+		return nil, asUsage(ie.Err)
+	} else if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		pr.simSr, pr.url = srv, srv.URL
+		pr.spec.Replay.URL = srv.URL
+		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, srv.URL)
 	}
 	return pr, nil
 }
@@ -175,22 +161,6 @@ func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
 		m["corpus"] = profile.CorpusDigest(pr.loaded.Corpus.Identity())
 	}
 	return m
-}
-
-// requestHeaders are the headers and credentials of s's inference
-// requests.
-func requestHeaders(s *profile.Spec) http.Header {
-	h := http.Header{}
-	for k, v := range s.Replay.Headers {
-		h.Set(k, v)
-	}
-	if s.Replay.APIKey != "" {
-		h.Set("Authorization", "Bearer "+s.Replay.APIKey)
-	}
-	if _, auth, err := replay.URLCredentials(s.Replay.URL); err == nil && auth != "" {
-		h.Set("Authorization", auth)
-	}
-	return h
 }
 
 func (pr *pointRunner) close() {

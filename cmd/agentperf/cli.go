@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/suggest"
+	"github.com/agentperf/agentperf/profile"
 	"github.com/spf13/pflag"
 )
 
@@ -52,6 +53,9 @@ var errRunInterrupted = errors.New("the run was interrupted")
 // stdio bundles the output streams of a subcommand.
 type stdio struct {
 	out, err io.Writer
+	// outcome, when set, receives the run's Outcome (runSpec; --output
+	// json reads it).
+	outcome **profile.Outcome
 }
 
 // command is one subcommand.

@@ -44,6 +44,7 @@ var libraryNames = map[string]string{
 	"Spec.WaitForModel.Timeout":        "--wait-for-model-timeout",
 	"Spec.WaitForModel.Interval":       "--wait-for-model-interval",
 	"Spec.WaitForModel.Mode":           "--wait-for-model-mode",
+	"Spec.ResetPrefixCache":            "--reset-prefix-cache",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
 	// tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http/pprof"
 	neturl "net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
 	"strings"
@@ -79,6 +81,9 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), scenarioHelp()) }
 	p := addProfileFlags(fs)
+	// sweep and search have it among their point flags (before every point).
+	fs.StringVar(&p.output, "output", "text", "what stdout gets at the end: text (the summary table) or json (one JSON object for scripts: artifact_dir, exit_code, submission_valid, problems, warnings and the aggregate as written in profile_export_aiperf.json; the text summary then goes to stderr)")
+	fs.BoolVar(&p.resetCache, "reset-prefix-cache", false, "before the first request, wait until the server runs and queues nothing, then reset its prefix cache (vLLM POST /reset_prefix_cache, else SGLang POST /flush_cache), so that an earlier run's cache does not flatter this one")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -362,6 +367,16 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	s.Signals = signalCount(ctx)
 	s.FailOnInvalid = r.p.failOnInvalid
+	s.ResetPrefixCache = r.p.resetCache
+	switch r.p.output {
+	case "", "text":
+	case "json":
+		if r.p.profileRuns != 1 {
+			return usagef("--output json takes one run: drop --num-profile-runs, or read each run's profile_export_aiperf.json")
+		}
+	default:
+		return usagef("--output %q: text or json%s", r.p.output, suggest.DidYouMean(r.p.output, []string{"text", "json"}))
+	}
 	if p := r.p; p.profileRuns != 1 || r.fs.Changed("convergence-metric") || r.fs.Changed("confidence-level") || r.fs.Changed("profile-run-cooldown-seconds") {
 		if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
 			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
@@ -372,7 +387,57 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 		return runRepeated(ctx, s, profile.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
 			ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}, io)
 	}
+	if r.p.output == "json" {
+		return runSpecJSON(ctx, s, io)
+	}
 	return runSpec(ctx, s, io)
+}
+
+// runSpecJSON is runSpec with --output json: the text summary goes to
+// stderr, and stdout gets one JSON object (jsonSummary) once the run is
+// finished, whatever its exit status.
+func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
+	var out *profile.Outcome
+	err := runSpec(ctx, s, stdio{out: io.err, err: io.err, outcome: &out})
+	if out != nil {
+		b, jerr := jsonSummary(out)
+		if jerr != nil {
+			return fmt.Errorf("--output json: %w", jerr)
+		}
+		if _, werr := io.out.Write(append(b, '\n')); werr != nil {
+			fmt.Fprintf(io.err, "agentperf: --output json: writing stdout: %v\n", werr)
+		}
+	}
+	return err
+}
+
+// jsonSummary is the --output json object of a finished run.
+func jsonSummary(o *profile.Outcome) ([]byte, error) {
+	type problem struct {
+		Reason  string `json:"reason,omitempty"`
+		Message string `json:"message"`
+		Fatal   bool   `json:"fatal"`
+	}
+	v := struct {
+		ArtifactDir     string          `json:"artifact_dir"`
+		ExitCode        int             `json:"exit_code"`
+		Interrupted     bool            `json:"interrupted"`
+		SubmissionValid bool            `json:"submission_valid"`
+		Problems        []problem       `json:"problems"`
+		Warnings        []string        `json:"warnings"`
+		Aggregate       json.RawMessage `json:"aggregate"`
+	}{ArtifactDir: o.Dir, ExitCode: o.ExitCode(), Interrupted: o.Interrupted, SubmissionValid: o.Verdict.Valid,
+		Problems: []problem{}, Warnings: append(append([]string{}, o.Warnings...), o.LateWarnings...)}
+	for _, p := range o.Problems {
+		v.Problems = append(v.Problems, problem{Reason: p.Reason, Message: flagNames(p.Message), Fatal: o.Fatal(p)})
+	}
+	agg, err := os.ReadFile(filepath.Join(o.Dir, "profile_export_aiperf.json"))
+	if err == nil && json.Valid(agg) {
+		v.Aggregate = agg
+	} else {
+		v.Aggregate = json.RawMessage("null")
+	}
+	return json.Marshal(v)
 }
 
 // runRepeated runs s o.Runs times (--num-profile-runs) and maps the runs'
@@ -412,6 +477,9 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 		return asUsage(ie.Err)
 	case err != nil:
 		return err
+	}
+	if io.outcome != nil {
+		*io.outcome = out
 	}
 	out.WriteSummary(io.out)
 	forgiven := false

@@ -93,6 +93,11 @@ type profileFlags struct {
 	waitTimeout  float64
 	waitInterval float64
 	waitMode     string
+	// resetCache is profile's --reset-prefix-cache (sweep and search
+	// have theirs among the point flags).
+	resetCache bool
+	// output is profile's --output (text or json).
+	output string
 
 	data *datasetFlags
 
@@ -226,7 +231,7 @@ var profileHelpGroups = []flagGroup{
 	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{"Output", []string{"output", "output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
 	{"Repeated runs (docs/repeated-runs.md)", []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
 	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
 	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},

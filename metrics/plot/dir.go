@@ -170,7 +170,7 @@ func parseRecordLine(b []byte, l *metrics.RecordLine) (RequestPoint, bool) {
 		TTFTms:    l.Values.TTFT,
 		LatencyMs: l.Values.RequestLatency,
 		ITLms:     l.Values.ITL,
-		OK:        r.Error == nil && !r.Cancelled,
+		OK:        r.Bucket.OK(),
 		Phase:     string(r.Phase),
 	}, true
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/agentperf/agentperf/compare"
+)
+
+func init() {
+	register(command{name: "compare", summary: "compare run folders to a baseline: ratios with bootstrap 95% intervals and a verdict per metric", run: runCompare})
+}
+
+const compareExamples = `  # Is B faster than A? Each metric's ratio B/A with a 95% bootstrap interval
+  agentperf compare runs/baseline runs/new-kernel
+  # Several treatments against one baseline; compare.html, compare.png and compare.json into OUT
+  agentperf compare --output-dir cmp runs/a runs/b runs/c`
+
+// runCompare is `agentperf compare A B [C…]`: compare.Load each folder,
+// compare.Compare, the table, and the files.
+func runCompare(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("compare", "compare A B [C…] [flags]", compareExamples, io.err)
+	out := fs.String("output-dir", ".", "folder for compare.html, compare.png and compare.json")
+	allow := fs.Bool("allow-different", false, "compare folders whose corpora or scenarios differ")
+	resamples := fs.Int("bootstrap-resamples", 2000, "bootstrap resamples per metric")
+	seed := fs.Uint64("seed", 1, "seed of the bootstrap (same folders and seed: same intervals)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pos := fs.Args()
+	if len(pos) < 2 {
+		return usagef("compare: want the baseline folder and at least one more (agentperf compare A B [C…])")
+	}
+	if *resamples < 100 {
+		return usagef("--bootstrap-resamples %d: want at least 100", *resamples)
+	}
+	var folders []*compare.Folder
+	for _, d := range pos {
+		f, err := compare.Load(d)
+		if err != nil {
+			return asUsage(err)
+		}
+		folders = append(folders, f)
+	}
+	res, err := compare.Compare(folders, compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow})
+	var de *compare.DifferentSettingsError
+	if errors.As(err, &de) {
+		return asUsage(err)
+	}
+	if err != nil {
+		return err
+	}
+	res.WriteTable(io.out)
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("--output-dir: %w", err)
+	}
+	if err := res.Write(*out); err != nil {
+		return fmt.Errorf("compare: write %s: %w", *out, err)
+	}
+	fmt.Fprintf(io.out, "\nwritten: %s/{%s,%s,%s}\n", *out, compare.FileHTML, compare.FilePNG, compare.FileJSON)
+	return nil
+}

@@ -1,0 +1,116 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/compare"
+	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/profile"
+)
+
+// simRun runs the simulator at url into a folder and returns it.
+func simRun(t *testing.T, url string, seed int64) string {
+	t.Helper()
+	s := profile.NewSpec()
+	s.Corpus.Traces = dataset.Synthesize(dataset.SynthOptions{Seed: 9, Traces: 16, MinTurns: 6, MaxTurns: 14, TimeScale: 0.01, MaxContext: 16000})
+	s.Replay.URL, s.Replay.Models = url, []string{"demo"}
+	s.Replay.Concurrency, s.Replay.Seed, s.Replay.Streaming = 16, seed, true
+	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 6*time.Second, 10*time.Millisecond
+	s.Replay.SynthesisMaxOSL = 16 // short answers: many requests in 4 s
+	s.OutputDir, s.NoPlot = t.TempDir(), true
+	if _, err := profile.Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s.OutputDir
+}
+
+func load(t *testing.T, dirs ...string) []*compare.Folder {
+	var fs []*compare.Folder
+	for _, d := range dirs {
+		f, err := compare.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// TestCompareSlowerPrefillAndIdenticalRuns: a simulator whose prefill is
+// half as fast gives a TTFT "slower" with an interval above 1; two runs of
+// the same seed and settings give "no difference"; the outputs are
+// written.
+func TestCompareSlowerPrefillAndIdenticalRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 4 s runs")
+	}
+	t.Parallel()
+	// The treatment's simulator prefills at half the baseline's speed.
+	a := simRun(t, "sim://?decode-base-ms=2&prefill-tokens-per-sec=40000", 21)
+	b := simRun(t, "sim://?decode-base-ms=2&prefill-tokens-per-sec=20000", 21)
+	a2 := simRun(t, "sim://?decode-base-ms=2&prefill-tokens-per-sec=40000", 21)
+
+	res, err := compare.Compare(load(t, a, b, a2), compare.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(dir, metric string) compare.Row {
+		for _, r := range res.Rows[dir] {
+			if r.Metric == metric {
+				return r
+			}
+		}
+		t.Fatalf("no %s for %s", metric, dir)
+		return compare.Row{}
+	}
+	if r := get(b, "TTFT p50"); r.Verdict != compare.Slower || !(r.Low > 1) || !(r.Ratio > 1.3) {
+		t.Errorf("halved prefill: TTFT p50 %+v (%d and %d requests), want slower with an interval above 1", r, r.NA, r.NB)
+	}
+	for _, m := range []string{"TTFT p50", "ITL p50", "E2E latency p50"} {
+		if r := get(a2, m); r.Verdict != compare.NoDifference || !(r.Low <= 1 && r.High >= 1) {
+			t.Errorf("identical seeds: %s %+v, want no difference", m, r)
+		}
+	}
+	var tbl bytes.Buffer
+	res.WriteTable(&tbl)
+	if !strings.Contains(tbl.String(), "slower") || !strings.Contains(tbl.String(), "no difference at 95%") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+	out := t.TempDir()
+	if err := res.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, compare.FileHTML))
+	if err != nil || !bytes.Contains(page, []byte(`class="slower"`)) || bytes.Contains(page, []byte("<script")) || bytes.Contains(page, []byte("<link")) {
+		t.Errorf("compare.html: %v (self-contained, with the verdicts)", err)
+	}
+	if fi, err := os.Stat(filepath.Join(out, compare.FilePNG)); err != nil || fi.Size() < 1000 {
+		t.Errorf("compare.png: %v", err)
+	}
+}
+
+func TestCompareRefusesDifferentCorpora(t *testing.T) {
+	t.Parallel()
+	a := &compare.Folder{Dir: "A", Settings: map[string]string{"metadata.scenario": "", "metadata.dataset.hf_dataset_name": `"x"`}}
+	b := &compare.Folder{Dir: "B", Settings: map[string]string{"metadata.scenario": "", "metadata.dataset.hf_dataset_name": `"y"`}}
+	_, err := compare.Compare([]*compare.Folder{a, b}, compare.Options{})
+	var de *compare.DifferentSettingsError
+	if !errors.As(err, &de) || de.Setting != "metadata.dataset.hf_dataset_name" || !strings.Contains(err.Error(), "--allow-different") {
+		t.Fatalf("err = %v", err)
+	}
+	res, err := compare.Compare([]*compare.Folder{a, b}, compare.Options{AllowDifferent: true})
+	if err != nil || len(res.Notes) != 1 {
+		t.Fatalf("allowed: %v %+v", err, res)
+	}
+	c := &compare.Folder{Dir: "C", Settings: map[string]string{"metadata.scenario": "agentx", "metadata.dataset.hf_dataset_name": `"x"`}}
+	if _, err := compare.Compare([]*compare.Folder{a, c}, compare.Options{}); err == nil || !strings.Contains(err.Error(), "metadata.scenario") {
+		t.Errorf("scenario: %v", err)
+	}
+}
