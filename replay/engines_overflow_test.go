@@ -2,9 +2,15 @@ package replay
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/scenario"
 )
 
 // llama.cpp's overflow answers, as its server sends them (recorded in
@@ -71,5 +77,33 @@ func TestRunLlamaCppOverflowsBothPhases(t *testing.T) {
 	}
 	if mid == 0 {
 		t.Error("no mid-stream overflow recorded with its message")
+	}
+}
+
+// TestLlamaCppRecordedErrors: the error bodies recorded from a real
+// llama-server (testdata/wire/errors, bench/real-engine/record-wire): its
+// overflow 400 is a context overflow for the default classifier, and its
+// 503 while loading the model is a restart (docs/server-restarts.md), not
+// a failure.
+func TestLlamaCppRecordedErrors(t *testing.T) {
+	t.Parallel()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", "wire", "errors", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ovf := read("llamacpp-overflow-400.json")
+	if !scenario.DefaultClassifier().IsOverflow(ovf) || !strings.Contains(string(ovf), "exceed_context_size_error") {
+		t.Errorf("llama.cpp's recorded overflow is not classified: %s", ovf)
+	}
+	loading := read("llamacpp-loading-503.json")
+	e := &engine{}
+	if !e.restarting(&metrics.Error{Category: metrics.CategoryHTTP, Code: 503}, loading) {
+		t.Errorf("llama.cpp's recorded 503 is not a restart: %s", loading)
+	}
+	if scenario.DefaultClassifier().IsOverflow(loading) {
+		t.Errorf("the 503 is classified as an overflow")
 	}
 }

@@ -139,7 +139,7 @@ func TestWireFormats(t *testing.T) {
 			}
 		})
 	}
-	for _, s := range []string{"vllm", "sglang", "dynamo", "llmd-sim", "sim"} {
+	for _, s := range []string{"vllm", "sglang", "dynamo", "llmd-sim", "sim", "llamacpp"} {
 		if !servers[s] {
 			t.Errorf("testdata/wire has no %s chat response", s)
 		}
