@@ -114,3 +114,56 @@ func TestCompareRefusesDifferentCorpora(t *testing.T) {
 		t.Errorf("scenario: %v", err)
 	}
 }
+
+// folderOfRuns builds a folder whose every metric has, per run, the
+// given requests' values.
+func folderOfRuns(dir string, runs ...[]float64) *compare.Folder {
+	f := &compare.Folder{Dir: dir, Runs: len(runs), Settings: map[string]string{}, Values: make([][]float64, len(compare.Metrics))}
+	for _, r := range runs {
+		per := make([][]float64, len(compare.Metrics))
+		for k := range compare.Metrics {
+			per[k] = r
+			f.Values[k] = append(f.Values[k], r...)
+		}
+		f.PerRun = append(f.PerRun, per)
+	}
+	return f
+}
+
+func spread(center float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = center * (0.98 + 0.04*float64(i)/float64(n))
+	}
+	return out
+}
+
+// TestCompareOverRuns: with repeated runs on both sides the bootstrap
+// resamples runs, so run-to-run variation widens the interval: B's runs
+// sit 10 % above A's on average but A's own runs vary by ±20 %, which
+// the requests alone (many, tight within a run) would call "slower".
+func TestCompareOverRuns(t *testing.T) {
+	t.Parallel()
+	a := folderOfRuns("A", spread(80, 200), spread(100, 200), spread(120, 200))
+	b := folderOfRuns("B", spread(110, 200), spread(110, 200), spread(110, 200))
+	res, err := compare.Compare([]*compare.Folder{a, b}, compare.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Over["B"] != "runs" {
+		t.Fatalf("resampled over %q, want runs", res.Over["B"])
+	}
+	if r := res.Rows["B"][0]; r.Verdict != compare.NoDifference || !(r.Low < 1 && r.High > 1) {
+		t.Errorf("over runs: %+v, want no difference", r)
+	}
+	// The same requests as one run each: the requests decide, and B is
+	// slower.
+	a1, b1 := folderOfRuns("A", append(append(spread(80, 200), spread(100, 200)...), spread(120, 200)...)), folderOfRuns("B", spread(110, 600))
+	res, err = compare.Compare([]*compare.Folder{a1, b1}, compare.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows["B"][0]; res.Over["B"] != "requests" || r.Verdict != compare.Slower {
+		t.Errorf("over requests: %+v (%s), want slower", r, res.Over["B"])
+	}
+}
