@@ -121,11 +121,15 @@ func TestSearchFindsSimKnee(t *testing.T) {
 		run := &slo.Run{Duration: d.Seconds()}
 		var wg sync.WaitGroup
 		var failed atomic.Value
+		var n atomic.Int64
 		for range c {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for time.Now().Before(deadline) {
+				// At least the samples a p99 needs (slo.MinSamples), also
+				// on a slow machine (-race).
+				for time.Now().Before(deadline) || n.Load() < int64(slo.MinSamples("p99")) {
+					n.Add(1)
 					ms, err := send()
 					if err != nil {
 						failed.Store(err)
@@ -147,7 +151,7 @@ func TestSearchFindsSimKnee(t *testing.T) {
 			return capacity.Probe{}, err
 		}
 		r := objective.Evaluate(run)
-		return capacity.Probe{Met: r.Met, Detail: fmt.Sprintf("p99 TTFT %.0f ms over %d requests", r.Terms[0].Observed, r.Requests)}, nil
+		return capacity.Probe{Met: r.Met, Inconclusive: r.Undecided, Why: "too few requests", Detail: fmt.Sprintf("p99 TTFT %.0f ms over %d requests", r.Terms[0].Observed, r.Requests)}, nil
 	}
 	got, err := capacity.Search(context.Background(), capacity.Config{Lo: 1, Hi: 1024, Resolution: capacity.Resolution{Abs: res}, Logf: t.Logf}, probe)
 	if err != nil {

@@ -56,8 +56,9 @@ type Folder struct {
 	// profiling requests.
 	Values [][]float64
 	// Runs is the number of runs pooled (the profile_runs of a repeated
-	// run, else 1).
-	Runs int
+	// run, else 1); PerRun are Values split by run (PerRun[run][metric]).
+	Runs   int
+	PerRun [][][]float64
 	// Settings are the settings compared before anything else
 	// ("metadata.scenario", "metadata.dataset.<key>").
 	Settings map[string]string
@@ -73,6 +74,7 @@ func Load(dir string) (*Folder, error) {
 	}
 	f := &Folder{Dir: dir, Values: make([][]float64, len(Metrics)), Runs: len(runs), Settings: map[string]string{}}
 	for i, rd := range runs {
+		f.PerRun = append(f.PerRun, make([][]float64, len(Metrics)))
 		p := filepath.Join(rd, metrics.FileRecords)
 		fh, err := os.Open(p)
 		if err != nil {
@@ -85,6 +87,7 @@ func Load(dir string) (*Folder, error) {
 			for k := range Metrics {
 				if v := Metrics[k].value(&l.Values); metrics.Has(v) {
 					f.Values[k] = append(f.Values[k], v)
+					f.PerRun[i][k] = append(f.PerRun[i][k], v)
 				}
 			}
 			return nil
@@ -108,6 +111,17 @@ func (f *Folder) values(k int) []float64 {
 		return f.Values[k]
 	}
 	return nil
+}
+
+// runs are the folder's values of Metrics[k], by run.
+func (f *Folder) runs(k int) [][]float64 {
+	out := make([][]float64, len(f.PerRun))
+	for i := range f.PerRun {
+		if k < len(f.PerRun[i]) {
+			out[i] = f.PerRun[i][k]
+		}
+	}
+	return out
 }
 
 // readSettings reads the scenario and the corpus identity of the
@@ -203,9 +217,12 @@ type Result struct {
 	Baseline   string           `json:"baseline"`
 	Treatments []string         `json:"treatments"`
 	Rows       map[string][]Row `json:"rows"`
-	Resamples  int              `json:"bootstrap_resamples"`
-	Level      float64          `json:"confidence_level"`
-	Notes      []string         `json:"notes,omitempty"`
+	// Over says what was resampled for each treatment: "requests", or
+	// "runs" when both folders hold repeated runs.
+	Over      map[string]string `json:"resampled_over"`
+	Resamples int               `json:"bootstrap_resamples"`
+	Level     float64           `json:"confidence_level"`
+	Notes     []string          `json:"notes,omitempty"`
 }
 
 // Options configure Compare.
@@ -228,7 +245,7 @@ func Compare(folders []*Folder, o Options) (*Result, error) {
 		o.Resamples = 2000
 	}
 	a := folders[0]
-	res := &Result{Baseline: a.Dir, Rows: map[string][]Row{}, Resamples: o.Resamples, Level: 0.95}
+	res := &Result{Baseline: a.Dir, Rows: map[string][]Row{}, Over: map[string]string{}, Resamples: o.Resamples, Level: 0.95}
 	for _, b := range folders[1:] {
 		if err := SameSettings(a, b); err != nil {
 			if !o.AllowDifferent {
@@ -239,8 +256,19 @@ func Compare(folders []*Folder, o Options) (*Result, error) {
 		res.Treatments = append(res.Treatments, b.Dir)
 		rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 		var rows []Row
+		byRuns := a.Runs >= 2 && b.Runs >= 2
+		res.Over[b.Dir] = "requests"
+		if byRuns {
+			res.Over[b.Dir] = "runs"
+		}
 		for k, m := range Metrics {
-			rows = append(rows, row(m, a.values(k), b.values(k), o.Resamples, rng))
+			var r Row
+			if byRuns {
+				r = rowOverRuns(m, a.runs(k), b.runs(k), o.Resamples, rng)
+			} else {
+				r = row(m, a.values(k), b.values(k), o.Resamples, rng)
+			}
+			rows = append(rows, r)
 		}
 		res.Rows[b.Dir] = rows
 	}
@@ -277,23 +305,72 @@ func row(m Metric, va, vb []float64, n int, rng *rand.Rand) Row {
 			ratios = append(ratios, quantile(bb, m.Quantile)/qa)
 		}
 	}
+	if n == 0 {
+		return r // the caller bootstraps
+	}
 	slices.Sort(ratios)
 	r.Low, r.High = quantile(ratios, 0.025), quantile(ratios, 0.975)
-	switch {
-	case r.Low > 1:
-		r.Verdict = Slower
-		if m.HigherIsBetter {
-			r.Verdict = Faster
-		}
-	case r.High < 1:
-		r.Verdict = Faster
-		if m.HigherIsBetter {
-			r.Verdict = Slower
-		}
-	default:
-		r.Verdict = NoDifference
-	}
+	r.Verdict = verdict(m, r.Low, r.High)
 	return r
+}
+
+// verdict reads an interval of the ratio treatment / baseline.
+func verdict(m Metric, low, high float64) string {
+	switch {
+	case low > 1:
+		if m.HigherIsBetter {
+			return Faster
+		}
+		return Slower
+	case high < 1:
+		if m.HigherIsBetter {
+			return Slower
+		}
+		return Faster
+	}
+	return NoDifference
+}
+
+// rowOverRuns compares one metric of two repeated runs: the statistic of
+// each side's pooled requests, and a bootstrap that resamples whole runs
+// (each side's runs drawn with replacement, their requests pooled), so
+// the interval carries the run-to-run variation.
+func rowOverRuns(m Metric, ra, rb [][]float64, n int, rng *rand.Rand) Row {
+	r := row(m, concat(ra), concat(rb), 0, rng)
+	if math.IsNaN(r.Ratio) {
+		return r
+	}
+	ratios := make([]float64, 0, n)
+	var ba, bb []float64
+	for range n {
+		ba, bb = ba[:0], bb[:0]
+		for range ra {
+			ba = append(ba, ra[rng.IntN(len(ra))]...)
+		}
+		for range rb {
+			bb = append(bb, rb[rng.IntN(len(rb))]...)
+		}
+		if len(ba) == 0 || len(bb) == 0 {
+			continue
+		}
+		slices.Sort(ba)
+		slices.Sort(bb)
+		if qa := quantile(ba, m.Quantile); qa != 0 {
+			ratios = append(ratios, quantile(bb, m.Quantile)/qa)
+		}
+	}
+	slices.Sort(ratios)
+	r.Low, r.High = quantile(ratios, 0.025), quantile(ratios, 0.975)
+	r.Verdict = verdict(m, r.Low, r.High)
+	return r
+}
+
+func concat(vs [][]float64) []float64 {
+	var out []float64
+	for _, v := range vs {
+		out = append(out, v...)
+	}
+	return out
 }
 
 func sorted(v []float64) []float64 {
@@ -321,7 +398,7 @@ func (r *Result) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for i, t := range r.Treatments {
-		fmt.Fprintf(w, "\n%c: %s  (ratio = %c / A; %.0f%% bootstrap interval over requests, %d resamples)\n", 'B'+i, t, 'B'+i, 100*r.Level, r.Resamples)
+		fmt.Fprintf(w, "\n%c: %s  (ratio = %c / A; %.0f%% bootstrap interval over %s, %d resamples)\n", 'B'+i, t, 'B'+i, 100*r.Level, r.Over[t], r.Resamples)
 		fmt.Fprintf(w, "  %-26s %12s %12s %8s %20s  %s\n", "metric", "A", string(rune('B'+i)), "ratio", "interval", "verdict")
 		for _, row := range r.Rows[t] {
 			fmt.Fprintf(w, "  %-26s %12s %12s %8s %20s  %s\n", row.Metric+" ("+row.Unit+")", num(row.Baseline), num(row.Value), num(row.Ratio),

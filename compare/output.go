@@ -41,7 +41,7 @@ func (r *Result) Write(dir string) error {
 
 // jsonSafe is r with NaN written as null: JSON has no NaN.
 func (r *Result) jsonSafe() any {
-	out := map[string]any{"baseline": r.Baseline, "treatments": r.Treatments, "bootstrap_resamples": r.Resamples,
+	out := map[string]any{"baseline": r.Baseline, "treatments": r.Treatments, "bootstrap_resamples": r.Resamples, "resampled_over": r.Over,
 		"confidence_level": r.Level, "notes": r.Notes}
 	rows := map[string][]map[string]any{}
 	for t, rs := range r.Rows {
@@ -166,6 +166,7 @@ code{background:#f4f4f4;padding:1px 4px}
 {{range .R.Notes}}<p><b>note:</b> {{.}}</p>{{end}}
 {{range $i, $t := .R.Treatments}}
 <h2>{{letter $i}}: <code>{{$t}}</code></h2>
+<p>Resampled over {{index $.R.Over $t}}.</p>
 <table><tr><th>metric</th><th>A</th><th>{{letter $i}}</th><th>ratio</th><th>95% interval</th><th>verdict</th><th>interval, around 1 (dashed)</th><th>requests A / {{letter $i}}</th></tr>
 {{range index $.R.Rows $t}}<tr><td>{{.Metric}} ({{.Unit}})</td><td>{{num .Baseline}}</td><td>{{num .Value}}</td><td>{{num .Ratio}}</td><td>[{{num .Low}}, {{num .High}}]</td><td class="{{cls .Verdict}}">{{.Verdict}}</td><td>{{bar . $.Lo $.Hi}}</td><td>{{.NA}} / {{.NB}}</td></tr>
 {{end}}</table>

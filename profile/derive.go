@@ -73,6 +73,7 @@ func (s *Spec) inputConfig() map[string]any {
 		for k := range r.Headers {
 			names = append(names, k)
 		}
+		sort.Strings(names)         // sorted, not a map's order: the same flags write the same input_config
 		cfg["header_names"] = names // values may hold credentials
 	}
 	if len(s.ServerMetrics.Headers) > 0 {

@@ -45,6 +45,11 @@ func asUsage(err error) error {
 // (exit code 1); the message has already been printed.
 var errRunFailed = errors.New("run failed")
 
+// errRunInterrupted is returned by a command whose result is a run that a
+// signal interrupted although the command itself was not (merge of the
+// shards of a run stopped by scancel): exit 130, the run's own status.
+var errRunInterrupted = errors.New("the run was interrupted")
+
 // stdio bundles the output streams of a subcommand.
 type stdio struct {
 	out, err io.Writer
@@ -100,6 +105,9 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errRunFailed):
 		return exitRunFailed
+	case errors.Is(err, errRunInterrupted):
+		printPrefixed(stderr, err.Error())
+		return exitInterrupted
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,4 +121,19 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// TestMergeOfAnInterruptedRunExits130 (issue 34, case 12): merging the
+// shards of a run that scancel stopped printed "merged run was
+// interrupted" and exited 1 (the merge process itself had no signal, so
+// its context.Canceled did not count); the merged run's status is 130.
+func TestMergeOfAnInterruptedRunExits130(t *testing.T) {
+	var errb bytes.Buffer
+	err := fmt.Errorf("%w (the merged run's profiling_end: interrupted)", errRunInterrupted)
+	if code := exitCode(context.Background(), err, &errb); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	}
+	if !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("stderr %q does not say the run was interrupted", errb.String())
+	}
 }

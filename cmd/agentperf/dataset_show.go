@@ -86,7 +86,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	tokSpec := fs.String("tokenizer", "builtin", "tokenizer for prompt synthesis: a tokenizer.json/.tiktoken file or folder, an HF model id in the hub cache, or 'builtin' (approximate)")
 	fs.Bool("tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	seed := fs.Int64("random-seed", 0, "seed for the prompt text (use the run's --random-seed)")
-	format := fs.String("format", "json", "output format: json or text")
+	format := fs.String("format", "", "output format: json or text (default: text on a terminal, json otherwise, e.g. into a pipe or a file)")
 	full := fs.Bool("full", false, "text format: print whole message contents instead of truncating them")
 	live := fs.Bool("live-assistant-responses", envBool(data.getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")),
 		"show live-mode slots (default from AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES)")
@@ -98,6 +98,13 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	}
 	if *traceID == "" {
 		return usagef("dataset show: --trace is required (run 'agentperf dataset plan' to list the traces and their sessions)")
+	}
+	if *format == "" {
+		// A person at a terminal reads text; a script gets JSON.
+		*format = "json"
+		if isTerminal(io.out) {
+			*format = "text"
+		}
 	}
 	if *format != "json" && *format != "text" {
 		return usagef("dataset show: --format %q%s: want json or text", *format, suggest.DidYouMean(*format, []string{"json", "text"}))

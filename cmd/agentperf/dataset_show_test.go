@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // showTestCorpus writes a two-trace JSONL corpus and returns its path.
@@ -125,5 +127,29 @@ func TestDatasetShow(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errb.String(), exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// TestDatasetShowTextOnATerminal: `dataset show` without --format prints
+// text to a terminal (tmux here; it printed a 273 KB JSON dump before) and
+// JSON into a pipe, so a script gets what it always got.
+func TestDatasetShowTextOnATerminal(t *testing.T) {
+	x := newTmux(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	show := fmt.Sprintf("%s=1 AIPERF_DATASET_MMAP_CACHE_DIR=%s %s dataset show --public-dataset synthetic:traces=2 --trace synth_0000 --turn 1",
+		envAsMain, filepath.Join(dir, "cache"), exe)
+	x.run("new-session", "-d", "-s", "ap", "-x", "160", "-y", "50",
+		fmt.Sprintf("%s; %s | head -c 1 > %s/piped; echo SHOW-DONE; sleep 60", show, show, dir))
+	screen := x.waitFor("dataset show's output", 60*time.Second, true, func(s string) bool { return strings.Contains(s, "SHOW-DONE") })
+	if strings.Contains(screen, `"messages"`) || strings.HasPrefix(strings.TrimSpace(screen), "{") || !strings.Contains(screen, "trace synth_0000  turn 1 of") {
+		t.Errorf("a terminal did not get the text format:\n%s", screen)
+	}
+	piped, err := os.ReadFile(filepath.Join(dir, "piped"))
+	if err != nil || string(piped) != "{" {
+		t.Errorf("a pipe got %q (%v), want JSON", piped, err)
 	}
 }

@@ -50,7 +50,9 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 		printPrefixed(io.err, flagNames(pr.Message))
 	}
 	if out.Interrupted {
-		return fmt.Errorf("merged run was interrupted: %w", context.Canceled)
+		// The merged run's status, as its profile would have exited: a
+		// signal stopped it (scancel, a time limit).
+		return fmt.Errorf("%w (the merged run's profiling_end: %s)", errRunInterrupted, out.Result.EndReason)
 	}
 	// The run's exit-code rule (docs/artifacts.md): under a scenario a
 	// smoke run's unsafe_override alone does not fail it.
