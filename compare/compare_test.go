@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/compare"
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/profile"
@@ -165,5 +166,90 @@ func TestCompareOverRuns(t *testing.T) {
 	}
 	if r := res.Rows["B"][0]; res.Over["B"] != "requests" || r.Verdict != compare.Slower {
 		t.Errorf("over requests: %+v (%s), want slower", r, res.Over["B"])
+	}
+}
+
+// copyDir copies a run folder's files (not its subfolders).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	es, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCompareSweeps: two sweep folders are compared at the concurrencies
+// they share, and the curves are overlaid in compare.png, which
+// compare.html embeds.
+func TestCompareSweeps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run")
+	}
+	t.Parallel()
+	run := simRun(t, "sim://?decode-base-ms=2&prefill-tokens-per-sec=40000", 4)
+	mk := func(concs ...int) string {
+		dir := t.TempDir()
+		var pts []capacity.PointRecord
+		for _, c := range concs {
+			copyDir(t, run, filepath.Join(dir, capacity.PointDir(c)))
+			pts = append(pts, capacity.PointRecord{Concurrency: c, Dir: capacity.PointDir(c), Status: capacity.PointOK})
+		}
+		b, err := capacity.EncodeManifest(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, capacity.ManifestFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a, b := mk(4, 8, 16), mk(8, 16, 32)
+	if !compare.IsSweep(a) || compare.IsSweep(run) {
+		t.Fatal("IsSweep")
+	}
+	var sweeps []*compare.Sweep
+	for _, d := range []string{a, b} {
+		s, err := compare.LoadSweep(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sweeps = append(sweeps, s)
+	}
+	res, err := compare.CompareSweeps(sweeps, compare.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Concurrency) != 2 || res.Concurrency[0] != 8 || res.Concurrency[1] != 16 {
+		t.Fatalf("shared concurrencies %v, want [8 16]", res.Concurrency)
+	}
+	for _, c := range res.Concurrency {
+		for _, r := range res.PerPoint[c].Rows[b] {
+			if r.Verdict == compare.Slower || r.Verdict == compare.Faster {
+				t.Errorf("c=%d: the same records differ: %+v", c, r)
+			}
+		}
+	}
+	out := t.TempDir()
+	if err := res.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, compare.FileHTML))
+	if err != nil || !bytes.Contains(page, []byte("data:image/png;base64,")) || !bytes.Contains(page, []byte("concurrency 16")) {
+		t.Errorf("compare.html: %v", err)
 	}
 }

@@ -332,7 +332,7 @@ func (m *model) serverLine(s *Snapshot, long bool) string {
 // the output tokens per joule (the client window's output tokens per
 // second over the power now).
 func (m *model) gpuLine(s *Snapshot, w int) string {
-	head := fmt.Sprintf("%d GPU power %s W ", s.GPU.GPUs, count(s.GPU.PowerW))
+	head := fmt.Sprintf("%d GPUs, power %s W ", s.GPU.GPUs, count(s.GPU.PowerW))
 	tail := fmt.Sprintf("  %s output tok/J %s", rate(s.TokensPerJoule()), m.st.dim.Render("(output tok/s ÷ power now)"))
 	n := max(8, min(60, w-12-lipgloss.Width(head)-lipgloss.Width(tail)))
 	return head + Sparkline(m.tr.History.Power.Points, n) + tail

@@ -16,7 +16,9 @@ func init() {
 const compareExamples = `  # Is B faster than A? Each metric's ratio B/A with a 95% bootstrap interval
   agentperf compare runs/baseline runs/new-kernel
   # Several treatments against one baseline; compare.html, compare.png and compare.json into OUT
-  agentperf compare --output-dir cmp runs/a runs/b runs/c`
+  agentperf compare --output-dir cmp runs/a runs/b runs/c
+  # Two sweeps (agentperf sweep folders): each shared concurrency compared, the curves overlaid
+  agentperf compare --output-dir cmp sweeps/vllm-0.11 sweeps/vllm-0.12`
 
 // runCompare is `agentperf compare A B [C…]`: compare.Load each folder,
 // compare.Compare, the table, and the files.
@@ -36,6 +38,43 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 	if *resamples < 100 {
 		return usagef("--bootstrap-resamples %d: want at least 100", *resamples)
 	}
+	sweeps := 0
+	for _, d := range pos {
+		if compare.IsSweep(d) {
+			sweeps++
+		}
+	}
+	if sweeps > 0 && sweeps < len(pos) {
+		return usagef("compare: give run folders or sweep folders, not both (%d of %d are sweeps)", sweeps, len(pos))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("--output-dir: %w", err)
+	}
+	opts := compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow}
+	if sweeps > 0 {
+		var ss []*compare.Sweep
+		for _, d := range pos {
+			s, err := compare.LoadSweep(d)
+			if err != nil {
+				return asUsage(err)
+			}
+			ss = append(ss, s)
+		}
+		res, err := compare.CompareSweeps(ss, opts)
+		var de *compare.DifferentSettingsError
+		if errors.As(err, &de) {
+			return asUsage(err)
+		}
+		if err != nil {
+			return err
+		}
+		res.WriteTable(io.out)
+		if err := res.Write(*out); err != nil {
+			return fmt.Errorf("compare: write %s: %w", *out, err)
+		}
+		fmt.Fprintf(io.out, "written: %s/{%s,%s} (the curves overlaid)\n", *out, compare.FileHTML, compare.FilePNG)
+		return nil
+	}
 	var folders []*compare.Folder
 	for _, d := range pos {
 		f, err := compare.Load(d)
@@ -44,7 +83,7 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 		}
 		folders = append(folders, f)
 	}
-	res, err := compare.Compare(folders, compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow})
+	res, err := compare.Compare(folders, opts)
 	var de *compare.DifferentSettingsError
 	if errors.As(err, &de) {
 		return asUsage(err)
@@ -53,9 +92,6 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	res.WriteTable(io.out)
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fmt.Errorf("--output-dir: %w", err)
-	}
 	if err := res.Write(*out); err != nil {
 		return fmt.Errorf("compare: write %s: %w", *out, err)
 	}
