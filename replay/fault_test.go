@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/sim"
 )
@@ -130,8 +131,14 @@ func TestServerFaults(t *testing.T) {
 		{name: "server down then back", query: "fault-down-after-requests=20&fault-down-for=300ms", fault: sim.FaultDown,
 			wantCat: metrics.CategoryTransport, wantType: "ConnectionReset", wantMsg: []string{"connection reset"}},
 	}
+	// Under -short a case of each kind runs (an HTTP status, a reset, a
+	// timeout, a malformed stream); the others need the full suite.
+	short := map[string]bool{"500": true, "reset mid-stream": true, "stall past the request timeout": true, "malformed SSE": true}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if !short[tc.name] {
+				testshared.SkipIfShort(t, "one fault mode of eleven against the simulator; four run under -short")
+			}
 			srv := startFaultSim(t, "zero-latency=true&"+tc.query)
 			sink, ovf := &memSink{}, &memSink{}
 			cfg := testConfig(t, srv.URL, testCorpus(t, 6), sink, ovf)
