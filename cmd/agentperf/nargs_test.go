@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -34,6 +35,22 @@ func TestGPUTelemetryTakesZeroOrMoreValues(t *testing.T) {
 		}
 		if len(fs.Args()) != 0 {
 			t.Errorf("%q: left positional %q", tc.args, fs.Args())
+		}
+	}
+}
+
+// TestSweepRefusesRepeats: sweep and search do not repeat their points
+// yet, so the repeated-run flags are refused rather than ignored.
+func TestSweepRefusesRepeats(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"sweep", "search"} {
+		fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+		addProfileFlags(fs)
+		if err := parseFlags(fs, []string{"--num-profile-runs", "3"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rejectRepeats(fs, cmd); err == nil || !strings.Contains(err.Error(), "--num-profile-runs") {
+			t.Errorf("%s: %v", cmd, err)
 		}
 	}
 }

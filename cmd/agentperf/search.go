@@ -46,6 +46,9 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err := p.takePositional(fs); err != nil {
 		return err
 	}
+	if err := rejectRepeats(fs, "search"); err != nil {
+		return err
+	}
 	if err := rejectUnsupported(fs); err != nil {
 		return err
 	}

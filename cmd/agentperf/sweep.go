@@ -41,6 +41,9 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	if err := p.takePositional(fs); err != nil {
 		return err
 	}
+	if err := rejectRepeats(fs, "sweep"); err != nil {
+		return err
+	}
 	if err := rejectUnsupported(fs); err != nil {
 		return err
 	}
