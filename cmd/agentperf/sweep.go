@@ -71,6 +71,7 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	}
 	defer pr.close()
 	labels := capacity.SweepLabels{TP: *tp, Config: *config}
+	ixSeen := map[string]bool{} // the InferenceX warnings said so far
 	pts, err := capacity.Sweep(ctx, capacity.SweepConfig{
 		Dir: out, Points: points, Run: pr.run, Before: pr.before, Logf: pr.logf, Settings: pr.settings(fs),
 		After: func(c int, dir string) error {
@@ -88,8 +89,25 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 				return "", false
 			}
 			warnings, err := capacity.WritePointInferenceX(dir, look)
+			// InferenceX's variables are the same at every point: each
+			// warning about them is said once, at the first point that
+			// has it. Against the simulator no InferenceX processor will
+			// read the file: one line says what is left out.
+			var fresh []string
 			for _, w := range warnings {
-				pr.logf("warning: %s: %s", filepath.Join(dir, capacity.PointInferenceX), w)
+				if !ixSeen[w] {
+					ixSeen[w] = true
+					fresh = append(fresh, w)
+				}
+			}
+			switch {
+			case len(fresh) == 0:
+			case strings.HasPrefix(p.url, "sim:"):
+				pr.logf("note: %s: written with %d warnings about InferenceX's environment variables left out (a simulator run, which no InferenceX processor reads: `agentperf report --format inferencex %s` lists them)", filepath.Join(dir, capacity.PointInferenceX), len(fresh), dir)
+			default:
+				for _, w := range fresh {
+					pr.logf("warning: %s (every point's %s): %s", filepath.Join(dir, capacity.PointInferenceX), capacity.PointInferenceX, w)
+				}
 			}
 			return err
 		},

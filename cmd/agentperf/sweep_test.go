@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -267,6 +268,35 @@ func TestSearchSim(t *testing.T) {
 	for _, f := range []string{"probe-01-c1/profile_export_aiperf.json", "probe-02-c2/report.html", "probe-03-c4/profile_export.jsonl", capacity.SearchResultJSON, capacity.SearchPlot} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing: %v", err)
+		}
+	}
+}
+
+// TestSweepSaysInferenceXWarningsOnce: InferenceX's environment variables
+// are the same at every point of a sweep; against the simulator, whose
+// inferencex.json no InferenceX processor reads, one note replaces the
+// nine warnings each point printed before.
+func TestSweepSaysInferenceXWarningsOnce(t *testing.T) {
+	clearAIPerfEnv(t)
+	for _, k := range []string{"RUNNER_TYPE", "PRECISION", "FRAMEWORK", "MODEL", "MODEL_PREFIX", "IMAGE", "KV_OFFLOADING", "RECIPE_FINGERPRINT", "SPEC_DECODING"} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	code, _, stderr := runProfileCLI(context.Background(), t, "sweep", "--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
+		"--model", "demo", "--concurrency", "1,2", "--benchmark-duration", "1", "--trace-idle-gap-cap-seconds", "0.01",
+		"--ui-type", "none", "--no-plot", "--output-artifact-dir", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "inferencex.json: written with"); n != 1 {
+		t.Errorf("%d notes about inferencex.json, want 1:\n%s", n, stderr)
+	}
+	if regexp.MustCompile(`warning: .*inferencex\.json`).MatchString(stderr) {
+		t.Errorf("InferenceX warnings against the simulator:\n%s", stderr)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := os.Stat(filepath.Join(dir, c, "inferencex.json")); err != nil {
+			t.Errorf("point %s: %v", c, err)
 		}
 	}
 }
