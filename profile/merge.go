@@ -62,6 +62,12 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 	m0 := shards[0].m
 	res := mergeResults(shards)
 	warnings := slices.Clone(m0.Finish.Warnings)
+	// The records first: the report of each shard counts them.
+	for _, sh := range shards {
+		if err := sh.copyRecords(in.Dir); err != nil {
+			return nil, err
+		}
+	}
 	var shardReport []map[string]any
 	for _, sh := range shards {
 		if sh.m.Index > 0 {
@@ -80,11 +86,6 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 			"clock_offset_ns": sh.m.Clock.OffsetNs, "clock_rtt_ns": sh.m.Clock.RTTNs, "clock_measured": sh.m.Clock.Measured,
 			"shift_ns": sh.shift, "stop": sh.m.Stop, "aborted": sh.m.Result.Aborted,
 		})
-	}
-	for _, sh := range shards {
-		if err := sh.copyRecords(in.Dir); err != nil {
-			return nil, err
-		}
 	}
 	// Server metrics were scraped by shard 0 only.
 	for _, name := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {

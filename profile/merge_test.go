@@ -276,6 +276,30 @@ func TestMergeIsExact(t *testing.T) {
 			t.Errorf("merged folder: %v", err)
 		}
 	}
+	// metadata.agentperf.merged_shards[].records: each shard's record
+	// count (it was 0 for every shard: the report was made before the
+	// records were copied).
+	var md struct {
+		Metadata struct {
+			Agentperf struct {
+				MergedShards []struct {
+					Shard   int `json:"shard"`
+					Records int `json:"records"`
+				} `json:"merged_shards"`
+			} `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &md); err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Metadata.Agentperf.MergedShards) != len(dirs) {
+		t.Fatalf("merged_shards %+v, want %d shards", md.Metadata.Agentperf.MergedShards, len(dirs))
+	}
+	for _, m := range md.Metadata.Agentperf.MergedShards {
+		if _, n := exportValues(t, filepath.Join(dirs[m.Shard], metrics.FileRecords)); m.Records != n || n == 0 {
+			t.Errorf("merged_shards: shard %d has records %d, its %s holds %d", m.Shard, m.Records, metrics.FileRecords, n)
+		}
+	}
 }
 
 // TestMergeRefuses: folders that are not one run's complete set of
