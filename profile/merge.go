@@ -128,7 +128,7 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 		fin.OverflowRateLimit = scenario.Some(*l)
 	}
 	// The threshold judges the whole run: the shards left it to the merge.
-	if v, ok := m0.Finish.InputConfig["failed_request_threshold"].(float64); ok {
+	if v, ok := metrics.JSONFloat(m0.Finish.InputConfig["failed_request_threshold"]); ok {
 		fin.FailedRequestThreshold = v
 	}
 	out, err = Finish(res, fin)

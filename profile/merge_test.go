@@ -295,6 +295,36 @@ func TestMergeIsExact(t *testing.T) {
 	if len(md.Metadata.Agentperf.MergedShards) != len(dirs) {
 		t.Fatalf("merged_shards %+v, want %d shards", md.Metadata.Agentperf.MergedShards, len(dirs))
 	}
+	// Integers stay integers: the merged input_config is shard 0's.
+	b0, err := os.ReadFile(filepath.Join(dirs[0], metrics.FileAggregateJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg0 map[string]json.RawMessage
+	if err := json.Unmarshal(b0, &agg0); err != nil {
+		t.Fatal(err)
+	}
+	// and so do the synthesis and tokenizer descriptions (a 64-bit seed
+	// and the corpus sizes were written as floats, the seed rounded).
+	var meta0, metaM struct {
+		Metadata struct {
+			Agentperf map[string]json.RawMessage `json:"agentperf"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b0, &meta0); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &metaM); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"synthesis", "tokenizer"} {
+		if a, m := meta0.Metadata.Agentperf[k], metaM.Metadata.Agentperf[k]; len(a) == 0 || !bytes.Equal(a, m) {
+			t.Errorf("metadata.agentperf.%s differs:\nshard 0: %s\nmerged:  %s", k, a, m)
+		}
+	}
+	if !bytes.Equal(agg0["input_config"], agg["input_config"]) {
+		t.Errorf("input_config of the merge differs from shard 0's:\nshard 0: %s\nmerged:  %s", agg0["input_config"], agg["input_config"])
+	}
 	for _, m := range md.Metadata.Agentperf.MergedShards {
 		if _, n := exportValues(t, filepath.Join(dirs[m.Shard], metrics.FileRecords)); m.Records != n || n == 0 {
 			t.Errorf("merged_shards: shard %d has records %d, its %s holds %d", m.Shard, m.Records, metrics.FileRecords, n)

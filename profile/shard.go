@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -188,7 +189,13 @@ func (m *ShardManifest) Encode() ([]byte, error) {
 // the field whose value has the wrong type.
 func DecodeShardManifest(data []byte) (*ShardManifest, error) {
 	var m ShardManifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	// Numbers inside its free-form parts (the synthesis and tokenizer
+	// descriptions, input_config, the server figures) stay as written:
+	// an integer is not turned into a float (a 64-bit seed would lose
+	// digits), and the merged folder writes them as the shards did.
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
 		return nil, err
 	}
 	if m.Format != shardFormat {
