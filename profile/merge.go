@@ -32,6 +32,10 @@ type MergeInput struct {
 	Shards []string
 }
 
+// plotNoServerExport starts the plot's warning about a folder without a
+// server metrics export (metrics/plot.Render).
+const plotNoServerExport = "plot: no server metrics export"
+
 // Merge writes the folder of one run from the folders of its shards
 // (docs/distributed.md): every record of every shard (each shard's
 // timestamps put on shard 0's clock when the skew measured at the
@@ -72,6 +76,12 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 	for _, sh := range shards {
 		if sh.m.Index > 0 {
 			for _, w := range sh.m.Finish.Warnings {
+				if strings.HasPrefix(w, plotNoServerExport) {
+					// Only shard 0 scrapes the server: the merged folder
+					// has its export, so the other shards' lack of one
+					// says nothing about it.
+					continue
+				}
 				w = "shard " + strconv.Itoa(sh.m.Index) + ": " + w
 				if !slices.Contains(warnings, w) {
 					warnings = append(warnings, w)

@@ -126,7 +126,10 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 				t.Error(err)
 				return
 			}
-			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency, NoPlot: true,
+			out, err := profile.Finish(res, profile.Input{Dir: dirs[i], Collector: col, Synth: syn, Duration: cfg.BenchmarkDuration, Concurrency: cfg.Concurrency,
+				// Shard 1 draws its plot, without a server export (shard 0
+				// scrapes): its warning must not reach the merged folder.
+				NoPlot: i != 1,
 				Shard: &profile.ShardManifest{RunID: cfg.BenchmarkID, Index: i, Count: shards, Seed: cfg.Seed, Argv: []string{"profile", "--concurrency", "7"}, CorpusDigest: "c0ffee"}})
 			if err != nil {
 				t.Error(err)
@@ -294,6 +297,21 @@ func TestMergeIsExact(t *testing.T) {
 	}
 	if len(md.Metadata.Agentperf.MergedShards) != len(dirs) {
 		t.Fatalf("merged_shards %+v, want %d shards", md.Metadata.Agentperf.MergedShards, len(dirs))
+	}
+	// Only shard 0 scrapes the server; the merged folder has its export,
+	// and says nothing about the other shards' lack of one.
+	var mw struct {
+		Metadata struct {
+			Warnings []string `json:"warnings"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &mw); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range mw.Metadata.Warnings {
+		if strings.Contains(w, "no server metrics export") {
+			t.Errorf("merged metadata.warnings: %q", w)
+		}
 	}
 	// Integers stay integers: the merged input_config is shard 0's.
 	b0, err := os.ReadFile(filepath.Join(dirs[0], metrics.FileAggregateJSON))
