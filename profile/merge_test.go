@@ -130,7 +130,7 @@ func shardedRun(t *testing.T, root string) ([]string, *sim.Server) {
 				// Shard 1 draws its plot, without a server export (shard 0
 				// scrapes): its warning must not reach the merged folder.
 				NoPlot: i != 1,
-				Shard: &profile.ShardManifest{RunID: cfg.BenchmarkID, Index: i, Count: shards, Seed: cfg.Seed, Argv: []string{"profile", "--concurrency", "7"}, CorpusDigest: "c0ffee"}})
+				Shard:  &profile.ShardManifest{RunID: cfg.BenchmarkID, Index: i, Count: shards, Seed: cfg.Seed, Argv: []string{"profile", "--concurrency", "7"}, CorpusDigest: "c0ffee"}})
 			if err != nil {
 				t.Error(err)
 				return
