@@ -305,11 +305,11 @@ func (d *Data) fillFacts(agg *metrics.AggregateFile) {
 		}
 	}
 	if a := agg.Metadata.RequestAccounting; a != nil {
-		fact("requests sent", a.Sent)
+		fact("requests sent (whole run: warmup and profiling)", a.Sent)
 		fact("profiling ok / failed", fmt.Sprintf("%v / %v", a.ProfilingOK, a.ProfilingErrors))
 		fact("warmup ok / failed", fmt.Sprintf("%v / %v", a.WarmupOK, a.WarmupErrors))
-		fact("context overflows", a.Overflows)
-		fact("cancelled", a.Cancelled)
+		fact("context overflows (whole run: warmup and profiling)", a.Overflows)
+		fact("cancelled (whole run: warmup and profiling)", a.Cancelled)
 	}
 	if agg.WasCancelled {
 		fact("run", "cancelled")
@@ -372,6 +372,14 @@ var htmlNames = map[string]string{
 	"benchmark_duration":                  "Benchmark duration measured (first request sent to last response)",
 	"overall_usage_prompt_cache_read_pct": "Cached prompt tokens (the responses' usage, successful profiling requests)",
 	"theoretical_prefix_cache_hit":        "Theoretical prefix-cache hit (an infinite cache, successful profiling requests)",
+	// The counts beside the whole run's request accounting: each says
+	// its phase.
+	"context_overflow_count":         "Context overflow count (profiling)",
+	"skipped_context_overflow_count": "Skipped context overflow count (profiling)",
+	"request_count":                  "Request count (successful, profiling)",
+	"error_request_count":            "Error request count (profiling)",
+	"completed_request_count":        "Completed request count (successful and failed, profiling)",
+	"cancelled_request_count":        "Cancelled request count (profiling)",
 }
 
 // prettyName turns a snake_case tag into words.

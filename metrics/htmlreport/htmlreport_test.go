@@ -186,3 +186,33 @@ func TestReportInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", shot)
 }
+
+// TestCountsSayTheirScope: the request accounting covers the whole run
+// (warmup and profiling) and the aggregate's counts the profiling phase;
+// side by side on the page, each says which (before, "context overflows
+// 2" and "Context Overflow Count 0" sat a few rows apart, unlabelled).
+func TestCountsSayTheirScope(t *testing.T) {
+	t.Parallel()
+	d, _, err := Read(fixtureDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := map[string]bool{}
+	for _, f := range d.Facts {
+		facts[f[0]] = true
+	}
+	for _, want := range []string{"requests sent (whole run: warmup and profiling)", "context overflows (whole run: warmup and profiling)", "cancelled (whole run: warmup and profiling)"} {
+		if !facts[want] {
+			t.Errorf("no fact %q among %v", want, d.Facts)
+		}
+	}
+	names := map[string]string{}
+	for _, s := range d.Scalars {
+		names[s.Tag] = s.Name
+	}
+	for tag, want := range map[string]string{"context_overflow_count": "Context overflow count (profiling)", "request_count": "Request count (successful, profiling)"} {
+		if names[tag] != want {
+			t.Errorf("%s is named %q, want %q (scalars %v)", tag, names[tag], want, names)
+		}
+	}
+}
