@@ -217,8 +217,12 @@ func (m *model) View() string {
 	}
 	if !s.ProfilingStart.IsZero() && s.ProfilingDuration > 0 {
 		frac := float64(s.ProfilingElapsed) / float64(s.ProfilingDuration)
-		add(fmt.Sprintf("%s %s %s / %s  %s left", m.st.label.Render("profiling"), m.bar(frac, barW),
-			clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), clock(s.ProfilingLeft)))
+		left := clock(s.ProfilingLeft) + " left"
+		if s.ProfilingLeft < 0 {
+			left = "stopped early" // interrupted: no countdown
+		}
+		add(fmt.Sprintf("%s %s %s / %s  %s", m.st.label.Render("profiling"), m.bar(frac, barW),
+			clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), left))
 	} else if !s.ProfilingStart.IsZero() {
 		add(fmt.Sprintf("%s %s elapsed", m.st.label.Render("profiling"), clock(s.ProfilingElapsed)))
 	} else {

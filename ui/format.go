@@ -83,7 +83,11 @@ func phaseText(s *Snapshot) string {
 			name = "grace period; profiling"
 		}
 		if s.ProfilingDuration > 0 {
-			return fmt.Sprintf("%s %s / %s, %s left", name, clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), clock(s.ProfilingLeft))
+			left := clock(s.ProfilingLeft) + " left"
+			if s.ProfilingLeft < 0 {
+				left = "stopped early"
+			}
+			return fmt.Sprintf("%s %s / %s, %s", name, clock(min(s.ProfilingElapsed, s.ProfilingDuration)), clock(s.ProfilingDuration), left)
 		}
 		return fmt.Sprintf("%s %s", name, clock(s.ProfilingElapsed))
 	case s.WarmupTotal > 0:

@@ -152,7 +152,8 @@ type Snapshot struct {
 	// WarmupTook is how long warmup lasted, once it is over.
 	WarmupTook time.Duration
 	// ProfilingElapsed and ProfilingLeft measure the profiling window
-	// (ProfilingLeft -1 when the run is not time-bound).
+	// (ProfilingLeft -1 when the run is not time-bound, or was
+	// interrupted: no countdown after a Ctrl-C).
 	ProfilingElapsed, ProfilingLeft time.Duration
 	// KVPeak is the highest GPU KV usage (0..1) of the samples over the
 	// server's hit-rate window (10 s when unknown); NaN without data.
@@ -344,6 +345,10 @@ func (t *Tracker) Update() Snapshot {
 			s.ProfilingLeft = max(0, s.ProfilingDuration-s.ProfilingElapsed)
 			if s.ProfilingLeft == 0 && s.Phase == PhaseProfiling {
 				s.Phase = PhaseDraining // the grace period: in-flight requests finish
+			}
+			if s.Interrupted {
+				// Stopped by the user: nothing is left to count down.
+				s.ProfilingLeft = -1
 			}
 		}
 	}

@@ -300,3 +300,35 @@ func TestRepaintAfterInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCountdownAfterCtrlC: once the run is interrupted, the profiling
+// line stops counting down ("stopped early", not "00:44 left"), in the
+// simple view's line as in the dashboard's header.
+func TestNoCountdownAfterCtrlC(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0.Add(6 * time.Minute)} // 1 min into a 30 min profiling phase
+	interrupted := false
+	tr := NewTracker(SourceFunc(func() Sample {
+		s := busySample()
+		if interrupted {
+			s.Phase, s.Interrupted = PhaseDraining, true
+		}
+		return s
+	}), clk.Now)
+	s := tr.Update()
+	if s.ProfilingLeft != 29*time.Minute || !strings.Contains(phaseText(&s), "29:00 left") {
+		t.Fatalf("before Ctrl-C: left %v, %q", s.ProfilingLeft, phaseText(&s))
+	}
+	interrupted = true
+	clk.Advance(2 * time.Second)
+	s = tr.Update()
+	if s.ProfilingLeft != -1 || strings.Contains(phaseText(&s), "left") || !strings.Contains(phaseText(&s), "stopped early") {
+		t.Errorf("after Ctrl-C: left %v, %q; want no countdown", s.ProfilingLeft, phaseText(&s))
+	}
+	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+	m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: 120, h: 40}
+	m.snap = s
+	if v := m.View(); strings.Contains(v, ":44 left") || strings.Contains(v, "29:00 left") || strings.Contains(v, "28:58 left") || !strings.Contains(v, "stopped early") {
+		t.Errorf("the dashboard after Ctrl-C:\n%s", v)
+	}
+}
