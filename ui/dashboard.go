@@ -416,8 +416,16 @@ func (m *model) chart(title string, ps []Point, w, h int, top float64, unit func
 		from := max(col, 0)
 		top = niceTop(vals[from:])
 	}
-	head := fmt.Sprintf("%s  now %s", title, unit(last(ps)))
-	if scale := "  max " + unit(top); lipgloss.Width(head+scale) <= inW {
+	// The header's second figure is the top of the drawn scale, not the
+	// largest value: the scale follows the profiling columns, so a value
+	// above it (a slow warmup request, a spike) is said to be.
+	now := last(ps)
+	head := fmt.Sprintf("%s  now %s", title, unit(now))
+	scale := "  scale 0–" + unit(top)
+	if now > top {
+		scale = "  above the scale (0–" + unit(top) + ")"
+	}
+	if lipgloss.Width(head+scale) <= inW {
 		head += scale
 	}
 	rows := chartRows(vals, plotH, top)

@@ -271,8 +271,8 @@ func TestChartScaleFromProfiling(t *testing.T) {
 	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
 	m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: 200, h: 50}
 	out := m.chart("TTFT", tr.History.TTFTP50.Points, 100, 20, 0, ms)
-	if !strings.Contains(out, "max 200 ms") {
-		t.Errorf("the scale is not the profiling values' (want max 200 ms):\n%s", out)
+	if !strings.Contains(out, "scale 0–200 ms") {
+		t.Errorf("the scale is not the profiling values' (want scale 0–200 ms):\n%s", out)
 	}
 }
 
@@ -330,5 +330,30 @@ func TestNoCountdownAfterCtrlC(t *testing.T) {
 	m.snap = s
 	if v := m.View(); strings.Contains(v, ":44 left") || strings.Contains(v, "29:00 left") || strings.Contains(v, "28:58 left") || !strings.Contains(v, "stopped early") {
 		t.Errorf("the dashboard after Ctrl-C:\n%s", v)
+	}
+}
+
+// TestChartHeaderAgreesWithItsValue: a chart's header names its second
+// figure for what it is, the top of the drawn scale, and says when the
+// value now is above it (before: "now 26.1 s, max 1.0 ms").
+func TestChartHeaderAgreesWithItsValue(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	tr := NewTracker(SourceFunc(busySample), clk.Now)
+	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+	m := &model{tr: tr, opt: Options{BarWidth: 30}, st: newStyles(r), w: 200, h: 50}
+	ms := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+	var ps []Point
+	for i := range 20 {
+		ps = append(ps, Point{At: t0.Add(time.Duration(i) * time.Second), V: 1})
+	}
+	calm := m.chart("TTFT", ps, 80, 8, 0, ms)
+	ps = append(ps, Point{At: t0.Add(21 * time.Second), V: 26100})
+	spike := m.chart("TTFT", ps, 80, 8, 2, ms) // a fixed scale of 2 ms
+	if strings.Contains(calm, " max ") || !strings.Contains(calm, "now 1.0 ms  scale 0–") {
+		t.Errorf("a calm chart's header:\n%s", calm)
+	}
+	if !strings.Contains(spike, "now 26100.0 ms  above the scale (0–2.0 ms)") {
+		t.Errorf("a value above the scale:\n%s", spike)
 	}
 }
