@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/term"
 )
 
@@ -227,7 +228,20 @@ func (v *simpleView) redraw(pre []byte) {
 		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", v.drawn) // to the block's top, clear below
 	}
 	b.Write(pre)
+	// A line wider than the window would wrap onto a second row, which
+	// the next redraw does not move up over: it would stay behind as a
+	// duplicate. Each line is cut to the window's width (less one column,
+	// so the cursor never wraps either).
+	width := 0
+	if v.opt.Size != nil {
+		if w, _, err := v.opt.Size(); err == nil && w > 1 {
+			width = w - 1
+		}
+	}
 	for _, l := range v.last {
+		if width > 0 && lipgloss.Width(l) > width {
+			l = lipgloss.NewStyle().MaxWidth(width).Render(l)
+		}
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}

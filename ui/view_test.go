@@ -357,3 +357,34 @@ func TestChartHeaderAgreesWithItsValue(t *testing.T) {
 		t.Errorf("a value above the scale:\n%s", spike)
 	}
 }
+
+// TestSimpleViewNarrowTerminal: in a window narrower than the block's
+// lines (60 columns; the dashboard needs 80), every redrawn line is cut to
+// the window, so none wraps onto a second row that the next redraw would
+// leave behind as a duplicate.
+func TestSimpleViewNarrowTerminal(t *testing.T) {
+	t.Parallel()
+	out := &syncBuffer{}
+	yes := true
+	tick := make(chan time.Time)
+	clk := &fakeClock{t: t0.Add(10 * time.Minute)}
+	v := Start(TypeSimple, NewTracker(SourceFunc(busySample), clk.Now), Options{Out: out, Terminal: &yes, Tick: tick,
+		Size: func() (int, int, error) { return 60, 20, nil }})
+	tick <- time.Time{}
+	tick <- time.Time{}
+	close(tick)
+	v.Stop()
+	long := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		if i := strings.LastIndex(l, "\x1b[J"); i >= 0 {
+			l = l[i+len("\x1b[J"):]
+		}
+		if w := lipgloss.Width(l); w > 59 {
+			t.Errorf("a line %d cells wide in a 60-column window: %q", w, l)
+		}
+		long = max(long, lipgloss.Width(l))
+	}
+	if long < 40 {
+		t.Errorf("fixture: the widest line is %d cells:\n%s", long, out.String())
+	}
+}
