@@ -135,7 +135,10 @@ func TestSimpleViewLines(t *testing.T) {
 	no := false
 	tick := make(chan time.Time)
 	clk := &fakeClock{t: t0.Add(10 * time.Minute)}
-	v := Start(TypeSimple, NewTracker(SourceFunc(busySample), clk.Now), Options{Out: out, Terminal: &no, Tick: tick})
+	tr := NewTracker(SourceFunc(busySample), clk.Now)
+	tr.Update() // the thrashing is seen; it is shown once it has held for DiagnosisHold
+	clk.Advance(DiagnosisHold)
+	v := Start(TypeSimple, tr, Options{Out: out, Terminal: &no, Tick: tick})
 	tick <- time.Time{}
 	v.Log().Write([]byte("14:05:00 profiling: started\n"))
 	tick <- time.Time{}
