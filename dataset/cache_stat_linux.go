@@ -5,6 +5,7 @@ package dataset
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 func sysStamp(fi os.FileInfo, s *fileStamp) {
@@ -13,4 +14,12 @@ func sysStamp(fi os.FileInfo, s *fileStamp) {
 		s.Ino = st.Ino
 		s.Dev = uint64(st.Dev)
 	}
+}
+
+// accessTime is fi's access time (zero when unknown).
+func accessTime(fi os.FileInfo) (t time.Time) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		t = time.Unix(0, st.Atim.Nano())
+	}
+	return t
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	registerDataset(command{name: "cache", summary: "build, verify or locate the mmap'd dataset cache file of a corpus", run: runDatasetCache})
+	registerDataset(command{name: "cache", summary: "build, verify, locate or prune the mmap'd dataset cache files", run: runDatasetCache})
 }
 
 const datasetCacheExamples = `  # build the cache for the InferenceX default corpus ahead of a run (prints path, size, time)
@@ -27,6 +27,9 @@ const datasetCacheExamples = `  # build the cache for the InferenceX default cor
   agentperf dataset cache verify --input-file traces.jsonl.zst
   agentperf dataset cache verify ~/.cache/agentperf/dataset/*.dscache
 
+  # remove the cache files unused for 30 days (--dry-run first says what it would free)
+  agentperf dataset cache prune --unused-for-days 30
+
   # a shared cache directory (also: AIPERF_DATASET_MMAP_CACHE_DIR)
   agentperf dataset cache build --input-file ./traces/ --dataset-cache-dir /aiperf_mmap_cache`
 
@@ -37,18 +40,21 @@ var datasetCacheActions = map[string]func(ctx context.Context, d *datasetFlags, 
 }
 
 func runDatasetCache(ctx context.Context, args []string, io stdio) error {
-	fs := newFlagSet("dataset cache", "dataset cache (build | verify | locate) (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]\n  agentperf dataset cache verify CACHE_FILE...", datasetCacheExamples, io.out)
+	if len(args) > 0 && args[0] == "prune" {
+		return runCachePrune(ctx, args[1:], io)
+	}
+	fs := newFlagSet("dataset cache", "dataset cache (build | verify | locate) (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME[@REV]) [flags]\n  agentperf dataset cache verify CACHE_FILE...\n  agentperf dataset cache prune (--unused-for-days N | --keep-newest K) [--dry-run] (see 'dataset cache prune --help')", datasetCacheExamples, io.out)
 	d := addDatasetFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		usageTo(fs, io.err)
-		return usagef("dataset cache: an action is required: build, verify or locate")
+		return usagef("dataset cache: an action is required: build, verify, locate or prune")
 	}
 	action, ok := datasetCacheActions[fs.Arg(0)]
 	if !ok {
-		return usagef("dataset cache: unknown action %q%s (want build, verify or locate)", fs.Arg(0), suggest.DidYouMean(fs.Arg(0), []string{"build", "verify", "locate"}))
+		return usagef("dataset cache: unknown action %q%s (want build, verify, locate or prune)", fs.Arg(0), suggest.DidYouMean(fs.Arg(0), []string{"build", "verify", "locate", "prune"}))
 	}
 	files := fs.Args()[1:]
 	if len(files) > 0 && fs.Arg(0) != "verify" {
