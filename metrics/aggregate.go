@@ -166,6 +166,9 @@ type Summary struct {
 	Errors        []ErrorCount
 	Timeslices    []Timeslice
 	SliceDuration time.Duration
+	// Occupancy is the achieved concurrency per phase (warmup when it
+	// had records, then profiling): metadata.agentperf.achieved_concurrency.
+	Occupancy []Occupancy
 
 	// AccountingErr is non-nil when Info.Accounting does not add up.
 	AccountingErr error
@@ -393,6 +396,7 @@ func aggregate(rows *columns, ovf overflowCounts, errs []ErrorCount, info RunInf
 	if slice > 0 {
 		s.Timeslices, s.timesliceProblem = timeslices(rows, info, slice)
 	}
+	s.Occupancy = occupancies(rows, &s.Info)
 	return s
 }
 

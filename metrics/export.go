@@ -141,6 +141,9 @@ func (s *Summary) metadata() AggregateMetadata {
 		ap["slice_duration_sec"] = s.SliceDuration.Seconds()
 	}
 	ap["theoretical_prefix_cache_hit_definition"] = TheoreticalHitDefinition
+	if len(s.Occupancy) > 0 {
+		ap["achieved_concurrency"] = occupancyMetadata(s.Occupancy)
+	}
 	if w := s.Warnings(); len(w) > 0 {
 		ap["warnings"] = w
 	}

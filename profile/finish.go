@@ -643,9 +643,8 @@ func (f *finisher) coverage() scenario.Coverage {
 	return c
 }
 
-// withAdvice appends to an overflow-rate finding the engine's advice
-// (which server settings set the window; engines table, by the engine
-// its /metrics show, every engine's when unknown) and the caller's.
+// withAdvice appends to an overflow-rate finding the advice of
+// overflowAdvice, by the engine its /metrics show.
 func (f *finisher) withAdvice(reason, msg string) string {
 	if reason != scenario.ReasonOverflowRateExceeded {
 		return msg
@@ -654,14 +653,24 @@ func (f *finisher) withAdvice(reason, msg string) string {
 	if f.in.Scraper != nil {
 		name = f.in.Scraper.Engine().Name()
 	}
-	msg += "; " + engines.Advice(name)
-	if f.in.MaxContextLength > 0 {
-		return msg + "; " + marginAdvice(f.in.MaxContextLength, f.res.PromptOverheadMax)
+	return msg + "; " + overflowAdvice(name, f.in.MaxContextLength, f.res.PromptOverheadMax, f.in.OverflowAdvice)
+}
+
+// overflowAdvice is what a context-overflow finding advises, the same in
+// the summary and in the live diagnosis: the engine's settings
+// (engines.Advice by the engine's name; every engine's when unknown),
+// then, when the traces were selected with --max-context-length maxCtx,
+// the margin to leave (marginAdvice; overhead < 0: not known yet, as in
+// the live view), else the caller's advice (a CLI names its flags).
+func overflowAdvice(engine string, maxCtx, overhead int, caller string) string {
+	a := engines.Advice(engine)
+	if maxCtx > 0 {
+		return a + "; " + marginAdvice(maxCtx, overhead)
 	}
-	if f.in.OverflowAdvice != "" {
-		msg += "; " + f.in.OverflowAdvice
+	if caller != "" {
+		a += "; " + caller
 	}
-	return msg
+	return a
 }
 
 // marginAdvice is the overflow advice of a run whose traces were already
@@ -669,10 +678,13 @@ func (f *finisher) withAdvice(reason, msg string) string {
 // tokens with its chat template and its own tokenizer, which add tokens
 // to the trace's recorded count, so a trace at the limit overflows a
 // window of that size. overhead is the largest addition the run measured
-// (0: not measured).
+// (0: not measured; negative: the run is not over, as in the live view).
 func marginAdvice(limit, overhead int) string {
 	const how = "traces are selected by their recorded token counts, and the server counts more: its chat template (role markers, the generation prompt) and its tokenizer add tokens to every prompt"
-	if overhead <= 0 {
+	if overhead < 0 {
+		return fmt.Sprintf("--max-context-length %d is already given: %s; leave a margin, e.g. --max-context-length %d (2 %% less; the summary at the end derives one from the run's measured overhead)", limit, how, limit-limit/50)
+	}
+	if overhead == 0 {
 		return fmt.Sprintf("--max-context-length %d is already given: %s; this run measured no overhead (pass --use-server-token-count so that it can), so leave a margin, e.g. --max-context-length %d (2 %% less)", limit, how, limit-limit/50)
 	}
 	margin := overhead + overhead/4 + 1 // a quarter more than the largest seen

@@ -40,6 +40,11 @@ type liveSource struct {
 	// killed reports the second signal (the requests in flight are
 	// cancelled); nil: never.
 	killed func() bool
+	// maxContextLength and advice make the overflow diagnosis's advice
+	// (overflowAdvice): the selection's --max-context-length (0: none)
+	// and the caller's advice (Input.OverflowAdvice).
+	maxContextLength int
+	advice           string
 }
 
 var _ ui.Source = (*liveSource)(nil)
@@ -87,9 +92,12 @@ func (l *liveSource) Sample() ui.Sample {
 	if ns := l.pc.warmup.Load(); ns != 0 {
 		s.WarmupStart = time.Unix(0, ns)
 	}
+	engine := ""
 	if l.scr != nil {
 		s.Server = serverFigures(l.scr)
+		engine = l.scr.Engine().Name()
 	}
+	s.Server.OverflowAdvice = overflowAdvice(engine, l.maxContextLength, -1, l.advice)
 	if l.gpu != nil {
 		g := l.gpu.Live(0)
 		s.GPU = ui.GPUFigures{Valid: !math.IsNaN(g.PowerW), GPUs: g.GPUs, PowerW: g.PowerW}
@@ -118,7 +126,6 @@ func serverFigures(scr *servermetrics.Scraper) ui.ServerFigures {
 		sf.EngineNote = det.UnknownText(6)
 	case det.Known():
 		sf.Engine, sf.EngineNote = det.Engine.Title, det.Engine.Missing
-		sf.OverflowAdvice = det.Engine.OverflowAdvice
 	}
 	return sf
 }

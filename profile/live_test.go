@@ -125,3 +125,30 @@ func phaseLines(t *testing.T, path string, phase metrics.Phase) int {
 	}
 	return n
 }
+
+// TestLiveOverflowAdvice: the live diagnosis's overflow advice is the
+// summary's (overflowAdvice): the engine's own settings (llama.cpp's -c /
+// -np, not vLLM's flag), and with --max-context-length given, the margin
+// to leave instead of "pass --max-context-length N".
+func TestLiveOverflowAdvice(t *testing.T) {
+	t.Parallel()
+	prog := &replay.Progress{}
+	col, err := metrics.NewCollector(filepath.Join(t.TempDir(), "art"), metrics.CollectorOptions{Tally: &prog.Tally})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const flag = "or pass --max-context-length N (the server's context window in tokens)"
+	src := &liveSource{prog: prog, col: col, pc: &phaseClock{}, advice: flag}
+	if got := src.Sample().Server.OverflowAdvice; !strings.Contains(got, flag) || !strings.Contains(got, "vLLM --max-model-len, SGLang --context-length") {
+		t.Errorf("no engine known, no --max-context-length: advice %q, want every engine's setting and the flag", got)
+	}
+	src.maxContextLength = 131072
+	got := src.Sample().Server.OverflowAdvice
+	if strings.Contains(got, "pass --max-context-length N") || !strings.Contains(got, "--max-context-length 131072 is already given") ||
+		!strings.Contains(got, "chat template") || !strings.Contains(got, "--max-context-length 128451") {
+		t.Errorf("--max-context-length 131072 given: advice %q, want the margin, not the flag again", got)
+	}
+	if got := overflowAdvice("llamacpp", 0, -1, flag); !strings.HasPrefix(got, "llama.cpp's per-request window is -c / -np") || strings.Contains(got, "max-model-len") {
+		t.Errorf("llama.cpp: advice %q", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/gputelemetry"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/servermetrics"
 )
@@ -43,6 +44,11 @@ func (o *Outcome) WriteSummary(w io.Writer) {
 	}
 	fmt.Fprintf(w, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed%s, %d context overflows, %s\n",
 		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, retried, a.Overflows, cancelled)
+	if sum != nil {
+		if l := OccupancyLine(sum.Occupancy, sum.Info.Concurrency); l != "" {
+			fmt.Fprintln(w, l)
+		}
+	}
 	if sa := res.Subagents; res.Generation.Subagents && sa.Children > 0 {
 		fmt.Fprintf(w, "subagents: %s; %d subagents (%d requests) dropped, no parent request before them; %d turns cut by the duration\n",
 			subagentLine(sa), sa.Dropped, sa.DroppedRequests, sa.Cut)
@@ -137,4 +143,30 @@ func subagentLine(sa replay.SubagentStats) string {
 		s += fmt.Sprintf(" and %d child streams already under way at the lanes' start states", sa.StartedAtStart)
 	}
 	return s
+}
+
+// OccupancyLine is the summary's line on achieved concurrency
+// (metrics.Occupancy, per phase, profiling first) beside the configured
+// lanes: a lane replays one trace tree at a time, and the requests in
+// flight are what the server was sent. "" without figures.
+func OccupancyLine(occ []metrics.Occupancy, lanes int) string {
+	var parts []string
+	for _, ph := range []string{"profiling", "warmup"} {
+		for i := range occ {
+			o := &occ[i]
+			if o.Phase != ph {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s mean %.2f, max %d, none in flight %.1f %% of the phase's %.1f s",
+				o.Phase, o.MeanInFlight, o.MaxInFlight, 100*o.IdleShare, o.Seconds()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	conf := ""
+	if lanes > 0 {
+		conf = fmt.Sprintf("; beside --concurrency %d lanes, which are trace trees replayed at a time, not requests: a lane waits between turns, and its subagents add requests", lanes)
+	}
+	return fmt.Sprintf("requests in flight (this client, exact from the records' start and end times%s): %s", conf, strings.Join(parts, "; "))
 }

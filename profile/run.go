@@ -205,7 +205,8 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 	terminal := lg.raw()
 	if s.View != nil {
 		v := s.View(&liveSource{prog: progress, col: col, scr: scr, gpu: gpu, pc: pc, streaming: cfg.Streaming,
-			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow)})
+			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow),
+			maxContextLength: s.Corpus.Options.Select.MaxContextLength, advice: s.callerOverflowAdvice()})
 		view = v
 		lg.setOutput(v.Log())
 		defer lg.setOutput(terminal)
@@ -293,10 +294,7 @@ func (s *Spec) replayConfig(url string, l *Loaded, p *replay.Progress) replay.Co
 
 // finishInput is Finish's Input for this Spec.
 func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l *Loaded, warnings []string) Input {
-	advice := s.OverflowAdvice
-	if advice == "" {
-		advice = s.overflowAdvice()
-	}
+	advice := s.callerOverflowAdvice()
 	return Input{
 		Dir: s.OutputDir, Collector: col, Scraper: scr,
 		Scenario: s.Scenario, StaticReasons: s.Validity,
@@ -311,6 +309,15 @@ func (s *Spec) finishInput(col *metrics.Collector, scr *servermetrics.Scraper, l
 		FailOnInvalid:              s.FailOnInvalid,
 		Signals:                    s.Signals,
 	}
+}
+
+// callerOverflowAdvice is the caller's overflow advice: Spec.OverflowAdvice,
+// or the default (overflowAdvice below).
+func (s *Spec) callerOverflowAdvice() string {
+	if s.OverflowAdvice != "" {
+		return s.OverflowAdvice
+	}
+	return s.overflowAdvice()
 }
 
 // overflowAdvice says how to stop context overflows from agentperf's side.

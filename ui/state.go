@@ -120,8 +120,9 @@ type ServerFigures struct {
 	// cannot show: an unknown engine with the families it exports, or
 	// the figures a known one does not export.
 	Engine, EngineNote string
-	// OverflowAdvice names the server settings that set the context
-	// window ("" : the engine is not known).
+	// OverflowAdvice is what the overflow diagnosis advises: the server
+	// settings that set the context window (the engine's, engines.Advice)
+	// and what the caller can do ("": a generic line).
 	OverflowAdvice string
 }
 
@@ -273,6 +274,42 @@ type Tracker struct {
 	final                         bool // the run is over: the next snapshot is the last
 	History                       History
 	kv                            []Point // recent KV usage samples, for KVPeak
+	diag                          hysteresis
+}
+
+// DiagnosisHold is how long a diagnosis must be the one the rules give,
+// frame after frame, before the view shows it, and how long another one
+// (or none) must be before it goes: 3 s, four frames at the default 1 s
+// refresh. A figure that hovers around a threshold then leaves the line
+// as it is instead of flipping it every frame.
+const DiagnosisHold = 3 * time.Second
+
+// hysteresis holds the shown diagnosis against the rules' frame-to-frame
+// answer (see DiagnosisHold).
+type hysteresis struct {
+	shown     diagKind
+	text      string    // the shown diagnosis's text, from the last frame its rule held
+	cand      diagKind  // the rules' answer that differs from shown
+	candSince time.Time // since when cand has been the answer, every frame
+}
+
+// next takes the rules' answer at now and returns the line to show.
+// undecided: the rules cannot tell this frame (see diagnose); the line
+// stays as it is, and the pending change waits.
+func (h *hysteresis) next(now time.Time, k diagKind, text string, undecided bool) string {
+	switch {
+	case undecided:
+	case k == h.shown:
+		h.text, h.cand = text, k
+	default:
+		if k != h.cand {
+			h.cand, h.candSince = k, now
+		}
+		if now.Sub(h.candSince) >= DiagnosisHold {
+			h.shown, h.text = k, text
+		}
+	}
+	return h.text
 }
 
 // kvPeak adds the sample's KV usage and returns the peak over window.
@@ -356,7 +393,8 @@ func (t *Tracker) Update() Snapshot {
 		s.Phase = PhaseDone
 	}
 	s.KVPeak = t.kvPeak(&s)
-	s.Diagnosis = Diagnose(&s)
+	k, text, undecided := diagnose(&s, t.diag.shown)
+	s.Diagnosis = t.diag.next(now, k, text, undecided)
 	t.History.add(&s)
 	return s
 }
@@ -387,29 +425,51 @@ const (
 	lateP99 = 50
 )
 
-// Diagnose returns a one-line diagnosis of what limits the run, or "" when
-// the picture is not clear. The first matching rule wins:
-//   - the client sends late: the p99 of the window's send lateness is
-//     above 50 ms, so the load is not what the trace asks for;
+// diagKind names a diagnosis rule; "" is none.
+type diagKind string
+
+const (
+	diagNone      diagKind = ""
+	diagThrashing diagKind = "thrashing"
+	diagLate      diagKind = "late"
+	diagSaturated diagKind = "saturated"
+	diagOverflows diagKind = "overflows"
+)
+
+// Diagnose returns a one-line diagnosis of what limits the run at this
+// instant, or "" when the picture is not clear. The first matching rule
+// wins:
 //   - prefix cache thrashing: the server's hit rate is below half the
 //     theoretical one (which is at least 20 %) while the cache is under
 //     pressure: GPU KV usage ≥ 90 %, requests waiting (at least as many
 //     as run) with the KV peak of the window ≥ 50 % (admission waits for
 //     KV room), or preemptions in the window.
 //     The two rates must cover the same phase: during profiling, the
-//     server's window must lie inside it;
+//     server's window must lie inside it. It comes first: a thrashing
+//     cache also fills the queue (saturation) and can slow the client;
+//   - the client sends late: the p99 of the window's send lateness is
+//     above 50 ms, so the load is not what the trace asks for;
 //   - waiting ≥ 2 × running (and ≥ 4): the server is saturated;
 //   - more than 1 % of the finished requests overflow the context window.
+//
+// The live views do not show this answer frame by frame: a Tracker holds
+// it for DiagnosisHold before it shows or drops a diagnosis.
 func Diagnose(s *Snapshot) string {
+	_, text, _ := diagnose(s, diagNone)
+	return text
+}
+
+// diagnose is Diagnose with the rule that fired. undecided is set when
+// shown is thrashing and its evidence holds but the two hit rates do not
+// cover the same span yet (the first seconds of profiling, when the
+// server's window still holds warmup): the answer is then not known, and
+// the thrashing line is not dropped for it.
+func diagnose(s *Snapshot, shown diagKind) (kind diagKind, text string, undecided bool) {
 	sv := &s.Server
 	c := &s.Client
-	if !math.IsNaN(c.SendLateP99) && c.SendLateP99 > lateP99 && c.Window > 0 {
-		return fmt.Sprintf("client is the bottleneck: requests are sent late (p99 %s behind schedule, %s); the offered load is below the trace's (CPU-starved client? fewer lanes, or another machine)",
-			ms(c.SendLateP99), windowText(s))
-	}
 	th := c.TheoreticalHitRate
 	sameSpan := c.Phase != PhaseProfiling || sv.HitWindow <= 0 || s.ProfilingElapsed >= sv.HitWindow
-	if sv.Valid && sameSpan && !math.IsNaN(sv.HitRate) && !math.IsNaN(th) && th >= minTheoretical && sv.HitRate < hitFarBelow*th {
+	if sv.Valid && !math.IsNaN(sv.HitRate) && !math.IsNaN(th) && th >= minTheoretical && sv.HitRate < hitFarBelow*th {
 		var why string
 		peak := s.KVPeak
 		if math.IsNaN(peak) || (!math.IsNaN(sv.KVUsage) && sv.KVUsage > peak) {
@@ -423,24 +483,31 @@ func Diagnose(s *Snapshot) string {
 		case !math.IsNaN(sv.Preemptions) && sv.Preemptions > 0:
 			why = fmt.Sprintf("%.0f preemptions", sv.Preemptions)
 		}
-		if why != "" {
-			return fmt.Sprintf("prefix cache thrashing: working set exceeds KV capacity (hits %s vs %s theoretical; %s)",
-				pct(sv.HitRate), pct(th), why)
+		switch {
+		case why != "" && sameSpan:
+			return diagThrashing, fmt.Sprintf("prefix cache thrashing: working set exceeds KV capacity (hits %s vs %s theoretical; %s)",
+				pct(sv.HitRate), pct(th), why), false
+		case why != "" && shown == diagThrashing:
+			return diagNone, "", true
 		}
+	}
+	if !math.IsNaN(c.SendLateP99) && c.SendLateP99 > lateP99 && c.Window > 0 {
+		return diagLate, fmt.Sprintf("client is the bottleneck: requests are sent late (p99 %s behind schedule, %s); the offered load is below the trace's (CPU-starved client? fewer lanes, or another machine)",
+			ms(c.SendLateP99), windowText(s)), false
 	}
 	if sv.Valid && !math.IsNaN(sv.Waiting) && !math.IsNaN(sv.Running) && sv.Waiting >= minWaiting &&
 		sv.Waiting >= waitingPerRunning*math.Max(sv.Running, 1) {
-		return fmt.Sprintf("server saturated: %.0f requests waiting, %.0f running", sv.Waiting, sv.Running)
+		return diagSaturated, fmt.Sprintf("server saturated: %.0f requests waiting, %.0f running", sv.Waiting, sv.Running), false
 	}
 	all := s.Warmup.Done() + s.Profiling.Done()
 	if ovf := s.Warmup.Overflows + s.Profiling.Overflows; all > 0 && float64(ovf) > overflowShare*float64(all) {
-		adv := "see --max-context-length"
-		if sv.OverflowAdvice != "" {
-			adv += "; " + sv.OverflowAdvice
+		adv := sv.OverflowAdvice
+		if adv == "" {
+			adv = "raise the server's per-request context window"
 		}
-		return fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (%s)", ovf, all, adv)
+		return diagOverflows, fmt.Sprintf("context overflows: %d of %d requests exceed the server's context window (%s)", ovf, all, adv), false
 	}
-	return ""
+	return diagNone, "", false
 }
 
 // pct formats a 0..1 fraction as a percentage.

@@ -82,7 +82,8 @@ func TestDiagnose(t *testing.T) {
 		{"saturated", srv(0.5, 0.9, 4, 60), 0.938, Outcomes{OK: 10}, "server saturated: 60 requests waiting, 4 running"},
 		{"a short queue is no saturation", srv(0.5, 0.9, 1, 3), 0.938, Outcomes{OK: 10}, ""},
 		{"thrashing wins over saturation", srv(0.99, 0.0, 4, 60), 0.9, Outcomes{OK: 10}, "prefix cache thrashing"},
-		{"overflows", ServerFigures{}, math.NaN(), Outcomes{OK: 90, Overflows: 10}, "context overflows: 10 of 100 requests exceed the server's context window (see --max-context-length)"},
+		{"overflows", ServerFigures{}, math.NaN(), Outcomes{OK: 90, Overflows: 10}, "context overflows: 10 of 100 requests exceed the server's context window (raise the server's per-request context window)"},
+		{"overflows, with the caller's advice", ServerFigures{OverflowAdvice: "llama.cpp's per-request window is -c / -np"}, math.NaN(), Outcomes{OK: 90, Overflows: 10}, "context overflows: 10 of 100 requests exceed the server's context window (llama.cpp's per-request window is -c / -np)"},
 		{"no server data", ServerFigures{}, 0.9, Outcomes{OK: 10}, ""},
 		{"kv not full but requests wait for room", srv(0.60, 0.0, 1, 10), 0.98, Outcomes{OK: 10}, "prefix cache thrashing: working set exceeds KV capacity (hits 0.0 % vs 98.0 % theoretical; 10 waiting for KV room, 1 running, KV peak 60.0 %)"},
 		{"requests wait for a sequence slot, not KV room", srv(0.04, 0.30, 2, 6), 0.97, Outcomes{OK: 10}, "server saturated"},
@@ -241,5 +242,112 @@ func TestGPULineAndSparkline(t *testing.T) {
 	}
 	if got := Sparkline(ps, 2); got != "█▁" { // scaled over the points shown
 		t.Errorf("Sparkline(2) = %q", got)
+	}
+}
+
+// TestDiagnoseThrashingBeforeLateClient: a thrashing cache is named even
+// when the client also sends late (a loaded client does not make the
+// server's misses go away).
+func TestDiagnoseThrashingBeforeLateClient(t *testing.T) {
+	t.Parallel()
+	s := Snapshot{Sample: Sample{Phase: PhaseProfiling,
+		Client: ClientWindow{Phase: PhaseProfiling, Window: 10 * time.Second, SendLateP99: 180, TheoreticalHitRate: 0.95},
+		Server: ServerFigures{Valid: true, Running: 4, Waiting: 60, KVUsage: 0.97, HitRate: 0, Preemptions: math.NaN()}},
+		KVPeak: math.NaN()}
+	if got := Diagnose(&s); !strings.HasPrefix(got, "prefix cache thrashing") {
+		t.Errorf("Diagnose = %q, want thrashing first", got)
+	}
+}
+
+// diagRun feeds a Tracker one sample per second from next (called with
+// the frame's index) on a fake clock and returns each frame's diagnosis.
+func diagRun(frames int, next func(i int) Sample) []string {
+	clk := &fakeClock{t: t0}
+	i := 0
+	tr := NewTracker(SourceFunc(func() Sample { return next(i) }), clk.Now)
+	var out []string
+	for ; i < frames; i++ {
+		out = append(out, tr.Update().Diagnosis)
+		clk.Advance(time.Second)
+	}
+	return out
+}
+
+// changes counts the frames whose diagnosis differs from the frame before.
+func changes(d []string) int {
+	n := 0
+	for i := 1; i < len(d); i++ {
+		if d[i] != d[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDiagnosisDoesNotFlicker: a queue that hovers around the saturation
+// threshold (4 waiting for 1 running, then 3, frame after frame) leaves
+// the line as it is; a saturation that holds appears after DiagnosisHold,
+// stays through the same hovering, and goes once it has been gone for
+// DiagnosisHold.
+func TestDiagnosisDoesNotFlicker(t *testing.T) {
+	t.Parallel()
+	queue := func(waiting float64) Sample {
+		return Sample{Phase: PhaseProfiling, Client: nanWindow(),
+			Server: ServerFigures{Valid: true, Running: 1, Waiting: waiting, KVUsage: 0.3, HitRate: math.NaN(), Preemptions: math.NaN()}}
+	}
+	hover := func(i int) float64 { return []float64{4, 3}[i%2] }
+	if got := diagRun(30, func(i int) Sample { return queue(hover(i)) }); changes(got) != 0 || got[len(got)-1] != "" {
+		t.Errorf("a queue hovering around the threshold from the start: %d changes, last %q; want none", changes(got), got[len(got)-1])
+	}
+	// 0–9 s: saturated (10 waiting); 10–28 s: hovering; 29–39 s: quiet.
+	got := diagRun(40, func(i int) Sample {
+		switch {
+		case i < 10:
+			return queue(10)
+		case i < 29:
+			return queue(hover(i))
+		}
+		return queue(0)
+	})
+	hold := int(DiagnosisHold / time.Second)
+	for i, d := range got {
+		want := "server saturated: "
+		if i < hold || i >= 29+hold {
+			want = ""
+		}
+		if (want == "") != (d == "") || !strings.HasPrefix(d, want) {
+			t.Errorf("second %d: %q, want %q", i, d, want)
+		}
+	}
+	// The figures of a diagnosis that holds are the frame's own.
+	if got[9] != "server saturated: 10 requests waiting, 1 running" {
+		t.Errorf("second 9: %q", got[9])
+	}
+}
+
+// TestDiagnosisThrashingThroughout: five minutes of a 0 % server hit rate
+// against a 92–99 % theoretical one, with the KV cache at 88–99 % and a
+// queue that is also saturation's evidence, say thrashing on every frame
+// from DiagnosisHold after the onset, through the start of profiling
+// (when the server's window still holds warmup) to the end.
+func TestDiagnosisThrashingThroughout(t *testing.T) {
+	t.Parallel()
+	const warmup = 20 // seconds
+	got := diagRun(300, func(i int) Sample {
+		s := Sample{Phase: PhaseWarmup, WarmupTotal: 10,
+			Client: ClientWindow{Phase: PhaseWarmup, Window: 10 * time.Second, TheoreticalHitRate: 0.92 + 0.07*float64(i%5)/4, SendLateP99: math.NaN()},
+			Server: ServerFigures{Valid: true, HitWindow: 10 * time.Second, HitRate: 0, KVUsage: []float64{0.99, 0.88, 0.95}[i%3],
+				Running: 2, Waiting: 6, Preemptions: math.NaN()}}
+		if i >= warmup {
+			s.Phase, s.Client.Phase = PhaseProfiling, PhaseProfiling
+			s.ProfilingStart, s.ProfilingDuration = t0.Add(warmup*time.Second), 10*time.Minute
+		}
+		return s
+	})
+	hold := int(DiagnosisHold / time.Second)
+	for i, d := range got {
+		if i >= hold && !strings.HasPrefix(d, "prefix cache thrashing: working set exceeds KV capacity (hits 0.0 % vs 9") {
+			t.Fatalf("second %d: %q, want thrashing", i, d)
+		}
 	}
 }

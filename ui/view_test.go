@@ -146,7 +146,10 @@ func TestSimpleViewLines(t *testing.T) {
 	no := false
 	tick := make(chan time.Time)
 	clk := &fakeClock{t: t0.Add(10 * time.Minute)}
-	v := Start(TypeSimple, NewTracker(SourceFunc(busySample), clk.Now), Options{Out: out, Terminal: &no, Tick: tick})
+	tr := NewTracker(SourceFunc(busySample), clk.Now)
+	tr.Update() // the thrashing is seen; it is shown once it has held for DiagnosisHold
+	clk.Advance(DiagnosisHold)
+	v := Start(TypeSimple, tr, Options{Out: out, Terminal: &no, Tick: tick})
 	tick <- time.Time{}
 	// The send returns once the view took the tick, not once it printed
 	// its line: the log line is written after that line is out, as it

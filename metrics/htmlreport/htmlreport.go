@@ -314,6 +314,24 @@ func (d *Data) fillFacts(agg *metrics.AggregateFile) {
 	if agg.WasCancelled {
 		fact("run", "cancelled")
 	}
+	ac, _ := agg.Metadata.Agentperf["achieved_concurrency"].(map[string]any)
+	lanes, _ := metrics.JSONFloat(agg.Metadata.Agentperf["concurrency"])
+	for _, ph := range []string{"profiling", "warmup"} {
+		o, _ := ac[ph].(map[string]any)
+		mean, ok1 := metrics.JSONFloat(o["mean_requests_in_flight"])
+		most, ok2 := metrics.JSONFloat(o["max_requests_in_flight"])
+		idle, ok3 := metrics.JSONFloat(o["idle_share"])
+		win, ok4 := metrics.JSONFloat(o["window_s"])
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			continue
+		}
+		v := fmt.Sprintf("%.2f / %.0f", mean, most)
+		if lanes > 0 {
+			v += fmt.Sprintf(" (--concurrency %.0f lanes: trace trees at a time, not requests)", lanes)
+		}
+		fact(fmt.Sprintf("requests in flight, mean / max (%s window, %.1f s; this client)", ph, win), v)
+		fact(fmt.Sprintf("time with no request in flight (%s window)", ph), fmt.Sprintf("%.1f %%", 100*idle))
+	}
 	sd, _ := agg.Metadata.Agentperf["server_derived"].(map[string]any)
 	for _, k := range []struct{ label, key string }{
 		{"GPU prefix-cache hit rate (server /metrics, profiling window)", "prefix_cache_hit_rate_gpu_local"},
