@@ -321,8 +321,8 @@ func (h *hub) heartbeat() {
 		}
 		h.mu.Unlock()
 		for _, m := range ms {
-			if m.l.quietFor() > 10*hb {
-				h.left(m, fmt.Errorf("nothing received for %s", 10*hb))
+			if m.l.quietFor() > h.p.cfg.silence() {
+				h.left(m, fmt.Errorf("nothing received for %s", h.p.cfg.silence()))
 				continue
 			}
 			m.l.send(msg{T: tPing, C: time.Now().UnixNano()})

@@ -104,6 +104,20 @@ type Config struct {
 	FailedRequestThreshold float64
 	// Logf, when set, gets the rendezvous's log lines.
 	Logf func(format string, args ...any)
+
+	// deadTime, when set (tests), is how long a peer may stay silent
+	// before it has vanished, instead of ten heartbeats: a test can ping
+	// often without making a goroutine stalled for a few milliseconds on
+	// a loaded machine count as a dead peer.
+	deadTime time.Duration
+}
+
+// silence is how long a peer may stay silent before it has vanished.
+func (c *Config) silence() time.Duration {
+	if c.deadTime > 0 {
+		return c.deadTime
+	}
+	return 10 * c.Heartbeat
 }
 
 func (c *Config) defaults() {
@@ -537,8 +551,8 @@ func (p *Peer) clientLoop() {
 				if tick%4 != 0 {
 					continue
 				}
-				if l.quietFor() > 10*p.cfg.Heartbeat {
-					p.stop(fmt.Sprintf("shard 0 at %s sent nothing for %s: lost the rendezvous", p.cfg.Addr, 10*p.cfg.Heartbeat))
+				if l.quietFor() > p.cfg.silence() {
+					p.stop(fmt.Sprintf("shard 0 at %s sent nothing for %s: lost the rendezvous", p.cfg.Addr, p.cfg.silence()))
 					l.close()
 					return
 				}

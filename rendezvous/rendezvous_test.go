@@ -356,6 +356,13 @@ func TestJoinWithHeartbeatsDuringTheClockMeasurement(t *testing.T) {
 	for i := range 3 {
 		c := testCfg(addr, i, 3)
 		c.Heartbeat = 2 * time.Millisecond // pings interleave with the 8 round trips
+		// A peer silent for 300 ms has vanished, not for ten heartbeats
+		// (20 ms): a goroutine of this -race binary on a loaded 2-core
+		// machine is stalled that long now and then, and the hub then
+		// dropped a shard that was answering. Shard 2 still comes more
+		// than three dead times late, so a shard that stays silent while
+		// it waits is still dropped before the join completes.
+		c.deadTime = 300 * time.Millisecond
 		cfgs = append(cfgs, c)
 	}
 	cfgs[2].JoinTimeout = 20 * time.Second
@@ -367,7 +374,7 @@ func TestJoinWithHeartbeatsDuringTheClockMeasurement(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i == 2 {
-				time.Sleep(100 * time.Millisecond) // 50 heartbeats late: the others wait
+				time.Sleep(time.Second) // 500 heartbeats, over three dead times, late: the others wait
 			}
 			peers[i], errs[i] = Join(context.Background(), cfgs[i])
 		}()

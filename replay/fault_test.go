@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -420,18 +422,32 @@ func TestTransportErrorClassification(t *testing.T) {
 
 // TestFailedRequestThresholdDeadServer: the server goes down for good
 // right after the warmup (one request per lane), so every profiling
-// request fails. The threshold stops the run within a few requests per
-// limit, whatever the number of lanes, and says what it judged.
+// request fails. The threshold fires as soon as its rule holds (at the
+// latest when the first 19 requests have all failed), the lanes stop
+// sending once it fired, whatever the number of lanes, and the abort says
+// what it judged.
+//
+// How many requests fail in all depends on scheduling, not only on the
+// engine: the lanes go on sending while the goroutine whose request made
+// the threshold fire is between that verdict and the stop (on a loaded
+// machine, a descheduled thread), and requests finishing out of order can
+// make the rule hold a few requests later than 19. So the test does not
+// bound the total; it watches the run (watchedThreshold): the verdict may
+// not come later than the outcome that completes 19 failures in a row,
+// and of the requests sent after it, which are held until the stop is
+// issued, each lane sends at most the one it was about to send.
 func TestFailedRequestThresholdDeadServer(t *testing.T) {
 	for _, tc := range []struct{ lanes int }{{3}, {12}} {
 		t.Run(strconv.Itoa(tc.lanes)+" lanes", func(t *testing.T) {
 			srv := startFaultSim(t, "zero-latency=true&fault-down-for=1h&fault-down-after-requests="+strconv.Itoa(tc.lanes))
 			sink, ovf := &memSink{}, &memSink{}
-			cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, ovf)
+			w := newWatchedThreshold()
+			cfg := testConfig(t, srv.URL, testCorpus(t, 4), &stopWatchSink{sink, w}, ovf)
 			cfg.Concurrency = tc.lanes
 			cfg.BenchmarkDuration = 10 * time.Second
 			cfg.InterTurnDelayCap = time.Millisecond
 			withThreshold(&cfg, 0.5)
+			w.inner, cfg.Threshold = cfg.Threshold, w
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -440,10 +456,17 @@ func TestFailedRequestThresholdDeadServer(t *testing.T) {
 			if res.Aborted != AbortFailedRequestThreshold {
 				t.Fatalf("Aborted = %q (%s)", res.Aborted, res.AbortMessage)
 			}
-			// At a 50 % limit, 19 failures in a row are needed; the lanes in
-			// flight add at most one request each.
-			if e := res.Accounting.ProfilingErrors; e < 19 || e > 19+2*tc.lanes {
-				t.Fatalf("aborted after %d profiling errors, want 19 to %d: %s", e, 19+2*tc.lanes, res.AbortMessage)
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if len(w.problems) > 0 {
+				t.Fatalf("%s (%s)", strings.Join(w.problems, "; "), res.AbortMessage)
+			}
+			// At a 50 % limit, 19 failures in a row are needed.
+			if e := res.Accounting.ProfilingErrors; e < 19 || e > w.sent {
+				t.Fatalf("aborted after %d profiling errors, want 19 to the %d sent: %s", e, w.sent, res.AbortMessage)
+			}
+			if late := w.sent - w.sentAtFire; late > tc.lanes {
+				t.Fatalf("%d requests were sent after the threshold fired (at %d sent), want at most one per lane (%d): %s", late, w.sentAtFire, tc.lanes, res.AbortMessage)
 			}
 			if !strings.Contains(res.AbortMessage, "of the first") || !strings.Contains(res.AbortMessage, "50.00%") {
 				t.Fatalf("abort message %q", res.AbortMessage)
@@ -453,6 +476,107 @@ func TestFailedRequestThresholdDeadServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// watchedThreshold wraps the run's Threshold and watches how the engine
+// acts on it (TestFailedRequestThresholdDeadServer). It notes how many
+// requests were sent when the threshold fired; a request sent after that
+// is held until the engine issued the stop, which it knows from the Sink's
+// Err (stopWatchSink), called by the goroutine that fired right after it
+// stopped the run. It checks that the verdict comes no later than the
+// outcome that completes failures of requests 1 to 19.
+type watchedThreshold struct {
+	inner Threshold
+
+	mu         sync.Mutex
+	sent       int
+	failed     map[int]bool
+	sentAtFire int    // requests sent when the threshold fired (0: not yet)
+	fireGID    uint64 // the goroutine that got the verdict
+	problems   []string
+	reported   bool // the late verdict is in problems
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed once the firing goroutine returned from the abort
+}
+
+func newWatchedThreshold() *watchedThreshold {
+	return &watchedThreshold{failed: map[int]bool{}, stopped: make(chan struct{})}
+}
+
+func (w *watchedThreshold) Sent() int {
+	w.mu.Lock()
+	fired := w.sentAtFire > 0
+	w.mu.Unlock()
+	if fired {
+		select {
+		case <-w.stopped:
+		case <-time.After(10 * time.Second):
+			w.mu.Lock()
+			w.problems = append(w.problems, "a request sent after the threshold fired waited 10 s for the engine to stop the run")
+			w.mu.Unlock()
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sent++
+	return w.inner.Sent()
+}
+
+func (w *watchedThreshold) Done(seq int, b metrics.Bucket) (bool, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	abort, msg := w.inner.Done(seq, b)
+	if b == metrics.BucketProfilingError {
+		w.failed[seq] = true
+	}
+	if abort {
+		w.sentAtFire, w.fireGID = w.sent, goroutineID()
+		return abort, msg
+	}
+	if w.sentAtFire == 0 && !w.reported {
+		all := true
+		for i := 1; i <= 19 && all; i++ {
+			all = w.failed[i]
+		}
+		if all {
+			w.problems = append(w.problems, fmt.Sprintf("requests 1 to 19 all failed (the last outcome: request %d) and the threshold did not fire", seq))
+			w.reported = true
+		}
+	}
+	return abort, msg
+}
+
+// sinkChecked is the engine's check of the Sink after a request's outcome:
+// on the goroutine that fired, the run is stopped by then.
+func (w *watchedThreshold) sinkChecked() {
+	w.mu.Lock()
+	gid := w.fireGID
+	w.mu.Unlock()
+	if gid != 0 && gid == goroutineID() {
+		w.stopOnce.Do(func() { close(w.stopped) })
+	}
+}
+
+// stopWatchSink is a memSink whose Err tells a watchedThreshold that the
+// engine checked the Sink.
+type stopWatchSink struct {
+	*memSink
+	w *watchedThreshold
+}
+
+func (s *stopWatchSink) Err() error { s.w.sinkChecked(); return nil }
+
+// goroutineID is the calling goroutine's id, from its stack header
+// ("goroutine 123 [running]:"); 0 when it cannot be read.
+func goroutineID() uint64 {
+	var buf [64]byte
+	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+	if len(f) < 2 {
+		return 0
+	}
+	id, _ := strconv.ParseUint(f[1], 10, 64)
+	return id
 }
 
 // TestPromptSynthesisFailureIsRecordedWithItsCause: a trace whose prompts

@@ -93,6 +93,17 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// waitForLines waits until out holds at least n lines (a view writes on
+// its own goroutine); it fails the test after 10 s.
+func waitForLines(t *testing.T, out *syncBuffer, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(out.String(), "\n") < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the view wrote %q after 10 s, want %d lines", out.String(), n)
+		}
+	}
+}
+
 func TestStartFallsBack(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
@@ -140,6 +151,10 @@ func TestSimpleViewLines(t *testing.T) {
 	clk.Advance(DiagnosisHold)
 	v := Start(TypeSimple, tr, Options{Out: out, Terminal: &no, Tick: tick})
 	tick <- time.Time{}
+	// The send returns once the view took the tick, not once it printed
+	// its line: the log line is written after that line is out, as it
+	// would be a tick later in a real run.
+	waitForLines(t, out, 1)
 	v.Log().Write([]byte("14:05:00 profiling: started\n"))
 	tick <- time.Time{}
 	close(tick)
