@@ -135,11 +135,7 @@ func crashBySIGABRT() {
 	if _, set := os.LookupEnv("GOTRACEBACK"); set {
 		return
 	}
-	var lim syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_CORE, &lim) == nil && lim.Cur != 0 {
-		lim.Cur = 0
-		syscall.Setrlimit(syscall.RLIMIT_CORE, &lim)
-	}
+	noCoreFile()
 	debug.SetTraceback("crash")
 }
 
