@@ -312,7 +312,19 @@ func TestProfileInterruptWritesCancelledArtifacts(t *testing.T) {
 	clearAIPerfEnv(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
+	// Interrupt once the run has recorded requests (the records file
+	// grows while it runs), not after a fixed time: on a loaded machine a
+	// run can take more than a second to send its first request, and an
+	// interrupt before it leaves nothing to check.
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if fi, err := os.Stat(filepath.Join(dir, "profile_export.jsonl.partial")); err == nil && fi.Size() > 0 {
+				time.Sleep(200 * time.Millisecond)
+				return
+			}
+		}
+	}()
 	code, out, errOut := runProfileCLI(ctx, t, "profile",
 		"--url", "sim://?zero-latency=true", "--public-dataset", "synthetic:traces=6",
 		"--model", "demo", "--concurrency", "3", "--benchmark-duration", "600",
