@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/metricspage"
 )
 
 // maxBody bounds one exporter page; a larger page is a failed scrape.
@@ -281,32 +282,7 @@ func (c *Collector) fetch(ctx context.Context, url string) ([]byte, error) {
 	if to <= 0 {
 		to = max(2*c.interval(), 2*time.Second)
 	}
-	ctx, cancel := context.WithTimeout(ctx, to)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("build request for %s: %w", url, err)
-	}
-	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		if len(body) > 200 {
-			body = body[:200]
-		}
-		return nil, fmt.Errorf("HTTP %d: %q", resp.StatusCode, body)
-	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("page larger than %d MiB", maxBody>>20)
-	}
-	return body, nil
+	return metricspage.Fetch(ctx, c.client, url, nil, to, maxBody)
 }
 
 // WarmupStarted does nothing; with ProfilingStarted and ProfilingEnded it

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/metricspage"
 )
 
 // maxBody bounds one /metrics page; a larger page is a failed scrape.
@@ -260,33 +261,5 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int) {
 }
 
 func (s *Scraper) fetch(ctx context.Context, url string, hdr http.Header) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout())
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("build request for %s: %w", url, err)
-	}
-	for k, vs := range hdr {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		if len(body) > 200 {
-			body = body[:200]
-		}
-		return nil, fmt.Errorf("HTTP %d: %q", resp.StatusCode, body)
-	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("page larger than %d MiB", maxBody>>20)
-	}
-	return body, nil
+	return metricspage.Fetch(ctx, s.client, url, hdr, s.cfg.timeout(), maxBody)
 }
