@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goio "io"
 	"os"
 
 	"github.com/agentperf/agentperf/compare"
@@ -61,19 +62,7 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 			ss = append(ss, s)
 		}
 		res, err := compare.CompareSweeps(ss, opts)
-		var de *compare.DifferentSettingsError
-		if errors.As(err, &de) {
-			return asUsage(err)
-		}
-		if err != nil {
-			return err
-		}
-		res.WriteTable(io.out)
-		if err := res.Write(*out); err != nil {
-			return fmt.Errorf("compare: write %s: %w", *out, err)
-		}
-		fmt.Fprintf(io.out, "written: %s/{%s,%s} (the curves overlaid)\n", *out, compare.FileHTML, compare.FilePNG)
-		return nil
+		return writeComparison(io.out, *out, res, err, fmt.Sprintf("written: %s/{%s,%s} (the curves overlaid)\n", *out, compare.FileHTML, compare.FilePNG))
 	}
 	var folders []*compare.Folder
 	for _, d := range pos {
@@ -84,6 +73,19 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 		folders = append(folders, f)
 	}
 	res, err := compare.Compare(folders, opts)
+	return writeComparison(io.out, *out, res, err, fmt.Sprintf("\nwritten: %s/{%s,%s,%s}\n", *out, compare.FileHTML, compare.FilePNG, compare.FileJSON))
+}
+
+// comparison is a comparison's result: runs' or sweeps'.
+type comparison interface {
+	WriteTable(w goio.Writer)
+	Write(dir string) error
+}
+
+// writeComparison prints the table of a comparison and writes its files
+// to dir, then says so with written; folders whose settings differ are a
+// usage error (exit 2).
+func writeComparison(w goio.Writer, dir string, res comparison, err error, written string) error {
 	var de *compare.DifferentSettingsError
 	if errors.As(err, &de) {
 		return asUsage(err)
@@ -91,10 +93,10 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	res.WriteTable(io.out)
-	if err := res.Write(*out); err != nil {
-		return fmt.Errorf("compare: write %s: %w", *out, err)
+	res.WriteTable(w)
+	if err := res.Write(dir); err != nil {
+		return fmt.Errorf("compare: write %s: %w", dir, err)
 	}
-	fmt.Fprintf(io.out, "\nwritten: %s/{%s,%s,%s}\n", *out, compare.FileHTML, compare.FilePNG, compare.FileJSON)
+	fmt.Fprint(w, written)
 	return nil
 }
