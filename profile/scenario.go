@@ -37,44 +37,20 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 	s.CacheBust = set.CacheBust.V
 	c.BenchmarkDuration = set.BenchmarkDuration.V
 	c.Seed = set.RandomSeed.V
-	if set.InterTurnDelayCap.Set {
-		c.InterTurnDelayCap = set.InterTurnDelayCap.V
-	}
-	if set.TraceIdleGapCap.Set {
-		c.TraceIdleGapCap = set.TraceIdleGapCap.V
-	}
-	if set.SystemIdleGapCap.Set {
-		c.SystemIdleGapCap = set.SystemIdleGapCap.V
-	}
+	set.InterTurnDelayCap.Into(&c.InterTurnDelayCap)
+	set.TraceIdleGapCap.Into(&c.TraceIdleGapCap)
+	set.SystemIdleGapCap.Into(&c.SystemIdleGapCap)
 	c.UseServerTokenCount = set.UseServerTokenCount.V
-	if set.TrajectoryMinRatio.Set {
-		c.StartMinRatio = set.TrajectoryMinRatio.V
-	}
-	if set.TrajectoryMaxRatio.Set {
-		c.StartMaxRatio = set.TrajectoryMaxRatio.V
-	}
+	set.TrajectoryMinRatio.Into(&c.StartMinRatio)
+	set.TrajectoryMaxRatio.Into(&c.StartMaxRatio)
 	c.ExtraInputs = extra
-	if set.StatsInterval.Set {
-		s.StatsInterval = set.StatsInterval.V
-	}
-	if set.FailedRequestThreshold.Set {
-		s.FailedRequestThreshold = set.FailedRequestThreshold.V
-	}
-	if set.WarmupRequestsPerLane.Set {
-		c.WarmupRequestsPerLane = set.WarmupRequestsPerLane.V
-	}
-	if set.WarmupGracePeriod.Set {
-		c.WarmupGracePeriod = set.WarmupGracePeriod.V
-	}
-	if set.NoGPUTelemetry.Set {
-		s.NoGPUTelemetry = set.NoGPUTelemetry.V
-	}
-	if set.NumDatasetEntries.Set {
-		s.Corpus.Options.Select.NumEntries = set.NumDatasetEntries.V
-	}
-	if set.SliceDuration.Set {
-		s.SliceDuration = set.SliceDuration.V
-	}
+	set.StatsInterval.Into(&s.StatsInterval)
+	set.FailedRequestThreshold.Into(&s.FailedRequestThreshold)
+	set.WarmupRequestsPerLane.Into(&c.WarmupRequestsPerLane)
+	set.WarmupGracePeriod.Into(&c.WarmupGracePeriod)
+	set.NoGPUTelemetry.Into(&s.NoGPUTelemetry)
+	set.NumDatasetEntries.Into(&s.Corpus.Options.Select.NumEntries)
+	set.SliceDuration.Into(&s.SliceDuration)
 	s.Scenario = p.Name
 	s.Coverage = scenario.Coverage{Required: p.CoverageRatio, MinPhase: p.MinDuration}
 	s.Validity = reasons

@@ -22,6 +22,14 @@ type Opt[T any] struct {
 // Some returns a set Opt holding v.
 func Some[T any](v T) Opt[T] { return Opt[T]{V: v, Set: true} }
 
+// Into stores o's value in *dst when o is set, and leaves *dst as it is
+// otherwise.
+func (o Opt[T]) Into(dst *T) {
+	if o.Set {
+		*dst = o.V
+	}
+}
+
 // LoaderKind is where the corpus comes from.
 type LoaderKind int
 
