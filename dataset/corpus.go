@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/edsrzf/mmap-go"
 )
@@ -100,6 +101,22 @@ func (c *Corpus) Close() error {
 		}
 	}
 	return nil
+}
+
+// Find returns the trace whose ID is id; an error names a few of the
+// corpus's ids when there is none.
+func (c *Corpus) Find(id string) (Trace, error) {
+	var some []string
+	for i := 0; i < c.Len(); i++ {
+		tr := c.Trace(i)
+		if tr.ID == id {
+			return tr, nil
+		}
+		if len(some) < 5 {
+			some = append(some, tr.ID)
+		}
+	}
+	return Trace{}, fmt.Errorf("no trace %q in the corpus (%d traces; e.g. %s)", id, c.Len(), strings.Join(some, ", "))
 }
 
 // Trace returns trace i (0 ≤ i < Len). It panics if i is out of range or

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/internal/numfmt"
 )
 
 // BytesPerLane is the memory one lane of a run takes at its peak, when
@@ -84,7 +86,7 @@ func checkLanes(lanes int, m Memory) error {
 		return nil
 	}
 	return fmt.Errorf("profile: %d lanes in this process need about %s of memory (%s per lane, measured), but %s leaves %s: at most %d lanes fit; lower --concurrency, or split the run over shards on several machines (--shard, docs/distributed.md)",
-		lanes, humanBytes(mulSat(int64(lanes), BytesPerLane)), humanBytes(BytesPerLane), m.Source, humanBytes(m.Bytes), limit)
+		lanes, numfmt.Bytes(mulSat(int64(lanes), BytesPerLane)), numfmt.Bytes(BytesPerLane), m.Source, numfmt.Bytes(m.Bytes), limit)
 }
 
 // mulSat multiplies without overflow, saturating at the largest int64.

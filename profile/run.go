@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentperf/agentperf/gputelemetry"
+	"github.com/agentperf/agentperf/internal/numfmt"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -343,7 +344,7 @@ func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
 	if n, err := metrics.RemoveReserve(dir); err != nil {
 		lg.Printf("warning: %v", err)
 	} else if n > 0 {
-		w := fmt.Sprintf("removed %s, %s left by an earlier run in %s that did not end (killed or crashed)", metrics.FileReserve, humanBytes(n), dir)
+		w := fmt.Sprintf("removed %s, %s left by an earlier run in %s that did not end (killed or crashed)", metrics.FileReserve, numfmt.Bytes(n), dir)
 		lg.Printf("note: %s", w)
 		warnings = append(warnings, w)
 	}
@@ -355,32 +356,18 @@ func checkFreeSpace(s *Spec, lg *runLog) (int64, []string) {
 	}
 	if need := metrics.EstimateArtifactBytes(s.Replay.Concurrency, s.Replay.BenchmarkDuration); free < need {
 		w := fmt.Sprintf("%s has %s free, but this run will likely write about %s (estimate: 2 MB of plots and reports, 8 KB per second of server metrics, and 2 KB per request at 0.25 requests per lane per second); a failed write stops the run: free space or pass another --output-artifact-dir",
-			dir, humanBytes(free), humanBytes(need))
+			dir, numfmt.Bytes(free), numfmt.Bytes(need))
 		lg.Printf("warning: %s", w)
 		warnings = append(warnings, w)
 	}
 	if bound := metrics.ReserveBound(free); reserve > bound {
 		w := fmt.Sprintf("the aggregates of this run may take up to %s (%d lanes, %s of profiling, --slice-duration %s), but %s has %s free: the reserve kept for them is cut to %s (half the free space), so they may not fit on a full disk",
-			humanBytes(reserve), s.Replay.Concurrency, s.Replay.BenchmarkDuration, s.SliceDuration, dir, humanBytes(free), humanBytes(bound))
+			numfmt.Bytes(reserve), s.Replay.Concurrency, s.Replay.BenchmarkDuration, s.SliceDuration, dir, numfmt.Bytes(free), numfmt.Bytes(bound))
 		lg.Printf("warning: %s", w)
 		warnings = append(warnings, w)
 		reserve = bound
 	}
 	return reserve, warnings
-}
-
-// humanBytes formats n bytes with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // loaderKind is LoaderKind of the Spec's corpus (unset for traces in

@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentperf/agentperf/internal/numfmt"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -189,7 +189,7 @@ func (s *Server) Start() error {
 	s.logf("sim: serving %s at %s (%d engine(s), zero-latency=%v)", s.cfg.Model, s.URL, len(s.engines), s.cfg.ZeroLatency)
 	for i, e := range s.engines {
 		// vLLM's start-up line, which InferenceX reads as kv_cache_pool_tokens.
-		s.logf("sim: engine %d: GPU KV cache size: %s tokens", i, thousands(e.kv.total*s.cfg.BlockSize))
+		s.logf("sim: engine %d: GPU KV cache size: %s tokens", i, numfmt.Thousands(e.kv.total*s.cfg.BlockSize))
 	}
 	return nil
 }
@@ -476,13 +476,4 @@ func (c *tokenCache) put(k uint64, ids []uint32) {
 	}
 	c.m[k] = ids
 	c.tokens += len(ids)
-}
-
-// thousands formats n with comma separators, as vLLM's log lines do.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

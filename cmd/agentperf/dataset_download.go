@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
+	"github.com/agentperf/agentperf/internal/hfhub"
 )
 
 func init() {
@@ -68,7 +69,7 @@ func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return asUsage(unreachable(err, "dataset download "+name, hub, os.Getenv,
+		return asUsage(hfhub.DownloadAdvice(err, "dataset download "+name, hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
 			"or do without it: give profile a local copy of the traces file with --input-file FILE"))
 	}
 	revName := ref.Revision
@@ -76,7 +77,7 @@ func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
 		revName = "main"
 	}
 	fmt.Fprintf(io.out, "dataset %s@%s: commit %s\n", ref.Repo, revName, res.Commit)
-	describeFiles(io.out, res)
+	res.WriteFiles(io.out)
 	fmt.Fprintf(io.out, "hub cache: %s\n", hub.CacheDir())
 	return nil
 }

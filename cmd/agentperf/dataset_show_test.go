@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentperf/agentperf/synth"
 )
 
 // showTestCorpus writes a two-trace JSONL corpus and returns its path.
@@ -63,7 +65,7 @@ func TestDatasetShow(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		var rep showReport
+		var rep synth.TurnReport
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("output is not JSON: %v\n%s", err, out.String())
 		}

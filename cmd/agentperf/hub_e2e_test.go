@@ -17,6 +17,7 @@ import (
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/hfhub/hubtest"
 	"github.com/agentperf/agentperf/internal/testshared"
+	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -153,7 +154,7 @@ func TestProfileDownloadsCorpusAndTokenizer(t *testing.T) {
 		if c := run(context.Background(), showArgs, &so, &se); c != exitOK {
 			t.Fatalf("dataset show: exit %d: %s", c, se.String())
 		}
-		var rep showReport
+		var rep synth.TurnReport
 		if err := json.Unmarshal(so.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}

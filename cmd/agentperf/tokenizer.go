@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/tokenizer"
 )
 
@@ -56,11 +57,11 @@ func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return asUsage(unreachable(err, "tokenizer download "+fs.Arg(0), hub, os.Getenv,
+		return asUsage(hfhub.DownloadAdvice(err, "tokenizer download "+fs.Arg(0), hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
 			"or do without it: give profile a local tokenizer with --tokenizer PATH (a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts"))
 	}
 	fmt.Fprintf(io.out, "tokenizer %s@%s: commit %s\n", origin.Repo, origin.Revision, origin.Commit)
-	describeFiles(io.out, res)
+	res.WriteFiles(io.out)
 	fmt.Fprintf(io.out, "loads: %s encodes %q to %d tokens\n", tok.Name(), "Hello, world!", len(tok.Encode("Hello, world!")))
 	fmt.Fprintf(io.out, "hub cache: %s\n", hub.CacheDir())
 	return nil

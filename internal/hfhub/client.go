@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/numfmt"
 )
 
 // Client downloads from a Hugging Face hub into the hub cache. It is safe
@@ -269,7 +271,7 @@ func (c *Client) fetchOnce(ctx context.Context, method, u string) (small, error)
 		return small{}, cleanURLError(err)
 	}
 	if len(body) > maxSmallBody {
-		return small{}, fmt.Errorf("%s %s: answer larger than %s", method, stripQuery(u), FormatBytes(maxSmallBody))
+		return small{}, fmt.Errorf("%s %s: answer larger than %s", method, stripQuery(u), numfmt.Bytes(maxSmallBody))
 	}
 	return small{status: resp.StatusCode, header: resp.Header, body: body, url: u, tokenSent: sent}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/numfmt"
 )
 
 // Request names files of a repository to have in the cache.
@@ -477,7 +479,7 @@ func (c *Client) fetchBlob(ctx context.Context, t target, meta fileMeta, blob st
 	}
 	if free, ok := freeBytes(filepath.Dir(blob)); ok && free < meta.size-have {
 		return 0, fmt.Errorf("%s: %w: it needs %s more and %s has %s free; free some space (or point HF_HUB_CACHE elsewhere) and run again",
-			t, ErrDiskFull, FormatBytes(meta.size-have), filepath.Dir(blob), FormatBytes(free))
+			t, ErrDiskFull, numfmt.Bytes(meta.size-have), filepath.Dir(blob), numfmt.Bytes(free))
 	}
 	resumed = have
 	name := t.file
@@ -572,10 +574,10 @@ func (c *Client) fetchBlob(ctx context.Context, t target, meta fileMeta, blob st
 			fails++
 			if fails > c.cfg.Retries {
 				finish(terr)
-				return resumed, fmt.Errorf("%w: download %s: %v (%s of %s kept in %s; a re-run resumes it)", ErrUnreachable, t, terr, FormatBytes(have), FormatBytes(meta.size), inc)
+				return resumed, fmt.Errorf("%w: download %s: %v (%s of %s kept in %s; a re-run resumes it)", ErrUnreachable, t, terr, numfmt.Bytes(have), numfmt.Bytes(meta.size), inc)
 			}
 			d := c.backoff(fails, hdr)
-			c.logf("hub: %s: %v at %s of %s; resuming in %s (retry %d of %d)", t, terr, FormatBytes(have), FormatBytes(meta.size), d, fails, c.cfg.Retries)
+			c.logf("hub: %s: %v at %s of %s; resuming in %s (retry %d of %d)", t, terr, numfmt.Bytes(have), numfmt.Bytes(meta.size), d, fails, c.cfg.Retries)
 			if err := sleep(ctx, d); err != nil {
 				finish(err)
 				return resumed, err
@@ -584,7 +586,7 @@ func (c *Client) fetchBlob(ctx context.Context, t target, meta fileMeta, blob st
 		}
 		if cerr := v.check(have); cerr != nil {
 			corrupt++
-			c.logf("hub: %s: %v; discarding the %s downloaded", t, cerr, FormatBytes(have))
+			c.logf("hub: %s: %v; discarding the %s downloaded", t, cerr, numfmt.Bytes(have))
 			if c.cfg.Progress != nil {
 				c.cfg.Progress.Add(-have)
 			}
@@ -636,7 +638,7 @@ func syncDir(dir string) {
 func (c *Client) writeErr(t target, inc string, have, size int64, err error) error {
 	if isDiskFull(err) {
 		return fmt.Errorf("%s: %w (%v): %s of %s written to %s and kept there, so that a run after freeing space resumes it (delete it to free the space instead); nothing was added to the cache",
-			t, ErrDiskFull, err, FormatBytes(have), FormatBytes(size), inc)
+			t, ErrDiskFull, err, numfmt.Bytes(have), numfmt.Bytes(size), inc)
 	}
 	return fmt.Errorf("%s: write %s: %w", t, inc, err)
 }
@@ -737,7 +739,7 @@ func (c *Client) transfer(ctx context.Context, meta fileMeta, have int64, w io.W
 		switch {
 		case rerr == io.EOF:
 			if n < limit {
-				return n, fmt.Errorf("connection closed after %s of %s (%w)", FormatBytes(have+n), FormatBytes(meta.size), io.ErrUnexpectedEOF)
+				return n, fmt.Errorf("connection closed after %s of %s (%w)", numfmt.Bytes(have+n), numfmt.Bytes(meta.size), io.ErrUnexpectedEOF)
 			}
 			return n, nil
 		case rerr == errTooLong:

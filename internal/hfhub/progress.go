@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/numfmt"
 )
 
 // Progress receives the progress of one file download at a time: Start,
@@ -62,10 +64,10 @@ func (p *ProgressWriter) Start(name string, total, done int64) {
 	}
 	size := "size unknown"
 	if total >= 0 {
-		size = FormatBytes(total)
+		size = numfmt.Bytes(total)
 	}
 	if done > 0 {
-		fmt.Fprintf(p.w, "hub: %s: resuming at %s of %s\n", name, FormatBytes(done), size)
+		fmt.Fprintf(p.w, "hub: %s: resuming at %s of %s\n", name, numfmt.Bytes(done), size)
 	} else {
 		fmt.Fprintf(p.w, "hub: %s: downloading %s\n", name, size)
 	}
@@ -98,11 +100,11 @@ func (p *ProgressWriter) Finish(err error) {
 		fmt.Fprint(p.w, "\n")
 	}
 	if err != nil {
-		fmt.Fprintf(p.w, "hub: %s: stopped at %s: %v\n", p.name, FormatBytes(p.done), err)
+		fmt.Fprintf(p.w, "hub: %s: stopped at %s: %v\n", p.name, numfmt.Bytes(p.done), err)
 		return
 	}
 	el := now.Sub(p.start)
-	fmt.Fprintf(p.w, "hub: %s: %s in %s (%s/s)\n", p.name, FormatBytes(p.done), el.Round(time.Millisecond), FormatBytes(rate(p.done-p.resumed, el)))
+	fmt.Fprintf(p.w, "hub: %s: %s in %s (%s/s)\n", p.name, numfmt.Bytes(p.done), el.Round(time.Millisecond), numfmt.Bytes(rate(p.done-p.resumed, el)))
 }
 
 // status is "12.0 MiB / 40.0 MiB (30%), 5.1 MiB/s, ETA 6s".
@@ -110,13 +112,13 @@ func (p *ProgressWriter) status(now time.Time) string {
 	el := now.Sub(p.start)
 	r := rate(p.done-p.resumed, el)
 	if p.total < 0 {
-		return fmt.Sprintf("%s, %s/s", FormatBytes(p.done), FormatBytes(r))
+		return fmt.Sprintf("%s, %s/s", numfmt.Bytes(p.done), numfmt.Bytes(r))
 	}
 	eta := "?"
 	if r > 0 && p.total >= p.done {
 		eta = (time.Duration(float64(p.total-p.done) / float64(r) * float64(time.Second))).Round(time.Second).String()
 	}
-	return fmt.Sprintf("%s / %s (%d%%), %s/s, ETA %s", FormatBytes(p.done), FormatBytes(p.total), percent(p.done, p.total), FormatBytes(r), eta)
+	return fmt.Sprintf("%s / %s (%d%%), %s/s, ETA %s", numfmt.Bytes(p.done), numfmt.Bytes(p.total), percent(p.done, p.total), numfmt.Bytes(r), eta)
 }
 
 func (p *ProgressWriter) drawBar() {
@@ -147,18 +149,4 @@ func percent(done, total int64) int64 {
 		return 100
 	}
 	return min(done*100/total, 100)
-}
-
-// FormatBytes formats n in binary units: "512 B", "1.5 KiB", "20.0 MiB".
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
