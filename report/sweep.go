@@ -118,8 +118,10 @@ func PooledRow(runs []*Run, l Labels, sum metrics.PooledSummary) Row {
 		}
 		p := metrics.Pool(vs, row.Level, c.unit)
 		if p.N > 0 {
-			row.Pooled[c.key] = p
 			*c.field(&row) = p.Mean
+		}
+		if p.N > 1 { // one value has no interval
+			row.Pooled[c.key] = p
 		}
 	}
 	if sum.StoppedEarly != "" {

@@ -79,6 +79,9 @@ func checkRepeatedPoint(t *testing.T, dir string, c, n int, row map[string]any) 
 	if row == nil {
 		t.Fatalf("c%d: no row in the table", c)
 	}
+	if ots := sum.Metrics["output_token_throughput.avg"]; math.Abs(row["output_tok_s"].(float64)-ots.Mean) > 1e-9*ots.Mean {
+		t.Errorf("c%d: row output_tok_s %v, the pooled summary's mean %v", c, row["output_tok_s"], ots.Mean)
+	}
 	rps := sum.Metrics["request_throughput.avg"]
 	iv, _ := row["intervals"].(map[string]any)
 	rpsIv, _ := iv["rps"].([]any)
