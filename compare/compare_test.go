@@ -84,6 +84,10 @@ func TestCompareSlowerPrefillAndIdenticalRuns(t *testing.T) {
 	if !strings.Contains(tbl.String(), "slower") || !strings.Contains(tbl.String(), "no difference at 95%") {
 		t.Errorf("table:\n%s", tbl.String())
 	}
+	viaDirs, err := compare.Dirs([]string{a, b}, compare.Options{Seed: 1})
+	if sr, ok := viaDirs.(*compare.SweepResult); err != nil || !ok || len(sr.Concurrency) != 2 || viaDirs.Written("o") != "written: o/{compare.html,compare.png} (the curves overlaid)\n" {
+		t.Errorf("Dirs of sweep folders: %T %v", viaDirs, err)
+	}
 	out := t.TempDir()
 	if err := res.Write(out); err != nil {
 		t.Fatal(err)
@@ -244,6 +248,10 @@ func TestCompareSweeps(t *testing.T) {
 			}
 		}
 	}
+	viaDirs, err := compare.Dirs([]string{a, b}, compare.Options{Seed: 1})
+	if sr, ok := viaDirs.(*compare.SweepResult); err != nil || !ok || len(sr.Concurrency) != 2 || viaDirs.Written("o") != "written: o/{compare.html,compare.png} (the curves overlaid)\n" {
+		t.Errorf("Dirs of sweep folders: %T %v", viaDirs, err)
+	}
 	out := t.TempDir()
 	if err := res.Write(out); err != nil {
 		t.Fatal(err)
@@ -251,5 +259,19 @@ func TestCompareSweeps(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(out, compare.FileHTML))
 	if err != nil || !bytes.Contains(page, []byte("data:image/png;base64,")) || !bytes.Contains(page, []byte("concurrency 16")) {
 		t.Errorf("compare.html: %v", err)
+	}
+}
+
+// TestDirsInputError: a folder that is not a run folder is an input error
+// (the CLI's exit 2), and two run folders compare as runs.
+func TestDirsInputError(t *testing.T) {
+	t.Parallel()
+	_, err := compare.Dirs([]string{t.TempDir(), t.TempDir()}, compare.Options{})
+	var ie *compare.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "is not a run folder") {
+		t.Errorf("err = %v", err)
+	}
+	if got := (&compare.Result{}).Written("o"); got != "\nwritten: o/{compare.html,compare.png,compare.json}\n" {
+		t.Errorf("Written = %q", got)
 	}
 }

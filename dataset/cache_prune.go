@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -168,4 +169,21 @@ func removeLocked(ctx context.Context, f *PrunedFile) (busy bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// WriteText prints r for people: a line per file removed (or, when dry,
+// that would be), per file left because a build held it, and the total.
+// Times are local.
+func (r *PruneResult) WriteText(w io.Writer, dry bool) {
+	verb := "removed"
+	if dry {
+		verb = "would remove"
+	}
+	for _, f := range r.Removed {
+		fmt.Fprintf(w, "%s %s (%.1f MB with its marker, last used %s)\n", verb, f.Path, float64(f.Bytes)/1e6, f.LastUsed.Local().Format("2006-01-02 15:04"))
+	}
+	for _, b := range r.Busy {
+		fmt.Fprintf(w, "left %s: a build holds its lock\n", b)
+	}
+	fmt.Fprintf(w, "%s %d dataset cache files in %s, %.1f MB; %d left\n", verb, len(r.Removed), r.Dir, float64(r.Freed)/1e6, r.Kept)
 }

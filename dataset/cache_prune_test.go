@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,5 +148,23 @@ func TestPruneSkipsABuild(t *testing.T) {
 	}
 	if _, err := os.Stat(d); err != nil {
 		t.Errorf("the file under build was removed: %v", err)
+	}
+}
+
+// TestPruneResultText: a line per file removed (or that would be) with
+// its size and last use, a line per busy file, then the total.
+func TestPruneResultText(t *testing.T) {
+	t.Parallel()
+	used := time.Date(2026, 3, 4, 5, 6, 0, 0, time.Local)
+	r := &PruneResult{Dir: "/c", Removed: []PrunedFile{{Path: "/c/a.dscache", Bytes: 2_500_000, LastUsed: used}}, Busy: []string{"/c/b.dscache"}, Kept: 3, Freed: 2_500_000}
+	for dry, verb := range map[bool]string{true: "would remove", false: "removed"} {
+		var b strings.Builder
+		r.WriteText(&b, dry)
+		want := verb + " /c/a.dscache (2.5 MB with its marker, last used 2026-03-04 05:06)\n" +
+			"left /c/b.dscache: a build holds its lock\n" +
+			verb + " 1 dataset cache files in /c, 2.5 MB; 3 left\n"
+		if b.String() != want {
+			t.Errorf("dry %v:\n%s\nwant\n%s", dry, b.String(), want)
+		}
 	}
 }

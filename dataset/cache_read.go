@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"sort"
 	"time"
@@ -35,6 +36,28 @@ import (
 // long its traces stay valid.
 func OpenCache(path string) (*Corpus, error) {
 	return openCache(path, verifyAuto)
+}
+
+// VerifyCaches checks each cache file of paths (VerifyCache) and prints a
+// line for each to w: "ok: PATH (TIME)", "BAD: …" for a corrupt file or
+// another format version, "ERROR: …" for a file it could not read. It
+// returns how many failed.
+func VerifyCaches(w io.Writer, paths []string) (failed int) {
+	for _, p := range paths {
+		t0 := time.Now()
+		err := VerifyCache(p)
+		switch {
+		case err == nil:
+			fmt.Fprintf(w, "ok: %s (%s)\n", p, time.Since(t0).Round(time.Millisecond))
+		case errors.Is(err, ErrCacheCorrupt), errors.Is(err, ErrCacheVersion):
+			failed++
+			fmt.Fprintf(w, "BAD: %v\n", err)
+		default:
+			failed++
+			fmt.Fprintf(w, "ERROR: %v\n", err)
+		}
+	}
+	return failed
 }
 
 // VerifyCache checks the cache file at path completely, including the

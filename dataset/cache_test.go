@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -393,5 +394,29 @@ func TestCorpusClose(t *testing.T) {
 			}()
 			_ = c.Trace(0)
 		})
+	}
+}
+
+// TestVerifyCaches: a good file is ok, a corrupt one BAD, a missing one an
+// ERROR; the count is of the failures.
+func TestVerifyCaches(t *testing.T) {
+	t.Parallel()
+	good := encodeToBytes(t, cacheGenTraces(2, 10), Identity{Path: "p"})
+	dir := t.TempDir()
+	okPath, badPath, missing := filepath.Join(dir, "ok.dscache"), filepath.Join(dir, "bad.dscache"), filepath.Join(dir, "none.dscache")
+	if err := os.WriteFile(okPath, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badPath, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if n := VerifyCaches(&b, []string{okPath, badPath, missing}); n != 2 {
+		t.Errorf("%d failed, want 2", n)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ok: "+okPath+" (") || !strings.HasPrefix(lines[1], "BAD: ") ||
+		!strings.Contains(lines[1], badPath) || !strings.HasPrefix(lines[2], "ERROR: ") {
+		t.Errorf("output:\n%s", b.String())
 	}
 }

@@ -8,6 +8,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 // SynthOptions controls Synthesize. Zero values mean the documented
@@ -324,6 +330,34 @@ func WriteJSONL(w io.Writer, traces []Trace) error {
 		return fmt.Errorf("write traces: %w", err)
 	}
 	return nil
+}
+
+// WriteJSONLFile writes traces as WriteJSONL does to the file path,
+// compressed by its extension (.zst: zstd, .gz: gzip, else plain). It
+// writes a temporary name and renames it, so that a failed write never
+// leaves a truncated corpus behind.
+func WriteJSONLFile(path string, traces []Trace) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		var closeEnc func() error
+		switch {
+		case strings.HasSuffix(path, ".zst"):
+			enc, err := zstd.NewWriter(w)
+			if err != nil {
+				return err
+			}
+			w, closeEnc = enc, enc.Close
+		case strings.HasSuffix(path, ".gz"):
+			enc := gzip.NewWriter(w)
+			w, closeEnc = enc, enc.Close
+		}
+		if err := WriteJSONL(w, traces); err != nil {
+			return err
+		}
+		if closeEnc != nil {
+			return closeEnc()
+		}
+		return nil
+	})
 }
 
 func appendJSONString(b []byte, s string) []byte {

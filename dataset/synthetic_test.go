@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"bytes"
+	"context"
+	"path/filepath"
 	"testing"
 )
 
@@ -237,5 +239,31 @@ func TestSynthesizeSmallContextKeepsPrefixesBuildable(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWriteJSONLFile: each extension reads back to the same traces, and
+// a failed write leaves no file.
+func TestWriteJSONLFile(t *testing.T) {
+	t.Parallel()
+	traces := Synthesize(SynthOptions{Seed: 6, Traces: 3, Subagents: true})
+	dir := t.TempDir()
+	for _, name := range []string{"a.jsonl", "a.jsonl.zst", "a.jsonl.gz"} {
+		p := filepath.Join(dir, name)
+		if err := WriteJSONLFile(p, traces); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Open(context.Background(), Source{InputFile: p}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := c.Traces()
+		c.Close()
+		if len(got) != len(traces) || got[2].ID != traces[2].ID || len(got[2].Requests) != len(traces[2].Requests) {
+			t.Errorf("%s read back %d traces", name, len(got))
+		}
+	}
+	if err := WriteJSONLFile(filepath.Join(dir, "no", "such", "dir", "a.jsonl"), traces); err == nil {
+		t.Error("a write into a missing folder succeeded")
 	}
 }

@@ -3,21 +3,13 @@ package profile
 import (
 	"errors"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/gputelemetry"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/htmlreport"
-	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/metrics/promexport"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -146,6 +138,9 @@ type Input struct {
 	// Extra is added to metadata.agentperf (a merge's report of its
 	// shards).
 	Extra map[string]any
+	// Outputs are the caller's outputs (artifacts, exporters), run after
+	// the built-in ones of their stage (Output).
+	Outputs []Output
 }
 
 // Described is what a run says about its synthesizer and tokenizer
@@ -276,6 +271,11 @@ const (
 	// profiling error rate above Input.FailedRequestThreshold (Reason
 	// ReasonThresholdExceeded).
 	ProblemThresholdExceeded
+	// ProblemRecount: a folder's recomputation (Recompute) found that its
+	// records do not add up to the recorded accounting, or kept an
+	// aggregate that does (Problem.Err wraps metrics.ErrAccounting or
+	// metrics.ErrAggregateKept).
+	ProblemRecount
 )
 
 // ReasonThresholdExceeded is the Reason of a ProblemThresholdExceeded.
@@ -309,14 +309,11 @@ func Finish(res *replay.Result, in Input) (*Outcome, error) {
 	// top of that garbage, under a heap goal about twice the run's live
 	// heap.
 	runtime.GC()
-	f := &finisher{res: res, in: in, out: &Outcome{failOnInvalid: in.FailOnInvalid}}
-	f.run()
-	if in.Shard != nil {
-		if err := writeShardManifest(in.Dir, in, res); err != nil {
-			f.writeProblem(FileShard, err)
-		}
+	f := &Finishing{Dir: in.Dir, Result: res, Input: &in, Outcome: &Outcome{failOnInvalid: in.FailOnInvalid}}
+	if err := f.run(registered(in.Outputs)); err != nil {
+		return nil, err
 	}
-	return f.out, nil
+	return f.Outcome, nil
 }
 
 func (in *Input) validate(res *replay.Result) error {
@@ -341,147 +338,6 @@ func (in *Input) validate(res *replay.Result) error {
 	return errors.Join(errs...)
 }
 
-// finisher holds one Finish call's state.
-type finisher struct {
-	res *replay.Result
-	in  Input
-	out *Outcome
-	// late is set once the aggregates are written: warnings go to
-	// LateWarnings from then on.
-	late bool
-}
-
-func (f *finisher) warn(w string) {
-	if f.late {
-		f.out.LateWarnings = append(f.out.LateWarnings, w)
-	} else {
-		f.out.Warnings = append(f.out.Warnings, w)
-	}
-}
-
-func (f *finisher) problem(kind ProblemKind, reason, msg string, err error) {
-	f.out.Problems = append(f.out.Problems, Problem{Kind: kind, Reason: reason, Message: msg, Err: err})
-}
-
-func (f *finisher) writeProblem(what string, err error) {
-	f.problem(ProblemWrite, "", fmt.Sprintf("writing %s failed: %v", what, err), err)
-}
-
-func (f *finisher) run() {
-	res, in, col := f.res, &f.in, f.in.Collector
-	// The records buffered so far go to disk first: a write error of this
-	// flush counts as one of the run (the aggregates then go first).
-	_ = col.Flush()
-	// After a failed write (a full disk) the aggregates are written
-	// first, into the room the collector kept; the server metrics export
-	// follows if it still fits.
-	aggFirst := col.Err() != nil
-	if aggFirst {
-		f.warn(fmt.Sprintf("%s is incomplete: a write failed (%v); %s%s holds the records written before, each complete, and %s",
-			metrics.FileRecords, col.Err(), metrics.FileRecords, ".partial", metrics.WarnAggregatesCoverAll))
-	}
-	if in.Scraper != nil && !aggFirst {
-		f.exportServer()
-	}
-	verdict := f.judge()
-	f.out.Verdict = verdict
-	info := f.runInfo(verdict)
-	if in.GPU != nil {
-		f.out.GPU = in.GPU.Result()
-	}
-
-	// After a scheduler's SIGTERM the kill follows: the aggregates go
-	// before the figure, which takes longest.
-	figLate := aggFirst || res.Terminated != nil
-	var fig plot.Input
-	var figWarnings []string
-	if !figLate {
-		fig, figWarnings = f.figure()
-	}
-	marked := f.markLateSignal(&info)
-	info.Warnings = append(slices.Clone(in.Warnings), f.out.Warnings...)
-	sum, err := col.Finish(info)
-	f.out.Summary = sum
-	if err != nil {
-		f.writeProblem("the request exports", err)
-	}
-	f.late = true
-	if f.out.GPU != nil {
-		f.exportGPU(sum)
-	}
-	if aggFirst && in.Scraper != nil {
-		if _, err := in.Scraper.Export(in.Dir); err != nil {
-			f.writeProblem("the server metrics export", err)
-		}
-	}
-	if figLate {
-		fig, figWarnings = f.figure()
-	}
-	if w := warmCacheWarning(sum, f.out.Derived); w != "" {
-		f.warn(w)
-		if err := metrics.AddWarnings(in.Dir, w); err != nil {
-			f.warn(fmt.Sprintf("the warm-cache warning could not be recorded in %s: %v", metrics.FileAggregateJSON, err))
-		}
-	}
-	// report.html shows the aggregates: without them (their write
-	// failed, reported above) there is nothing to show.
-	if _, err := os.Stat(filepath.Join(in.Dir, metrics.FileAggregateJSON)); err != nil {
-		f.problem(ProblemWrite, "", "report.html was not written: it shows "+metrics.FileAggregateJSON+", which could not be written", err)
-	} else if hw, err := htmlreport.WriteDirWith(in.Dir, fig, figWarnings); err != nil {
-		f.writeProblem(htmlreport.FileName, err)
-	} else {
-		for _, w := range hw {
-			f.warn(w)
-		}
-	}
-
-	if res.Aborted != "" {
-		f.problem(ProblemAborted, res.Aborted, "run aborted ("+res.Aborted+"): "+res.AbortMessage, nil)
-	} else if msg := thresholdAtEnd(res.Accounting, in.FailedRequestThreshold, in.Shard != nil); msg != "" {
-		f.problem(ProblemThresholdExceeded, ReasonThresholdExceeded, msg, nil)
-	}
-	f.validityProblems(verdict)
-	late := !res.Cancelled && f.signals() > 0
-	if late && !marked {
-		// The signal came after the aggregates were written: the mark
-		// goes into their warnings, the exit code says it too.
-		w := lateSignalWarning
-		f.warn(w)
-		if err := metrics.AddWarnings(in.Dir, w); err != nil {
-			f.warn(fmt.Sprintf("the interruption could not be recorded in %s: %v", metrics.FileAggregateJSON, err))
-		}
-	}
-	f.out.Interrupted = res.Aborted == "" && (res.Cancelled || late)
-	if res.Aborted == replay.AbortShardStopped && f.signals() > 0 {
-		// scancel signals every shard: whichever heard of another's stop
-		// first, this process was interrupted too, and exits as one.
-		f.out.Interrupted = true
-	}
-}
-
-// warmCacheWarning returns a warning when the server's prefix cache
-// missed far less than an infinite cache could have from this run's own
-// requests (the theoretical hit rate): it held the prompts of an earlier
-// run (the same corpus and seed) when this one started, which flatters
-// every latency figure. The test is on the miss rates: the theoretical
-// one at least 2 points (a run with almost nothing new to miss tells
-// nothing), the server's under half of it (block sizes differ, the trace's
-// 64 tokens and the server's 16, so a server can hit a partial block an
-// infinite cache of whole blocks misses; that is a small share, not
-// half). "" otherwise.
-func warmCacheWarning(sum *metrics.Summary, d *servermetrics.Derived) string {
-	if sum == nil || d == nil || !d.GPUPrefixHitRateValid || sum.TheoreticalTotalBlocks == 0 || math.IsNaN(sum.TheoreticalHitPct) {
-		return ""
-	}
-	server := 100 * d.GPUPrefixHitRate
-	theoMiss, serverMiss := 100-sum.TheoreticalHitPct, 100-server
-	if theoMiss < 2 || serverMiss >= theoMiss/2 {
-		return ""
-	}
-	return fmt.Sprintf("the server's prefix cache was warm before the run: it hit %.1f %% over the profiling window, where an infinite cache starting empty would hit at most about %.1f %% of this run's prompts (the theoretical hit rate), so it held an earlier run's prompts and the latency figures are flattered; reset the server's prefix cache before the run (--reset-prefix-cache; Spec.ResetPrefixCache) or restart it",
-		server, sum.TheoreticalHitPct)
-}
-
 // thresholdAtEnd returns why a run that ended with accounting a fails
 // its failed-request threshold (Input.FailedRequestThreshold), or "".
 func thresholdAtEnd(a metrics.Accounting, threshold float64, shard bool) string {
@@ -504,17 +360,17 @@ func thresholdAtEnd(a metrics.Accounting, threshold float64, shard bool) string 
 const lateSignalWarning = "interrupted while the artifacts were written: every request had ended, so the records and aggregates are complete; the run is marked interrupted and exits 130"
 
 // signals is Input.Signals (0 without it).
-func (f *finisher) signals() int {
-	if f.in.Signals == nil {
+func (f *Finishing) signals() int {
+	if f.Input.Signals == nil {
 		return 0
 	}
-	return f.in.Signals()
+	return f.Input.Signals()
 }
 
 // markLateSignal marks info interrupted when a signal came after the
 // replay ended (while finishing) and reports whether it did.
-func (f *finisher) markLateSignal(info *metrics.RunInfo) bool {
-	if f.res.Cancelled {
+func (f *Finishing) markLateSignal(info *metrics.RunInfo) bool {
+	if f.Result.Cancelled {
 		return false
 	}
 	n := f.signals()
@@ -525,116 +381,14 @@ func (f *finisher) markLateSignal(info *metrics.RunInfo) bool {
 	if n > 1 {
 		info.Extra["interrupted"] = "twice"
 	}
-	f.warn(lateSignalWarning)
+	f.Warn(lateSignalWarning)
 	return true
-}
-
-// exportServer writes the server metrics export and checks the required
-// metric prefix.
-func (f *finisher) exportServer() {
-	in := &f.in
-	d, err := in.Scraper.Export(in.Dir)
-	if err != nil {
-		f.writeProblem("the server metrics export", err)
-	} else {
-		f.out.Derived = d
-	}
-	if d != nil && d.CollectionError != "" {
-		f.warn("server metrics: collection stopped by an " + d.CollectionError)
-	}
-	if pre := in.RequiredServerMetricPrefix; pre != "" {
-		if has, err := servermetrics.HasMetricPrefix(filepath.Join(in.Dir, servermetrics.JSONFile), pre); err != nil || !has {
-			f.problem(ProblemRequiredMetric, "", fmt.Sprintf("Input.RequiredServerMetricPrefix=%s: no metric with that prefix was scraped from %s", pre, strings.Join(in.Scraper.URLs(), ", ")), nil)
-		}
-	}
-}
-
-// exportGPU relates the GPUs' energy to the run's work (the successful
-// profiling requests of the summary), writes the GPU telemetry export and
-// adds its figures to the aggregates' metadata.agentperf.gpu_telemetry.
-func (f *finisher) exportGPU(sum *metrics.Summary) {
-	r, dir := f.out.GPU, f.in.Dir
-	if sum != nil {
-		isl, _ := sum.Scalar("total_isl")
-		osl, _ := sum.Scalar("total_osl")
-		r.SetWork(sum.RequestCount, int64(isl.Value), int64(osl.Value))
-	}
-	b, err := r.Encode()
-	if err == nil {
-		err = atomicfile.WriteBytes(filepath.Join(dir, gputelemetry.FileName), b)
-	}
-	if err != nil {
-		f.writeProblem(gputelemetry.FileName, err)
-		return
-	}
-	for _, g := range r.GPUs {
-		if g.Problem != "" {
-			f.warn(fmt.Sprintf("GPU telemetry: GPU %s at %s has no energy for the profiling window: %s; the totals and the energy per token are left out", g.Index, g.Endpoint, g.Problem))
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, metrics.FileAggregateJSON)); err != nil {
-		return // the aggregates were not written (reported)
-	}
-	if err := metrics.SetAgentperf(dir, "gpu_telemetry", r.Summary()); err != nil {
-		f.warn(fmt.Sprintf("GPU telemetry: its figures could not be added to %s: %v (they are in %s)", metrics.FileAggregateJSON, err, gputelemetry.FileName))
-	}
-}
-
-// figure reads the figure's input once, for metrics_plots.png and
-// report.html, renders the plot and returns the input with the warnings
-// report.html shows about it.
-func (f *finisher) figure() (plot.Input, []string) {
-	in := &f.in
-	ps := f.res.ProfilingStart
-	if ps.IsZero() {
-		ps = f.res.StartTime
-	}
-	var psNs int64
-	if !ps.IsZero() {
-		psNs = ps.UnixNano()
-	}
-	// The requests come from the aggregates the collector holds (no second
-	// read of the record file); the server panels from the export just
-	// written.
-	ex, rw := plot.ReadServerExport(filepath.Join(in.Dir, servermetrics.JSONFile))
-	fig := plot.Input{Requests: plot.PointsFrom(in.Collector.EachRequest), Server: ex, ProfilingStartNs: psNs}
-	if !in.NoPlot {
-		w, err := plot.Render(fig, filepath.Join(in.Dir, plot.FileName))
-		for _, s := range append(slices.Clone(rw), w...) {
-			f.warn(s)
-		}
-		if err != nil {
-			f.warn(fmt.Sprintf("%s was not rendered: %v", plot.FileName, err))
-		}
-	}
-	hw := htmlreport.FigureWarnings(rw)
-	for _, s := range hw {
-		f.warn(s)
-	}
-	return fig, hw
-}
-
-// judge is the scenario verdict of the run.
-func (f *finisher) judge() scenario.Verdict {
-	res, in := f.res, &f.in
-	a := res.Accounting
-	return scenario.Judge(scenario.JudgeInput{
-		StaticReasons:     in.StaticReasons,
-		Cancelled:         res.Cancelled || res.Aborted != "",
-		Interrupted:       res.Cancelled && res.Aborted == "",
-		Aborted:           res.Aborted,
-		Overflows:         res.ProfilingOverflows,
-		Responses:         a.ProfilingOK + a.ProfilingErrors + res.ProfilingOverflows,
-		OverflowRateLimit: in.OverflowRateLimit,
-		Coverage:          f.coverage(),
-		Completed:         a.ProfilingOK,
-	})
 }
 
 // coverage is the coverage rule's input: the rule (Input.Coverage) over
 // the configured phase, with the three signals the run measured.
-func (f *finisher) coverage() scenario.Coverage {
-	res, in := f.res, &f.in
+func (f *Finishing) coverage() scenario.Coverage {
+	res, in := f.Result, f.Input
 	c := in.Coverage
 	c.Phase = in.Duration
 	c.TTFT = scenario.CoverageRatio(res.ProfilingStart, res.LastTTFT, in.Duration)
@@ -645,15 +399,15 @@ func (f *finisher) coverage() scenario.Coverage {
 
 // withAdvice appends to an overflow-rate finding the advice of
 // overflowAdvice, by the engine its /metrics show.
-func (f *finisher) withAdvice(reason, msg string) string {
+func (f *Finishing) withAdvice(reason, msg string) string {
 	if reason != scenario.ReasonOverflowRateExceeded {
 		return msg
 	}
 	name := ""
-	if f.in.Scraper != nil {
-		name = f.in.Scraper.Engine().Name()
+	if f.Input.Scraper != nil {
+		name = f.Input.Scraper.Engine().Name()
 	}
-	return msg + "; " + overflowAdvice(name, f.in.MaxContextLength, f.res.PromptOverheadMax, f.in.OverflowAdvice)
+	return msg + "; " + overflowAdvice(name, f.Input.MaxContextLength, f.Result.PromptOverheadMax, f.Input.OverflowAdvice)
 }
 
 // overflowAdvice is what a context-overflow finding advises, the same in
@@ -693,8 +447,8 @@ func marginAdvice(limit, overhead int) string {
 
 // runInfo is what the aggregates' metadata says about the run; it adds
 // the warnings of the verdict and of a second signal.
-func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
-	res, in := f.res, &f.in
+func (f *Finishing) runInfo(verdict scenario.Verdict) metrics.RunInfo {
+	res, in := f.Result, f.Input
 	a := res.Accounting
 	cov := f.coverage()
 	info := metrics.RunInfo{
@@ -721,8 +475,8 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			"warmup_overflows":    res.WarmupOverflows,
 			"warmup_retries":      res.WarmupRetries,
 			"response_fallbacks":  res.ResponseFallbacks,
-			"agentx_generation":   f.res.Generation.Name,
-			"semantics":           f.res.Generation.Doc,
+			"agentx_generation":   f.Result.Generation.Name,
+			"semantics":           f.Result.Generation.Doc,
 			"profiling_end":       res.EndReason,
 			"tokenizer":           nil,
 			"invalid_messages":    verdict.Messages,
@@ -745,15 +499,15 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	switch {
 	case res.Killed:
 		info.Extra["interrupted"] = "twice"
-		f.warn(fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
+		f.Warn(fmt.Sprintf("interrupted twice: the grace period was skipped and the requests in flight were cancelled at once (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 	case res.Cancelled:
 		info.Extra["interrupted"] = "once"
 		if t := res.Terminated; t != nil {
-			f.warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
+			f.Warn(fmt.Sprintf("stopped by %s: no new requests, the requests in flight got at most %s, then were cancelled (%d cancelled requests in all); every request sent is recorded", t.Signal, t.Grace, a.Cancelled))
 		} else if res.Aborted == "" {
 			// SIGINT (Ctrl-C), or the caller's cancel: the reason belongs
 			// in the warnings as much as a SIGTERM's does.
-			f.warn(fmt.Sprintf("interrupted (SIGINT, or the caller cancelled the run): no new requests, the requests in flight got the grace period, then were cancelled (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
+			f.Warn(fmt.Sprintf("interrupted (SIGINT, or the caller cancelled the run): no new requests, the requests in flight got the grace period, then were cancelled (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 		}
 	}
 	if res.MissingUsage > 0 {
@@ -761,14 +515,14 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		// that its token metrics are unavailable; so does agentperf, once
 		// for the run, where nobody can miss it.
 		info.Extra["missing_usage"] = res.MissingUsage
-		f.warn(fmt.Sprintf("the server sent no usage for %d of the %d successful profiling requests (--use-server-token-count takes ISL and OSL from it): those requests have no ISL, OSL or token throughput, and every token figure covers only the other %d; check that the server reports usage (streaming: stream_options.include_usage)",
+		f.Warn(fmt.Sprintf("the server sent no usage for %d of the %d successful profiling requests (--use-server-token-count takes ISL and OSL from it): those requests have no ISL, OSL or token throughput, and every token figure covers only the other %d; check that the server reports usage (streaming: stream_options.include_usage)",
 			res.MissingUsage, a.ProfilingOK, max(a.ProfilingOK-res.MissingUsage, 0)))
 	}
 	if res.Schedule.Traces > 0 && res.Generation.Subagents {
 		info.Extra["subagents"] = subagentMetadata(res)
 	}
-	if f.out.Derived != nil {
-		info.Extra["server_derived"] = f.out.Derived
+	if f.Outcome.Derived != nil {
+		info.Extra["server_derived"] = f.Outcome.Derived
 	}
 	if cpu := res.ProfilingUserCPU + res.ProfilingSystemCPU; cpu > 0 {
 		info.Extra["client_cpu"] = clientCPUMetadata(res)
@@ -779,7 +533,7 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 		delete(info.Extra, "invalid_messages")
 		for i, reason := range verdict.Reasons {
 			if reason == scenario.ReasonOverflowRateExceeded {
-				f.warn(f.withAdvice(reason, reason+": "+verdict.Messages[i]))
+				f.Warn(f.withAdvice(reason, reason+": "+verdict.Messages[i]))
 			}
 		}
 	}
@@ -791,7 +545,7 @@ func (f *finisher) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 // validityProblems turns the verdict into problems. Under a scenario every
 // reason is one ("not a valid submission"); without one only a run that
 // completed no request is.
-func (f *finisher) validityProblems(v scenario.Verdict) {
+func (f *Finishing) validityProblems(v scenario.Verdict) {
 	for i, reason := range v.Reasons {
 		msg := reason
 		if i < len(v.Messages) {
@@ -799,10 +553,10 @@ func (f *finisher) validityProblems(v scenario.Verdict) {
 		}
 		msg = f.withAdvice(reason, msg)
 		switch {
-		case f.in.Scenario != "":
-			f.problem(ProblemInvalid, reason, "not a valid submission: "+msg, nil)
+		case f.Input.Scenario != "":
+			f.Problem(ProblemInvalid, reason, "not a valid submission: "+msg, nil)
 		case reason == scenario.ReasonZeroCompleted:
-			f.problem(ProblemNothingCompleted, reason, "the run failed: "+msg, nil)
+			f.Problem(ProblemNothingCompleted, reason, "the run failed: "+msg, nil)
 		}
 	}
 }

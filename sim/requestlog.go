@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"bufio"
+	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentperf/agentperf/internal/jsonx"
@@ -72,3 +75,39 @@ func unixNs(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
+
+// RequestLogFile is a buffered file to use as Config.RequestLog. Its
+// writes and Flush are serialised, so that it may be flushed while a
+// handler that the shutdown grace cut off still writes.
+type RequestLogFile struct {
+	mu sync.Mutex
+	f  *os.File
+	w  *bufio.Writer
+}
+
+// CreateRequestLog creates (or truncates) the file path for the request
+// log; the error is os.Create's.
+func CreateRequestLog(path string) (*RequestLogFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &RequestLogFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write buffers p.
+func (l *RequestLogFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Flush writes the buffered lines to the file.
+func (l *RequestLogFile) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Flush()
+}
+
+// Close closes the file without flushing (Flush first to keep the lines).
+func (l *RequestLogFile) Close() error { return l.f.Close() }

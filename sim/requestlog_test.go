@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,5 +88,47 @@ func TestRequestLog(t *testing.T) {
 	r := got[1]
 	if r.RequestID != "r-2" || r.Status != http.StatusNotFound || r.PromptTokens != -1 || r.FirstByteNs != 0 {
 		t.Errorf("refused request's line = %+v", r)
+	}
+}
+
+// TestRequestLogFile: lines written from many goroutines reach the file
+// whole after Flush; nothing reaches it before.
+func TestRequestLogFile(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "req.jsonl")
+	l, err := CreateRequestLog(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 100 {
+				fmt.Fprintf(l, "{\"g\":%d,\"j\":%d}\n", i, j)
+			}
+		}()
+	}
+	wg.Wait()
+	if b, _ := os.ReadFile(p); len(b) != 0 {
+		t.Errorf("%d bytes reached the file before Flush", len(b))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, ln := range lines {
+		if !json.Valid([]byte(ln)) {
+			t.Fatalf("torn line %q", ln)
+		}
+	}
+	if len(lines) != 800 {
+		t.Errorf("%d lines, want 800", len(lines))
+	}
+	if _, err := CreateRequestLog(filepath.Join(p, "x")); err == nil {
+		t.Error("a log under a file was created")
 	}
 }

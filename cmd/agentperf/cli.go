@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentperf/agentperf/internal/cliflags"
 	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/spf13/pflag"
@@ -159,7 +160,7 @@ func newFlagSet(name, synopsis, examples string, w io.Writer) *pflag.FlagSet {
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage:\n  agentperf %s\n\n", synopsis)
-		writeFlagUsages(w, fs, helpWidth)
+		cliflags.WriteUsages(w, fs, helpWidth)
 		if examples != "" {
 			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
 		}
@@ -178,11 +179,11 @@ func usageTo(fs *pflag.FlagSet, w io.Writer) {
 
 // parseFlags parses args, turning flag errors into usage errors.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(joinNargs(fs, args)); err != nil {
+	if err := fs.Parse(cliflags.JoinNargs(fs, args)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return asUsage(suggestFlag(fs, err))
+		return asUsage(cliflags.SuggestFlag(fs, err, "agentperf"))
 	}
 	// --config: the file's values under the command line's.
 	if f := fs.Lookup(configFlag); f != nil && f.Value.String() != "" {
@@ -210,40 +211,21 @@ func suggestCommand(typed string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// nargsAnnotation marks a flag that takes zero or more values, as
-// aiperf's (argparse's nargs='*'): `--gpu-telemetry`, `--gpu-telemetry
-// URL`, `--gpu-telemetry URL1 URL2`.
-const nargsAnnotation = "agentperf_nargs"
-
-// markNargs marks the flag name of fs as taking zero or more values.
-func markNargs(fs *pflag.FlagSet, name string) {
-	if err := fs.SetAnnotation(name, nargsAnnotation, []string{"*"}); err != nil {
-		panic(err)
-	}
+// flagGroup is one titled group of a command's help (cliflags.Group).
+type flagGroup struct {
+	title string
+	flags []string
 }
 
-// joinNargs rewrites each `--name v1 v2` of a flag marked by markNargs
-// (the values: the arguments after it up to the next one that starts
-// with "-") into `--name=v1,v2`, and a bare `--name` into `--name=`, so
-// that pflag reads them as one value.
-func joinNargs(fs *pflag.FlagSet, args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
-		name, ok := strings.CutPrefix(a, "--")
-		if f := fs.Lookup(name); !ok || f == nil || f.Annotations[nargsAnnotation] == nil {
-			out = append(out, a)
-			continue
-		}
-		var vals []string
-		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			i++
-			vals = append(vals, args[i])
-		}
-		out = append(out, a+"="+strings.Join(vals, ","))
+// setHelpGroups groups the help of fs (cliflags.SetGroups).
+func setHelpGroups(fs *pflag.FlagSet, groups []flagGroup, fallback string) {
+	gs := make([]cliflags.Group, len(groups))
+	for i, g := range groups {
+		gs[i] = cliflags.Group{Title: g.title, Flags: g.flags}
 	}
-	return out
+	cliflags.SetGroups(fs, gs, fallback)
 }
+
+// markNargs marks a flag of fs as taking zero or more values
+// (cliflags.MarkNargs).
+func markNargs(fs *pflag.FlagSet, name string) { cliflags.MarkNargs(fs, name) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goio "io"
 	"os"
 
 	"github.com/agentperf/agentperf/compare"
@@ -51,52 +50,19 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("--output-dir: %w", err)
 	}
-	opts := compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow}
-	if sweeps > 0 {
-		var ss []*compare.Sweep
-		for _, d := range pos {
-			s, err := compare.LoadSweep(d)
-			if err != nil {
-				return asUsage(err)
-			}
-			ss = append(ss, s)
-		}
-		res, err := compare.CompareSweeps(ss, opts)
-		return writeComparison(io.out, *out, res, err, fmt.Sprintf("written: %s/{%s,%s} (the curves overlaid)\n", *out, compare.FileHTML, compare.FilePNG))
-	}
-	var folders []*compare.Folder
-	for _, d := range pos {
-		f, err := compare.Load(d)
-		if err != nil {
-			return asUsage(err)
-		}
-		folders = append(folders, f)
-	}
-	res, err := compare.Compare(folders, opts)
-	return writeComparison(io.out, *out, res, err, fmt.Sprintf("\nwritten: %s/{%s,%s,%s}\n", *out, compare.FileHTML, compare.FilePNG, compare.FileJSON))
-}
-
-// comparison is a comparison's result: runs' or sweeps'.
-type comparison interface {
-	WriteTable(w goio.Writer)
-	Write(dir string) error
-}
-
-// writeComparison prints the table of a comparison and writes its files
-// to dir, then says so with written; folders whose settings differ are a
-// usage error (exit 2).
-func writeComparison(w goio.Writer, dir string, res comparison, err error, written string) error {
+	res, err := compare.Dirs(pos, compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow})
+	var ie *compare.InputError
 	var de *compare.DifferentSettingsError
-	if errors.As(err, &de) {
+	if errors.As(err, &ie) || errors.As(err, &de) {
 		return asUsage(err)
 	}
 	if err != nil {
 		return err
 	}
-	res.WriteTable(w)
-	if err := res.Write(dir); err != nil {
-		return fmt.Errorf("compare: write %s: %w", dir, err)
+	res.WriteTable(io.out)
+	if err := res.Write(*out); err != nil {
+		return fmt.Errorf("compare: write %s: %w", *out, err)
 	}
-	fmt.Fprint(w, written)
+	fmt.Fprint(io.out, res.Written(*out))
 	return nil
 }

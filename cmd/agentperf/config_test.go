@@ -205,8 +205,8 @@ func TestConfigFileTakesEveryProfileFlag(t *testing.T) {
 	if err := applyConfig(fs2, "run.yaml", []byte("concurrency: 4\nstreaming: true\nrandom-seed: 9\n")); err != nil {
 		t.Fatal(err)
 	}
-	if p.concurrency != "2" || p.streaming || fs2.Lookup("random-seed").Value.String() != "9" {
-		t.Errorf("concurrency %q streaming %v random-seed %s: want the command line's 2 and false, the file's 9", p.concurrency, p.streaming, fs2.Lookup("random-seed").Value)
+	if p.concurrency != "2" || p.spec.Replay.Streaming || fs2.Lookup("random-seed").Value.String() != "9" {
+		t.Errorf("concurrency %q streaming %v random-seed %s: want the command line's 2 and false, the file's 9", p.concurrency, p.spec.Replay.Streaming, fs2.Lookup("random-seed").Value)
 	}
 }
 

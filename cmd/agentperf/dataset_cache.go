@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -142,21 +141,7 @@ func cacheVerify(ctx context.Context, d *datasetFlags, files []string, io stdio)
 		}
 		files = []string{loc.Path}
 	}
-	bad := 0
-	for _, f := range files {
-		t0 := time.Now()
-		err := dataset.VerifyCache(f)
-		switch {
-		case err == nil:
-			fmt.Fprintf(io.out, "ok: %s (%s)\n", f, time.Since(t0).Round(time.Millisecond))
-		case errors.Is(err, dataset.ErrCacheCorrupt), errors.Is(err, dataset.ErrCacheVersion):
-			bad++
-			fmt.Fprintf(io.out, "BAD: %v\n", err)
-		default:
-			bad++
-			fmt.Fprintf(io.out, "ERROR: %v\n", err)
-		}
-	}
+	bad := dataset.VerifyCaches(io.out, files)
 	if bad > 0 {
 		fmt.Fprintf(io.err, "dataset cache verify: %d of %d files failed; a run rebuilds a bad file automatically, or delete it\n", bad, len(files))
 		return errRunFailed

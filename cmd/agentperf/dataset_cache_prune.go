@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -51,16 +50,6 @@ func runCachePrune(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	verb := "removed"
-	if *dry {
-		verb = "would remove"
-	}
-	for _, f := range res.Removed {
-		fmt.Fprintf(io.out, "%s %s (%.1f MB with its marker, last used %s)\n", verb, f.Path, float64(f.Bytes)/1e6, f.LastUsed.Local().Format("2006-01-02 15:04"))
-	}
-	for _, b := range res.Busy {
-		fmt.Fprintf(io.out, "left %s: a build holds its lock\n", b)
-	}
-	fmt.Fprintf(io.out, "%s %d dataset cache files in %s, %.1f MB; %d left\n", verb, len(res.Removed), res.Dir, float64(res.Freed)/1e6, res.Kept)
+	res.WriteText(io.out, *dry)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/suggest"
+	"github.com/agentperf/agentperf/internal/termio"
 
 	"github.com/agentperf/agentperf/synth"
 	"github.com/agentperf/agentperf/tokenizer"
@@ -62,7 +63,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	if *format == "" {
 		// A person at a terminal reads text; a script gets JSON.
 		*format = "json"
-		if isTerminal(io.out) {
+		if termio.IsTerminal(io.out) {
 			*format = "text"
 		}
 	}

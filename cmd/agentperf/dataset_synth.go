@@ -6,11 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/internal/atomicfile"
 )
 
 func init() {
@@ -91,28 +87,7 @@ func writeCorpus(path string, stdout io.Writer, traces []dataset.Trace) error {
 	if !strings.HasSuffix(base, ".jsonl") {
 		return usagef("dataset synth: output %s: the name must end in .jsonl, .jsonl.zst or .jsonl.gz", path)
 	}
-	err := atomicfile.Write(path, func(w io.Writer) error {
-		var closeEnc func() error
-		switch {
-		case strings.HasSuffix(path, ".zst"):
-			enc, err := zstd.NewWriter(w)
-			if err != nil {
-				return err
-			}
-			w, closeEnc = enc, enc.Close
-		case strings.HasSuffix(path, ".gz"):
-			enc := gzip.NewWriter(w)
-			w, closeEnc = enc, enc.Close
-		}
-		if err := dataset.WriteJSONL(w, traces); err != nil {
-			return err
-		}
-		if closeEnc != nil {
-			return closeEnc()
-		}
-		return nil
-	})
-	if err != nil {
+	if err := dataset.WriteJSONLFile(path, traces); err != nil {
 		return fmt.Errorf("dataset synth: %w", err)
 	}
 	return nil

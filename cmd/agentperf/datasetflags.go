@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,11 +14,10 @@ import (
 	"github.com/agentperf/agentperf/profile"
 )
 
-// Environment variables of the dataset cache (aiperf's names, so that the
-// InferenceX runners' settings apply unchanged).
+// Environment variables of the dataset cache.
 const (
-	envCacheDir     = "AIPERF_DATASET_MMAP_CACHE_DIR"
-	envCacheEnabled = "AIPERF_DATASET_MMAP_CACHE_ENABLED"
+	envCacheDir     = dataset.EnvCacheDir
+	envCacheEnabled = dataset.EnvCacheEnabled
 )
 
 // weka is aiperf's generic HF weka loader, which --public-dataset may name.
@@ -97,34 +95,17 @@ func (d *datasetFlags) source() (dataset.Source, error) {
 // whether the cache is on, from the flags and the environment. The flags
 // win: --no-dataset-cache turns it off, an explicit --dataset-cache-dir on.
 func (d *datasetFlags) cacheSettings() (dir string, enabled bool, err error) {
-	getenv := d.getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	enabled = true
-	switch v := strings.ToLower(strings.TrimSpace(getenv(envCacheEnabled))); v {
-	case "", "1", "true", "yes", "on":
-	case "0", "false", "no", "off":
-		enabled = false
-	default:
-		return "", false, usagef("%s=%q: want true or false", envCacheEnabled, getenv(envCacheEnabled))
-	}
-	if d.noCache {
-		return "", false, nil
-	}
+	dir, enabled, err = dataset.CacheFromEnv(d.getenv)
 	switch {
+	case err != nil:
+		return "", false, asUsage(err)
+	case d.noCache:
+		return "", false, nil
 	case d.cacheDirFlag != "":
 		// An explicit directory on the command line turns the cache on.
 		return d.cacheDirFlag, true, nil
-	case getenv(envCacheDir) != "":
-		dir = getenv(envCacheDir)
-	default:
-		dir = "" // dataset.Open resolves the default and warns if there is none
 	}
-	if !enabled {
-		return "", false, nil
-	}
-	return dir, true, nil
+	return dir, enabled, nil
 }
 
 // cacheDir returns the dataset cache directory, or "" when the cache is
@@ -155,7 +136,7 @@ func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
 		getenv = os.Getenv
 	}
 	var hub *hfhub.Client
-	if d.hubSource() {
+	if (dataset.Source{InputFile: d.inputFile, PublicDataset: d.publicDataset, HFDataset: d.hfDataset}).FromHub() {
 		if hub, err = newHub(getenv, io, nil); err != nil {
 			return dataset.Options{}, err
 		}
@@ -171,19 +152,6 @@ func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
 			fmt.Fprintf(io.err, "dataset: %s\n", flagNames(fmt.Sprintf(format, args...)))
 		},
 	}, nil
-}
-
-// hubSource reports whether the corpus comes from the Hugging Face hub
-// (and may have to be downloaded).
-func (d *datasetFlags) hubSource() bool {
-	if d.hfDataset != "" {
-		return true
-	}
-	if d.publicDataset == "" || d.inputFile != "" {
-		return false
-	}
-	_, synthetic, _ := dataset.ParseSynthetic(d.publicDataset)
-	return !synthetic
 }
 
 // open opens the corpus the flags name, printing what was loaded and how

@@ -1,36 +1,43 @@
 package main
 
 import (
+	"maps"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/agentperf/agentperf/profile"
 )
 
 // libraryNames maps how the library names a setting in its errors (a Go
 // field such as Config.URL, the field of a *replay.FieldError or
 // *dataset.FieldError, or a phrase around one) to how the CLI names it: the
 // flag, or the environment variable, that sets it. It is the one place
-// where field names become flag names; flagNames applies it.
-var libraryNames = map[string]string{
+// where field names become flag names; flagNames applies it. The fields
+// of the settings table (profile.Settings) come from the table.
+var libraryNames = func() map[string]string {
+	m := maps.Clone(otherLibraryNames)
+	for _, st := range profile.Settings() {
+		m[st.Field] = "--" + st.Flag
+	}
+	return m
+}()
+
+// otherLibraryNames are the names of the settings outside
+// profile.Settings.
+var otherLibraryNames = map[string]string{
 	// replay.Config
-	"Config.URL":                        "--url",
-	"Config.Endpoint":                   "--endpoint",
-	"Config.Models":                     "--model",
-	"Config.APIKey":                     "--api-key",
-	"Config.Headers":                    "-H/--header",
-	"Config.Concurrency":                "--concurrency",
-	"Config.Shard":                      "--shard",
-	"Config.StartMinRatio":              "--trajectory-start-min-ratio",
-	"Config.StartMaxRatio":              "--trajectory-start-max-ratio",
-	"Config.BenchmarkDuration":          "--benchmark-duration",
-	"Config.GracePeriod":                "--benchmark-grace-period",
-	"Config.ExtraInputs":                "--extra-inputs",
-	"Config.WarmupRequestsPerLane":      "--warmup-requests-per-lane",
-	"Config.AgenticCacheWarmupDuration": "--agentic-cache-warmup-duration",
-	"Config.AllowDatasetWrap":           "--allow-dataset-wrap",
-	"Config.CacheBust":                  "--cache-bust",
-	"Config.LiveAssistant":              "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
-	"Config.TCPUserTimeout":             "AIPERF_HTTP_TCP_USER_TIMEOUT",
+	"Config.URL":               "--url",
+	"Config.Models":            "--model",
+	"Config.APIKey":            "--api-key",
+	"Config.Headers":           "-H/--header",
+	"Config.Concurrency":       "--concurrency",
+	"Config.Shard":             "--shard",
+	"Config.BenchmarkDuration": "--benchmark-duration",
+	"Config.ExtraInputs":       "--extra-inputs",
+	"Config.CacheBust":         "--cache-bust",
+	"Config.LiveAssistant":     "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
+	"Config.TCPUserTimeout":    "AIPERF_HTTP_TCP_USER_TIMEOUT",
 	// dataset.Source, dataset.Options, dataset.SelectOptions
 	"Source.InputFile":               "--input-file",
 	"Source.PublicDataset":           "--public-dataset",
@@ -40,10 +47,6 @@ var libraryNames = map[string]string{
 	"SelectOptions.NumEntries":       "--num-dataset-entries",
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
 	// profile.Spec, profile.Input
-	"Spec.FailedRequestThreshold":      "--failed-request-threshold",
-	"Spec.WaitForModel.Timeout":        "--wait-for-model-timeout",
-	"Spec.WaitForModel.Interval":       "--wait-for-model-interval",
-	"Spec.WaitForModel.Mode":           "--wait-for-model-mode",
 	"Spec.ResetPrefixCache":            "--reset-prefix-cache",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
 	// profile.RepeatOptions, profile.PointOptions

@@ -2,20 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/internal/termio"
 )
-
-// isTerminal reports whether w is a terminal (for the progress bar).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 // hubBackoff, when positive, replaces the hub client's first delay
 // between retries (tests of an unreachable hub set it short).
@@ -32,7 +23,7 @@ func newHub(getenv func(string) string, io stdio, logf func(string, ...any)) (*h
 	}
 	// A bar on a terminal, log lines otherwise (and with
 	// HF_HUB_DISABLE_PROGRESS_BARS).
-	cfg.Progress = hfhub.NewProgressWriter(io.err, isTerminal(io.err) && !cfg.NoProgressBars)
+	cfg.Progress = hfhub.NewProgressWriter(io.err, termio.IsTerminal(io.err) && !cfg.NoProgressBars)
 	cfg.Logf = logf
 	if hubBackoff > 0 {
 		cfg.Backoff = hubBackoff

@@ -27,17 +27,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
+	"github.com/agentperf/agentperf/internal/termio"
 	"github.com/agentperf/agentperf/replay"
 )
 
@@ -108,14 +105,14 @@ func main() {
 	// A closed stdout or stderr (the reader of a pipe died: `| tee` under
 	// a scheduler's SIGTERM) must not end the run. Without a Notify for
 	// SIGPIPE, Go exits at a failed write to fd 1 or 2; with one, the
-	// write returns EPIPE, and pipeWriter turns that output off.
+	// write returns EPIPE, and termio.Writer turns that output off.
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	go func() {
 		for range pipes {
 		}
 	}()
-	code := run(withKillSwitch(ctx, ks), os.Args[1:], outputWriter(os.Stdout), outputWriter(os.Stderr))
+	code := run(withKillSwitch(ctx, ks), os.Args[1:], termio.Output(os.Stdout), termio.Output(os.Stderr))
 	cancel(nil)
 	os.Exit(code)
 }
@@ -176,41 +173,4 @@ func signalCount(ctx context.Context) func() int {
 		return nil
 	}
 	return func() int { return int(ks.signals.Load()) }
-}
-
-// outputWriter is f (stdout or stderr) as the commands write to it: a
-// terminal as it is (the live view and the progress bars look at the
-// *os.File; a terminal gives no EPIPE), a pipe or file through a
-// pipeWriter.
-func outputWriter(f *os.File) io.Writer {
-	if term.IsTerminal(int(f.Fd())) {
-		return f
-	}
-	return &pipeWriter{w: f}
-}
-
-// pipeWriter is the process's stdout or stderr when it is a pipe or a
-// file. The first failed write (a closed pipe, a full disk) turns it off:
-// that write returns its error once (the run log notes it in
-// logs/aiperf.log), and every later one is dropped and reported as
-// written, so that live output never stops a run. The run's log file and
-// artifacts do not go through it.
-type pipeWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (t *pipeWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.err != nil {
-		return len(p), nil
-	}
-	n, err := t.w.Write(p)
-	if err != nil {
-		t.err = err
-		return n, err
-	}
-	return n, nil
 }

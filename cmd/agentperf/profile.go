@@ -87,7 +87,7 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkRanges(fs, profileRanges); err != nil {
+	if err := checkRanges(fs, profileRanges()); err != nil {
 		return err
 	}
 	if err := p.takePositional(fs); err != nil {
@@ -227,27 +227,18 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		return nil, asUsage(err)
 	}
 
-	s := profile.NewSpec()
-	s.UnsafeOverride = p.unsafeOverride
+	s := p.spec // the settings of profile.Settings, as their flags left them
 	s.Corpus = profile.Corpus{Source: src, Options: opt}
-	s.Tokenizer = profile.Tokenizer{Name: p.tokenizer, CacheDir: p.data.cacheDir(),
-		Options: tokenizer.ResolveOptions{Getenv: os.Getenv},
-		Hub:     func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }}
+	s.Tokenizer.CacheDir = p.data.cacheDir()
+	s.Tokenizer.Options = tokenizer.ResolveOptions{Getenv: os.Getenv}
+	s.Tokenizer.Hub = func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }
 	if fs.Changed("tokenizer-revision") {
 		s.Tokenizer.Options.Revision = p.tokenizerRev
 	}
-	s.Tokenizer.ApplyChatTemplate = p.applyChatTemplate
 	s.OutputDir = p.outputDir
-	s.OverwriteArtifacts = p.overwrite
-	s.SliceDuration = seconds(p.sliceDuration)
-	s.StatsInterval = seconds(p.statsInterval)
-	s.NoGPUTelemetry = p.noGPUTelemetry
-	s.NoPlot = p.noPlot
-	s.ServerMetrics = profile.ServerMetrics{Off: p.noServerMetrics,
-		URLs: append([]string(nil), p.serverMetrics...), Headers: httpHeader(metricsHeaders)}
+	s.ServerMetrics.URLs = append([]string(nil), p.serverMetrics...)
+	s.ServerMetrics.Headers = httpHeader(metricsHeaders)
 	s.OverflowAdvice = overflowAdvice(p.url)
-	s.FailedRequestThreshold = p.threshold
-	s.WaitForModel = profile.WaitForModel{Timeout: seconds(p.waitTimeout), Interval: seconds(p.waitInterval), Mode: p.waitMode}
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
@@ -262,39 +253,21 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	s.Started = processStart
 	s.CacheBust = cacheBust
 
-	c := &s.Replay // every value as the flags give it (0 means 0)
+	c := &s.Replay // the flags that are not settings of the table
 	c.URL = p.url
-	c.Endpoint = p.endpoint
 	c.Models = p.models
 	c.APIKey = apiKey
 	c.Concurrency = concurrency
-	c.Seed = p.seed
-	c.StartMinRatio = p.startMin
-	c.StartMaxRatio = p.startMax
 	c.BenchmarkDuration = seconds(p.duration)
-	c.GracePeriod = seconds(p.graceBench)
 	c.WarmupGracePeriod = r.warmupGrace()
-	c.InterTurnDelayCap = seconds(p.delayCap)
-	c.TraceIdleGapCap = seconds(p.idleGapCap)
-	c.SystemIdleGapCap = seconds(p.sysIdleCap)
-	c.WarmupRequestsPerLane = p.warmupPerLane
-	c.AgenticCacheWarmupDuration = seconds(p.cacheWarmup)
-	c.BurstPhaseStarts = p.burstStarts
-	c.AllowDatasetWrap = p.allowWrap
-	c.Streaming = p.streaming
-	c.IgnoreEOS = p.ignoreEOS
-	c.UseLegacyMaxTokens = p.legacyMaxTok
 	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
 	c.ExtraInputs = extra
-	c.UseServerTokenCount = p.serverTokens
-	c.RequestTimeout = seconds(p.requestTO)
-	c.ConnectTimeout = seconds(p.connectTO)
-	c.Insecure = p.insecure
 	c.Headers = headers
 	c.Classifier = cl
 	if p.dynamoRouting {
 		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
 	}
+	noGPU := s.NoGPUTelemetry // --no-gpu-telemetry, before a preset fills it
 	env.Apply(&s)
 	if err := r.applyScenario(&s); err != nil {
 		return nil, err
@@ -302,12 +275,11 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
 		// The preset's soft default (agentx: no_gpu_telemetry) filled
 		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
-		Off: p.noGPUTelemetry, PresetOff: s.NoGPUTelemetry && !p.noGPUTelemetry, Env: os.Getenv(gputelemetry.EnvURL)})
+		Off: noGPU, PresetOff: s.NoGPUTelemetry && !noGPU, Env: os.Getenv(gputelemetry.EnvURL)})
 	if err != nil {
 		return nil, asUsage(err)
 	}
 	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
-	s.MetricsListen = p.metricsListen
 	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
@@ -366,7 +338,6 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	// with every artifact written.
 	s.Replay.KillNow = claimKillSwitch(ctx)
 	s.Signals = signalCount(ctx)
-	s.FailOnInvalid = r.p.failOnInvalid
 	s.ResetPrefixCache = r.p.resetCache
 	switch r.p.output {
 	case "", "text":
@@ -564,7 +535,7 @@ func (p *profileFlags) discoverModel(ctx context.Context) error {
 	if apiKey == "" {
 		apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: p.url, APIKey: apiKey, Headers: headers, Insecure: p.insecure})
+	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: p.url, APIKey: apiKey, Headers: headers, Insecure: p.spec.Replay.Insecure})
 	if err != nil {
 		return asUsage(fmt.Errorf("no --model given, so %w", err))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -10,10 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/ui"
 )
 
 // profileFlags holds every flag of `agentperf profile`. Flag names are
@@ -23,76 +24,44 @@ type profileFlags struct {
 	// omitted (discoverModel), for the run log.
 	discovered string
 
-	applyChatTemplate bool
+	// spec holds the settings of profile.Settings, bound to their flags
+	// (bindSettings): parsing the flags fills it.
+	spec profile.Spec
 
-	scenario       string
-	unsafeOverride bool
-	failOnInvalid  bool
+	scenario string
 
-	url             string
-	endpoint        string
-	endpointType    string
-	streaming       bool
-	models          []string
-	apiKey          string
-	insecure        bool
-	headers         []string
-	metricsHeaders  []string
-	requestTO       float64
-	connectTO       float64
-	legacyMaxTok    bool
-	extraInputs     []string
-	ignoreEOS       bool
-	serverTokens    bool
-	cacheBust       string
-	tokenizer       string
-	trustRemote     bool
-	tokenizerRev    string
-	concurrency     string
-	duration        float64
-	graceBench      float64
-	graceWarmup     float64
-	seed            int64
-	threshold       float64
-	startMin        float64
-	startMax        float64
-	delayCap        float64
-	idleGapCap      float64
-	sysIdleCap      float64
-	generation      string
-	warmupPerLane   int
-	cacheWarmup     float64
-	graceAgentic    float64
-	burstStarts     bool
-	allowWrap       bool
-	dynamoRouting   bool
-	dynamoTimeout   int
-	statsInterval   float64
-	sliceDuration   float64
-	serverMetrics   []string
-	noServerMetrics bool
-	noGPUTelemetry  bool
-	gpuTelemetry    []string
-	metricsListen   string
-	profileRuns     int
-	runCooldown     float64
-	confidence      float64
-	convMetric      string
-	convThreshold   float64
-	outputDir       string
-	overwrite       bool
+	url            string
+	endpointType   string
+	models         []string
+	apiKey         string
+	headers        []string
+	metricsHeaders []string
+	extraInputs    []string
+	cacheBust      string
+	trustRemote    bool
+	tokenizerRev   string
+	concurrency    string
+	duration       float64
+	graceWarmup    float64
+	generation     string
+	graceAgentic   float64
+	dynamoRouting  bool
+	dynamoTimeout  int
+	serverMetrics  []string
+	gpuTelemetry   []string
+	profileRuns    int
+	runCooldown    float64
+	confidence     float64
+	convMetric     string
+	convThreshold  float64
+	outputDir      string
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
-	noPlot      bool
 	cpuProfile  string
 	memProfile  string
 	pprofAddr   string
 	uiType      string
 	exportLevel string
-	// The readiness wait (aiperf's names).
-	waitTimeout  float64
-	waitInterval float64
-	waitMode     string
 	// resetCache is profile's --reset-prefix-cache (sweep and search
 	// have theirs among the point flags).
 	resetCache bool
@@ -126,60 +95,30 @@ var boolUnsupported = map[string]bool{
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
-	p := &profileFlags{}
+	p := &profileFlags{spec: profile.NewSpec()}
 	addConfigFlag(fs)
+	bindSettings(fs, &p.spec)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
-	fs.BoolVar(&p.unsafeOverride, "unsafe-override", false, "run despite scenario violations; the run is marked submission_valid=false")
-	fs.BoolVar(&p.failOnInvalid, "fail-on-invalid", false, "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)")
 
 	fs.StringVar(&p.url, "url", "", "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)")
-	fs.StringVar(&p.endpoint, "endpoint", replay.DefaultEndpoint, "endpoint path appended to --url")
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
-	fs.BoolVar(&p.streaming, "streaming", false, "stream responses (SSE); required for TTFT and ITL")
 	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order (omitted: the one model the server lists at /v1/models)")
 	fs.StringSliceVar(&p.models, "model-names", nil, "alias of --model")
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
-	fs.BoolVar(&p.insecure, "insecure", false, "skip TLS certificate verification (verification is on by default)")
 	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
-	fs.Float64Var(&p.requestTO, "request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "timeout of one request including its whole stream (0 = none)")
-	fs.Float64Var(&p.connectTO, "connect-timeout-seconds", replay.DefaultConnectTimeout.Seconds(), "timeout for connecting to the server (0 = none)")
-	fs.Float64Var(&p.waitTimeout, "wait-for-model-timeout", 0, "seconds to wait for the server to be ready before the first request, probing it and logging each try (0 = no wait: a server that is not up fails the first requests)")
-	fs.StringVar(&p.waitMode, "wait-for-model-mode", "inference", "how readiness is probed: models (GET /v1/models lists the model), inference (a one-token chat request answers 200) or both")
-	fs.Float64Var(&p.waitInterval, "wait-for-model-interval", 5, "seconds between two readiness probes")
-	fs.BoolVar(&p.legacyMaxTok, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
-	fs.BoolVar(&p.ignoreEOS, "ignore-eos", false, "send ignore_eos=true (the scenario forces it)")
-	fs.BoolVar(&p.serverTokens, "use-server-token-count", false, "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)")
 	fs.StringVar(&p.cacheBust, "cache-bust", "", "cache-bust marker placement: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix (scenario: first_turn_prefix)")
-	fs.BoolVar(&p.applyChatTemplate, "apply-chat-template", false, "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)")
-	fs.StringVar(&p.tokenizer, "tokenizer", "", "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)")
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "branch, tag or commit of an HF model id tokenizer")
 	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
-	fs.Float64Var(&p.graceBench, "benchmark-grace-period", replay.DefaultGracePeriod.Seconds(), "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
-	fs.Int64Var(&p.seed, "random-seed", 0, "seed for start turns and prompt text (scenario: filled in and logged when absent)")
-	fs.Float64Var(&p.threshold, "failed-request-threshold", 0, "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)")
-	fs.Float64Var(&p.startMin, "trajectory-start-min-ratio", timing.DefaultStartMinRatio, "lower bound of each lane's start turn as a fraction of the trace's turns")
-	fs.Float64Var(&p.startMax, "trajectory-start-max-ratio", timing.DefaultStartMaxRatio, "upper bound of each lane's start turn as a fraction of the trace's turns")
-	fs.Float64Var(&p.delayCap, "inter-turn-delay-cap-seconds", timing.DefaultInterTurnDelayCap.Seconds(), "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)")
-	fs.Float64Var(&p.idleGapCap, "trace-idle-gap-cap-seconds", 0, "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off")
-	fs.Float64Var(&p.sysIdleCap, "system-idle-gap-cap-seconds", timing.DefaultSystemIdleCap.Seconds(), "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off")
-	fs.IntVar(&p.warmupPerLane, "warmup-requests-per-lane", 0, "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests")
-	fs.Float64Var(&p.cacheWarmup, "agentic-cache-warmup-duration", 0, "v1.0: the same cache warmup, bounded by seconds instead of requests (exclusive with --warmup-requests-per-lane)")
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
-	fs.BoolVar(&p.burstStarts, "burst-phase-starts", false, "v1.0: send every primer at once and start each lane's profiling on its own first request, instead of on the recorded timeline")
-	fs.BoolVar(&p.allowWrap, "allow-dataset-wrap", false, "v1.0: let more lanes than traces replay the same traces (always allowed with a cache-bust marker)")
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
 	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", replay.DefaultDynamoSessionTimeoutSeconds, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
-	fs.Float64Var(&p.statsInterval, "stats-interval", ui.DefaultInterval.Seconds(), "seconds between live statistics lines when the output is not a terminal")
-	fs.Float64Var(&p.sliceDuration, "slice-duration", 0, "timeslice length in seconds for timeslice exports (0 = none)")
 	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
 	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
-	fs.BoolVar(&p.noServerMetrics, "no-server-metrics", false, "do not scrape the server's /metrics")
-	fs.BoolVar(&p.noGPUTelemetry, "no-gpu-telemetry", false, "collect no GPU telemetry (not even from the default DCGM ports)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
 	fs.IntVar(&p.profileRuns, "num-profile-runs", 1, "profile runs, 1 to 10: each into OUT/profile_runs/run_000K, then a pooled summary with confidence intervals in OUT/aggregate (docs/repeated-runs.md)")
@@ -187,11 +126,8 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.confidence, "confidence-level", 0.95, "confidence level of the pooled intervals")
 	fs.StringVar(&p.convMetric, "convergence-metric", "", "stop the profile runs early (from the third) once this headline metric's interval is narrow enough, e.g. time_to_first_token.p50")
 	fs.Float64Var(&p.convThreshold, "convergence-threshold", 0.05, "the interval's largest relative width (high − low) / mean for --convergence-metric")
-	fs.StringVar(&p.metricsListen, "metrics-listen", "", "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)")
 	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
 	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
-	fs.BoolVar(&p.noPlot, "no-plot", false, "do not render metrics_plots.png")
-	fs.BoolVar(&p.overwrite, "overwrite-artifacts", false, "use an --output-artifact-dir that holds another run's artifacts: remove them first (without it such a folder is refused)")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
 	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
@@ -294,29 +230,78 @@ type flagRange struct {
 	unit, what string // "seconds", "the profiling window's length"
 }
 
-// profileRanges are the ranges of profile's numeric flags; a value given
-// outside its range is a usage error that names the range.
-var profileRanges = map[string]flagRange{
-	"benchmark-duration":             {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the profiling window's length"},
-	"stats-interval":                 {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the period of the live statistics lines"},
-	"dynamo-session-timeout-seconds": {min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the session timeout"},
-	"benchmark-grace-period":         {max: math.Inf(1), unit: "seconds", what: "0 cancels the requests in flight at the end at once"},
-	"request-timeout-seconds":        {max: math.Inf(1), unit: "seconds", what: "0 = no timeout"},
-	"connect-timeout-seconds":        {max: math.Inf(1), unit: "seconds", what: "0 = no timeout"},
-	"warmup-grace-period":            {max: math.Inf(1), unit: "seconds", what: "0 = unlimited"},
-	"agentic-warmup-grace-period":    {max: math.Inf(1), unit: "seconds", what: "0 = unlimited"},
-	"agentic-cache-warmup-duration":  {max: math.Inf(1), unit: "seconds", what: "0 = no timed cache warmup"},
-	"inter-turn-delay-cap-seconds":   {max: math.Inf(1), unit: "seconds", what: "0 = no cap"},
-	"trace-idle-gap-cap-seconds":     {max: math.Inf(1), unit: "seconds", what: "the longest start-to-start gap kept"},
-	"system-idle-gap-cap-seconds":    {max: math.Inf(1), unit: "seconds", what: "the longest idle stretch kept"},
-	"slice-duration":                 {max: math.Inf(1), unit: "seconds", what: "0 = no timeslices"},
-	"warmup-requests-per-lane":       {max: math.Inf(1), unit: "requests", what: "0 = no request-bounded cache warmup"},
-	"max-context-length":             {max: math.Inf(1), unit: "tokens", what: "0 = keep every trace"},
-	"num-dataset-entries":            {max: math.Inf(1), unit: "traces", what: "0 = all"},
-	"synthesis-max-osl":              {max: math.Inf(1), unit: "tokens", what: "0 = no cap"},
-	"trajectory-start-min-ratio":     {max: 1, unit: "", what: "a fraction of the trace's turns"},
-	"trajectory-start-max-ratio":     {max: 1, unit: "", what: "a fraction of the trace's turns"},
+// datasetRanges are the ranges of the corpus flags (datasetFlags); the
+// ranges of the settings are in their table (profile.Settings).
+var datasetRanges = map[string]flagRange{
+	"max-context-length":  {max: math.Inf(1), unit: "tokens", what: "0 = keep every trace"},
+	"num-dataset-entries": {max: math.Inf(1), unit: "traces", what: "0 = all"},
+	"synthesis-max-osl":   {max: math.Inf(1), unit: "tokens", what: "0 = no cap"},
 }
+
+// profileRanges are the ranges of profile's numeric flags: the settings'
+// (profile.Settings) and the corpus flags'.
+func profileRanges() map[string]flagRange {
+	out := maps.Clone(datasetRanges)
+	for _, st := range profile.Settings() {
+		if r := st.Range; r != nil {
+			out[st.Flag] = flagRange{min: r.Min, max: r.Max, minOpen: r.MinOpen, unit: string(st.Unit), what: r.What}
+		}
+	}
+	// The profile command's own.
+	out["benchmark-duration"] = flagRange{min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the profiling window's length"}
+	out["dynamo-session-timeout-seconds"] = flagRange{min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the session timeout"}
+	out["warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
+	out["agentic-warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
+	return out
+}
+
+// bindSettings registers a flag for every setting of profile.Settings,
+// bound to its field of s (which takes the setting's default).
+func bindSettings(fs *pflag.FlagSet, s *profile.Spec) {
+	for _, st := range profile.Settings() {
+		switch v := st.Bind(s).(type) {
+		case *string:
+			fs.StringVar(v, st.Flag, *v, st.Help)
+		case *bool:
+			fs.BoolVar(v, st.Flag, *v, st.Help)
+		case *int:
+			fs.IntVar(v, st.Flag, *v, st.Help)
+		case *int64:
+			fs.Int64Var(v, st.Flag, *v, st.Help)
+		case *float64:
+			fs.Float64Var(v, st.Flag, *v, st.Help)
+		case *time.Duration:
+			fs.Var(&secondsValue{d: v}, st.Flag, st.Help)
+		default:
+			panic(fmt.Sprintf("profile.Settings: --%s binds a %T", st.Flag, v))
+		}
+	}
+}
+
+// secondsValue is a time.Duration flag written in seconds (a float, as
+// aiperf's), shown and parsed as a float64 flag is; once set, String
+// gives the value as typed (a range error names it, NaN included).
+type secondsValue struct {
+	d     *time.Duration
+	typed float64
+	given bool
+}
+
+func (v *secondsValue) String() string {
+	if v.given {
+		return strconv.FormatFloat(v.typed, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v.d.Seconds(), 'g', -1, 64)
+}
+func (v *secondsValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	v.typed, v.given, *v.d = f, true, seconds(f)
+	return nil
+}
+func (v *secondsValue) Type() string { return "float64" }
 
 // checkRanges returns a usage error for the first flag of fs given a value
 // outside its range in ranges (in flag order), naming the range.

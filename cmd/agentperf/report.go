@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/metrics/plot"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/report"
 )
@@ -336,74 +335,50 @@ func closeOut(f *os.File) {
 	}
 }
 
-// recomputeFolder is `agentperf report DIR`: rewrite the aggregates and
-// the plot, print the summary and the run's seed-table row.
-//
-// A recomputation never destroys a result: from
-// profile_export.jsonl.partial it does not replace an aggregate whose
-// accounting adds up (metrics.ErrAggregateKept) unless force is set, and
-// the kept aggregate is left byte for byte as it was.
+// recomputeFolder is `agentperf report DIR`: profile.Recompute (the
+// aggregates, the plot and report.html written again), then the summary
+// and the run's seed-table row.
 func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
-	_, err := metrics.RecomputeWith(dir, sio.out, metrics.RecomputeOptions{Force: force})
-	var failed error
-	kept := errors.Is(err, metrics.ErrAggregateKept)
-	addWarnings := func(warnings ...string) error {
-		if kept {
-			return nil // the kept aggregate is not touched; the warnings were printed
-		}
-		return metrics.AddWarnings(dir, warnings...)
+	out, err := profile.Recompute(dir, profile.RecomputeOptions{NoPlot: noPlot, NoHTML: noHTML, Force: force, Table: sio.out})
+	var bad *profile.InputError
+	if errors.As(err, &bad) {
+		return asUsage(bad.Err)
 	}
-	switch {
-	case err == nil:
-	case kept, errors.Is(err, metrics.ErrAccounting):
-		for _, line := range strings.Split(err.Error(), "\n") {
+	var failed error
+	for _, p := range out.Problems {
+		for _, line := range strings.Split(p.Message, "\n") {
 			fmt.Fprintf(sio.err, "agentperf: report %s: %s\n", dir, line)
 		}
 		failed = errRunFailed
-	case errors.Is(err, metrics.ErrBadExport), isNotExist(err):
-		return asUsage(err)
-	default:
-		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	if !noPlot {
-		warnings, err := plot.RenderDir(dir)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("metrics_plots.png was not rendered: %v", err))
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
-		}
-		if err := addWarnings(warnings...); err != nil {
-			return fmt.Errorf("report %s: record plot warnings: %w", dir, err)
-		}
+	for _, w := range out.LateWarnings {
+		fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
 	}
-	if !noHTML {
-		warnings, err := writeHTMLReport(dir)
-		for _, w := range warnings {
-			fmt.Fprintf(sio.err, "agentperf: warning: %s\n", w)
-		}
-		if err != nil {
-			return fmt.Errorf("report %s: %w", dir, err)
-		}
-		if err := addWarnings(warnings...); err != nil {
-			return fmt.Errorf("report %s: record report.html warnings: %w", dir, err)
-		}
+	if err != nil {
+		return err
 	}
-	if run, err := report.Load(dir); err == nil {
-		if run.Server != nil {
-			profile.WriteDerived(sio.out, &run.Derived)
-		}
-		tp, conc := report.LabelsFromPath(dir)
-		if conc == 0 {
-			conc, _ = run.Concurrency()
-		}
-		row := report.NewRow(run, report.Labels{TP: tp, Conc: conc})
-		fmt.Fprintln(sio.out, "\nSweep table row (agentperf report DIR... for several runs):")
-		report.NewTable([]report.Row{row}).WriteMarkdownBrief(sio.out)
-	} else {
-		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
-	}
+	writeSweepRow(dir, sio)
 	return failed
+}
+
+// writeSweepRow prints the folder's server figures and its row of the
+// sweep table.
+func writeSweepRow(dir string, sio stdio) {
+	run, err := report.Load(dir)
+	if err != nil {
+		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
+		return
+	}
+	if run.Server != nil {
+		profile.WriteDerived(sio.out, &run.Derived)
+	}
+	tp, conc := report.LabelsFromPath(dir)
+	if conc == 0 {
+		conc, _ = run.Concurrency()
+	}
+	row := report.NewRow(run, report.Labels{TP: tp, Conc: conc})
+	fmt.Fprintln(sio.out, "\nSweep table row (agentperf report DIR... for several runs):")
+	report.NewTable([]report.Row{row}).WriteMarkdownBrief(sio.out)
 }
 
 // sweepRow loads one folder into its table row; an unreadable folder is a

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentperf/agentperf/sim"
@@ -46,14 +43,13 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 	if !*quiet {
 		cfg.Logf = func(format string, a ...any) { fmt.Fprintf(io.err, format+"\n", a...) }
 	}
-	var logW *lockedWriter
+	var logW *sim.RequestLogFile
 	if *reqLog != "" {
-		f, err := os.Create(*reqLog)
-		if err != nil {
+		var err error
+		if logW, err = sim.CreateRequestLog(*reqLog); err != nil {
 			return usagef("sim: --request-log: %v", err)
 		}
-		defer f.Close()
-		logW = &lockedWriter{w: bufio.NewWriterSize(f, 1<<20)}
+		defer logW.Close()
 		cfg.RequestLog = logW
 	}
 	srv, err := sim.New(cfg)
@@ -74,7 +70,7 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.err, "agentperf sim: shutdown: %v\n", err)
 	}
 	if logW != nil {
-		if err := logW.flush(); err != nil {
+		if err := logW.Flush(); err != nil {
 			return fmt.Errorf("sim: write --request-log %s: %w", *reqLog, err)
 		}
 	}
@@ -82,23 +78,4 @@ func runSim(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.out, "agentperf sim: stopped after %d requests (%d completed, %d prompt tokens, %d cached)\n",
 		st.Requests, st.Completed, st.PromptTokens, st.CachedTokens)
 	return nil
-}
-
-// lockedWriter buffers the request log; flush may run while a handler cut
-// off by the shutdown grace still writes.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) flush() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Flush()
 }

@@ -1,4 +1,9 @@
-package main
+// Package cliflags extends pflag for agentperf's commands: help that
+// lists a command's flags under titled groups (a flag no group names is
+// listed under a default group, so none disappears), "did you mean" for a
+// mistyped flag, and flags that take zero or more values as aiperf's
+// argparse nargs='*' flags do.
+package cliflags
 
 import (
 	"errors"
@@ -8,14 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/spf13/pflag"
-)
 
-// Help groups: a command lists its flags under titled groups, in the order
-// of a table (flag name → group). A flag not in the table (one added later,
-// or by a shared helper) is listed under the table's default group, so no
-// flag ever disappears from the help.
+	"github.com/agentperf/agentperf/internal/suggest"
+)
 
 // annGroup and annOrder are the pflag annotations that carry a flag's help
 // group and the group's position.
@@ -25,21 +26,22 @@ const (
 	annPos   = "agentperf-help-pos" // position within the group
 )
 
-// flagGroup is one titled group of a command's help.
-type flagGroup struct {
-	title string
-	flags []string
+// Group is one titled group of a command's help: its flags, in order.
+type Group struct {
+	Title string
+	Flags []string
 }
 
-// setHelpGroups assigns the flags of fs to groups (in the order given);
-// flags in no group go to fallback, listed last.
-func setHelpGroups(fs *pflag.FlagSet, groups []flagGroup, fallback string) {
+// SetGroups assigns the flags of fs to groups (in the order given);
+// flags in no group go to fallback, listed last. A group may name flags
+// fs does not have.
+func SetGroups(fs *pflag.FlagSet, groups []Group, fallback string) {
 	for i, g := range groups {
-		for j, name := range g.flags {
+		for j, name := range g.Flags {
 			if fs.Lookup(name) == nil {
 				continue // a group may name flags of other commands
 			}
-			_ = fs.SetAnnotation(name, annGroup, []string{g.title})
+			_ = fs.SetAnnotation(name, annGroup, []string{g.Title})
 			_ = fs.SetAnnotation(name, annOrder, []string{strconv.Itoa(i)})
 			_ = fs.SetAnnotation(name, annPos, []string{strconv.Itoa(j)})
 		}
@@ -89,9 +91,9 @@ func defaultText(f *pflag.Flag) string {
 	return " (default " + f.DefValue + ")"
 }
 
-// writeFlagUsages prints the visible flags of fs, grouped when the command
-// set groups (setHelpGroups), with descriptions wrapped at width.
-func writeFlagUsages(w io.Writer, fs *pflag.FlagSet, width int) {
+// WriteUsages prints the visible flags of fs, grouped when the command
+// set groups (SetGroups), with descriptions wrapped at width.
+func WriteUsages(w io.Writer, fs *pflag.FlagSet, width int) {
 	type row struct {
 		left, desc string
 		pos        int
@@ -168,9 +170,10 @@ func wrap(s string, width int) []string {
 	return append(out, line)
 }
 
-// suggestFlag adds "did you mean --x?" to an unknown-flag error when a
-// flag of fs is a close match (edit distance at most 2, or a prefix).
-func suggestFlag(fs *pflag.FlagSet, err error) error {
+// SuggestFlag adds "did you mean --x?" to an unknown-flag error when a
+// flag of fs is a close match (edit distance at most 2, or a prefix);
+// otherwise it points to 'PROG NAME --help', NAME being fs's.
+func SuggestFlag(fs *pflag.FlagSet, err error, prog string) error {
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() != "" {
 		return err
@@ -187,7 +190,45 @@ func suggestFlag(fs *pflag.FlagSet, err error) error {
 		}
 	})
 	if best == "" {
-		return fmt.Errorf("%w (see '%s --help' for the flags)", err, "agentperf "+fs.Name())
+		return fmt.Errorf("%w (see '%s --help' for the flags)", err, prog+" "+fs.Name())
 	}
 	return fmt.Errorf("%w: did you mean --%s?", err, best)
+}
+
+// nargsAnnotation marks a flag that takes zero or more values, as
+// aiperf's (argparse's nargs='*'): `--gpu-telemetry`, `--gpu-telemetry
+// URL`, `--gpu-telemetry URL1 URL2`.
+const nargsAnnotation = "agentperf_nargs"
+
+// MarkNargs marks the flag name of fs as taking zero or more values.
+func MarkNargs(fs *pflag.FlagSet, name string) {
+	if err := fs.SetAnnotation(name, nargsAnnotation, []string{"*"}); err != nil {
+		panic(err)
+	}
+}
+
+// JoinNargs rewrites each `--name v1 v2` of a flag marked by MarkNargs
+// (the values: the arguments after it up to the next one that starts
+// with "-") into `--name=v1,v2`, and a bare `--name` into `--name=`, so
+// that pflag reads them as one value.
+func JoinNargs(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, ok := strings.CutPrefix(a, "--")
+		if f := fs.Lookup(name); !ok || f == nil || f.Annotations[nargsAnnotation] == nil {
+			out = append(out, a)
+			continue
+		}
+		var vals []string
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			vals = append(vals, args[i])
+		}
+		out = append(out, a+"="+strings.Join(vals, ","))
+	}
+	return out
 }

@@ -1,0 +1,234 @@
+package profile
+
+import (
+	"math"
+	"time"
+
+	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/timing"
+	"github.com/agentperf/agentperf/ui"
+)
+
+// Unit is the unit of a setting's value as the user writes it.
+type Unit string
+
+// The units of the settings.
+const (
+	UnitNone     Unit = ""
+	UnitSeconds  Unit = "seconds" // a time.Duration field, written in seconds
+	UnitRequests Unit = "requests"
+	UnitFraction Unit = "" // a fraction; the range says of what
+)
+
+// Lock says what a scenario preset does with a setting.
+type Lock int
+
+// The lock rules.
+const (
+	// Free: no preset touches the setting.
+	Free Lock = iota
+	// Filled: a preset's soft default fills it when it was not given
+	// (scenario.Preset.Defaults); a given value stands.
+	Filled
+	// Locked: a preset locks it: a given value that breaks the lock is a
+	// violation (exit 2, or unsafe_override); unset, the preset fills it.
+	Locked
+	// Excludes: a preset leaves it as it is, but given, it keeps a soft
+	// default of another setting out (the two exclude each other).
+	Excludes
+)
+
+// Range is the range of a numeric setting; a value given outside it is a
+// usage error that names it.
+type Range struct {
+	Min, Max float64
+	// MinOpen: Min itself is out of range.
+	MinOpen bool
+	// What says what the value means, for the error ("0 = no cap").
+	What string
+}
+
+// Setting is one row of the table of a run's settings (Settings): the
+// flag that sets it (aiperf's name), the Spec field it fills, its
+// default, unit, help text, range and lock rule. A CLI walks the table to
+// register its flags and fill the Spec (Bind); it writes no per-field
+// code.
+type Setting struct {
+	// Flag is the flag's name, without the dashes.
+	Flag string
+	// Field is the field as the library's errors name it
+	// ("Config.GracePeriod", "Spec.FailedRequestThreshold"), so that a
+	// CLI can print them with the flag's name.
+	Field string
+	// Unit is the value's unit (UnitSeconds: a time.Duration written in
+	// seconds).
+	Unit Unit
+	// Range, when set, bounds a numeric value.
+	Range *Range
+	// Lock is what a scenario preset does with it.
+	Lock Lock
+	// Help is the flag's help text.
+	Help string
+
+	def  any               // the default, of the field's type
+	bind func(s *Spec) any // a pointer to the field
+}
+
+// Default is the setting's default value, of the field's type.
+func (st Setting) Default() any { return st.def }
+
+// Bind stores the setting's default in s and returns a pointer to its
+// field: *string, *bool, *int, *int64, *float64 or *time.Duration (a
+// UnitSeconds setting). A flag bound to it fills the Spec as it is parsed.
+func (st Setting) Bind(s *Spec) any {
+	p := st.bind(s)
+	switch p := p.(type) {
+	case *string:
+		*p = st.def.(string)
+	case *bool:
+		*p = st.def.(bool)
+	case *int:
+		*p = st.def.(int)
+	case *int64:
+		*p = st.def.(int64)
+	case *float64:
+		*p = st.def.(float64)
+	case *time.Duration:
+		*p = st.def.(time.Duration)
+	}
+	return p
+}
+
+// field builds a Setting's default and binding from the field's type.
+func field[T string | bool | int | int64 | float64 | time.Duration](def T, f func(*Spec) *T) (any, func(*Spec) any) {
+	return def, func(s *Spec) any { return f(s) }
+}
+
+// row is a Setting with its default and field.
+func row[T string | bool | int | int64 | float64 | time.Duration](st Setting, def T, f func(*Spec) *T) Setting {
+	st.def, st.bind = field(def, f)
+	return st
+}
+
+// nonNegative is [0, ∞) in unit u; positive is (0, ∞).
+func nonNegative(what string) *Range { return &Range{Max: math.Inf(1), What: what} }
+func positive(what string) *Range    { return &Range{MinOpen: true, Max: math.Inf(1), What: what} }
+
+// fractionOfTurns is [0, 1] of a trace's turns.
+var fractionOfTurns = &Range{Max: 1, What: "a fraction of the trace's turns"}
+
+// Settings is the table of the settings a CLI maps one to one onto the
+// Spec, in the order of `profile --help`'s groups. The settings that a
+// CLI parses into something else (the model list, headers, extra inputs,
+// the cache-bust target, the concurrency, the GPU exporters) are not in
+// it.
+func Settings() []Setting {
+	return []Setting{
+		row(Setting{Flag: "unsafe-override", Field: "Spec.UnsafeOverride",
+			Help: "run despite scenario violations; the run is marked submission_valid=false"},
+			false, func(s *Spec) *bool { return &s.UnsafeOverride }),
+		row(Setting{Flag: "fail-on-invalid", Field: "Spec.FailOnInvalid",
+			Help: "exit 1 when the run is not a valid submission, whatever the reason (under --scenario the default follows aiperf: unsafe_override and the overflow rate alone exit 0)"},
+			false, func(s *Spec) *bool { return &s.FailOnInvalid }),
+
+		// Endpoint.
+		row(Setting{Flag: "endpoint", Field: "Config.Endpoint", Help: "endpoint path appended to --url"},
+			replay.DefaultEndpoint, func(s *Spec) *string { return &s.Replay.Endpoint }),
+		row(Setting{Flag: "streaming", Field: "Config.Streaming", Lock: Locked,
+			Help: "stream responses (SSE); required for TTFT and ITL"},
+			false, func(s *Spec) *bool { return &s.Replay.Streaming }),
+		row(Setting{Flag: "insecure", Field: "Config.Insecure",
+			Help: "skip TLS certificate verification (verification is on by default)"},
+			false, func(s *Spec) *bool { return &s.Replay.Insecure }),
+		row(Setting{Flag: "request-timeout-seconds", Field: "Config.RequestTimeout", Unit: UnitSeconds, Range: nonNegative("0 = no timeout"),
+			Help: "timeout of one request including its whole stream (0 = none)"},
+			replay.DefaultRequestTimeout, func(s *Spec) *time.Duration { return &s.Replay.RequestTimeout }),
+		row(Setting{Flag: "connect-timeout-seconds", Field: "Config.ConnectTimeout", Unit: UnitSeconds, Range: nonNegative("0 = no timeout"),
+			Help: "timeout for connecting to the server (0 = none)"},
+			replay.DefaultConnectTimeout, func(s *Spec) *time.Duration { return &s.Replay.ConnectTimeout }),
+		row(Setting{Flag: "wait-for-model-timeout", Field: "Spec.WaitForModel.Timeout", Unit: UnitSeconds,
+			Help: "seconds to wait for the server to be ready before the first request, probing it and logging each try (0 = no wait: a server that is not up fails the first requests)"},
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.WaitForModel.Timeout }),
+		row(Setting{Flag: "wait-for-model-mode", Field: "Spec.WaitForModel.Mode",
+			Help: "how readiness is probed: models (GET /v1/models lists the model), inference (a one-token chat request answers 200) or both"},
+			ReadyInference, func(s *Spec) *string { return &s.WaitForModel.Mode }),
+		row(Setting{Flag: "wait-for-model-interval", Field: "Spec.WaitForModel.Interval", Unit: UnitSeconds,
+			Help: "seconds between two readiness probes"},
+			DefaultReadyInterval, func(s *Spec) *time.Duration { return &s.WaitForModel.Interval }),
+		row(Setting{Flag: "use-legacy-max-tokens", Field: "Config.UseLegacyMaxTokens",
+			Help: "send max_tokens instead of max_completion_tokens"},
+			false, func(s *Spec) *bool { return &s.Replay.UseLegacyMaxTokens }),
+		row(Setting{Flag: "ignore-eos", Field: "Config.IgnoreEOS", Lock: Locked,
+			Help: "send ignore_eos=true (the scenario forces it)"},
+			false, func(s *Spec) *bool { return &s.Replay.IgnoreEOS }),
+		row(Setting{Flag: "use-server-token-count", Field: "Config.UseServerTokenCount", Lock: Locked,
+			Help: "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)"},
+			false, func(s *Spec) *bool { return &s.Replay.UseServerTokenCount }),
+		row(Setting{Flag: "apply-chat-template", Field: "Tokenizer.ApplyChatTemplate",
+			Help: "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)"},
+			false, func(s *Spec) *bool { return &s.Tokenizer.ApplyChatTemplate }),
+		row(Setting{Flag: "tokenizer", Field: "Tokenizer.Name",
+			Help: "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)"},
+			"", func(s *Spec) *string { return &s.Tokenizer.Name }),
+
+		// Load.
+		row(Setting{Flag: "benchmark-grace-period", Field: "Config.GracePeriod", Unit: UnitSeconds, Range: nonNegative("0 cancels the requests in flight at the end at once"),
+			Help: "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)"},
+			replay.DefaultGracePeriod, func(s *Spec) *time.Duration { return &s.Replay.GracePeriod }),
+		row(Setting{Flag: "random-seed", Field: "Config.Seed", Lock: Filled,
+			Help: "seed for start turns and prompt text (scenario: filled in and logged when absent)"},
+			int64(0), func(s *Spec) *int64 { return &s.Replay.Seed }),
+		row(Setting{Flag: "failed-request-threshold", Field: "Spec.FailedRequestThreshold", Unit: UnitFraction, Lock: Filled,
+			Help: "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)"},
+			0.0, func(s *Spec) *float64 { return &s.FailedRequestThreshold }),
+		row(Setting{Flag: "trajectory-start-min-ratio", Field: "Config.StartMinRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
+			Help: "lower bound of each lane's start turn as a fraction of the trace's turns"},
+			timing.DefaultStartMinRatio, func(s *Spec) *float64 { return &s.Replay.StartMinRatio }),
+		row(Setting{Flag: "trajectory-start-max-ratio", Field: "Config.StartMaxRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
+			Help: "upper bound of each lane's start turn as a fraction of the trace's turns"},
+			timing.DefaultStartMaxRatio, func(s *Spec) *float64 { return &s.Replay.StartMaxRatio }),
+		row(Setting{Flag: "inter-turn-delay-cap-seconds", Field: "Config.InterTurnDelayCap", Unit: UnitSeconds, Range: nonNegative("0 = no cap"), Lock: Locked,
+			Help: "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)"},
+			timing.DefaultInterTurnDelayCap, func(s *Spec) *time.Duration { return &s.Replay.InterTurnDelayCap }),
+		row(Setting{Flag: "trace-idle-gap-cap-seconds", Field: "Config.TraceIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest start-to-start gap kept"), Lock: Locked,
+			Help: "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off"},
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.TraceIdleGapCap }),
+		row(Setting{Flag: "system-idle-gap-cap-seconds", Field: "Config.SystemIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest idle stretch kept"), Lock: Locked,
+			Help: "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off"},
+			timing.DefaultSystemIdleCap, func(s *Spec) *time.Duration { return &s.Replay.SystemIdleGapCap }),
+		row(Setting{Flag: "warmup-requests-per-lane", Field: "Config.WarmupRequestsPerLane", Unit: UnitRequests, Range: nonNegative("0 = no request-bounded cache warmup"), Lock: Filled,
+			Help: "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests"},
+			0, func(s *Spec) *int { return &s.Replay.WarmupRequestsPerLane }),
+		row(Setting{Flag: "agentic-cache-warmup-duration", Field: "Config.AgenticCacheWarmupDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timed cache warmup"), Lock: Excludes,
+			Help: "v1.0: the same cache warmup, bounded by seconds instead of requests (exclusive with --warmup-requests-per-lane)"},
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.AgenticCacheWarmupDuration }),
+		row(Setting{Flag: "burst-phase-starts", Field: "Config.BurstPhaseStarts",
+			Help: "v1.0: send every primer at once and start each lane's profiling on its own first request, instead of on the recorded timeline"},
+			false, func(s *Spec) *bool { return &s.Replay.BurstPhaseStarts }),
+		row(Setting{Flag: "allow-dataset-wrap", Field: "Config.AllowDatasetWrap",
+			Help: "v1.0: let more lanes than traces replay the same traces (always allowed with a cache-bust marker)"},
+			false, func(s *Spec) *bool { return &s.Replay.AllowDatasetWrap }),
+
+		// Output.
+		row(Setting{Flag: "stats-interval", Field: "Spec.StatsInterval", Unit: UnitSeconds, Range: positive("the period of the live statistics lines"), Lock: Filled,
+			Help: "seconds between live statistics lines when the output is not a terminal"},
+			ui.DefaultInterval, func(s *Spec) *time.Duration { return &s.StatsInterval }),
+		row(Setting{Flag: "slice-duration", Field: "Spec.SliceDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timeslices"), Lock: Filled,
+			Help: "timeslice length in seconds for timeslice exports (0 = none)"},
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.SliceDuration }),
+		row(Setting{Flag: "no-server-metrics", Field: "Spec.ServerMetrics.Off",
+			Help: "do not scrape the server's /metrics"},
+			false, func(s *Spec) *bool { return &s.ServerMetrics.Off }),
+		row(Setting{Flag: "no-gpu-telemetry", Field: "Spec.NoGPUTelemetry", Lock: Filled,
+			Help: "collect no GPU telemetry (not even from the default DCGM ports)"},
+			false, func(s *Spec) *bool { return &s.NoGPUTelemetry }),
+		row(Setting{Flag: "metrics-listen", Field: "Spec.MetricsListen",
+			Help: "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)"},
+			"", func(s *Spec) *string { return &s.MetricsListen }),
+		row(Setting{Flag: "no-plot", Field: "Spec.NoPlot", Help: "do not render metrics_plots.png"},
+			false, func(s *Spec) *bool { return &s.NoPlot }),
+		row(Setting{Flag: "overwrite-artifacts", Field: "Spec.OverwriteArtifacts",
+			Help: "use an --output-artifact-dir that holds another run's artifacts: remove them first (without it such a folder is refused)"},
+			false, func(s *Spec) *bool { return &s.OverwriteArtifacts }),
+	}
+}

@@ -1,0 +1,103 @@
+package profile
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentperf/agentperf/scenario"
+)
+
+// TestSettingsTable: every row names a flag once, binds a field of its
+// own and of its unit's type, and Bind stores its default there.
+func TestSettingsTable(t *testing.T) {
+	flags := map[string]bool{}
+	fields := map[string]bool{}
+	var s Spec
+	ptrs := map[any]string{}
+	for _, st := range Settings() {
+		if st.Flag == "" || st.Field == "" || st.Help == "" {
+			t.Errorf("%+v: want a flag, a field and help", st)
+		}
+		if flags[st.Flag] || fields[st.Field] {
+			t.Errorf("--%s (%s): flag or field twice in the table", st.Flag, st.Field)
+		}
+		flags[st.Flag], fields[st.Field] = true, true
+		p := st.Bind(&s)
+		if other, dup := ptrs[p]; dup {
+			t.Errorf("--%s and --%s bind the same field", st.Flag, other)
+		}
+		ptrs[p] = st.Flag
+		if got := reflect.ValueOf(p).Elem().Interface(); got != st.Default() {
+			t.Errorf("--%s: Bind stored %v, want the default %v", st.Flag, got, st.Default())
+		}
+		_, isDur := p.(*time.Duration)
+		if isDur != (st.Unit == UnitSeconds) {
+			t.Errorf("--%s: unit %q on a %T field", st.Flag, st.Unit, p)
+		}
+	}
+}
+
+// TestSettingsLockRule: a row's lock rule says what the preset does, and
+// agrees with the flags the scenario asks about (scenario.Settings.Given):
+// a setting a preset fills or locks is one whose flag it asks about, and
+// a free one is not.
+func TestSettingsLockRule(t *testing.T) {
+	var set scenario.Settings
+	given := map[string]bool{}
+	for _, g := range set.Given() {
+		for _, f := range g.Flags {
+			given[f] = true
+		}
+	}
+	for _, st := range Settings() {
+		if (st.Lock != Free) != given[st.Flag] {
+			t.Errorf("--%s: lock rule %d, but the scenario asks about it: %v", st.Flag, st.Lock, given[st.Flag])
+		}
+	}
+	// A preset filling a Filled setting, or locking a Locked one, changes
+	// the Spec: the agentx preset's soft defaults and the MVP's locks.
+	for _, name := range []string{"agentx", "inferencex-agentx-mvp"} {
+		p, err := scenario.LookupAt(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSpec()
+		for _, st := range Settings() {
+			st.Bind(&s)
+		}
+		before := s
+		set := s.ScenarioSettings()
+		for _, g := range set.Given() {
+			*g.Set = false
+		}
+		set.Loader = scenario.LoaderPublic
+		set.PublicDataset = p.PublicPrefix
+		if len(p.Aliases) > 0 {
+			set.PublicDataset = p.Aliases[0]
+		}
+		if _, err := s.ApplyScenario(p, set); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var changed []string
+		for _, st := range Settings() {
+			a := reflect.ValueOf(st.bind(&before)).Elem().Interface()
+			b := reflect.ValueOf(st.bind(&s)).Elem().Interface()
+			if a != b {
+				changed = append(changed, st.Flag)
+				if st.Lock == Free || st.Lock == Excludes {
+					t.Errorf("%s changed the free setting --%s (%v → %v)", name, st.Flag, a, b)
+				}
+			}
+		}
+		if len(changed) == 0 {
+			t.Errorf("%s changed no setting of the table", name)
+		}
+		t.Log(name, "fills", fmt.Sprint(changed))
+		if !slices.Contains(changed, "streaming") {
+			t.Errorf("%s did not lock --streaming on", name)
+		}
+	}
+}
