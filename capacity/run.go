@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/slo"
 )
 
@@ -22,7 +23,12 @@ type SearchConfig struct {
 	SLO slo.SLO
 	// Search is the range, resolution and client-bound retries.
 	Search Config
-	// Repeats is the number of runs per probe, pooled (default 1).
+	// Repeats is the number of runs Run makes per probe (default 1): Run
+	// is called once per probe, and a probe of several runs leaves a
+	// repeated run's folder (profile_runs/run_000K and the pooled
+	// summary: profile.Points with PointOptions.Repeat). Their records
+	// are pooled for the objective. Recorded in search_result.json; a
+	// search resumes only over probes made with the same.
 	Repeats int
 	// Settings are what the probes are run with besides their
 	// concurrency (the command's flags and environment, the corpus
@@ -40,12 +46,13 @@ type SearchConfig struct {
 	Logf func(format string, args ...any)
 }
 
-// RunSearch runs Search with probes that are real runs: each probe runs
-// Repeats measurements into folders of its own, judges the objective on
-// their pooled records, and is client-bound when any run was (its send
-// lateness p99 or the process's CPU use, ClientCheck). A probe whose run
-// aborted, or whose objective could not be judged for too few samples,
-// is inconclusive and stops the search. It writes search_result.json
+// RunSearch runs Search with probes that are real runs: each probe is one
+// call of Run into a folder of its own (one run, or a repeated run's
+// runs), judges the objective on the pooled records of its runs, and is
+// client-bound when any run was (its send lateness p99, or the process's
+// CPU use or scheduler latency over the probe: ClientCheck). A probe with
+// a run that aborted, or whose objective could not be judged for too few
+// samples, is inconclusive and stops the search. It writes search_result.json
 // and the plot into Dir after every probe and at the end, also after an
 // error or an interruption (with the probes finished so far).
 //
@@ -65,7 +72,6 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	repeats := max(cfg.Repeats, 1)
 	n := 0
 	probe := func(ctx context.Context, c, attempt int) (Probe, error) {
 		n++
@@ -80,48 +86,59 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 		}
 		d := &ProbeData{}
 		p := Probe{Data: d}
-		var reasons []string
-		cpuShare := 0.0
-		var sched time.Duration
-		for r := range repeats {
-			name := ProbeDir(n, c)
-			if repeats > 1 {
-				name += fmt.Sprintf("-r%d", r+1)
+		name := ProbeDir(n, c)
+		dir := filepath.Join(cfg.Dir, name)
+		if _, err := os.Stat(dir); err == nil {
+			aside, err := moveAside(dir)
+			if err != nil {
+				return p, fmt.Errorf("%s exists and cannot be moved aside: %w", dir, err)
 			}
-			dir := filepath.Join(cfg.Dir, name)
-			if _, err := os.Stat(dir); err == nil {
-				aside, err := moveAside(dir)
-				if err != nil {
-					return p, fmt.Errorf("%s exists and cannot be moved aside: %w", dir, err)
-				}
-				logf("search: %s is left from an earlier search: kept as %s", dir, aside)
-			}
-			if cfg.Before != nil {
-				if err := cfg.Before(ctx, c); err != nil {
-					return p, err
-				}
-			}
-			meter := StartCPU()
-			err := cfg.Run(ctx, c, dir)
-			cpu := meter.Stop()
-			cpuShare = max(cpuShare, cpu.Share())
-			sched = max(sched, cpu.SchedP99)
-			if ctx.Err() != nil {
-				return p, ctx.Err()
-			}
-			if err != nil && !errors.Is(err, ErrPointFailed) {
+			logf("search: %s is left from an earlier search: kept as %s", dir, aside)
+		}
+		if cfg.Before != nil {
+			if err := cfg.Before(ctx, c); err != nil {
 				return p, err
 			}
-			d.Dirs = append(d.Dirs, name)
-			run, lerr := slo.Load(dir)
+		}
+		meter := StartCPU()
+		err := cfg.Run(ctx, c, dir)
+		cpu := meter.Stop()
+		if ctx.Err() != nil {
+			return p, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, ErrPointFailed) {
+			return p, err
+		}
+		// The probe's runs: its folder, or the runs of a repeated probe
+		// (profile_runs/run_000K), each judged client-bound on its own
+		// send lateness and the probe's CPU and scheduler figures.
+		runs, err := metrics.RunFolders(dir)
+		if err != nil {
+			return p, fmt.Errorf("judge %s: %w", dir, err)
+		}
+		if len(runs) == 0 {
+			return p, fmt.Errorf("judge %s: the probe finished no run (its pooled summary lists none)", dir)
+		}
+		var reasons []string
+		for _, rd := range runs {
+			rel, err := filepath.Rel(cfg.Dir, rd)
+			if err != nil {
+				return p, err
+			}
+			d.Dirs = append(d.Dirs, filepath.ToSlash(rel))
+			run, lerr := slo.Load(rd)
 			if lerr != nil {
-				return p, fmt.Errorf("judge %s: %w", dir, lerr)
+				return p, fmt.Errorf("judge %s: %w", rd, lerr)
 			}
 			if bound, why := cfg.Client.Judge(run.Lateness, cpu); bound {
 				p.ClientBound = true
+				if len(runs) > 1 {
+					why = fmt.Sprintf("run %s: %s", filepath.Base(rd), why)
+				}
 				reasons = append(reasons, why)
 			}
 		}
+		cpuShare, sched := cpu.Share(), cpu.SchedP99
 		p.ClientReason = strings.Join(reasons, "; ")
 		if err := judgeProbe(cfg, &p, d); err != nil {
 			return p, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // ManifestFile is the sweep's record of its finished points, in the
@@ -120,9 +121,14 @@ func DecodeManifest(data []byte) ([]PointRecord, error) {
 	return m.Points, nil
 }
 
-// complete reports whether point rec's folder still holds its aggregates.
+// complete reports whether point rec's folder still holds its aggregates:
+// a run's, or the pooled summary of a repeated point (written once its
+// runs are done).
 func complete(dir string, rec PointRecord) bool {
-	_, err := os.Stat(filepath.Join(dir, rec.Dir, "profile_export_aiperf.json"))
+	if _, err := os.Stat(filepath.Join(dir, rec.Dir, metrics.FileAggregateJSON)); err == nil {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, rec.Dir, metrics.DirPooled, metrics.FilePooledSummary))
 	return err == nil
 }
 

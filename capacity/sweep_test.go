@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/internal/codectest"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/slo"
 )
 
@@ -22,17 +23,43 @@ import (
 func fakeRun(ran *[]int) PointFunc {
 	return func(ctx context.Context, c int, dir string) error {
 		*ran = append(*ran, c)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fakeRunInto(c, dir)
+	}
+}
+
+// fakeRepeatedRun is fakeRun with each point run n times, as a repeated
+// run lays them out (profile_runs/run_000K, the pooled summary).
+func fakeRepeatedRun(ran *[]int, n int) PointFunc {
+	return func(ctx context.Context, c int, dir string) error {
+		sum := metrics.PooledSummary{SchemaVersion: 1, RunsRequested: n, RunsDone: n, Confidence: 0.95}
+		for k := 1; k <= n; k++ {
+			*ran = append(*ran, c)
+			rel := filepath.Join(metrics.DirProfileRuns, fmt.Sprintf("run_%04d", k))
+			if err := fakeRunInto(c, filepath.Join(dir, rel)); err != nil {
+				return err
+			}
+			sum.Runs = append(sum.Runs, rel)
+		}
+		b, err := metrics.EncodePooledSummary(sum)
+		if err != nil {
 			return err
 		}
-		var b strings.Builder
-		for i := range 100 { // a p99 needs 100 samples (slo.MinSamples)
-			fmt.Fprintf(&b, `{"metadata":{"request_end_ns":9,"benchmark_phase":"profiling","credit_issued_ns":%d,"request_start_ns":%d},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n",
-				1000000, 1000000+i*1000, 10*c)
-		}
-		os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644)
-		return os.WriteFile(filepath.Join(dir, "profile_export_aiperf.json"), []byte(`{"benchmark_duration":{"avg":2}}`), 0o644)
+		os.MkdirAll(filepath.Join(dir, metrics.DirPooled), 0o755)
+		return os.WriteFile(filepath.Join(dir, metrics.DirPooled, metrics.FilePooledSummary), b, 0o644)
 	}
+}
+
+func fakeRunInto(c int, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i := range 100 { // a p99 needs 100 samples (slo.MinSamples)
+		fmt.Fprintf(&b, `{"metadata":{"request_end_ns":9,"benchmark_phase":"profiling","credit_issued_ns":%d,"request_start_ns":%d},"metrics":{"time_to_first_token":{"value":%d,"unit":"ms"}},"error":null}`+"\n",
+			1000000, 1000000+i*1000, 10*c)
+	}
+	os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644)
+	return os.WriteFile(filepath.Join(dir, "profile_export_aiperf.json"), []byte(`{"benchmark_duration":{"avg":2}}`), 0o644)
 }
 
 func TestSweepResume(t *testing.T) {
@@ -180,7 +207,7 @@ func TestRunSearchReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunSearch(context.Background(), SearchConfig{Dir: dir, SLO: o, Search: Config{Lo: 1, Hi: 64, Resolution: Resolution{Abs: 1}}, Run: fakeRun(&ran), Repeats: 2,
+	res, err := RunSearch(context.Background(), SearchConfig{Dir: dir, SLO: o, Search: Config{Lo: 1, Hi: 64, Resolution: Resolution{Abs: 1}}, Run: fakeRepeatedRun(&ran, 2), Repeats: 2,
 		// The fake runs take no time: the CPU of the tests running beside
 		// this one would make them look saturated.
 		Client: ClientCheck{MaxCPU: -1, MaxSchedP99: -1}})
@@ -194,7 +221,7 @@ func TestRunSearchReport(t *testing.T) {
 		t.Errorf("%d runs for %d probes with 2 repeats", len(ran), len(res.Probes))
 	}
 	b, err := os.ReadFile(filepath.Join(dir, SearchResultJSON))
-	if err != nil || !strings.Contains(string(b), `"best_concurrency": 25`) || !strings.Contains(string(b), "probe-01-c1-r2") {
+	if err != nil || !strings.Contains(string(b), `"best_concurrency": 25`) || !strings.Contains(string(b), "probe-01-c1/profile_runs/run_0002") {
 		t.Errorf("%s: %v\n%s", SearchResultJSON, err, b)
 	}
 	if st, err := os.Stat(filepath.Join(dir, SearchPlot)); err != nil || st.Size() < 10000 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
@@ -40,12 +41,12 @@ func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, e
 	for i, p := range pts {
 		pd := filepath.Join(dir, p.Dir)
 		lab := report.Labels{TP: l.TP, Conc: p.Concurrency, Config: l.Config}
-		run, err := report.Load(pd)
+		row, err := pointRow(pd, lab)
 		if err != nil {
 			rows[i] = report.FailedRow(pd, lab, err)
 			continue
 		}
-		rows[i] = report.NewRow(run, lab)
+		rows[i] = row
 		// The row's folder is named relative to the sweep, so that the
 		// table does not depend on where the sweep folder is.
 		rows[i].Dir = p.Dir
@@ -73,6 +74,32 @@ func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, e
 	return warnings, writeSweepHTML(dir, pts, pareto)
 }
 
+// pointRow is the table row of the point in pd: for a repeated point
+// (metrics.IsRepeated), the pooled row of the runs its pooled summary
+// lists (report.PooledRow), else the row of its one run.
+func pointRow(pd string, lab report.Labels) (report.Row, error) {
+	if !metrics.IsRepeated(pd) {
+		run, err := report.Load(pd)
+		if err != nil {
+			return report.Row{}, err
+		}
+		return report.NewRow(run, lab), nil
+	}
+	sum, err := metrics.ReadPooledSummary(pd)
+	if err != nil {
+		return report.Row{}, err
+	}
+	var runs []*report.Run
+	for _, r := range sum.Runs {
+		run, err := report.Load(filepath.Join(pd, r))
+		if err != nil {
+			return report.Row{}, fmt.Errorf("%s: %w", r, err)
+		}
+		runs = append(runs, run)
+	}
+	return report.PooledRow(runs, lab, sum), nil
+}
+
 // verdict is what the HTML shows of a point's judgement.
 type verdict struct {
 	Scenario string
@@ -88,18 +115,39 @@ func readVerdict(dir string) verdict {
 	return verdict{a.Metadata.Scenario, a.Metadata.SubmissionValid, a.Metadata.SubmissionInvalidReasons}
 }
 
+// pointVerdict is the verdict of the point in dir: for a repeated point,
+// its first run that is not a valid submission, else its last run's.
+func pointVerdict(dir string) verdict {
+	runs, err := metrics.RunFolders(dir)
+	if err != nil || len(runs) == 0 {
+		return verdict{}
+	}
+	var v verdict
+	for i, rd := range runs {
+		v = readVerdict(rd)
+		if len(runs) > 1 && v.Valid != nil && !*v.Valid {
+			for k, r := range v.Reasons {
+				v.Reasons[k] = fmt.Sprintf("run %d: %s", i+1, r)
+			}
+			return v
+		}
+	}
+	return v
+}
+
 var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>agentperf sweep</title>
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}img{max-width:100%}.bad{color:#b00}</style>
 </head><body>
 <h1>agentperf sweep</h1>
 <p>Table: <a href="{{.MD}}">{{.MD}}</a> · <a href="{{.CSV}}">{{.CSV}}</a> · <a href="{{.JSON}}">{{.JSON}}</a></p>
-<table><tr><th>concurrency</th><th>status</th><th>submission</th><th>report</th><th>aggregates</th><th>InferenceX result</th></tr>
+{{if .Repeated}}<p>Points with more than one profile run: the table's figures are means over the point's runs with their confidence intervals; each run has its own report, aggregates and InferenceX result, and the pooled summary lists the runs.</p>{{end}}
+<table><tr><th>concurrency</th><th>status</th>{{if .Repeated}}<th>runs</th>{{end}}<th>submission</th><th>report</th><th>aggregates</th><th>InferenceX result</th></tr>
 {{range .Points}}<tr><td>{{.Concurrency}}</td><td{{if ne .Status "ok"}} class="bad"{{end}}>{{.Status}}{{if .Message}}: {{.Message}}{{end}}</td>
-<td>{{if .Verdict.Scenario}}{{.Verdict.Scenario}}: {{if .Verdict.Valid}}{{if deref .Verdict.Valid}}valid{{else}}<span class="bad">invalid</span> ({{range $i, $r := .Verdict.Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{end}}{{end}}{{else}}—{{end}}</td>
-<td>{{if .HTML}}<a href="{{.Dir}}/report.html">{{.Dir}}/report.html</a>{{else}}—{{end}}</td>
-<td><a href="{{.Dir}}/profile_export_aiperf.json">{{.Dir}}/profile_export_aiperf.json</a></td>
-<td>{{if .IX}}<a href="{{.Dir}}/{{.IXName}}">{{.Dir}}/{{.IXName}}</a>{{else}}—{{end}}</td></tr>
+{{if $.Repeated}}<td>{{len .Runs}}</td>{{end}}<td>{{if .Verdict.Scenario}}{{.Verdict.Scenario}}: {{if .Verdict.Valid}}{{if deref .Verdict.Valid}}valid{{else}}<span class="bad">invalid</span> ({{range $i, $r := .Verdict.Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{end}}{{end}}{{else}}—{{end}}</td>
+<td>{{range $i, $r := .Runs}}{{if $i}}<br>{{end}}{{if .HTML}}<a href="{{.Dir}}/report.html">{{.Dir}}/report.html</a>{{else}}—{{end}}{{end}}</td>
+<td>{{if .Pooled}}<a href="{{.Dir}}/{{.Pooled}}">{{.Dir}}/{{.Pooled}}</a> (pooled){{range .Runs}}<br><a href="{{.Dir}}/profile_export_aiperf.json">{{.Dir}}/profile_export_aiperf.json</a>{{end}}{{else}}<a href="{{.Dir}}/profile_export_aiperf.json">{{.Dir}}/profile_export_aiperf.json</a>{{end}}</td>
+<td>{{range $i, $r := .Runs}}{{if $i}}<br>{{end}}{{if .IX}}<a href="{{.Dir}}/{{$.IXName}}">{{.Dir}}/{{$.IXName}}</a>{{else}}—{{end}}{{end}}</td></tr>
 {{end}}</table>
 {{if .Pareto}}<h2>Pareto</h2><p><img src="{{.ParetoPNG}}" alt="throughput per GPU against interactivity"></p>{{else}}<p>No Pareto plot: no point has a known TP (pass --tp), successful requests and an inter-token latency.</p>{{end}}
 </body></html>
@@ -108,26 +156,66 @@ var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{"dere
 type htmlPoint struct {
 	PointRecord
 	Verdict verdict
-	HTML    bool
-	IX      bool
-	IXName  string
+	// Runs are the point's run folders (one for a point run once);
+	// Pooled the pooled summary of a repeated point.
+	Runs   []htmlRun
+	Pooled string
+}
+
+type htmlRun struct {
+	Dir      string // relative to the sweep folder
+	HTML, IX bool
 }
 
 func writeSweepHTML(dir string, pts []PointRecord, pareto bool) error {
 	var hp []htmlPoint
+	repeated := false
 	for _, p := range pts {
 		pd := filepath.Join(dir, p.Dir)
-		_, errH := os.Stat(filepath.Join(pd, "report.html"))
-		_, errI := os.Stat(filepath.Join(pd, PointInferenceX))
-		hp = append(hp, htmlPoint{PointRecord: p, Verdict: readVerdict(pd), HTML: errH == nil, IX: errI == nil, IXName: PointInferenceX})
+		h := htmlPoint{PointRecord: p, Verdict: pointVerdict(pd)}
+		if metrics.IsRepeated(pd) {
+			repeated = true
+			h.Pooled = filepath.ToSlash(filepath.Join(metrics.DirPooled, metrics.FilePooledSummary))
+		}
+		runs, _ := metrics.RunFolders(pd)
+		for _, rd := range runs {
+			_, errH := os.Stat(filepath.Join(rd, "report.html"))
+			_, errI := os.Stat(filepath.Join(rd, PointInferenceX))
+			rel, err := filepath.Rel(dir, rd)
+			if err != nil {
+				rel = rd
+			}
+			h.Runs = append(h.Runs, htmlRun{Dir: filepath.ToSlash(rel), HTML: errH == nil, IX: errI == nil})
+		}
+		hp = append(hp, h)
 	}
-	data := map[string]any{"Points": hp, "Pareto": pareto, "ParetoPNG": SweepPareto, "MD": SweepTableMD, "CSV": SweepTableCSV, "JSON": SweepTableJSON}
+	data := map[string]any{"Points": hp, "Pareto": pareto, "ParetoPNG": SweepPareto, "MD": SweepTableMD, "CSV": SweepTableCSV, "JSON": SweepTableJSON,
+		"Repeated": repeated, "IXName": PointInferenceX}
 	return atomicfile.Write(filepath.Join(dir, SweepHTML), func(w io.Writer) error { return sweepTmpl.Execute(w, data) })
 }
 
 // WritePointInferenceX writes the InferenceX result JSON of the point in
 // dir (PointInferenceX), with InferenceX's variables read through look.
+// A repeated point has one in each run's folder: InferenceX's result is
+// one run's, and a mean over runs is not one (docs/capacity.md).
 func WritePointInferenceX(dir string, look report.Lookup) ([]string, error) {
+	runs, err := metrics.RunFolders(dir)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, rd := range runs {
+		w, err := writeRunInferenceX(rd, look)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return warnings, err
+		}
+	}
+	slices.Sort(warnings)
+	return slices.Compact(warnings), nil
+}
+
+func writeRunInferenceX(dir string, look report.Lookup) ([]string, error) {
 	env, err := report.LoadEnv(look)
 	if err != nil {
 		return nil, err

@@ -65,12 +65,16 @@ type Folder struct {
 }
 
 // Load reads a run folder: its profile_export.jsonl, or, for a repeated
-// run (profile_runs/run_*), every run's, pooled.
+// run (a profile or a sweep point with --num-profile-runs), every run's
+// its pooled summary lists (metrics.RunFolders), pooled and kept apart
+// by run.
 func Load(dir string) (*Folder, error) {
-	runs, _ := filepath.Glob(filepath.Join(dir, "profile_runs", "run_*"))
-	sort.Strings(runs)
+	runs, err := metrics.RunFolders(dir)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if len(runs) == 0 {
-		runs = []string{dir}
+		return nil, fmt.Errorf("compare: %s is a repeated run whose pooled summary lists no finished run", dir)
 	}
 	f := &Folder{Dir: dir, Values: make([][]float64, len(Metrics)), Runs: len(runs), Settings: map[string]string{}}
 	for i, rd := range runs {

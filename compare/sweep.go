@@ -183,7 +183,7 @@ var sweepPage = template.Must(template.New("sweep").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>agentperf compare (sweeps)</title>
 <style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}pre{background:#f7f7f7;padding:1em;overflow-x:auto}img{max-width:100%}</style>
 </head><body><h1>agentperf compare: sweeps</h1>
-<p>Baseline A: <code>{{.Baseline}}</code>; each curve is one sweep folder; below, each concurrency's ratios to A with 95% bootstrap intervals.</p>
+<p>Baseline A: <code>{{.Baseline}}</code>; each curve is one sweep folder (a point of repeated runs: the statistic over its runs' requests pooled); below, each concurrency's ratios to A with 95% bootstrap intervals, over runs where both points hold repeated runs, else over requests (each table says which).</p>
 <img alt="curves overlaid" src="data:image/png;base64,{{.PNG}}">
 {{range .Points}}<h2>concurrency {{.C}}</h2><pre>{{.Table}}</pre>{{end}}
 </body></html>

@@ -190,6 +190,15 @@ func ResolveAlias(alias string) (HFRef, error) {
 		alias, suggest.DidYouMean(alias, append(PublicDatasetAliases(), "weka_trace", "synthetic")), strings.Join(PublicDatasetAliases(), ", "))
 }
 
+// ParseDownloadName parses the name of a corpus on the hub: an HF dataset
+// "org/name[@revision]" (ParseHFDataset) or a public alias (ResolveAlias).
+func ParseDownloadName(name string) (HFRef, error) {
+	if strings.Contains(name, "/") && !strings.Contains(name, ":") {
+		return ParseHFDataset(name)
+	}
+	return ResolveAlias(name)
+}
+
 // ParseHFDataset parses "org/name[@revision]" (the --hf-dataset flag).
 func ParseHFDataset(s string) (HFRef, error) {
 	repo, rev, hasRev := strings.Cut(s, "@")

@@ -139,3 +139,21 @@ func TestResolveHF(t *testing.T) {
 		t.Error("unsafe file name accepted")
 	}
 }
+
+func TestParseDownloadName(t *testing.T) {
+	t.Parallel()
+	if r, err := ParseDownloadName("org/name@v2"); err != nil || r.Repo != "org/name" || r.Revision != "v2" {
+		t.Errorf("org/name@v2: %+v %v", r, err)
+	}
+	if r, err := ParseDownloadName("weka_hf:org/other"); err != nil || r.Repo != "org/other" {
+		t.Errorf("weka_hf:org/other: %+v %v", r, err)
+	}
+	alias := PublicDatasetAliases()[0]
+	want, _ := ResolveAlias(alias)
+	if r, err := ParseDownloadName(alias); err != nil || r != want {
+		t.Errorf("%s: %+v %v", alias, r, err)
+	}
+	if _, err := ParseDownloadName("no_such_alias"); err == nil {
+		t.Error("an unknown alias parsed")
+	}
+}

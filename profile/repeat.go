@@ -1,18 +1,13 @@
 package profile
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
-
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
@@ -22,11 +17,12 @@ import (
 // --num-profile-runs.
 const MaxProfileRuns = 10
 
-// Where a repeated run writes (aiperf's layout for --num-profile-runs).
+// Where a repeated run writes (aiperf's layout for --num-profile-runs):
+// metrics owns the layout and the pooled summary's codec.
 const (
-	DirProfileRuns    = "profile_runs"
-	DirPooled         = "aggregate"
-	FilePooledSummary = "profile_export_aiperf_aggregate.json"
+	DirProfileRuns    = metrics.DirProfileRuns
+	DirPooled         = metrics.DirPooled
+	FilePooledSummary = metrics.FilePooledSummary
 )
 
 // RepeatOptions configure RunRepeated.
@@ -64,77 +60,18 @@ var HeadlineMetrics = []Headline{
 	{"request_latency", "p50", "ms"}, {"request_latency", "p99", "ms"},
 }
 
-// Pooled is one headline metric over the runs: each run's value, their
-// mean, standard deviation, coefficient of variation, and the
-// Student-t confidence interval of the mean.
-type Pooled struct {
-	Unit      string    `json:"unit"`
-	Values    []float64 `json:"values"`
-	N         int       `json:"n"`
-	Mean      float64   `json:"mean"`
-	Std       float64   `json:"std"`
-	Min       float64   `json:"min"`
-	Max       float64   `json:"max"`
-	CV        float64   `json:"cv"`
-	SE        float64   `json:"se"`
-	TCritical float64   `json:"t_critical"`
-	CILow     float64   `json:"ci_low"`
-	CIHigh    float64   `json:"ci_high"`
-	// RelWidth is (CIHigh − CILow) / |Mean|.
-	RelWidth float64 `json:"ci_relative_width"`
-}
+// Pooled is one headline metric over the runs (metrics.Pooled).
+type Pooled = metrics.Pooled
 
-// Pool computes the pooled figures of values (one per run) at the
-// confidence level: mean ± t(1 − (1−level)/2, n−1) · s/√n. With fewer than
-// two values the interval is the value itself, with no width.
+// Pool computes the pooled figures of values, one per run
+// (metrics.Pool).
 func Pool(values []float64, level float64, unit string) Pooled {
-	p := Pooled{Unit: unit, Values: slices.Clone(values), N: len(values)}
-	if p.N == 0 {
-		return p
-	}
-	var sum float64
-	p.Min, p.Max = math.Inf(1), math.Inf(-1)
-	for _, v := range values {
-		sum += v
-		p.Min, p.Max = math.Min(p.Min, v), math.Max(p.Max, v)
-	}
-	p.Mean = sum / float64(p.N)
-	p.CILow, p.CIHigh = p.Mean, p.Mean
-	if p.N < 2 {
-		return p
-	}
-	var ss float64
-	for _, v := range values {
-		ss += (v - p.Mean) * (v - p.Mean)
-	}
-	p.Std = math.Sqrt(ss / float64(p.N-1))
-	p.SE = p.Std / math.Sqrt(float64(p.N))
-	if p.Mean != 0 {
-		p.CV = p.Std / math.Abs(p.Mean)
-	}
-	p.TCritical = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(p.N - 1)}.Quantile(1 - (1-level)/2)
-	p.CILow, p.CIHigh = p.Mean-p.TCritical*p.SE, p.Mean+p.TCritical*p.SE
-	if p.Mean != 0 {
-		p.RelWidth = (p.CIHigh - p.CILow) / math.Abs(p.Mean)
-	}
-	return p
+	return metrics.Pool(values, level, unit)
 }
 
 // PooledSummary is the pooled summary of a repeated run
-// (aggregate/profile_export_aiperf_aggregate.json).
-type PooledSummary struct {
-	SchemaVersion int      `json:"schema_version"`
-	RunsRequested int      `json:"num_profile_runs"`
-	RunsDone      int      `json:"runs_done"`
-	Confidence    float64  `json:"confidence_level"`
-	Runs          []string `json:"runs"`
-	// StoppedEarly says why fewer runs than asked were done ("" when all
-	// were).
-	StoppedEarly string `json:"stopped_early,omitempty"`
-	// Warmup says how each run was warmed and what was kept between runs.
-	Warmup  string            `json:"warmup"`
-	Metrics map[string]Pooled `json:"metrics"`
-}
+// (metrics.PooledSummary).
+type PooledSummary = metrics.PooledSummary
 
 // RepeatOutcome is what RunRepeated did.
 type RepeatOutcome struct {
@@ -161,6 +98,33 @@ func (o *RepeatOutcome) ExitCode() int {
 	return code
 }
 
+// normalize checks o and sets its defaults (Confidence 0.95); an error is
+// an *InputError naming the field.
+func (o *RepeatOptions) normalize() error {
+	if o.Runs < 2 || o.Runs > MaxProfileRuns {
+		return inputErr(fmt.Errorf("RepeatOptions.Runs %d: want 2 to %d profile runs", o.Runs, MaxProfileRuns))
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return inputErr(fmt.Errorf("RepeatOptions.Confidence %v: want a level between 0 and 1, e.g. 0.95", o.Confidence))
+	}
+	if o.ConvergenceMetric != "" {
+		if !slices.ContainsFunc(HeadlineMetrics, func(h Headline) bool { return h.Name() == o.ConvergenceMetric }) {
+			var names []string
+			for _, h := range HeadlineMetrics {
+				names = append(names, h.Name())
+			}
+			return inputErr(fmt.Errorf("RepeatOptions.ConvergenceMetric %q: want one of %v", o.ConvergenceMetric, names))
+		}
+		if !(o.ConvergenceThreshold > 0) {
+			return inputErr(fmt.Errorf("RepeatOptions.ConvergenceThreshold %v: want a positive relative interval width, e.g. 0.05", o.ConvergenceThreshold))
+		}
+	}
+	return nil
+}
+
 // RunRepeated runs the profiling of s o.Runs times (aiperf's
 // --num-profile-runs), each run into Spec.OutputDir/profile_runs/run_000K
 // with every artifact of a run, against one server: the corpus is loaded
@@ -172,26 +136,8 @@ func (o *RepeatOutcome) ExitCode() int {
 // headline metric and stops early when ConvergenceMetric converges or a
 // run fails or is interrupted.
 func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, error) {
-	if o.Runs < 2 || o.Runs > MaxProfileRuns {
-		return nil, inputErr(fmt.Errorf("RepeatOptions.Runs %d: want 2 to %d profile runs", o.Runs, MaxProfileRuns))
-	}
-	if o.Confidence == 0 {
-		o.Confidence = 0.95
-	}
-	if !(o.Confidence > 0 && o.Confidence < 1) {
-		return nil, inputErr(fmt.Errorf("RepeatOptions.Confidence %v: want a level between 0 and 1, e.g. 0.95", o.Confidence))
-	}
-	if o.ConvergenceMetric != "" {
-		if !slices.ContainsFunc(HeadlineMetrics, func(h Headline) bool { return h.Name() == o.ConvergenceMetric }) {
-			var names []string
-			for _, h := range HeadlineMetrics {
-				names = append(names, h.Name())
-			}
-			return nil, inputErr(fmt.Errorf("RepeatOptions.ConvergenceMetric %q: want one of %v", o.ConvergenceMetric, names))
-		}
-		if !(o.ConvergenceThreshold > 0) {
-			return nil, inputErr(fmt.Errorf("RepeatOptions.ConvergenceThreshold %v: want a positive relative interval width, e.g. 0.05", o.ConvergenceThreshold))
-		}
+	if err := o.normalize(); err != nil {
+		return nil, err
 	}
 	if s.Replay.Shard.Sharded() {
 		return nil, inputErr(fmt.Errorf("repeated profile runs of a sharded run are not supported: repeat the sharded run instead"))
@@ -279,16 +225,14 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 			out.Summary.Metrics[h.Name()] = Pool(v, o.Confidence, h.Unit)
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out.Summary); err != nil {
+	b, err := metrics.EncodePooledSummary(out.Summary)
+	if err != nil {
 		return out, err
 	}
 	if err := os.MkdirAll(filepath.Join(base, DirPooled), 0o755); err != nil {
 		return out, err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(base, DirPooled, FilePooledSummary), buf.Bytes()); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(base, DirPooled, FilePooledSummary), b); err != nil {
 		return out, fmt.Errorf("write the pooled summary: %w", err)
 	}
 	return out, nil

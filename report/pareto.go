@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -64,8 +65,21 @@ type paretoPoint struct {
 	dir  string // the run's folder, to tell apart runs of one concurrency
 }
 
-// groupName is the legend entry of a row: its configuration, else its TP.
+// groupName is the legend entry of a row: its configuration, else its
+// TP; a repeated run's row (PooledRow) says its point is a mean (one
+// group whatever the number of runs, which a convergence stop varies).
 func groupName(r *Row) string {
+	if r.Runs > 0 {
+		return groupOf(r) + pooledGroup
+	}
+	return groupOf(r)
+}
+
+// pooledGroup ends the legend entry of repeated runs' rows, whose points
+// are each the mean of a point's runs.
+const pooledGroup = ", each point the mean of its repeated runs"
+
+func groupOf(r *Row) string {
 	if r.Config != "" {
 		if r.TP > 0 {
 			return r.Config + " TP" + strconv.Itoa(r.TP)
@@ -276,7 +290,11 @@ func addParetoGroup(pl *gplot.Plot, leg *gplot.Legend, g string, pts []paretoPoi
 	}
 	labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
 	pl.Add(line, sc, labels)
-	leg.Add(fmt.Sprintf("%s (%d runs)", g, len(pts)), line, sc)
+	unit := "runs"
+	if strings.HasSuffix(g, pooledGroup) {
+		unit = "points"
+	}
+	leg.Add(fmt.Sprintf("%s (%d %s)", g, len(pts), unit), line, sc)
 	return xmax, ymax, nil
 }
 

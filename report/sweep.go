@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentperf/agentperf/metrics"
 )
 
 // Status says whether a run belongs in the sweep table.
@@ -47,6 +49,104 @@ type Row struct {
 	TputPerGPU    float64 // (input + output) tokens/s per GPU, InferenceX's tput_per_gpu
 	OutTputPerGPU float64 // output tokens/s per GPU
 	Interactivity float64 // 1 / median ITL, tokens/s/user
+
+	// Runs, for the row of a repeated run (PooledRow), is the number of
+	// runs its figures are the mean of (0: one run). Pooled then holds
+	// each figure over the runs, by its CSV column name (rps,
+	// output_tok_s, …), and Level the intervals' confidence level.
+	Runs   int
+	Level  float64
+	Pooled map[string]metrics.Pooled
+}
+
+// pooledColumns are the figures of a row that PooledRow pools, by their
+// CSV column name, with their unit.
+var pooledColumns = []struct {
+	key, unit string
+	field     func(*Row) *float64
+}{
+	{"rps", "requests/s", func(r *Row) *float64 { return &r.RPS }},
+	{"output_tok_s", "tokens/s", func(r *Row) *float64 { return &r.OutputTPS }},
+	{"prefix_cache_pct", "%", func(r *Row) *float64 { return &r.PrefixHitPct }},
+	{"ext_cache_pct", "%", func(r *Row) *float64 { return &r.ExtHitPct }},
+	{"gpu_kv_avg_pct", "%", func(r *Row) *float64 { return &r.KVAvgPct }},
+	{"tput_per_gpu", "tokens/s/GPU", func(r *Row) *float64 { return &r.TputPerGPU }},
+	{"output_tput_per_gpu", "tokens/s/GPU", func(r *Row) *float64 { return &r.OutTputPerGPU }},
+	{"interactivity_tok_s_user", "tokens/s/user", func(r *Row) *float64 { return &r.Interactivity }},
+}
+
+// PooledRow is the sweep row of a repeated run (one point run several
+// times: metrics.PooledSummary) from its runs, loaded in the summary's
+// order: each figure is the mean over the runs that have it, with its
+// Student-t interval at the summary's confidence level (metrics.Pool);
+// #Reqs is the sum over the runs. A run that is not in the table (failed,
+// aborted, no successful request) takes the whole row out, its reason
+// naming the run; notes say in how many runs they hold.
+func PooledRow(runs []*Run, l Labels, sum metrics.PooledSummary) Row {
+	nan := math.NaN()
+	row := Row{Labels: l, Status: StatusOK, Runs: len(runs), Level: sum.Confidence, Pooled: map[string]metrics.Pooled{}}
+	for _, c := range pooledColumns {
+		*c.field(&row) = nan
+	}
+	if len(runs) == 0 {
+		row.Status, row.Reason = StatusFailed, "a repeated run with no finished run (its pooled summary lists none)"
+		return row
+	}
+	if row.Level == 0 {
+		row.Level = 0.95
+	}
+	rows := make([]Row, len(runs))
+	var noteOrder []string
+	noteRuns := map[string]int{}
+	for i, r := range runs {
+		rows[i] = NewRow(r, l)
+		row.Requests += rows[i].Requests
+		if rows[i].Status != StatusOK && row.Status == StatusOK {
+			row.Status, row.Reason = rows[i].Status, fmt.Sprintf("run %d of %d (%s): %s", i+1, len(runs), r.Dir, rows[i].Reason)
+		}
+		for _, n := range rows[i].Notes {
+			if noteRuns[n] == 0 {
+				noteOrder = append(noteOrder, n)
+			}
+			noteRuns[n]++
+		}
+	}
+	for _, c := range pooledColumns {
+		vs := make([]float64, len(rows))
+		for i := range rows {
+			vs[i] = *c.field(&rows[i])
+		}
+		p := metrics.Pool(vs, row.Level, c.unit)
+		if p.N > 0 {
+			*c.field(&row) = p.Mean
+		}
+		if p.N > 1 { // one value has no interval
+			row.Pooled[c.key] = p
+		}
+	}
+	if sum.StoppedEarly != "" {
+		row.Notes = append(row.Notes, fmt.Sprintf("%d of %d profile runs: %s", sum.RunsDone, sum.RunsRequested, sum.StoppedEarly))
+	}
+	for _, n := range noteOrder {
+		if k := noteRuns[n]; k < len(runs) {
+			n = fmt.Sprintf("%s (in %d of %d runs)", n, k, len(runs))
+		}
+		row.Notes = append(row.Notes, n)
+	}
+	return row
+}
+
+// cell is a figure of the row as the markdown shows it: for a pooled row,
+// "mean ± half-width" of its interval.
+func (r *Row) cell(key string, v float64, prec int) string {
+	if r.Runs == 0 || math.IsNaN(v) {
+		return fmtF(v, prec)
+	}
+	p, ok := r.Pooled[key]
+	if !ok {
+		return fmtF(v, prec)
+	}
+	return fmtF(v, prec) + " ± " + fmtF(p.HalfWidth(), prec)
 }
 
 // NewRow computes the sweep row of a loaded run.
@@ -168,6 +268,16 @@ func NewTable(rows []Row) *Table {
 	return t
 }
 
+// pooled reports whether any row of t is a repeated run's (PooledRow).
+func (t *Table) pooled() bool {
+	for _, r := range append(slices.Clone(t.Rows), t.Excluded...) {
+		if r.Runs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *Table) hasConfig() bool {
 	for _, r := range append(slices.Clone(t.Rows), t.Excluded...) {
 		if r.Config != "" {
@@ -194,9 +304,31 @@ func fmtInt(n int) string {
 // Columns are the sweep table's headers, as in the seed write-up.
 var Columns = []string{"TP", "Conc", "#Reqs", "RPS", "Out tok/s", "Prefix cache %", "Ext cache %", "GPU KV avg %"}
 
-func (r *Row) cells() []string {
-	return []string{fmtInt(r.TP), fmtInt(r.Conc), strconv.Itoa(r.Requests), fmtF(r.RPS, 3), fmtF(r.OutputTPS, 2),
-		fmtF(r.PrefixHitPct, 1), fmtF(r.ExtHitPct, 1), fmtF(r.KVAvgPct, 1)}
+func (r *Row) cells(pooled bool) []string {
+	c := []string{fmtInt(r.TP), fmtInt(r.Conc), strconv.Itoa(r.Requests), r.cell("rps", r.RPS, 3), r.cell("output_tok_s", r.OutputTPS, 2),
+		r.cell("prefix_cache_pct", r.PrefixHitPct, 1), r.cell("ext_cache_pct", r.ExtHitPct, 1), r.cell("gpu_kv_avg_pct", r.KVAvgPct, 1)}
+	if pooled {
+		runs := "1"
+		if r.Runs > 0 {
+			runs = strconv.Itoa(r.Runs)
+		}
+		c = slices.Insert(c, 2, runs)
+	}
+	return c
+}
+
+// pooledLegend says, under a table with repeated runs, what its cells
+// are.
+func (t *Table) pooledLegend() string {
+	level := 0.95
+	for _, r := range t.Rows {
+		if r.Runs > 0 {
+			level = r.Level
+			break
+		}
+	}
+	return fmt.Sprintf("Runs: the profile runs of the point (--num-profile-runs). Where Runs is above 1, #Reqs is the sum over the runs and every other figure is the mean over the runs ± the half-width of its %s%% Student-t confidence interval over the runs (the point's aggregate/%s lists its runs).\n",
+		strconv.FormatFloat(100*level, 'f', -1, 64), metrics.FilePooledSummary)
 }
 
 // WriteMarkdown writes the table as the seed shows it, then the excluded
@@ -209,7 +341,11 @@ func (t *Table) WriteMarkdownBrief(w io.Writer) error { return t.writeMarkdown(w
 func (t *Table) writeMarkdown(w io.Writer, defs bool) error {
 	var b strings.Builder
 	cfg := t.hasConfig()
+	pooled := t.pooled()
 	head := Columns
+	if pooled {
+		head = slices.Insert(slices.Clone(head), 2, "Runs")
+	}
 	if cfg {
 		head = append([]string{"Config"}, head...)
 	}
@@ -223,7 +359,7 @@ func (t *Table) writeMarkdown(w io.Writer, defs bool) error {
 	}
 	b.WriteString("\n")
 	for _, r := range t.Rows {
-		c := r.cells()
+		c := r.cells(pooled)
 		if cfg {
 			c = append([]string{r.Config}, c...)
 		}
@@ -231,6 +367,9 @@ func (t *Table) writeMarkdown(w io.Writer, defs bool) error {
 	}
 	if len(t.Rows) == 0 {
 		b.WriteString("\n(no run with successful requests)\n")
+	}
+	if pooled {
+		b.WriteString("\n" + t.pooledLegend())
 	}
 	var zero, failed []Row
 	for _, r := range t.Excluded {
@@ -284,7 +423,16 @@ var csvHeader = []string{"config", "tp", "conc", "requests", "rps", "output_tok_
 // empty cells.
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	pooled := t.pooled()
+	head := csvHeader
+	if pooled {
+		head = slices.Clone(head)
+		head = append(head, "runs", "confidence_level")
+		for _, c := range pooledColumns {
+			head = append(head, c.key+"_ci_low", c.key+"_ci_high")
+		}
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	cell := func(v float64, prec int) string {
@@ -303,6 +451,20 @@ func (t *Table) WriteCSV(w io.Writer) error {
 		rec := []string{r.Config, num(r.TP), num(r.Conc), strconv.Itoa(r.Requests), cell(r.RPS, 6), cell(r.OutputTPS, 4),
 			cell(r.PrefixHitPct, 3), cell(r.ExtHitPct, 3), cell(r.KVAvgPct, 3), cell(r.TputPerGPU, 4),
 			cell(r.OutTputPerGPU, 4), cell(r.Interactivity, 4), string(r.Status), r.Reason, r.Dir}
+		if pooled {
+			rec = append(rec, strconv.Itoa(max(r.Runs, 1)), "")
+			if r.Runs > 0 {
+				rec[len(rec)-1] = strconv.FormatFloat(r.Level, 'f', -1, 64)
+			}
+			for _, c := range pooledColumns {
+				p, ok := r.Pooled[c.key]
+				if !ok {
+					rec = append(rec, "", "")
+					continue
+				}
+				rec = append(rec, cell(p.CILow, 6), cell(p.CIHigh, 6))
+			}
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -325,6 +487,15 @@ func (r *Row) jsonObj() obj {
 		{"prefix_cache_pct", n(r.PrefixHitPct)}, {"ext_cache_pct", n(r.ExtHitPct)}, {"gpu_kv_avg_pct", n(r.KVAvgPct)},
 		{"tput_per_gpu", n(r.TputPerGPU)}, {"output_tput_per_gpu", n(r.OutTputPerGPU)},
 		{"interactivity_tok_s_user", n(r.Interactivity)}, {"status", string(r.Status)},
+	}
+	if r.Runs > 0 {
+		iv := obj{}
+		for _, c := range pooledColumns {
+			if p, ok := r.Pooled[c.key]; ok {
+				iv = append(iv, field{c.key, []any{num(p.CILow), num(p.CIHigh)}})
+			}
+		}
+		o = append(o, field{"runs", r.Runs}, field{"confidence_level", r.Level}, field{"intervals", iv})
 	}
 	if r.Reason != "" {
 		o = append(o, field{"reason", r.Reason})

@@ -270,3 +270,74 @@ func TestSweepReproducesSeedTable(t *testing.T) {
 		t.Errorf("JSON: %d runs, %d excluded (%v … %v)", len(doc.Runs), len(doc.Excluded), doc.Excluded[0]["status"], doc.Excluded[3]["status"])
 	}
 }
+
+// TestPooledRow: the row of a repeated point is the mean of its runs'
+// figures with their Student-t intervals, #Reqs summed; the markdown says
+// so (a Runs column, "mean ± half-width" cells, a legend line) and the CSV
+// and JSON carry the intervals; a run that is not in the table takes the
+// whole point out, naming the run.
+func TestPooledRow(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var runs []*Run
+	var single []Row
+	l := Labels{TP: 4, Conc: 16}
+	for _, s := range seedRuns[:3] { // three runs of one point (their figures differ)
+		r, err := Load(writeSeedRun(t, root, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+		single = append(single, NewRow(r, l))
+	}
+	row := PooledRow(runs, l, metrics.PooledSummary{RunsRequested: 3, RunsDone: 3, Confidence: 0.9})
+	want := metrics.Pool([]float64{single[0].RPS, single[1].RPS, single[2].RPS}, 0.9, "")
+	if row.Status != StatusOK || row.Runs != 3 || row.Requests != 566+352+304 || math.Abs(row.RPS-want.Mean) > 1e-12 {
+		t.Fatalf("row %+v: want 3 runs, %d requests, RPS %v", row, 566+352+304, want.Mean)
+	}
+	if p := row.Pooled["rps"]; math.Abs(p.CILow-want.CILow) > 1e-12 || math.Abs(p.CIHigh-want.CIHigh) > 1e-12 || !(p.CIHigh > p.CILow) {
+		t.Errorf("RPS interval [%v, %v], want [%v, %v] at 90%%", p.CILow, p.CIHigh, want.CILow, want.CIHigh)
+	}
+	tab := NewTable([]Row{row})
+	var md, cs, js bytes.Buffer
+	tab.WriteMarkdown(&md)
+	tab.WriteCSV(&cs)
+	tab.WriteJSON(&js)
+	lines := strings.Split(md.String(), "\n")
+	if lines[0] != "| TP | Conc | Runs | #Reqs | RPS | Out tok/s | Prefix cache % | Ext cache % | GPU KV avg % |" {
+		t.Errorf("header %q", lines[0])
+	}
+	if cell := fmtF(want.Mean, 3) + " ± " + fmtF(want.HalfWidth(), 3); !strings.Contains(lines[2], "| 3 | 1222 | "+cell+" |") {
+		t.Errorf("row %q lacks Runs 3, #Reqs 1222 and RPS %q", lines[2], cell)
+	}
+	if !strings.Contains(md.String(), "the mean over the runs ± the half-width of its 90% Student-t confidence interval") {
+		t.Errorf("the markdown does not say what its cells are:\n%s", md.String())
+	}
+	var tj struct {
+		Runs []struct {
+			Runs      int                  `json:"runs"`
+			Intervals map[string][]float64 `json:"intervals"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &tj); err != nil || len(tj.Runs) != 1 || tj.Runs[0].Runs != 3 || len(tj.Runs[0].Intervals["rps"]) != 2 {
+		t.Errorf("JSON without the runs and intervals (%v):\n%s", err, js.String())
+	}
+	if !strings.Contains(cs.String(), ",runs,confidence_level,rps_ci_low,rps_ci_high,") {
+		t.Errorf("CSV without the intervals:\n%s", cs.String())
+	}
+	// A failed run (aborted) takes the point out.
+	bad, err := Load(writeSeedRun(t, root, seedRuns[10]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := PooledRow([]*Run{runs[0], bad}, l, metrics.PooledSummary{Confidence: 0.95})
+	if out.Status != StatusFailed || !strings.HasPrefix(out.Reason, "run 2 of 2 (") || !strings.Contains(out.Reason, "aborted") {
+		t.Errorf("with an aborted run: %s %q", out.Status, out.Reason)
+	}
+	// One run only (no pooled rows): the table is as before.
+	var plain bytes.Buffer
+	NewTable(single[:1]).WriteMarkdown(&plain)
+	if strings.Contains(plain.String(), "Runs") || strings.Contains(plain.String(), "±") {
+		t.Errorf("a table of single runs changed:\n%s", plain.String())
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -14,10 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/servermetrics"
-	"github.com/agentperf/agentperf/sim"
 )
 
 // pointFlags are the flags sweep and search add to the profile flags.
@@ -33,30 +30,20 @@ func addPointFlags(fs *pflag.FlagSet) *pointFlags {
 	return f
 }
 
-// pointRunner runs the points of a sweep or the probes of a search: each
-// is the profile run of the flags (a profile.Spec) with its own
-// concurrency and folder, reusing one loaded corpus and synthesizer
-// (Spec.Loaded), against one server: one in-process simulator for --url
-// sim://, started here and shared by every point.
+// pointRunner maps the flags of sweep and search to the library's point
+// runner (profile.Points: one loaded corpus, one server, each point the
+// profile run of the flags at its own concurrency and folder, repeated
+// with --num-profile-runs) and keeps what the command prints.
 type pointRunner struct {
-	pf     *pointFlags
-	io     stdio
-	url    string // the server every point uses
-	base   *profileRun
-	spec   profile.Spec // the points' Spec, Loaded set
-	loaded *profile.Loaded
-	simSr  *sim.Server
-	// headers are what the inference requests carry (extra headers and
-	// credentials), sent with the reset and the drain's /metrics reads.
-	headers http.Header
-	logf    func(format string, args ...any)
+	*profile.Points
+	io   stdio
+	logf func(format string, args ...any)
 }
 
 // newPointRunner validates the flags (resolving the first point's run, and
-// checking it with check when set, before anything is loaded), loads the
-// corpus and synthesizer once and starts the simulator when the URL is
-// sim://. Call close when done.
-func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (_ *pointRunner, err error) {
+// checking it with check when set, before anything is loaded) and starts
+// the library's point runner. Call Close when done.
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (*pointRunner, error) {
 	for _, f := range []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
@@ -65,49 +52,73 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 	if pf.drainTimeout <= 0 {
 		return nil, usagef("--drain-timeout %g: must be positive (seconds)", pf.drainTimeout)
 	}
+	repeat, err := repeatOptions(p, fs)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.discoverModel(ctx); err != nil {
 		return nil, err
 	}
-	pr := &pointRunner{pf: pf, io: io, url: p.url,
+	pr := &pointRunner{io: io,
 		logf: func(format string, args ...any) {
 			fmt.Fprintf(io.err, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		}}
 	p.concurrency = strconv.Itoa(firstConc)
-	if pr.base, err = p.resolve(fs, io); err != nil {
+	base, err := p.resolve(fs, io)
+	if err != nil {
 		return nil, err
 	}
-	pr.spec = pr.base.spec
 	if check != nil {
-		if err := check(&pr.spec); err != nil {
+		if err := check(&base.spec); err != nil {
 			return nil, err
 		}
 	}
-	pr.headers = pr.spec.InferenceHeaders()
-	pr.loaded, err = profile.Load(ctx, pr.spec)
+	pr.Points, err = profile.StartPoints(ctx, base.spec, profile.PointOptions{
+		ResetPrefixCache: pf.reset, DrainTimeout: seconds(pf.drainTimeout), Repeat: repeat, Logf: pr.logf,
+		Prepare: func(s *profile.Spec) { s.Replay.KillNow = claimKillSwitch(ctx) },
+		Ran: func(c int, o *profile.Outcome) {
+			o.WriteSummary(io.out)
+			for _, x := range o.Problems {
+				printPrefixed(io.err, flagNames(x.Message))
+			}
+		},
+		Pooled: func(c int, o *profile.RepeatOutcome) { o.WriteSummary(io.out) },
+	})
 	var ie *profile.InputError
 	if errors.As(err, &ie) {
 		return nil, asUsage(ie.Err)
-	} else if err != nil {
-		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			pr.close()
+	return pr, err
+}
+
+// repeatOptions are the repeated-run flags (--num-profile-runs and the
+// flags that go with it) as profile takes them; Runs 1 (no repeat) when
+// --num-profile-runs is 1.
+func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (profile.RepeatOptions, error) {
+	o := profile.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
+		ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}
+	if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
+		return o, usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
+	}
+	if p.profileRuns == 1 {
+		for _, f := range []string{"profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"} {
+			if fs.Changed(f) {
+				return o, usagef("--%s applies to --num-profile-runs 2 or more (got 1)", f)
+			}
 		}
-	}()
-	pr.spec.Loaded = pr.loaded
-	srv, cfg, err := profile.StartSimulator(p.url, p.models[0], pr.loaded.Synth.Tokenizer())
+	}
+	return o, nil
+}
+
+// run is a capacity.PointFunc: the library's point run, its input errors
+// mapped to usage errors.
+func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
+	err := pr.Run(ctx, c, dir)
+	var ie *profile.InputError
 	if errors.As(err, &ie) {
-		return nil, asUsage(ie.Err)
-	} else if err != nil {
-		return nil, err
+		return asUsage(ie.Err)
 	}
-	if srv != nil {
-		pr.simSr, pr.url = srv, srv.URL
-		pr.spec.Replay.URL = srv.URL
-		pr.logf("in-process simulator serving %q at %s for every point", cfg.Model, srv.URL)
-	}
-	return pr, nil
+	return err
 }
 
 // notAPointSetting are the flags that change nothing a point or probe
@@ -157,52 +168,8 @@ func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
 		}
 		m["$"+k] = v
 	}
-	if pr.loaded != nil && pr.loaded.Corpus != nil {
-		m["corpus"] = profile.CorpusDigest(pr.loaded.Corpus.Identity())
+	if l := pr.Loaded(); l != nil && l.Corpus != nil {
+		m["corpus"] = profile.CorpusDigest(l.Corpus.Identity())
 	}
 	return m
-}
-
-func (pr *pointRunner) close() {
-	if pr.simSr != nil {
-		pr.simSr.Close()
-	}
-	pr.loaded.Close()
-}
-
-// run is a capacity.PointFunc: the profile run at concurrency c into dir.
-// A run that finished but failed or is not valid wraps
-// capacity.ErrPointFailed.
-func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
-	s := pr.spec
-	s.Replay.Concurrency = c
-	s.OutputDir = dir
-	// The sweep owns its points' folders: a point it runs again (one
-	// that did not finish) replaces what is there.
-	s.OverwriteArtifacts = true
-	s.Replay.KillNow = claimKillSwitch(ctx)
-	err := runSpec(ctx, s, pr.io)
-	if errors.Is(err, errRunFailed) {
-		return fmt.Errorf("%w: the run at concurrency %d failed or is not a valid submission (its folder says why)", capacity.ErrPointFailed, c)
-	}
-	return err
-}
-
-// before readies the server for a point: drained, and with
-// --reset-prefix-cache its prefix cache reset. Without the flag a server
-// whose /metrics cannot say it is idle is a warning, not an error.
-func (pr *pointRunner) before(ctx context.Context, c int) error {
-	opt := servermetrics.ResetOptions{Headers: pr.headers, DrainTimeout: time.Duration(pr.pf.drainTimeout * float64(time.Second))}
-	if !pr.pf.reset {
-		if err := servermetrics.WaitIdle(ctx, pr.url, opt); err != nil {
-			pr.logf("warning: before concurrency %d: %v (the point starts anyway)", c, err)
-		}
-		return nil
-	}
-	path, err := servermetrics.ResetAndDrain(ctx, pr.url, opt)
-	if err != nil {
-		return err
-	}
-	pr.logf("before concurrency %d: server idle, prefix cache reset (POST %s)", c, path)
-	return nil
 }

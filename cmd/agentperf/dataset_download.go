@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
@@ -40,16 +39,10 @@ func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
 		return usagef("dataset download: want one ALIAS or ORG/NAME[@REV] (see 'agentperf dataset download --help')")
 	}
 	name := fs.Arg(0)
-	var ref dataset.HFRef
-	var err error
-	if strings.Contains(name, "/") && !strings.Contains(name, ":") {
-		ref, err = dataset.ParseHFDataset(name)
-	} else {
-		if _, ok, _ := dataset.ParseSynthetic(name); ok {
-			return usagef("dataset download: %s is generated in memory; there is nothing to download", name)
-		}
-		ref, err = dataset.ResolveAlias(name)
+	if _, ok, _ := dataset.ParseSynthetic(name); ok {
+		return usagef("dataset download: %s is generated in memory; there is nothing to download", name)
 	}
+	ref, err := dataset.ParseDownloadName(name)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -48,21 +48,22 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	if *format != "table" && *format != "json" {
 		return usagef("dataset plan: --format %q: use table or json", *format)
 	}
-	g, err := planGeneration(*scen, *gen, df.getenv(envGeneration))
+	_, g, err := profile.GenerationChoice{Scenario: *scen, Flag: *gen, Env: df.getenv(envGeneration)}.Resolve()
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	chains, err := profile.ChainOptionsFromEnv(df.getenv)
 	if err != nil {
 		return asUsage(err)
 	}
-	opt := timing.PlanOptions{Generation: g, IdleGapCap: g.DefaultTraceIdleGapCap}
+	// The plans a run would build: the generation with its defaults, the
+	// idle-gap cap as given.
+	spec := profile.NewSpec()
+	spec.ApplyGeneration(g, *idleCap >= 0, true)
 	if *idleCap >= 0 {
-		opt.IdleGapCap = seconds(*idleCap)
+		spec.Replay.TraceIdleGapCap = seconds(*idleCap)
 	}
-	if g.Takes.InterTurnDelayCap {
-		opt.InterTurnDelayCap = timing.DefaultInterTurnDelayCap
-	}
+	opt := spec.PlanOptions()
 	corpus, err := df.open(ctx, io)
 	if err != nil {
 		return err
@@ -84,29 +85,4 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 		return nil
 	}
 	return plan.WriteTable(io.out, g.Name, rows, tot)
-}
-
-// planGeneration resolves the generation as profile does: --scenario
-// NAME@GEN, --agentx-generation and $AGENTPERF_AGENTX_GENERATION must
-// agree; none gives the default.
-func planGeneration(scen, flag, env string) (timing.Generation, error) {
-	if flag != "" && env != "" && flag != env {
-		return timing.Generation{}, usagef("--agentx-generation %s and %s=%s disagree: set the AgentX generation once", flag, envGeneration, env)
-	}
-	name := flag
-	if name == "" {
-		name = env
-	}
-	if scen != "" {
-		p, err := scenario.LookupAt(scen, name)
-		if err != nil {
-			return timing.Generation{}, asUsage(err)
-		}
-		return p.Generation, nil
-	}
-	g, err := timing.LookupGeneration(name)
-	if err != nil {
-		return timing.Generation{}, asUsage(err)
-	}
-	return g, nil
 }

@@ -49,6 +49,12 @@ var otherLibraryNames = map[string]string{
 	// profile.Spec, profile.Input
 	"Spec.ResetPrefixCache":            "--reset-prefix-cache",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
+	// profile.RepeatOptions, profile.PointOptions
+	"RepeatOptions.Runs":                 "--num-profile-runs",
+	"RepeatOptions.Confidence":           "--confidence-level",
+	"RepeatOptions.ConvergenceMetric":    "--convergence-metric",
+	"RepeatOptions.ConvergenceThreshold": "--convergence-threshold",
+	"PointOptions.DrainTimeout":          "--drain-timeout",
 	// tokenizer
 	"ResolveOptions.Revision":               "--tokenizer-revision",
 	"the 'builtin' tokenizer":               "--tokenizer builtin",

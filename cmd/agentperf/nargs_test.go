@@ -39,18 +39,34 @@ func TestGPUTelemetryTakesZeroOrMoreValues(t *testing.T) {
 	}
 }
 
-// TestSweepRefusesRepeats: sweep and search do not repeat their points
-// yet, so the repeated-run flags are refused rather than ignored.
-func TestSweepRefusesRepeats(t *testing.T) {
+// TestPointRepeatFlags: sweep and search take the repeated-run flags as
+// profile does: --num-profile-runs 1 to 10, and the flags that go with it
+// only beside 2 or more (refused, not ignored).
+func TestPointRepeatFlags(t *testing.T) {
 	t.Parallel()
-	for _, cmd := range []string{"sweep", "search"} {
-		fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
-		addProfileFlags(fs)
-		if err := parseFlags(fs, []string{"--num-profile-runs", "3"}); err != nil {
+	for _, tc := range []struct {
+		args []string
+		want string // "" accepted
+	}{
+		{[]string{"--num-profile-runs", "3", "--confidence-level", "0.9", "--convergence-metric", "time_to_first_token.p50"}, ""},
+		{[]string{"--num-profile-runs", "11"}, "--num-profile-runs 11: want 1 to 10"},
+		{[]string{"--num-profile-runs", "0"}, "--num-profile-runs 0: want 1 to 10"},
+		{[]string{"--confidence-level", "0.9"}, "--confidence-level applies to --num-profile-runs 2 or more"},
+		{[]string{"--profile-run-cooldown-seconds", "1"}, "--profile-run-cooldown-seconds applies to --num-profile-runs 2 or more"},
+	} {
+		fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+		p := addProfileFlags(fs)
+		if err := parseFlags(fs, tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if err := rejectRepeats(fs, cmd); err == nil || !strings.Contains(err.Error(), "--num-profile-runs") {
-			t.Errorf("%s: %v", cmd, err)
+		o, err := repeatOptions(p, fs)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.want == "" && (o.Runs != 3 || o.Confidence != 0.9 || o.ConvergenceMetric != "time_to_first_token.p50"):
+			t.Errorf("%q: options %+v", tc.args, o)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
 		}
 	}
 }

@@ -131,9 +131,8 @@ type profileRun struct {
 	fs  *pflag.FlagSet
 	// preset is the --scenario preset (nil: none).
 	preset *scenario.Preset
-	// generationName is the AgentX generation asked for by
-	// --agentx-generation or $AGENTPERF_AGENTX_GENERATION ("" = none).
-	generationName string
+	// generation is the AgentX generation (profile.GenerationChoice).
+	generation timing.Generation
 	// notes are lines for the run log.
 	notes []string
 	spec  profile.Spec
@@ -193,13 +192,9 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if err := checkURLCredentials(p.url, p.apiKey, apiKey, headers); err != nil {
 		return nil, err
 	}
-	if err := r.selectGeneration(); err != nil {
-		return nil, err
-	}
-	if p.scenario != "" {
-		if r.preset, err = scenario.LookupAt(p.scenario, r.generationName); err != nil {
-			return nil, asUsage(err)
-		}
+	choice := profile.GenerationChoice{Scenario: p.scenario, Flag: p.generation, Env: os.Getenv(envGeneration)}
+	if r.preset, r.generation, err = choice.Resolve(); err != nil {
+		return nil, asUsage(err)
 	}
 	// The environment under the preset: its defaults where a variable is
 	// unset (profile.ReadScenarioEnvironment).
@@ -291,27 +286,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	r.spec = s
 	return r, nil
-}
-
-// selectGeneration reads the AgentX generation asked for outside
-// --scenario: --agentx-generation, else $AGENTPERF_AGENTX_GENERATION. Both
-// set and different is an error.
-func (r *profileRun) selectGeneration() error {
-	flag, env := r.p.generation, os.Getenv(envGeneration)
-	switch {
-	case flag != "" && env != "" && flag != env:
-		return usagef("--agentx-generation %s and %s=%s disagree: set the AgentX generation once", flag, envGeneration, env)
-	case flag != "":
-		r.generationName = flag
-	default:
-		r.generationName = env
-	}
-	if r.generationName != "" {
-		if _, err := timing.LookupGeneration(r.generationName); err != nil {
-			return usagef("AgentX generation: %v", err)
-		}
-	}
-	return nil
 }
 
 // warmupGrace is the bound of the whole warmup: --agentic-warmup-grace-period

@@ -339,14 +339,3 @@ func (r flagRange) text() string {
 	}
 	return fmt.Sprintf("%s%g to %g", unit, r.min, r.max)
 }
-
-// rejectRepeats refuses the repeated-run flags in a command that does not
-// repeat its runs yet (sweep, search): each point runs once.
-func rejectRepeats(fs *pflag.FlagSet, cmd string) error {
-	for _, f := range []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"} {
-		if fs.Changed(f) {
-			return usagef("%s: --%s: the points of a %s run once each; repeat a point with agentperf profile --num-profile-runs (docs/repeated-runs.md)", cmd, f, cmd)
-		}
-	}
-	return nil
-}

@@ -11,28 +11,20 @@ import (
 	"github.com/agentperf/agentperf/timing"
 )
 
-// applyScenario puts the AgentX generation into s and, under --scenario,
-// lets the preset fill what the flags left unset and check its locks
+// applyScenario puts the AgentX generation into s with its defaults
+// (profile.Spec.ApplyGeneration) and, under --scenario, lets the preset
+// fill what the flags left unset and check its locks
 // (profile.Spec.ApplyScenario). Without --scenario the flags are taken as
-// given, with the generation's defaults.
+// given.
 func (r *profileRun) applyScenario(s *profile.Spec) error {
-	p := r.p
-	if p.scenario == "" {
-		g, err := timing.LookupGeneration(r.generationName)
-		if err != nil {
-			return asUsage(err)
-		}
-		s.Replay.Generation = g
-		r.generationDefaults(s)
-		return r.checkGenerationFlags(g)
-	}
-	preset := r.preset
-	s.Replay.Generation = preset.Generation
-	r.generationDefaults(s)
-	if err := r.checkGenerationFlags(preset.Generation); err != nil {
+	s.ApplyGeneration(r.generation, r.fs.Changed("trace-idle-gap-cap-seconds"), r.env.LiveAssistantSet)
+	if err := r.checkGenerationFlags(r.generation); err != nil {
 		return err
 	}
-	_, err := s.ApplyScenario(preset, r.given(s.ScenarioSettings()))
+	if r.preset == nil {
+		return nil
+	}
+	_, err := s.ApplyScenario(r.preset, r.given(s.ScenarioSettings()))
 	return asUsage(err)
 }
 
@@ -47,25 +39,8 @@ func (r *profileRun) given(set scenario.Settings) scenario.Settings {
 	return set
 }
 
-// envGeneration selects the AgentX generation when neither --scenario
-// NAME@GEN nor --agentx-generation does: an InferenceX command line then
-// runs unchanged with the semantics of its period.
-const envGeneration = "AGENTPERF_AGENTX_GENERATION"
-
-// generationDefaults fills the settings whose default depends on the
-// generation, where the flags left them unset: the trace idle-gap cap
-// (v0.3's 60 s warp; v1.0's runtime cap is off by default) and live
-// assistant replies (unless the environment sets them). Outside a scenario
-// the start ratios keep the flags' 0.25/0.75 in every generation.
-func (r *profileRun) generationDefaults(s *profile.Spec) {
-	g := s.Replay.Generation
-	if !r.fs.Changed("trace-idle-gap-cap-seconds") && g.DefaultTraceIdleGapCap > 0 {
-		s.Replay.TraceIdleGapCap = g.DefaultTraceIdleGapCap
-	}
-	if !r.env.LiveAssistantSet {
-		s.Replay.LiveAssistant = g.LiveAssistant
-	}
-}
+// envGeneration is profile.EnvGeneration.
+const envGeneration = profile.EnvGeneration
 
 // cacheWarmupFlags are the flags of the accelerated cache warmup and its
 // runtime caps (timing.Settings.CacheWarmup: v1.0).

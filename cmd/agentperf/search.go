@@ -30,7 +30,9 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	rng := fs.String("concurrency-range", "1:1024", "LO:HI, the concurrencies searched")
 	resText := fs.String("resolution", "5%", "stop when the highest passing and lowest failing probes are this close: a number of concurrency steps, or a percentage of the passing one")
 	probeDur := fs.Float64("probe-duration", 0, "seconds of profiling per probe run (sets --benchmark-duration of every probe) (required)")
-	repeats := fs.Int("repeats", 1, "runs per probe; their records are pooled (percentiles over all of them, never averaged)")
+	repeats := fs.Int("repeats", 1, "the same as --num-profile-runs")
+	fs.Lookup("num-profile-runs").Usage = "profile runs per probe, 1 to 10 (each probe's folder holds profile_runs/run_000K and a pooled summary); the objective is judged on the records of all its runs pooled (percentiles over all of them, never averaged)"
+	_ = fs.MarkDeprecated("repeats", "use --num-profile-runs (aiperf's name; the runs of a probe now go under its folder's profile_runs/)")
 	retries := fs.Int("client-bound-retries", 1, "times a client-bound probe is run again before it is reported as such")
 	maxLate := fs.Float64("client-max-lateness", capacity.DefaultMaxLatenessP99.Seconds()*1000, "ms: a probe whose own send lateness p99 exceeds this is client-bound (invalid), not a server failure (negative: no check)")
 	maxSched := fs.Float64("client-max-sched-latency", capacity.DefaultMaxSchedP99.Seconds()*1000, "ms: a probe during which the p99 of the Go scheduler latency (goroutines waiting for a processor) exceeds this is client-bound (negative: no check)")
@@ -46,8 +48,11 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err := p.takePositional(fs); err != nil {
 		return err
 	}
-	if err := rejectRepeats(fs, "search"); err != nil {
-		return err
+	if fs.Changed("repeats") {
+		if fs.Changed("num-profile-runs") && *repeats != p.profileRuns {
+			return usagef("search: --repeats %d and --num-profile-runs %d: give one of them (--repeats is the old name of --num-profile-runs)", *repeats, p.profileRuns)
+		}
+		p.profileRuns = *repeats
 	}
 	if err := rejectUnsupported(fs); err != nil {
 		return err
@@ -80,8 +85,8 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	case !fs.Changed("benchmark-duration"):
 		return usagef("search: --probe-duration is required: the seconds of profiling of each probe run, e.g. --probe-duration 120")
 	}
-	if *repeats < 1 || *retries < 0 {
-		return usagef("search: --repeats must be at least 1 and --client-bound-retries at least 0")
+	if *retries < 0 {
+		return usagef("search: --client-bound-retries %d: must be at least 0", *retries)
 	}
 	// A term only streamed responses have (TTFT, ITL) would be missing
 	// from every probe: say so now, not after the probes ran.
@@ -96,12 +101,12 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	defer pr.close()
+	defer pr.Close()
 	scfg := capacity.Config{Lo: lo, Hi: hi, Resolution: res, Retries: *retries}
-	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, *repeats)
+	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, pr.Repeats())
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
-		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: *repeats, Settings: pr.settings(fs),
-		Run: pr.run, Before: pr.before, Logf: pr.logf,
+		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: pr.Repeats(), Settings: pr.settings(fs),
+		Run: pr.run, Before: pr.Before, Logf: pr.logf,
 		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
 			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/capacity"
+	"github.com/agentperf/agentperf/metrics"
 )
 
 func init() {
@@ -21,7 +22,11 @@ const sweepExamples = `  # Four points against the in-process simulator, each wi
       --concurrency 4,8,16,32 --benchmark-duration 30 --reset-prefix-cache \
       --output-artifact-dir sweep-out
 
-  # The same command again after an interruption runs only the missing points.`
+  # The same command again after an interruption runs only the missing points.
+
+  # Each point run three times against the one server: a mean and a 95% interval per figure
+  agentperf sweep --url sim:// --public-dataset synthetic --model demo --streaming \
+      --concurrency 4,8 --benchmark-duration 30 --num-profile-runs 3 --output-artifact-dir sweep-out`
 
 // runSweep is `agentperf sweep`: the profile flags, with --concurrency a
 // list; one profile run per point, in order.
@@ -35,13 +40,11 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	config := fs.String("config-name", "", "configuration name of the sweep's rows in the table and plot")
 	fs.Lookup("concurrency").Usage = "comma-separated concurrencies, one point each, run in this order (required)"
 	fs.Lookup("output-artifact-dir").Usage = "sweep folder: a folder per point (c<N>), the table, pareto.png, sweep.html"
+	fs.Lookup("num-profile-runs").Usage = "profile runs per point, 1 to 10: each point's folder holds profile_runs/run_000K and a pooled summary in aggregate/; the table shows each figure's mean over the runs and its interval (docs/capacity.md)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := p.takePositional(fs); err != nil {
-		return err
-	}
-	if err := rejectRepeats(fs, "sweep"); err != nil {
 		return err
 	}
 	if err := rejectUnsupported(fs); err != nil {
@@ -69,11 +72,11 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	defer pr.close()
+	defer pr.Close()
 	labels := capacity.SweepLabels{TP: *tp, Config: *config}
 	ixSeen := map[string]bool{} // the InferenceX warnings said so far
 	pts, err := capacity.Sweep(ctx, capacity.SweepConfig{
-		Dir: out, Points: points, Run: pr.run, Before: pr.before, Logf: pr.logf, Settings: pr.settings(fs),
+		Dir: out, Points: points, Run: pr.run, Before: pr.Before, Logf: pr.logf, Settings: pr.settings(fs),
 		After: func(c int, dir string) error {
 			// InferenceX's CONC and TP are the point's, unless set.
 			look := func(n string) (string, bool) {
@@ -89,6 +92,11 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 				return "", false
 			}
 			warnings, err := capacity.WritePointInferenceX(dir, look)
+			// A repeated point has one in each run's folder.
+			ixName := filepath.Join(dir, capacity.PointInferenceX)
+			if pr.Repeats() > 1 {
+				ixName = filepath.Join(dir, metrics.DirProfileRuns, "run_*", capacity.PointInferenceX)
+			}
 			// InferenceX's variables are the same at every point: each
 			// warning about them is said once, at the first point that
 			// has it. Against the simulator no InferenceX processor will
@@ -103,10 +111,10 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 			switch {
 			case len(fresh) == 0:
 			case strings.HasPrefix(p.url, "sim:"):
-				pr.logf("note: %s: written with %d warnings about InferenceX's environment variables left out (a simulator run, which no InferenceX processor reads: `agentperf report --format inferencex %s` lists them)", filepath.Join(dir, capacity.PointInferenceX), len(fresh), dir)
+				pr.logf("note: %s: written with %d warnings about InferenceX's environment variables left out (a simulator run, which no InferenceX processor reads: `agentperf report --format inferencex %s` lists them)", ixName, len(fresh), filepath.Dir(ixName))
 			default:
 				for _, w := range fresh {
-					pr.logf("warning: %s (every point's %s): %s", filepath.Join(dir, capacity.PointInferenceX), capacity.PointInferenceX, w)
+					pr.logf("warning: %s (every point's %s): %s", ixName, capacity.PointInferenceX, w)
 				}
 			}
 			return err
