@@ -63,6 +63,27 @@ type paretoPoint struct {
 	x, y float64
 	conc int
 	dir  string // the run's folder, to tell apart runs of one concurrency
+	// iv says whether the point has intervals (a repeated run's row:
+	// the Student-t intervals of x and y over its runs), [xlo, xhi] and
+	// [ylo, yhi].
+	iv                 bool
+	xlo, xhi, ylo, yhi float64
+}
+
+// paretoBars are the interval bars of a group's points that have them.
+type paretoBars []paretoPoint
+
+func (b paretoBars) Len() int                    { return len(b) }
+func (b paretoBars) XY(i int) (float64, float64) { return b[i].x, b[i].y }
+
+// XError and YError are the distances from the point to its interval's
+// ends; the lower end stops at 0 (the axes start there; the figures are
+// never negative).
+func (b paretoBars) XError(i int) (float64, float64) {
+	return b[i].x - max(b[i].xlo, 0), b[i].xhi - b[i].x
+}
+func (b paretoBars) YError(i int) (float64, float64) {
+	return b[i].y - max(b[i].ylo, 0), b[i].yhi - b[i].y
 }
 
 // groupName is the legend entry of a row: its configuration, else its
@@ -70,7 +91,7 @@ type paretoPoint struct {
 // group whatever the number of runs, which a convergence stop varies).
 func groupName(r *Row) string {
 	if r.Runs > 0 {
-		return groupOf(r) + pooledGroup
+		return groupOf(r) + pooledGroup + fmt.Sprintf(", bars its %s%% interval over the runs", strconv.FormatFloat(100*r.Level, 'f', -1, 64))
 	}
 	return groupOf(r)
 }
@@ -170,7 +191,17 @@ func paretoGroups(t *Table, axis ParetoY) (groups map[string][]paretoPoint, orde
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], paretoPoint{x: r.Interactivity, y: y, conc: r.Conc, dir: r.Dir})
+		pt := paretoPoint{x: r.Interactivity, y: y, conc: r.Conc, dir: r.Dir}
+		yKey := "tput_per_gpu"
+		if axis == ParetoOutput {
+			yKey = "output_tput_per_gpu"
+		}
+		px, okx := r.Pooled["interactivity_tok_s_user"]
+		py, oky := r.Pooled[yKey]
+		if okx && oky && px.N > 1 && py.N > 1 {
+			pt.iv, pt.xlo, pt.xhi, pt.ylo, pt.yhi = true, px.CILow, px.CIHigh, py.CILow, py.CIHigh
+		}
+		groups[g] = append(groups[g], pt)
 	}
 	return groups, order, skipped
 }
@@ -246,6 +277,13 @@ func addParetoGroup(pl *gplot.Plot, leg *gplot.Legend, g string, pts []paretoPoi
 		xmax, ymax = max(xmax, p.x), max(ymax, p.y)
 	}
 	copy(lab.Labels, paretoLabels(pts))
+	var bars paretoBars
+	for _, p := range pts {
+		if p.iv {
+			bars = append(bars, p)
+			xmax, ymax = max(xmax, p.xhi), max(ymax, p.yhi)
+		}
+	}
 	fr := frontier(pts)
 	fxy := make(plotter.XYs, len(fr))
 	for i, p := range fr {
@@ -290,8 +328,20 @@ func addParetoGroup(pl *gplot.Plot, leg *gplot.Legend, g string, pts []paretoPoi
 	}
 	labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
 	pl.Add(line, sc, labels)
+	if len(bars) > 0 {
+		xb, err := plotter.NewXErrorBars(bars)
+		if err != nil {
+			return 0, 0, err
+		}
+		yb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return 0, 0, err
+		}
+		xb.Color, yb.Color = col, col
+		pl.Add(xb, yb)
+	}
 	unit := "runs"
-	if strings.HasSuffix(g, pooledGroup) {
+	if strings.Contains(g, pooledGroup) {
 		unit = "points"
 	}
 	leg.Add(fmt.Sprintf("%s (%d %s)", g, len(pts), unit), line, sc)

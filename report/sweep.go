@@ -52,7 +52,7 @@ type Row struct {
 
 	// Runs, for the row of a repeated run (PooledRow), is the number of
 	// runs its figures are the mean of (0: one run). Pooled then holds
-	// each figure over the runs, by its CSV column name (rps,
+	// each figure over the runs that have it, by its CSV column name (rps,
 	// output_tok_s, …), and Level the intervals' confidence level.
 	Runs   int
 	Level  float64
@@ -119,8 +119,6 @@ func PooledRow(runs []*Run, l Labels, sum metrics.PooledSummary) Row {
 		p := metrics.Pool(vs, row.Level, c.unit)
 		if p.N > 0 {
 			*c.field(&row) = p.Mean
-		}
-		if p.N > 1 { // one value has no interval
 			row.Pooled[c.key] = p
 		}
 	}
@@ -146,7 +144,14 @@ func (r *Row) cell(key string, v float64, prec int) string {
 	if !ok {
 		return fmtF(v, prec)
 	}
-	return fmtF(v, prec) + " ± " + fmtF(p.HalfWidth(), prec)
+	c := fmtF(v, prec)
+	if p.N > 1 { // one value has no interval
+		c += " ± " + fmtF(p.HalfWidth(), prec)
+	}
+	if p.N < r.Runs {
+		c += fmt.Sprintf(" (%d of %d runs)", p.N, r.Runs)
+	}
+	return c
 }
 
 // NewRow computes the sweep row of a loaded run.
@@ -327,7 +332,7 @@ func (t *Table) pooledLegend() string {
 			break
 		}
 	}
-	return fmt.Sprintf("Runs: the profile runs of the point (--num-profile-runs). Where Runs is above 1, #Reqs is the sum over the runs and every other figure is the mean over the runs ± the half-width of its %s%% Student-t confidence interval over the runs (the point's aggregate/%s lists its runs).\n",
+	return fmt.Sprintf("Runs: the profile runs of the point (--num-profile-runs). Where Runs is above 1, #Reqs is the sum over the runs and every other figure is the mean over the runs ± the half-width of its %s%% Student-t confidence interval over the runs (the point's aggregate/%s lists its runs); a figure only some runs have is the mean of those, and says how many (one has no interval).\n",
 		strconv.FormatFloat(100*level, 'f', -1, 64), metrics.FilePooledSummary)
 }
 
@@ -458,7 +463,7 @@ func (t *Table) WriteCSV(w io.Writer) error {
 			}
 			for _, c := range pooledColumns {
 				p, ok := r.Pooled[c.key]
-				if !ok {
+				if !ok || p.N < 2 {
 					rec = append(rec, "", "")
 					continue
 				}
@@ -491,7 +496,7 @@ func (r *Row) jsonObj() obj {
 	if r.Runs > 0 {
 		iv := obj{}
 		for _, c := range pooledColumns {
-			if p, ok := r.Pooled[c.key]; ok {
+			if p, ok := r.Pooled[c.key]; ok && p.N > 1 {
 				iv = append(iv, field{c.key, []any{num(p.CILow), num(p.CIHigh)}})
 			}
 		}

@@ -334,6 +334,26 @@ func TestPooledRow(t *testing.T) {
 	if out.Status != StatusFailed || !strings.HasPrefix(out.Reason, "run 2 of 2 (") || !strings.Contains(out.Reason, "aborted") {
 		t.Errorf("with an aborted run: %s %q", out.Status, out.Reason)
 	}
+	// A figure only some runs have: the mean of those, saying how many;
+	// one has no interval.
+	part := PooledRow(runs[:2], l, metrics.PooledSummary{Confidence: 0.95})
+	part.Pooled["ext_cache_pct"] = metrics.Pool([]float64{single[0].ExtHitPct, math.NaN()}, 0.95, "%")
+	if c := part.cell("ext_cache_pct", single[0].ExtHitPct, 1); c != fmtF(single[0].ExtHitPct, 1)+" (1 of 2 runs)" {
+		t.Errorf("a figure one of two runs has: %q", c)
+	}
+	// The Pareto plot draws the means with interval bars and says so.
+	if g := groupName(&row); g != "TP4, each point the mean of its repeated runs, bars its 90% interval over the runs" {
+		t.Errorf("Pareto group %q", g)
+	}
+	groups, _, _ := paretoGroups(NewTable([]Row{row}), ParetoTotal)
+	for _, pts := range groups {
+		if p := pts[0]; !p.iv || p.ylo != row.Pooled["tput_per_gpu"].CILow || p.xhi != row.Pooled["interactivity_tok_s_user"].CIHigh {
+			t.Errorf("Pareto point %+v without the row's intervals", p)
+		}
+	}
+	if _, err := WritePareto(NewTable([]Row{row}), filepath.Join(root, "pareto.png"), ParetoOptions{}); err != nil {
+		t.Errorf("Pareto of a pooled row: %v", err)
+	}
 	// One run only (no pooled rows): the table is as before.
 	var plain bytes.Buffer
 	NewTable(single[:1]).WriteMarkdown(&plain)
