@@ -14,7 +14,8 @@ import (
 )
 
 // inputConfig is the aggregate's input_config: the resolved settings,
-// secrets left out, then Spec.Settings.
+// secrets left out (the settings of the table, Settings, by their Key),
+// then Spec.Settings.
 func (s *Spec) inputConfig() map[string]any {
 	r := &s.Replay
 	rev := s.Tokenizer.Options.Revision
@@ -22,41 +23,26 @@ func (s *Spec) inputConfig() map[string]any {
 		rev = "main"
 	}
 	cfg := map[string]any{
-		"scenario":                    s.Scenario,
-		"url":                         RedactURL(r.URL),
-		"endpoint":                    r.Endpoint,
-		"endpoint_type":               "chat",
-		"model_names":                 r.Models,
-		"tokenizer":                   s.Tokenizer.Name,
-		"tokenizer_revision":          rev,
-		"apply_chat_template":         s.Tokenizer.ApplyChatTemplate,
-		"concurrency":                 r.Concurrency,
-		"benchmark_duration":          r.BenchmarkDuration.Seconds(),
-		"benchmark_grace_period":      r.GracePeriod.Seconds(),
-		"warmup_grace_period":         r.WarmupGracePeriod.Seconds(),
-		"random_seed":                 r.Seed,
-		"failed_request_threshold":    s.FailedRequestThreshold,
-		"trajectory_start_min_ratio":  r.StartMinRatio,
-		"trajectory_start_max_ratio":  r.StartMaxRatio,
-		"inter_turn_delay_cap":        r.InterTurnDelayCap.Seconds(),
-		"trace_idle_gap_cap_seconds":  r.TraceIdleGapCap.Seconds(),
-		"agentx_generation":           r.Generation.Name,
-		"cache_bust":                  string(s.CacheBust),
-		"streaming":                   r.Streaming,
-		"ignore_eos":                  r.IgnoreEOS,
-		"use_server_token_count":      r.UseServerTokenCount,
-		"use_legacy_max_tokens":       r.UseLegacyMaxTokens,
-		"slice_duration":              s.SliceDuration.Seconds(),
-		"stats_interval":              s.StatsInterval.Seconds(),
-		"warmup_requests_per_lane":    r.WarmupRequestsPerLane,
-		"num_dataset_entries":         s.Corpus.Options.Select.NumEntries,
-		"no_gpu_telemetry":            s.NoGPUTelemetry,
-		"system_idle_gap_cap_seconds": r.SystemIdleGapCap.Seconds(),
-		"server_metrics":              redactURLs(s.ServerMetrics.URLs),
-		"output_artifact_dir":         s.OutputDir,
-		"unsafe_override":             s.UnsafeOverride,
-		"live_assistant_responses":    r.LiveAssistant,
-		"key_supplied":                r.APIKey != "", // whether a bearer key was sent (never its value)
+		"scenario":                 s.Scenario,
+		"url":                      RedactURL(r.URL),
+		"endpoint_type":            "chat",
+		"model_names":              r.Models,
+		"tokenizer_revision":       rev,
+		"concurrency":              r.Concurrency,
+		"benchmark_duration":       r.BenchmarkDuration.Seconds(),
+		"warmup_grace_period":      r.WarmupGracePeriod.Seconds(),
+		"agentx_generation":        r.Generation.Name,
+		"cache_bust":               string(s.CacheBust),
+		"num_dataset_entries":      s.Corpus.Options.Select.NumEntries,
+		"server_metrics":           redactURLs(s.ServerMetrics.URLs),
+		"output_artifact_dir":      s.OutputDir,
+		"live_assistant_responses": r.LiveAssistant,
+		"key_supplied":             r.APIKey != "", // whether a bearer key was sent (never its value)
+	}
+	for _, st := range Settings() {
+		if st.Key != "" {
+			cfg[st.Key] = st.Recorded(s)
+		}
 	}
 	extra := map[string]any{}
 	for _, e := range r.ExtraInputs {

@@ -483,6 +483,18 @@ func (f *Finishing) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			"schedule":            scheduleMetadata(res),
 		},
 	}
+	f.describe(&info)
+	f.warnStop(&info)
+	f.addFindings(&info, verdict)
+	info.Validity.Valid = verdict.Valid
+	info.Validity.Reasons = verdict.Reasons
+	return info
+}
+
+// describe adds to the run metadata what the run says about itself: the
+// synthesizer and tokenizer, the shard, the caller's Extra.
+func (f *Finishing) describe(info *metrics.RunInfo) {
+	in := f.Input
 	if in.Synth != nil {
 		info.Extra["synthesis"] = in.Synth.Describe()
 		info.Extra["tokenizer"] = tokenizerMetadata(in.Tokenizer, in.Synth)
@@ -496,6 +508,11 @@ func (f *Finishing) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 	for k, v := range in.Extra {
 		info.Extra[k] = v
 	}
+}
+
+// warnStop marks a run a signal stopped, with the warning saying how.
+func (f *Finishing) warnStop(info *metrics.RunInfo) {
+	res, a := f.Result, f.Result.Accounting
 	switch {
 	case res.Killed:
 		info.Extra["interrupted"] = "twice"
@@ -510,6 +527,13 @@ func (f *Finishing) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			f.Warn(fmt.Sprintf("interrupted (SIGINT, or the caller cancelled the run): no new requests, the requests in flight got the grace period, then were cancelled (%d cancelled requests in all); every request sent is recorded", a.Cancelled))
 		}
 	}
+}
+
+// addFindings adds what the run measured beside its records (missing
+// usage, subagents, the server's derived figures, the client's CPU) and,
+// without a scenario, the verdict's findings as warnings.
+func (f *Finishing) addFindings(info *metrics.RunInfo, verdict scenario.Verdict) {
+	res, in, a := f.Result, f.Input, f.Result.Accounting
 	if res.MissingUsage > 0 {
 		// The pinned aiperf keeps such a request successful and warns
 		// that its token metrics are unavailable; so does agentperf, once
@@ -537,9 +561,6 @@ func (f *Finishing) runInfo(verdict scenario.Verdict) metrics.RunInfo {
 			}
 		}
 	}
-	info.Validity.Valid = verdict.Valid
-	info.Validity.Reasons = verdict.Reasons
-	return info
 }
 
 // validityProblems turns the verdict into problems. Under a scenario every

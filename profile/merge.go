@@ -63,57 +63,53 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 			clearOut(in.Dir, created)
 		}
 	}()
-	m0 := shards[0].m
 	res := mergeResults(shards)
-	warnings := slices.Clone(m0.Finish.Warnings)
 	// The records first: the report of each shard counts them.
 	for _, sh := range shards {
 		if err := sh.copyRecords(in.Dir); err != nil {
 			return nil, err
 		}
 	}
-	var shardReport []map[string]any
-	for _, sh := range shards {
-		if sh.m.Index > 0 {
-			for _, w := range sh.m.Finish.Warnings {
-				if strings.HasPrefix(w, plotNoServerExport) {
-					// Only shard 0 scrapes the server: the merged folder
-					// has its export, so the other shards' lack of one
-					// says nothing about it.
-					continue
-				}
-				w = "shard " + strconv.Itoa(sh.m.Index) + ": " + w
-				if !slices.Contains(warnings, w) {
-					warnings = append(warnings, w)
-				}
-			}
-		}
-		if sh.m.Stop != "" {
-			warnings = append(warnings, fmt.Sprintf("shard %d/%d stopped early: %s", sh.m.Index, sh.m.Count, sh.m.Stop))
-		}
-		shardReport = append(shardReport, map[string]any{
-			"shard": sh.m.Index, "dir": sh.dir, "records": sh.records,
-			"clock_offset_ns": sh.m.Clock.OffsetNs, "clock_rtt_ns": sh.m.Clock.RTTNs, "clock_measured": sh.m.Clock.Measured,
-			"shift_ns": sh.shift, "stop": sh.m.Stop, "aborted": sh.m.Result.Aborted,
-		})
+	if err := copyShared(in.Dir, shards); err != nil {
+		return nil, err
 	}
-	// Server metrics were scraped by shard 0 only.
-	for _, name := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {
-		if err := copyFile(filepath.Join(shards[0].dir, name), filepath.Join(in.Dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("merge: copy shard 0's %s: %w", name, err)
-		}
-	}
-	if err := mergeLogs(in.Dir, shards); err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
-	}
+	m0 := shards[0].m
 	if gen, err := timing.LookupGeneration(m0.Finish.Generation); err == nil {
 		res.Generation = gen
 	} else if res.Generation.IsZero() {
 		return nil, fmt.Errorf("merge: shard 0's generation %q: %w", m0.Finish.Generation, err)
 	}
+	out, err = Finish(res, mergedInput(in.Dir, shards))
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.Dir = res, in.Dir
+	return out, nil
+}
+
+// copyShared writes what the merged folder takes from shard 0 (its server
+// metrics export: only shard 0 scrapes) and the merged run log.
+func copyShared(dir string, shards []*shardDir) error {
+	for _, name := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {
+		if err := copyFile(filepath.Join(shards[0].dir, name), filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("merge: copy shard 0's %s: %w", name, err)
+		}
+	}
+	if err := mergeLogs(dir, shards); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return nil
+}
+
+// mergedInput is Finish's Input for the merged run: shard 0's recorded
+// Finish input, the shards' warnings and report, and the collector of the
+// merged record streams.
+func mergedInput(dir string, shards []*shardDir) Input {
+	m0 := shards[0].m
+	warnings, shardReport := shardWarnings(shards)
 	fin := Input{
-		Dir:            in.Dir,
-		Collector:      &mergeCollector{dir: in.Dir, opt: metrics.ExportOptions{SliceDuration: time.Duration(m0.Finish.SliceDurationNs), Version: m0.Finish.Version}},
+		Dir:            dir,
+		Collector:      &mergeCollector{dir: dir, opt: metrics.ExportOptions{SliceDuration: time.Duration(m0.Finish.SliceDurationNs), Version: m0.Finish.Version}},
 		Scenario:       m0.Finish.Scenario,
 		StaticReasons:  m0.Finish.StaticReasons,
 		Duration:       time.Duration(m0.Finish.DurationNs),
@@ -141,12 +137,40 @@ func Merge(in MergeInput) (out *Outcome, err error) {
 	if v, ok := metrics.JSONFloat(m0.Finish.InputConfig["failed_request_threshold"]); ok {
 		fin.FailedRequestThreshold = v
 	}
-	out, err = Finish(res, fin)
-	if err != nil {
-		return nil, err
+	return fin
+}
+
+// shardWarnings are the merged run's warnings (shard 0's, then the other
+// shards' named by shard, and every early stop) and the report of each
+// shard (metadata.agentperf.merged_shards).
+func shardWarnings(shards []*shardDir) ([]string, []map[string]any) {
+	warnings := slices.Clone(shards[0].m.Finish.Warnings)
+	var shardReport []map[string]any
+	for _, sh := range shards {
+		if sh.m.Index > 0 {
+			for _, w := range sh.m.Finish.Warnings {
+				if strings.HasPrefix(w, plotNoServerExport) {
+					// Only shard 0 scrapes the server: the merged folder
+					// has its export, so the other shards' lack of one
+					// says nothing about it.
+					continue
+				}
+				w = "shard " + strconv.Itoa(sh.m.Index) + ": " + w
+				if !slices.Contains(warnings, w) {
+					warnings = append(warnings, w)
+				}
+			}
+		}
+		if sh.m.Stop != "" {
+			warnings = append(warnings, fmt.Sprintf("shard %d/%d stopped early: %s", sh.m.Index, sh.m.Count, sh.m.Stop))
+		}
+		shardReport = append(shardReport, map[string]any{
+			"shard": sh.m.Index, "dir": sh.dir, "records": sh.records,
+			"clock_offset_ns": sh.m.Clock.OffsetNs, "clock_rtt_ns": sh.m.Clock.RTTNs, "clock_measured": sh.m.Clock.Measured,
+			"shift_ns": sh.shift, "stop": sh.m.Stop, "aborted": sh.m.Result.Aborted,
+		})
 	}
-	out.Result, out.Dir = res, in.Dir
-	return out, nil
+	return warnings, shardReport
 }
 
 // clearOut removes what a failed merge wrote: the folder when it created

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync"
@@ -15,6 +14,8 @@ import (
 	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/numfmt"
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/metrics/promexport"
+	"github.com/agentperf/agentperf/rendezvous"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/servermetrics"
@@ -31,235 +32,361 @@ import (
 // sent, every outcome (an abort, a failed write, an invalid submission, a
 // cancelled run) is in the Outcome, and every artifact was written.
 func Run(ctx context.Context, s Spec) (*Outcome, error) {
-	if err := s.Validate(); err != nil {
+	r := &running{s: s}
+	defer r.close()
+	for _, stage := range []func(context.Context) error{r.start, r.connect, r.openSinks} {
+		if err := stage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.replay(ctx)
+	if err != nil {
 		return nil, inputErr(err)
 	}
-	started := s.Started
-	if started.IsZero() {
-		started = time.Now()
+	return r.finish(res)
+}
+
+// running is one Run in progress: the pipeline of a run is start (log,
+// corpus, server, folder), connect (the server ready, the shards met),
+// openSinks (the record collector, the scrapers, the live outputs),
+// replay, finish (Finish). Each stage adds what it opened to the cleanups,
+// which Run undoes in reverse order.
+type running struct {
+	s        Spec
+	lg       *runLog
+	started  time.Time
+	loaded   *Loaded
+	url      string
+	benchID  string
+	peer     *rendezvous.Peer
+	progress *replay.Progress
+	prom     *promexport.Exporter
+	warnings []string
+	col      *metrics.Collector
+	scr      *servermetrics.Scraper
+	gpu      *gputelemetry.Collector
+	pc       *phaseClock
+	obs      replay.Observers
+	cleanups []func()
+}
+
+// onClose adds fn to what Run undoes when it returns (last added, first
+// undone).
+func (r *running) onClose(fn func()) { r.cleanups = append(r.cleanups, fn) }
+
+func (r *running) close() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
 	}
-	lg := newRunLog(s.Log)
-	defer lg.close()
+}
+
+// start validates the Spec, opens the run log, loads the corpus and the
+// synthesizer, starts the in-process simulator for a sim:// URL and takes
+// the artifact folder.
+func (r *running) start(ctx context.Context) error {
+	s := &r.s
+	if err := s.Validate(); err != nil {
+		return inputErr(err)
+	}
+	r.started = s.Started
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
+	r.lg = newRunLog(s.Log)
+	r.onClose(r.lg.close)
+	lg := r.lg
 	for _, n := range s.Notes {
 		lg.Printf("note: %s", n)
 	}
 	lg.Printf("replay semantics: AgentX %s — %s", s.Replay.Generation.Name, s.Replay.Generation.Doc)
 
-	loaded := s.Loaded
-	if loaded == nil {
-		l, err := load(ctx, &s, lg)
+	r.loaded = s.Loaded
+	if r.loaded == nil {
+		l, err := load(ctx, s, lg)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer l.Close()
-		loaded = l
+		r.onClose(func() { l.Close() })
+		r.loaded = l
 	}
 
 	// Server: a URL, or the in-process simulator.
-	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], loaded.Synth.Tokenizer())
+	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], r.loaded.Synth.Tokenizer())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	url := s.Replay.URL
+	r.url = s.Replay.URL
 	if srv != nil {
-		defer srv.Close()
-		url = srv.URL
-		lg.Printf("in-process simulator serving %q at %s", simCfg.Model, url)
+		r.onClose(func() { srv.Close() })
+		r.url = srv.URL
+		lg.Printf("in-process simulator serving %q at %s", simCfg.Model, r.url)
 		s.readSimulatorGPU(srv, simCfg)
 	}
+	return r.claim()
+}
 
-	// One run per folder: the lock is held until Run returns, and is taken
-	// before anything in the folder is touched (the log is truncated
-	// next).
+// claim takes the artifact folder: one run per folder, the lock held
+// until Run returns and taken before anything in the folder is touched
+// (the log is truncated next).
+func (r *running) claim() error {
+	s := &r.s
 	release, removed, err := claimFolder(s.OutputDir, s.OverwriteArtifacts)
 	if err != nil {
-		return nil, inputErr(err)
+		return inputErr(err)
 	}
-	defer release()
-	if err := lg.openFile(s.OutputDir); err != nil {
-		return nil, inputErr(err)
+	r.onClose(release)
+	if err := r.lg.openFile(s.OutputDir); err != nil {
+		return inputErr(err)
 	}
 	if len(removed) > 0 {
-		lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
+		r.lg.Printf("--overwrite-artifacts: removed %d artifact(s) of an earlier run from %s: %s", len(removed), s.OutputDir, listNames(removed, 8))
 	}
-	// The server may still be loading its model (a job that starts the
-	// server and the client together): wait for it, when asked.
-	if err := waitReady(ctx, &s, lg.Printf); err != nil {
-		return nil, err
+	return nil
+}
+
+// connect waits for the server when asked (a job that starts the server
+// and the client together), resets its prefix cache when asked, and
+// makes a shard meet the others now that its corpus is loaded (it takes
+// shard 0's run id).
+func (r *running) connect(ctx context.Context) error {
+	s, lg := &r.s, r.lg
+	if err := waitReady(ctx, s, lg.Printf); err != nil {
+		return err
 	}
 	if s.ResetPrefixCache && !isSim(s.Replay.URL) {
-		path, err := servermetrics.ResetAndDrain(ctx, url, servermetrics.ResetOptions{Headers: s.InferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
+		path, err := servermetrics.ResetAndDrain(ctx, r.url, servermetrics.ResetOptions{Headers: s.InferenceHeaders(), MetricsURLs: s.ServerMetrics.URLs})
 		if err != nil {
-			return nil, fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
+			return fmt.Errorf("profile: Spec.ResetPrefixCache: %w", err)
 		}
 		lg.Printf("server idle, prefix cache reset (POST %s)", path)
 	}
-
-	// A shard meets the others now that its corpus is loaded, and takes
-	// shard 0's run id.
-	benchID := uuid.NewString()
-	peer, err := joinShards(ctx, &s, benchID, loaded, lg)
+	r.benchID = uuid.NewString()
+	peer, err := joinShards(ctx, s, r.benchID, r.loaded, lg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if peer != nil {
-		benchID = peer.RunID()
-		defer func() {
+		r.peer, r.benchID = peer, peer.RunID()
+		r.onClose(func() {
 			if err := peer.Close(); err != nil {
 				lg.Printf("warning: shard %s: %v", s.Replay.Shard, err)
 			}
-		}()
+		})
 	}
+	return nil
+}
 
-	// Sinks, scraper, live view. The run's tally (Progress) is the one
-	// count of its requests: the engine updates it, the collector (its
-	// aggregates and live window) and the live view read it.
-	progress := s.Replay.Progress
-	if progress == nil {
-		progress = &replay.Progress{}
+// openSinks opens what consumes the run while it replays: the live
+// outputs plugged at the edge (liveOutputs), the record collector (the
+// artifacts' records and aggregates), the server and GPU scrapers, and
+// the observers of the phase changes. The run's tally (Progress) is the
+// one count of its requests: the engine updates it, the collector (its
+// aggregates and live window), the live view and the exporters read it.
+func (r *running) openSinks(ctx context.Context) error {
+	s := &r.s
+	r.progress = s.Replay.Progress
+	if r.progress == nil {
+		r.progress = &replay.Progress{}
 	}
-	prom, err := plugMetricsListen(&s, progress, lg)
-	if err != nil {
-		return nil, inputErr(err)
+	for _, plug := range liveOutputs {
+		if err := plug(r); err != nil {
+			return inputErr(err)
+		}
 	}
-	if prom != nil {
-		defer prom.Close()
-	}
-	reserve, warnings := checkFreeSpace(&s, lg)
-	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &progress.Tally}
+	reserve, warnings := checkFreeSpace(s, r.lg)
+	r.warnings = warnings
+	copt := metrics.CollectorOptions{SliceDuration: s.SliceDuration, Version: s.Version, ReserveBytes: reserve, Tally: &r.progress.Tally}
 	if s.Replay.Streaming {
 		// The live output token rate counts tokens as they arrive.
-		copt.Streamed = progress.StreamedTokens
+		copt.Streamed = r.progress.StreamedTokens
 	}
 	col, err := metrics.NewCollector(s.OutputDir, copt)
 	if err != nil {
-		return nil, fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
+		return fmt.Errorf("open artifact files in %s: %w", s.OutputDir, err)
 	}
+	r.col = col
 	// The collector gives its reserve up when it is closed; on every other
 	// way out of Run the file must not stay behind either.
-	defer metrics.RemoveReserve(s.OutputDir)
-	var scr *servermetrics.Scraper
-	if !s.ServerMetrics.Off && s.Replay.Shard.Index == 0 { // a sharded run's server is scraped once, by shard 0
-		urls := servermetrics.URLsFrom(url, s.ServerMetrics.URLs, os.Getenv)
-		// Server timeslices feed metrics_plots.png, so they default to 1 s
-		// (InferenceX's --slice-duration) when SliceDuration is unset.
-		slice := s.SliceDuration
-		if slice <= 0 {
-			slice = servermetrics.DefaultSliceDuration
-		}
-		scr = servermetrics.New(servermetrics.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: lg.Printf,
-			AIPerfVersion: s.Version, BenchmarkID: benchID, InputConfig: s.inputConfig(),
-			Headers: s.ServerMetrics.Headers, InferenceURL: url, InferenceHeaders: s.InferenceHeaders()})
-		scr.Baseline(ctx)
-	}
-	gpu := startGPUTelemetry(ctx, &s, lg)
-	pc := &phaseClock{duration: s.Replay.BenchmarkDuration}
+	r.onClose(func() { metrics.RemoveReserve(s.OutputDir) })
+	r.scr = r.scraper(ctx)
+	r.gpu = startGPUTelemetry(ctx, s, r.lg)
+	r.pc = &phaseClock{duration: s.Replay.BenchmarkDuration}
 	// The scraper marks the profiling window itself; the log and the live
-	// view's clock watch the same phase changes.
-	// The collector's live window turns to profiling records at the start.
-	obs := replay.Observers{&phaseLog{lg: lg, pc: pc, started: started}, col}
-	if scr != nil {
-		obs = append(obs, scr)
+	// view's clock watch the same phase changes. The collector's live
+	// window turns to profiling records at the start.
+	r.obs = replay.Observers{&phaseLog{lg: r.lg, pc: r.pc, started: r.started}, col}
+	if r.scr != nil {
+		r.obs = append(r.obs, r.scr)
 	}
-	if gpu != nil {
-		obs = append(obs, gpu)
+	if r.gpu != nil {
+		r.obs = append(r.obs, r.gpu)
 	}
-	obs = append(obs, s.Observers...)
+	r.obs = append(r.obs, s.Observers...)
+	return nil
+}
 
-	cfg := s.replayConfig(url, loaded, progress)
-	cfg.Sink = col // it routes context overflows to their own export (Record.Bucket)
+// scraper starts the server-metrics scraper (its baseline scrape): nil
+// when server metrics are off or the run is a shard other than 0 (a
+// sharded run's server is scraped once).
+func (r *running) scraper(ctx context.Context) *servermetrics.Scraper {
+	s := &r.s
+	if s.ServerMetrics.Off || s.Replay.Shard.Index != 0 {
+		return nil
+	}
+	urls := servermetrics.URLsFrom(r.url, s.ServerMetrics.URLs, os.Getenv)
+	// Server timeslices feed metrics_plots.png, so they default to 1 s
+	// (InferenceX's --slice-duration) when SliceDuration is unset.
+	slice := s.SliceDuration
+	if slice <= 0 {
+		slice = servermetrics.DefaultSliceDuration
+	}
+	scr := servermetrics.New(servermetrics.Config{URLs: urls, Interval: s.ServerMetrics.Interval, SliceDuration: slice, Logf: r.lg.Printf,
+		AIPerfVersion: s.Version, BenchmarkID: r.benchID, InputConfig: s.inputConfig(),
+		Headers: s.ServerMetrics.Headers, InferenceURL: r.url, InferenceHeaders: s.InferenceHeaders()})
+	scr.Baseline(ctx)
+	return scr
+}
+
+// engineConfig is the engine's configuration for this run: the Spec's,
+// with the server, the corpus, the sinks and the observers.
+func (r *running) engineConfig() replay.Config {
+	s := &r.s
+	cfg := s.replayConfig(r.url, r.loaded, r.progress)
+	cfg.Sink = r.col // it routes context overflows to their own export (Record.Bucket)
 	if s.Replay.Sink != nil {
-		cfg.Sink = metrics.Tee(col, s.Replay.Sink)
+		cfg.Sink = metrics.Tee(r.col, s.Replay.Sink)
 	}
-	cfg.BenchmarkID = benchID
-	cfg.Observer = obs
-	cfg.Logf = lg.Printf
-	if peer != nil {
-		cfg.Coordinator = peer
+	cfg.BenchmarkID = r.benchID
+	cfg.Observer = r.obs
+	cfg.Logf = r.lg.Printf
+	if r.peer != nil {
+		cfg.Coordinator = r.peer
 	}
+	return cfg
+}
 
-	scrCtx, stopScr := context.WithCancel(context.Background())
-	var scrWG sync.WaitGroup
-	if scr != nil {
-		scrWG.Add(1)
-		go func() { defer scrWG.Done(); scr.Run(scrCtx) }()
-	}
-	if gpu != nil {
-		scrWG.Add(1)
-		go func() { defer scrWG.Done(); gpu.Run(scrCtx) }()
-	}
-	stopNote := context.AfterFunc(ctx, func() {
-		grace := fmt.Sprintf("the %s grace period", cfg.GracePeriod)
-		var term *replay.Terminated
-		if errors.As(context.Cause(ctx), &term) && term.Grace < cfg.GracePeriod {
-			grace = fmt.Sprintf("at most %s (%s: the grace period is bounded so that the artifacts are written before a scheduler's kill)", term.Grace, term.Signal)
-		}
-		lg.Printf("interrupted: no new requests; in-flight requests get %s (a second signal cancels them at once), then every artifact is written", grace)
-	})
-	defer stopNote()
-	var view interface {
-		Log() io.Writer
-		Stop() error
-	}
-	// The log's terminal side goes through the view while it runs and
-	// back to the caller's writer when it stops.
-	terminal := lg.raw()
-	if s.View != nil {
-		v := s.View(&liveSource{prog: progress, col: col, scr: scr, gpu: gpu, pc: pc, streaming: cfg.Streaming,
-			interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow),
-			maxContextLength: s.Corpus.Options.Select.MaxContextLength, advice: s.callerOverflowAdvice()})
-		view = v
-		lg.setOutput(v.Log())
-		defer lg.setOutput(terminal)
-	}
-	runDone := make(chan struct{})
-	if cfg.KillNow != nil {
-		go func() {
-			select {
-			case <-cfg.KillNow:
-				lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
-			case <-runDone:
-			}
-		}()
-	}
+// replay runs the engine with the scrapers in the background and the live
+// view in front, then takes the scrapers' final scrapes.
+func (r *running) replay(ctx context.Context) (*replay.Result, error) {
+	cfg := r.engineConfig()
+	stopScrapers := r.runScrapers()
+	// The note stays armed until Run returns: a signal while the
+	// artifacts are written is logged too.
+	stopNote := context.AfterFunc(ctx, func() { r.lg.Printf("%s", interruptNote(ctx, cfg.GracePeriod)) })
+	r.onClose(func() { stopNote() })
+	stopView := r.startView(ctx, cfg)
+	stopKillNote := r.killNote(cfg.KillNow)
 	res, runErr := replay.Run(ctx, cfg)
-	close(runDone)
-	if view != nil {
-		if err := view.Stop(); err != nil {
-			lg.Printf("warning: live view: %v", err)
-		}
-		lg.setOutput(terminal)
-	}
-	stopScr()
-	scrWG.Wait()
+	stopKillNote()
+	stopView()
+	stopScrapers()
 	if runErr != nil {
-		return nil, inputErr(runErr)
+		return nil, runErr
 	}
-	if scr != nil {
-		scr.Final(context.Background())
+	if r.scr != nil {
+		r.scr.Final(context.Background())
 	}
-	if gpu != nil {
-		gpu.Final(context.Background())
+	if r.gpu != nil {
+		r.gpu.Final(context.Background())
 	}
-	in := s.finishInput(col, scr, loaded, append(append([]string(nil), s.Warnings...), warnings...))
-	in.GPU = gpu
-	in.Shard = s.manifest(res, loaded, peer)
+	return res, nil
+}
+
+// runScrapers runs the server and GPU scrapers until the returned stop.
+func (r *running) runScrapers() (stop func()) {
+	scrCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if r.scr != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.scr.Run(scrCtx) }()
+	}
+	if r.gpu != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.gpu.Run(scrCtx) }()
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// interruptNote is the log's line when ctx is cancelled during the replay.
+func interruptNote(ctx context.Context, gracePeriod time.Duration) string {
+	grace := fmt.Sprintf("the %s grace period", gracePeriod)
+	var term *replay.Terminated
+	if errors.As(context.Cause(ctx), &term) && term.Grace < gracePeriod {
+		grace = fmt.Sprintf("at most %s (%s: the grace period is bounded so that the artifacts are written before a scheduler's kill)", term.Grace, term.Signal)
+	}
+	return "interrupted: no new requests; in-flight requests get " + grace + " (a second signal cancels them at once), then every artifact is written"
+}
+
+// startView starts the live view (Spec.View) when there is one; the log's
+// terminal side goes through the view while it runs and back to the
+// caller's writer when the returned stop is called.
+func (r *running) startView(ctx context.Context, cfg replay.Config) (stop func()) {
+	s := &r.s
+	if s.View == nil {
+		return func() {}
+	}
+	terminal := r.lg.raw()
+	v := s.View(&liveSource{prog: r.progress, col: r.col, scr: r.scr, gpu: r.gpu, pc: r.pc, streaming: cfg.Streaming,
+		interrupted: func() bool { return ctx.Err() != nil }, killed: closed(cfg.KillNow),
+		maxContextLength: s.Corpus.Options.Select.MaxContextLength, advice: s.callerOverflowAdvice()})
+	r.lg.setOutput(v.Log())
+	r.onClose(func() { r.lg.setOutput(terminal) })
+	return func() {
+		if err := v.Stop(); err != nil {
+			r.lg.Printf("warning: live view: %v", err)
+		}
+		r.lg.setOutput(terminal)
+	}
+}
+
+// killNote logs the second signal (KillNow) while the replay runs; stop
+// ends its watch.
+func (r *running) killNote(kill <-chan struct{}) (stop func()) {
+	if kill == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-kill:
+			r.lg.Printf("interrupted twice: the requests in flight are cancelled now, without the grace period; every artifact is written from what was recorded")
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// finish writes every artifact and judges the run (Finish), then logs its
+// warnings and problems.
+func (r *running) finish(res *replay.Result) (*Outcome, error) {
+	s := &r.s
+	in := s.finishInput(r.col, r.scr, r.loaded, append(append([]string(nil), s.Warnings...), r.warnings...))
+	in.GPU = r.gpu
+	in.Shard = s.manifest(res, r.loaded, r.peer)
 	out, err := Finish(res, in)
 	if err != nil {
 		return nil, err
 	}
-	out.Result, out.Dir, out.Tokenizer, out.Metrics = res, s.OutputDir, loaded.Tokenizer, prom
+	out.Result, out.Dir, out.Tokenizer, out.Metrics = res, s.OutputDir, r.loaded.Tokenizer, r.prom
 	for _, w := range append(append([]string(nil), out.Warnings...), out.LateWarnings...) {
-		lg.Printf("warning: %s", w)
+		r.lg.Printf("warning: %s", w)
 	}
 	for _, pr := range out.Problems {
 		if out.Fatal(pr) {
-			lg.FileOnly("error: %s", pr.Message)
+			r.lg.FileOnly("error: %s", pr.Message)
 		} else {
-			lg.FileOnly("note: %s", pr.Message)
+			r.lg.FileOnly("note: %s", pr.Message)
 		}
 	}
 	return out, nil
+}
+
+// liveOutputs are the consumers plugged into a run while it replays,
+// besides the collector and the scrapers: each adds itself to the run's
+// sinks and observers (Spec.Replay.Sink, Spec.Observers) and to the
+// cleanups. One line per live output.
+var liveOutputs = []func(*running) error{
+	plugMetricsListen, // --metrics-listen: the live Prometheus endpoint
 }
 
 // startGPUTelemetry starts the GPU exporter collector of the run: nil when

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/agentperf/agentperf/replay"
@@ -69,6 +70,9 @@ type Setting struct {
 	Lock Lock
 	// Help is the flag's help text.
 	Help string
+	// Key is the setting's key in input_config ("" = not recorded there);
+	// its value is the field's, a UnitSeconds one in seconds.
+	Key string
 
 	def  any               // the default, of the field's type
 	bind func(s *Spec) any // a pointer to the field
@@ -99,6 +103,15 @@ func (st Setting) Bind(s *Spec) any {
 	return p
 }
 
+// Recorded is the setting's value in s as input_config records it: the
+// field's value, a UnitSeconds one in seconds.
+func (st Setting) Recorded(s *Spec) any {
+	if d, ok := st.bind(s).(*time.Duration); ok {
+		return d.Seconds()
+	}
+	return reflect.ValueOf(st.bind(s)).Elem().Interface()
+}
+
 // field builds a Setting's default and binding from the field's type.
 func field[T string | bool | int | int64 | float64 | time.Duration](def T, f func(*Spec) *T) (any, func(*Spec) any) {
 	return def, func(s *Spec) any { return f(s) }
@@ -124,7 +137,7 @@ var fractionOfTurns = &Range{Max: 1, What: "a fraction of the trace's turns"}
 // it.
 func Settings() []Setting {
 	return []Setting{
-		row(Setting{Flag: "unsafe-override", Field: "Spec.UnsafeOverride",
+		row(Setting{Flag: "unsafe-override", Key: "unsafe_override", Field: "Spec.UnsafeOverride",
 			Help: "run despite scenario violations; the run is marked submission_valid=false"},
 			false, func(s *Spec) *bool { return &s.UnsafeOverride }),
 		row(Setting{Flag: "fail-on-invalid", Field: "Spec.FailOnInvalid",
@@ -132,9 +145,9 @@ func Settings() []Setting {
 			false, func(s *Spec) *bool { return &s.FailOnInvalid }),
 
 		// Endpoint.
-		row(Setting{Flag: "endpoint", Field: "Config.Endpoint", Help: "endpoint path appended to --url"},
+		row(Setting{Flag: "endpoint", Key: "endpoint", Field: "Config.Endpoint", Help: "endpoint path appended to --url"},
 			replay.DefaultEndpoint, func(s *Spec) *string { return &s.Replay.Endpoint }),
-		row(Setting{Flag: "streaming", Field: "Config.Streaming", Lock: Locked,
+		row(Setting{Flag: "streaming", Key: "streaming", Field: "Config.Streaming", Lock: Locked,
 			Help: "stream responses (SSE); required for TTFT and ITL"},
 			false, func(s *Spec) *bool { return &s.Replay.Streaming }),
 		row(Setting{Flag: "insecure", Field: "Config.Insecure",
@@ -155,48 +168,48 @@ func Settings() []Setting {
 		row(Setting{Flag: "wait-for-model-interval", Field: "Spec.WaitForModel.Interval", Unit: UnitSeconds,
 			Help: "seconds between two readiness probes"},
 			DefaultReadyInterval, func(s *Spec) *time.Duration { return &s.WaitForModel.Interval }),
-		row(Setting{Flag: "use-legacy-max-tokens", Field: "Config.UseLegacyMaxTokens",
+		row(Setting{Flag: "use-legacy-max-tokens", Key: "use_legacy_max_tokens", Field: "Config.UseLegacyMaxTokens",
 			Help: "send max_tokens instead of max_completion_tokens"},
 			false, func(s *Spec) *bool { return &s.Replay.UseLegacyMaxTokens }),
-		row(Setting{Flag: "ignore-eos", Field: "Config.IgnoreEOS", Lock: Locked,
+		row(Setting{Flag: "ignore-eos", Key: "ignore_eos", Field: "Config.IgnoreEOS", Lock: Locked,
 			Help: "send ignore_eos=true (the scenario forces it)"},
 			false, func(s *Spec) *bool { return &s.Replay.IgnoreEOS }),
-		row(Setting{Flag: "use-server-token-count", Field: "Config.UseServerTokenCount", Lock: Locked,
+		row(Setting{Flag: "use-server-token-count", Key: "use_server_token_count", Field: "Config.UseServerTokenCount", Lock: Locked,
 			Help: "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)"},
 			false, func(s *Spec) *bool { return &s.Replay.UseServerTokenCount }),
-		row(Setting{Flag: "apply-chat-template", Field: "Tokenizer.ApplyChatTemplate",
+		row(Setting{Flag: "apply-chat-template", Key: "apply_chat_template", Field: "Tokenizer.ApplyChatTemplate",
 			Help: "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)"},
 			false, func(s *Spec) *bool { return &s.Tokenizer.ApplyChatTemplate }),
-		row(Setting{Flag: "tokenizer", Field: "Tokenizer.Name",
+		row(Setting{Flag: "tokenizer", Key: "tokenizer", Field: "Tokenizer.Name",
 			Help: "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)"},
 			"", func(s *Spec) *string { return &s.Tokenizer.Name }),
 
 		// Load.
-		row(Setting{Flag: "benchmark-grace-period", Field: "Config.GracePeriod", Unit: UnitSeconds, Range: nonNegative("0 cancels the requests in flight at the end at once"),
+		row(Setting{Flag: "benchmark-grace-period", Key: "benchmark_grace_period", Field: "Config.GracePeriod", Unit: UnitSeconds, Range: nonNegative("0 cancels the requests in flight at the end at once"),
 			Help: "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)"},
 			replay.DefaultGracePeriod, func(s *Spec) *time.Duration { return &s.Replay.GracePeriod }),
-		row(Setting{Flag: "random-seed", Field: "Config.Seed", Lock: Filled,
+		row(Setting{Flag: "random-seed", Key: "random_seed", Field: "Config.Seed", Lock: Filled,
 			Help: "seed for start turns and prompt text (scenario: filled in and logged when absent)"},
 			int64(0), func(s *Spec) *int64 { return &s.Replay.Seed }),
-		row(Setting{Flag: "failed-request-threshold", Field: "Spec.FailedRequestThreshold", Unit: UnitFraction, Lock: Filled,
+		row(Setting{Flag: "failed-request-threshold", Key: "failed_request_threshold", Field: "Spec.FailedRequestThreshold", Unit: UnitFraction, Lock: Filled,
 			Help: "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)"},
 			0.0, func(s *Spec) *float64 { return &s.FailedRequestThreshold }),
-		row(Setting{Flag: "trajectory-start-min-ratio", Field: "Config.StartMinRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
+		row(Setting{Flag: "trajectory-start-min-ratio", Key: "trajectory_start_min_ratio", Field: "Config.StartMinRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
 			Help: "lower bound of each lane's start turn as a fraction of the trace's turns"},
 			timing.DefaultStartMinRatio, func(s *Spec) *float64 { return &s.Replay.StartMinRatio }),
-		row(Setting{Flag: "trajectory-start-max-ratio", Field: "Config.StartMaxRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
+		row(Setting{Flag: "trajectory-start-max-ratio", Key: "trajectory_start_max_ratio", Field: "Config.StartMaxRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
 			Help: "upper bound of each lane's start turn as a fraction of the trace's turns"},
 			timing.DefaultStartMaxRatio, func(s *Spec) *float64 { return &s.Replay.StartMaxRatio }),
-		row(Setting{Flag: "inter-turn-delay-cap-seconds", Field: "Config.InterTurnDelayCap", Unit: UnitSeconds, Range: nonNegative("0 = no cap"), Lock: Locked,
+		row(Setting{Flag: "inter-turn-delay-cap-seconds", Key: "inter_turn_delay_cap", Field: "Config.InterTurnDelayCap", Unit: UnitSeconds, Range: nonNegative("0 = no cap"), Lock: Locked,
 			Help: "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)"},
 			timing.DefaultInterTurnDelayCap, func(s *Spec) *time.Duration { return &s.Replay.InterTurnDelayCap }),
-		row(Setting{Flag: "trace-idle-gap-cap-seconds", Field: "Config.TraceIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest start-to-start gap kept"), Lock: Locked,
+		row(Setting{Flag: "trace-idle-gap-cap-seconds", Key: "trace_idle_gap_cap_seconds", Field: "Config.TraceIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest start-to-start gap kept"), Lock: Locked,
 			Help: "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off"},
 			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.TraceIdleGapCap }),
-		row(Setting{Flag: "system-idle-gap-cap-seconds", Field: "Config.SystemIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest idle stretch kept"), Lock: Locked,
+		row(Setting{Flag: "system-idle-gap-cap-seconds", Key: "system_idle_gap_cap_seconds", Field: "Config.SystemIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest idle stretch kept"), Lock: Locked,
 			Help: "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off"},
 			timing.DefaultSystemIdleCap, func(s *Spec) *time.Duration { return &s.Replay.SystemIdleGapCap }),
-		row(Setting{Flag: "warmup-requests-per-lane", Field: "Config.WarmupRequestsPerLane", Unit: UnitRequests, Range: nonNegative("0 = no request-bounded cache warmup"), Lock: Filled,
+		row(Setting{Flag: "warmup-requests-per-lane", Key: "warmup_requests_per_lane", Field: "Config.WarmupRequestsPerLane", Unit: UnitRequests, Range: nonNegative("0 = no request-bounded cache warmup"), Lock: Filled,
 			Help: "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests"},
 			0, func(s *Spec) *int { return &s.Replay.WarmupRequestsPerLane }),
 		row(Setting{Flag: "agentic-cache-warmup-duration", Field: "Config.AgenticCacheWarmupDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timed cache warmup"), Lock: Excludes,
@@ -210,16 +223,16 @@ func Settings() []Setting {
 			false, func(s *Spec) *bool { return &s.Replay.AllowDatasetWrap }),
 
 		// Output.
-		row(Setting{Flag: "stats-interval", Field: "Spec.StatsInterval", Unit: UnitSeconds, Range: positive("the period of the live statistics lines"), Lock: Filled,
+		row(Setting{Flag: "stats-interval", Key: "stats_interval", Field: "Spec.StatsInterval", Unit: UnitSeconds, Range: positive("the period of the live statistics lines"), Lock: Filled,
 			Help: "seconds between live statistics lines when the output is not a terminal"},
 			ui.DefaultInterval, func(s *Spec) *time.Duration { return &s.StatsInterval }),
-		row(Setting{Flag: "slice-duration", Field: "Spec.SliceDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timeslices"), Lock: Filled,
+		row(Setting{Flag: "slice-duration", Key: "slice_duration", Field: "Spec.SliceDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timeslices"), Lock: Filled,
 			Help: "timeslice length in seconds for timeslice exports (0 = none)"},
 			time.Duration(0), func(s *Spec) *time.Duration { return &s.SliceDuration }),
 		row(Setting{Flag: "no-server-metrics", Field: "Spec.ServerMetrics.Off",
 			Help: "do not scrape the server's /metrics"},
 			false, func(s *Spec) *bool { return &s.ServerMetrics.Off }),
-		row(Setting{Flag: "no-gpu-telemetry", Field: "Spec.NoGPUTelemetry", Lock: Filled,
+		row(Setting{Flag: "no-gpu-telemetry", Key: "no_gpu_telemetry", Field: "Spec.NoGPUTelemetry", Lock: Filled,
 			Help: "collect no GPU telemetry (not even from the default DCGM ports)"},
 			false, func(s *Spec) *bool { return &s.NoGPUTelemetry }),
 		row(Setting{Flag: "metrics-listen", Field: "Spec.MetricsListen",

@@ -15,6 +15,7 @@ import (
 func TestSettingsTable(t *testing.T) {
 	flags := map[string]bool{}
 	fields := map[string]bool{}
+	keys := map[string]bool{}
 	var s Spec
 	ptrs := map[any]string{}
 	for _, st := range Settings() {
@@ -25,6 +26,10 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("--%s (%s): flag or field twice in the table", st.Flag, st.Field)
 		}
 		flags[st.Flag], fields[st.Field] = true, true
+		if st.Key != "" && keys[st.Key] {
+			t.Errorf("--%s: input_config key %s twice", st.Flag, st.Key)
+		}
+		keys[st.Key] = true
 		p := st.Bind(&s)
 		if other, dup := ptrs[p]; dup {
 			t.Errorf("--%s and --%s bind the same field", st.Flag, other)
