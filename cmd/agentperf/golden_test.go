@@ -53,7 +53,9 @@ const goldenInput = "testdata/golden/input"
 //     Finish);
 //   - report: `agentperf report` on a copy of the merged golden folder
 //     (the recomputed aggregates, the re-rendered plot and report.html,
-//     the warnings added to the aggregate).
+//     the warnings added to the aggregate);
+//   - inferencex: `agentperf report --format inferencex` of the merged
+//     golden folder (InferenceX's result JSON).
 //
 // Files compared: profile_export.jsonl, context_overflow_export.jsonl,
 // profile_export_aiperf.{json,csv}, the timeslices {json,csv},
@@ -61,10 +63,8 @@ const goldenInput = "testdata/golden/input"
 // logs/aiperf.log (the merge's). The PNG is compared too: it is drawn
 // from the records alone with a fixed font and no timestamp, so its bytes
 // are deterministic (the test fails if they are not). Not covered: the
-// GPU telemetry export (gpu_telemetry_export.json) and the InferenceX
-// JSON of `report --inferencex`: the GPU export is written from a live
-// gputelemetry.Collector, which no folder can recreate, and the
-// InferenceX JSON is not a finishing output.
+// GPU telemetry export (gpu_telemetry_export.json): it is written from a
+// live gputelemetry.Collector, which no folder can recreate.
 //
 // What legitimately varies between runs of the test, and how the test
 // fixes it (nothing is masked):
@@ -76,7 +76,9 @@ const goldenInput = "testdata/golden/input"
 //     merge and report read it from the fixture's files;
 //   - the output folder's path: the merge's log names the shard folders
 //     as given (the relative fixture paths, the same on every machine);
-//   - the benchmark id, start and end times: from the fixture's Result.
+//   - the benchmark id, start and end times: from the fixture's Result;
+//   - InferenceX's variables (TP, MODEL, …, read from the environment):
+//     each given by a flag or --env, so the job's environment is ignored.
 func TestGoldenFolder(t *testing.T) {
 	local := time.Local
 	time.Local = time.UTC
@@ -112,7 +114,27 @@ func TestGoldenFolder(t *testing.T) {
 		}
 		compareGolden(t, dir, "testdata/golden/report")
 	})
+	t.Run("inferencex", func(t *testing.T) {
+		// Every variable InferenceX's result JSON reads is given (empty:
+		// its default), so the job's environment cannot change it.
+		dir := t.TempDir()
+		args := []string{"report", "--format", "inferencex", "--tp", "8", "--hw", "h200", "--framework", "vllm", "--precision", "fp8",
+			"--model", "demo", "-o", filepath.Join(dir, "inferencex.json")}
+		for _, v := range inferenceXVariables {
+			args = append(args, "--env", v+"=")
+		}
+		code, _, stderr := runCLI(t, append(args, "testdata/golden/merge")...)
+		if code != 0 {
+			t.Fatalf("report --format inferencex exit %d: %s", code, stderr)
+		}
+		compareGolden(t, dir, "testdata/golden/inferencex")
+	})
 }
+
+// inferenceXVariables are the environment variables report.LoadEnv reads.
+var inferenceXVariables = []string{"CONC", "DCP_SIZE", "DECODE", "DISAGG", "DP_ATTENTION", "EP_SIZE", "FRAMEWORK", "IMAGE", "IS_MULTINODE",
+	"KV_OFFLOADING", "KV_OFFLOAD_BACKEND", "KV_OFFLOAD_BACKEND_METADATA", "MODEL", "MODEL_PREFIX", "OFFLOADING", "PCP_SIZE", "PP_SIZE",
+	"PRECISION", "PREFILL", "RECIPE_FINGERPRINT", "ROUTER_METADATA", "RUNNER_TYPE", "SPEC_DECODING", "TOTAL_CPU_DRAM_GB", "TP"}
 
 // shardInput is what the test reads of a shard manifest: the replay
 // Result and the part of Finish's Input a shard records.
