@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/slo"
 )
 
@@ -254,5 +255,65 @@ func TestSearchErrorIsNotAnAnswer(t *testing.T) {
 	}
 	if s := Summary(cfg, r); !strings.HasPrefix(s, "stopped by an error while probing concurrency 8 (probe at concurrency 8: the corpus has 6 traces)") || !strings.Contains(s, "capacity is at least 4") {
 		t.Errorf("summary %q", s)
+	}
+}
+
+// TestRunSearchRepeatedProbe: a probe of two runs (a repeated run's
+// folder) is judged on both runs' records pooled; a probe with an aborted
+// second run is inconclusive, naming that run, although its first run met
+// the objective; a search resumed in the folder judges the repeated
+// probes again from their run folders.
+func TestRunSearchRepeatedProbe(t *testing.T) {
+	t.Parallel()
+	o, err := slo.Parse("ttft.p50<=255ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	calls := 0
+	run := func(_ context.Context, c int, d string) error {
+		calls++
+		sum := metrics.PooledSummary{SchemaVersion: 1, RunsRequested: 2, RunsDone: 2, Confidence: 0.95}
+		for k := 1; k <= 2; k++ {
+			rel := filepath.Join(metrics.DirProfileRuns, fmt.Sprintf("run_%04d", k))
+			aborted := ""
+			if c >= 4 && k == 2 {
+				aborted = "failed_request_threshold"
+			}
+			if err := writeFakeRun(filepath.Join(d, rel), c, 10*k, aborted); err != nil {
+				return err
+			}
+			sum.Runs = append(sum.Runs, rel)
+		}
+		b, _ := metrics.EncodePooledSummary(sum)
+		os.MkdirAll(filepath.Join(d, metrics.DirPooled), 0o755)
+		return os.WriteFile(filepath.Join(d, metrics.DirPooled, metrics.FilePooledSummary), b, 0o644)
+	}
+	cfg := SearchConfig{Dir: dir, SLO: o, Search: Config{Lo: 1, Hi: 64, Resolution: Resolution{Abs: 1}}, Run: run, Repeats: 2,
+		Client: ClientCheck{MaxCPU: -1, MaxSchedP99: -1}}
+	res, err := RunSearch(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inconclusive == nil || res.Inconclusive.Concurrency != 4 || res.Best != 2 || len(res.Probes) != 3 {
+		t.Fatalf("inconclusive %+v, best %d, %d probes: want a stop at 4 after 1 and 2", res.Inconclusive, res.Best, len(res.Probes))
+	}
+	if want := "aborted (failed_request_threshold: the server refused every warmup request; run_0002)"; !strings.Contains(res.Inconclusive.Why, want) {
+		t.Errorf("why %q, want %q", res.Inconclusive.Why, want)
+	}
+	j := readSearchJSON(t, dir)
+	if p := j.Probes[0]; p.Requests != 30 || p.Terms[0].Samples != 30 || len(p.Dirs) != 2 || p.Dirs[1] != "probe-01-c1/profile_runs/run_0002" {
+		t.Errorf("probe 1: %d requests, term %+v, dirs %v; want the 10 + 20 records of its two runs", p.Requests, p.Terms[0], p.Dirs)
+	}
+	// Resumed: probes 1 and 2 are judged from their runs, the
+	// inconclusive one runs again.
+	calls = 0
+	var log strings.Builder
+	cfg.Logf = func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+	if _, err := RunSearch(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || strings.Count(log.String(), "judged again from its records") != 2 {
+		t.Errorf("resumed: %d probe runs, want 1 (the inconclusive one); log:\n%s", calls, log.String())
 	}
 }

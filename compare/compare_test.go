@@ -85,8 +85,8 @@ func TestCompareSlowerPrefillAndIdenticalRuns(t *testing.T) {
 		t.Errorf("table:\n%s", tbl.String())
 	}
 	viaDirs, err := compare.Dirs([]string{a, b}, compare.Options{Seed: 1})
-	if sr, ok := viaDirs.(*compare.SweepResult); err != nil || !ok || len(sr.Concurrency) != 2 || viaDirs.Written("o") != "written: o/{compare.html,compare.png} (the curves overlaid)\n" {
-		t.Errorf("Dirs of sweep folders: %T %v", viaDirs, err)
+	if r, ok := viaDirs.(*compare.Result); err != nil || !ok || len(r.Treatments) != 1 || viaDirs.Written("o") != "\nwritten: o/{compare.html,compare.png,compare.json}\n" {
+		t.Errorf("Dirs of run folders: %T %v", viaDirs, err)
 	}
 	out := t.TempDir()
 	if err := res.Write(out); err != nil {

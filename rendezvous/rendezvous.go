@@ -392,92 +392,109 @@ func (l *link) quietFor() time.Duration {
 
 func (l *link) close() error { return l.c.Close() }
 
-// dial joins shard 0 (shards 1…N−1).
+// dial joins shard 0 (shards 1…N−1): it connects, then takes the join's
+// steps in protocol order (hello, clock, joined, the wait for every
+// shard), closing the connection when one fails.
 func (p *Peer) dial(ctx context.Context) error {
 	cfg := &p.cfg
 	ctx, cancel := context.WithTimeout(ctx, cfg.JoinTimeout)
 	defer cancel()
-	var c net.Conn
-	var err error
+	c, err := p.connect(ctx)
+	if err != nil {
+		return err
+	}
+	l := newLink(c)
+	p.conn = l
+	// Until the join is done, the join timeout bounds every read too.
+	stopDeadline := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	defer stopDeadline()
+	if err := p.join(l); err != nil {
+		c.Close()
+		return err
+	}
+	c.SetReadDeadline(time.Time{})
+	go p.clientLoop()
+	return nil
+}
+
+// connect dials shard 0 until it answers or ctx ends, logging why it
+// waits every cfg.Progress.
+func (p *Peer) connect(ctx context.Context) (net.Conn, error) {
+	cfg := &p.cfg
 	var d net.Dialer
 	deadline, _ := ctx.Deadline()
 	tick := time.NewTicker(cfg.Progress)
 	defer tick.Stop()
 	for {
-		c, err = d.DialContext(ctx, "tcp", cfg.Addr)
+		c, err := d.DialContext(ctx, "tcp", cfg.Addr)
 		if err == nil {
-			break
+			return c, nil
 		}
 		select {
 		case <-ctx.Done():
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("rendezvous: stopped while waiting for shard 0 at %s (%s): %w", cfg.Addr, dialProblem(err), ctx.Err())
+				return nil, fmt.Errorf("rendezvous: stopped while waiting for shard 0 at %s (%s): %w", cfg.Addr, dialProblem(err), ctx.Err())
 			}
 			if dns := dnsError(err); dns != nil {
-				return fmt.Errorf("rendezvous: cannot resolve shard 0's host %q (DNS: %v) within %s: check --shard-rendezvous (under Slurm: the step's first node; in Kubernetes: the pod's DNS name, which appears once shard 0's pod runs)", dns.Name, dns.Err, cfg.JoinTimeout)
+				return nil, fmt.Errorf("rendezvous: cannot resolve shard 0's host %q (DNS: %v) within %s: check --shard-rendezvous (under Slurm: the step's first node; in Kubernetes: the pod's DNS name, which appears once shard 0's pod runs)", dns.Name, dns.Err, cfg.JoinTimeout)
 			}
-			return fmt.Errorf("rendezvous: shard 0 at %s did not answer within %s: %w (is shard 0 running, and is the address reachable from this node?)", cfg.Addr, cfg.JoinTimeout, err)
+			return nil, fmt.Errorf("rendezvous: shard 0 at %s did not answer within %s: %w (is shard 0 running, and is the address reachable from this node?)", cfg.Addr, cfg.JoinTimeout, err)
 		case <-tick.C:
 			cfg.Logf("rendezvous: shard %s waiting for shard 0 at %s: %s; retrying (gives up in %s)", cfg.Shard, cfg.Addr, dialProblem(err), time.Until(deadline).Round(time.Second))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	l := newLink(c)
-	p.conn = l
-	stopDeadline := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
-	defer stopDeadline()
+}
+
+// join takes the join's steps on l, in the order shard 0 expects them:
+// the hello (shard 0 welcomes or refuses), the clock measurement, joined,
+// then the wait until every shard has joined.
+func (p *Peer) join(l *link) error {
+	if err := p.hello(l); err != nil {
+		return err
+	}
+	if err := p.measureClock(l); err != nil {
+		return err
+	}
+	if err := l.send(msg{T: tJoined}); err != nil {
+		return err
+	}
+	return p.awaitShards(l)
+}
+
+// hello introduces the shard (its index, the shard count, the run's key)
+// and reads shard 0's answer: a welcome with the run's id, or a refusal.
+func (p *Peer) hello(l *link) error {
+	cfg := &p.cfg
 	if err := l.send(msg{T: tHello, Shard: cfg.Shard.Index, Count: cfg.Shard.Count, Key: &cfg.Key}); err != nil {
-		c.Close()
 		return fmt.Errorf("rendezvous: hello to %s: %w", cfg.Addr, err)
 	}
 	m, err := l.recv()
 	if err != nil {
-		c.Close()
 		return fmt.Errorf("rendezvous: waiting for shard 0 at %s: %w", cfg.Addr, err)
 	}
 	if m.T == tRefuse {
-		c.Close()
 		return fmt.Errorf("%w: %s", ErrRefused, m.Text)
 	}
 	if m.T != tWelcome {
-		c.Close()
 		return fmt.Errorf("rendezvous: shard 0 at %s answered %q, not a welcome", cfg.Addr, m.T)
 	}
 	p.runID = m.RunID
-	// Measure the clock: the fastest of a few round trips.
+	return nil
+}
+
+// measureClock measures the offset of shard 0's clock: the fastest of a
+// few round trips.
+func (p *Peer) measureClock(l *link) error {
 	best := time.Duration(-1)
 	for range 8 {
 		t1 := time.Now()
 		if err := l.send(msg{T: tPing, C: t1.UnixNano()}); err != nil {
-			c.Close()
 			return err
 		}
-		m, err := l.recv()
-		// Shard 0's heartbeat pings may arrive between a ping and its
-		// pong (a slow round trip on a loaded machine): answer them, so
-		// that shard 0 hears from this shard, and read on; and so may its
-		// word on who is missing.
-		for err == nil && (m.T == tPing || m.T == tWaiting) {
-			if m.T == tWaiting {
-				cfg.Logf("rendezvous: shard %s waiting: %s", cfg.Shard, m.Text)
-				m, err = l.recv()
-				continue
-			}
-			if err = l.send(msg{T: tPong, C: m.C}); err == nil {
-				m, err = l.recv()
-			}
-		}
+		m, err := p.pong(l)
 		if err != nil {
-			c.Close()
-			return fmt.Errorf("rendezvous: clock measurement: %w", err)
-		}
-		if m.T == tStop {
-			c.Close()
-			return fmt.Errorf("rendezvous: the run stopped before it started: %s", m.Reason)
-		}
-		if m.T != tPong {
-			c.Close()
-			return fmt.Errorf("rendezvous: got %q during the clock measurement", m.T)
+			return err
 		}
 		t4 := time.Now()
 		rtt := t4.Sub(t1)
@@ -488,42 +505,64 @@ func (p *Peer) dial(ctx context.Context) error {
 		}
 	}
 	p.measured = true
-	if err := l.send(msg{T: tJoined}); err != nil {
-		c.Close()
-		return err
+	return nil
+}
+
+// pong reads the answer to a clock ping.
+func (p *Peer) pong(l *link) (msg, error) {
+	cfg := &p.cfg
+	m, err := l.recv()
+	// Shard 0's heartbeat pings may arrive between a ping and its
+	// pong (a slow round trip on a loaded machine): answer them, so
+	// that shard 0 hears from this shard, and read on; and so may its
+	// word on who is missing.
+	for err == nil && (m.T == tPing || m.T == tWaiting) {
+		if m.T == tWaiting {
+			cfg.Logf("rendezvous: shard %s waiting: %s", cfg.Shard, m.Text)
+			m, err = l.recv()
+			continue
+		}
+		if err = l.send(msg{T: tPong, C: m.C}); err == nil {
+			m, err = l.recv()
+		}
 	}
-	// Wait for every shard.
+	if err != nil {
+		return m, fmt.Errorf("rendezvous: clock measurement: %w", err)
+	}
+	if m.T == tStop {
+		return m, fmt.Errorf("rendezvous: the run stopped before it started: %s", m.Reason)
+	}
+	if m.T != tPong {
+		return m, fmt.Errorf("rendezvous: got %q during the clock measurement", m.T)
+	}
+	return m, nil
+}
+
+// awaitShards waits until shard 0 says every shard has joined, answering
+// its heartbeats meanwhile.
+func (p *Peer) awaitShards(l *link) error {
+	cfg := &p.cfg
 	cfg.Logf("rendezvous: shard %s joined shard 0 at %s; waiting for every shard to join", cfg.Shard, cfg.Addr)
 	for {
 		m, err := l.recv()
 		if err != nil {
-			c.Close()
 			return fmt.Errorf("rendezvous: waiting for every shard to join: %w", err)
 		}
-		if m.T == tJoined {
-			break
-		}
-		if m.T == tWaiting {
+		switch m.T {
+		case tJoined:
+			return nil
+		case tWaiting:
 			cfg.Logf("rendezvous: shard %s waiting: %s", cfg.Shard, m.Text)
-			continue
-		}
-		if m.T == tPing {
+		case tPing:
 			// Shard 0 drops a member it has not heard from for ten
 			// heartbeats: while the others are still loading, answer.
 			if err := l.send(msg{T: tPong, C: m.C}); err != nil {
-				c.Close()
 				return fmt.Errorf("rendezvous: waiting for every shard to join: %w", err)
 			}
-			continue
-		}
-		if m.T == tStop {
-			c.Close()
+		case tStop:
 			return fmt.Errorf("rendezvous: the run stopped before it started: %s", m.Reason)
 		}
 	}
-	c.SetReadDeadline(time.Time{})
-	go p.clientLoop()
-	return nil
 }
 
 // clientLoop reads shard 0's messages until the link ends, and keeps the

@@ -142,7 +142,27 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := c.normalize()
+	e, err := newEngine(c.normalize())
+	if err != nil {
+		return nil, err
+	}
+	// The watchers stop when Run returns, after the result is read, in
+	// the reverse of the order they started: the coordinator and the
+	// KillNow watch first, then the ctx watch, then the lanes' connections
+	// close, the liveness log last.
+	stop := e.startWatchers(ctx)
+	defer stop.run()
+	e.run()
+	e.killAll() // nothing may outlive Run
+	e.requests.Wait()
+	e.res.EndTime = time.Now()
+	e.readCounts()
+	return &e.res, nil
+}
+
+// newEngine plans cfg's traces, builds the replay core and the lanes, and
+// logs what the plans replay.
+func newEngine(cfg *runConfig) (*engine, error) {
 	e := &engine{c: cfg, tally: &cfg.Progress.Tally, base: time.Now(), stopIssuing: make(chan struct{}), kill: make(chan struct{})}
 	e.res.BenchmarkID = cfg.BenchmarkID
 	e.res.Generation = cfg.Generation
@@ -153,45 +173,62 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	plans := BuildPlans(&cfg.Config)
 	e.reqs = make([][][]dataset.Request, len(plans))
 	for i, p := range plans {
-		e.reqs[i] = make([][]dataset.Request, len(p.Streams))
-		for si := range p.Streams {
-			e.reqs[i][si] = plan.Requests(&cfg.Traces[i], &p.Streams[si])
-		}
-		e.res.SkippedSubagentRequests += p.SkippedRequests
-		e.res.Subagents.Dropped += p.DroppedSubagents
-		e.res.Subagents.DroppedRequests += p.DroppedRequests
-		for i := range p.Branches {
-			if b := &p.Branches[i]; len(b.Children) > 0 && p.Streams[b.Children[0]].Kind == timing.SourceFlat {
-				e.res.Flat.Branches++
-			} else {
-				e.res.Subagents.Branches++
-			}
-		}
-		split := false
-		for i := 1; i < len(p.Streams); i++ {
-			if p.Streams[i].Kind == timing.SourceFlat {
-				e.res.Flat.Chains++
-				e.res.Flat.Requests += len(p.Streams[i].Turns)
-				split = true
-				continue
-			}
-			e.res.Subagents.Children++
-			e.res.Subagents.Requests += len(p.Streams[i].Turns)
-		}
-		if split {
-			e.res.Flat.Traces++
-		}
+		e.addPlan(i, p)
 	}
 	sched, err := timing.New(cfg.timingConfig(), plans)
 	if err != nil {
 		return nil, err
 	}
 	e.sched = sched
+	e.logPlans()
+	e.hits = make([]hitsOnce, len(cfg.Traces))
+	e.newLanes()
+	if fs, ok := cfg.Sink.(FallibleSink); ok {
+		e.sinkErr = fs
+	}
+	return e, nil
+}
+
+// addPlan keeps the recorded requests of plan p of trace i and counts its
+// skipped and dropped subagents, its branches and its child streams.
+func (e *engine) addPlan(i int, p *timing.Plan) {
+	e.reqs[i] = make([][]dataset.Request, len(p.Streams))
+	for si := range p.Streams {
+		e.reqs[i][si] = plan.Requests(&e.c.Traces[i], &p.Streams[si])
+	}
+	e.res.SkippedSubagentRequests += p.SkippedRequests
+	e.res.Subagents.Dropped += p.DroppedSubagents
+	e.res.Subagents.DroppedRequests += p.DroppedRequests
+	for i := range p.Branches {
+		if b := &p.Branches[i]; len(b.Children) > 0 && p.Streams[b.Children[0]].Kind == timing.SourceFlat {
+			e.res.Flat.Branches++
+		} else {
+			e.res.Subagents.Branches++
+		}
+	}
+	split := false
+	for i := 1; i < len(p.Streams); i++ {
+		if p.Streams[i].Kind == timing.SourceFlat {
+			e.res.Flat.Chains++
+			e.res.Flat.Requests += len(p.Streams[i].Turns)
+			split = true
+			continue
+		}
+		e.res.Subagents.Children++
+		e.res.Subagents.Requests += len(p.Streams[i].Turns)
+	}
+	if split {
+		e.res.Flat.Traces++
+	}
+}
+
+// logPlans logs the flat chains and the subagents the plans replay.
+func (e *engine) logPlans() {
+	cfg := e.c
 	if e.res.Flat.Chains > 0 {
 		cfg.Logf("session layout: %d traces split into %d flat chains (%d top-level requests, %d branches) replayed beside their roots",
 			e.res.Flat.Traces, e.res.Flat.Chains, e.res.Flat.Requests, e.res.Flat.Branches)
 	}
-	e.hits = make([]hitsOnce, len(cfg.Traces))
 	switch {
 	case e.res.SkippedSubagentRequests > 0:
 		cfg.Logf("%s replays parent requests only: skipping %d subagent requests", cfg.Generation, e.res.SkippedSubagentRequests)
@@ -199,86 +236,119 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		cfg.Logf("subagents: %d branches with %d child streams (%d requests) replayed as session trees; %d subagents (%d requests) dropped: no parent request precedes them",
 			e.res.Subagents.Branches, e.res.Subagents.Children, e.res.Subagents.Requests, e.res.Subagents.Dropped, e.res.Subagents.DroppedRequests)
 	}
+}
 
-	e.lanes = make([]*lane, sched.Lanes())
-	if cfg.Shard.Sharded() {
-		e.shard = cfg.Shard.String()
+// newLanes makes the engine's side of every lane of the core.
+func (e *engine) newLanes() {
+	e.lanes = make([]*lane, e.sched.Lanes())
+	if e.c.Shard.Sharded() {
+		e.shard = e.c.Shard.String()
 	}
 	for i := range e.lanes {
 		// The shard's lanes in global order; a lane is named by its global
 		// index.
-		g := sched.Lane(i).Index()
-		l := &lane{idx: g, tl: sched.Lane(i), workerID: fmt.Sprintf("lane_%04d", g), done: make(chan completion, 8), trees: map[int64]*treeState{}}
+		tl := e.sched.Lane(i)
+		g := tl.Index()
+		l := &lane{idx: g, tl: tl, workerID: fmt.Sprintf("lane_%04d", g), done: make(chan completion, 8), trees: map[int64]*treeState{}}
 		l.nowProgress = l.progressClock(e)
 		e.lanes[i] = l
-		e.res.StartTurns = append(e.res.StartTurns, sched.Lane(i).StartTurn())
+		e.res.StartTurns = append(e.res.StartTurns, tl.StartTurn())
 	}
-	if fs, ok := cfg.Sink.(FallibleSink); ok {
-		e.sinkErr = fs
+}
+
+// stops are the undo steps of the watchers Run starts, in start order.
+type stops []func()
+
+// run runs the steps in reverse order, the last started first.
+func (s stops) run() {
+	for i := len(s) - 1; i >= 0; i-- {
+		s[i]()
 	}
+}
+
+// startWatchers starts what watches the run beside the lanes: the
+// liveness log, the kill of every slot, the cancel of ctx, Config.KillNow
+// and the coordinator. It returns how to stop them.
+func (e *engine) startWatchers(ctx context.Context) stops {
+	cfg := e.c
+	var s stops
 	if cfg.LivenessInterval > 0 {
 		done := make(chan struct{})
-		defer close(done)
+		s = append(s, func() { close(done) })
 		go e.watchLiveness(cfg.LivenessInterval, done)
 	}
-	defer func() {
-		for _, l := range e.lanes {
-			l.closeSlots()
-		}
-	}()
-	// Kill in-flight requests when told to.
-	go func() {
-		<-e.kill
-		for _, l := range e.lanes {
-			l.abortSlots()
-		}
-	}()
-	// A cancelled ctx stops issuing and, after the grace period, kills.
-	stopWatch := context.AfterFunc(ctx, func() {
-		grace := cfg.GracePeriod
-		var term *Terminated
-		if errors.As(context.Cause(ctx), &term) && term.Grace < grace {
-			grace = max(term.Grace, 0)
-		}
-		e.mu.Lock()
-		e.res.Cancelled = true
-		if term != nil {
-			// The grace in force: the cause's bound, or a shorter
-			// GracePeriod.
-			e.res.Terminated = &Terminated{Signal: term.Signal, Grace: grace}
-		}
-		e.mu.Unlock()
-		if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
-			go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
-		}
-		e.stop()
-		time.AfterFunc(grace, e.killAll)
-	})
-	defer stopWatch()
+	s = append(s, e.closeSlots)
+	go e.abortOnKill()
+	stopWatch := context.AfterFunc(ctx, func() { e.onCancel(ctx) })
+	s = append(s, func() { stopWatch() })
 	if cfg.KillNow != nil {
 		runDone := make(chan struct{})
-		defer close(runDone)
-		go func() {
-			select {
-			case <-cfg.KillNow:
-				e.mu.Lock()
-				e.res.Cancelled, e.res.Killed = true, true
-				e.mu.Unlock()
-				e.killAll()
-			case <-runDone:
-			}
-		}()
+		s = append(s, func() { close(runDone) })
+		go e.watchKillNow(runDone)
 	}
-
 	if cfg.Coordinator != nil {
 		done := make(chan struct{})
-		defer close(done)
+		s = append(s, func() { close(done) })
 		go e.coordinate(done)
 	}
-	e.run()
-	e.killAll() // nothing may outlive Run
-	e.requests.Wait()
-	e.res.EndTime = time.Now()
+	return s
+}
+
+// closeSlots closes every lane's connections when Run returns.
+func (e *engine) closeSlots() {
+	for _, l := range e.lanes {
+		l.closeSlots()
+	}
+}
+
+// abortOnKill aborts the requests in flight when the run is killed.
+func (e *engine) abortOnKill() {
+	<-e.kill
+	for _, l := range e.lanes {
+		l.abortSlots()
+	}
+}
+
+// onCancel handles a cancelled ctx: it stops issuing and, after the
+// grace period (or the shorter bound of a *Terminated cause), kills.
+func (e *engine) onCancel(ctx context.Context) {
+	cfg := e.c
+	grace := cfg.GracePeriod
+	var term *Terminated
+	if errors.As(context.Cause(ctx), &term) && term.Grace < grace {
+		grace = max(term.Grace, 0)
+	}
+	e.mu.Lock()
+	e.res.Cancelled = true
+	if term != nil {
+		// The grace in force: the cause's bound, or a shorter
+		// GracePeriod.
+		e.res.Terminated = &Terminated{Signal: term.Signal, Grace: grace}
+	}
+	e.mu.Unlock()
+	if co := cfg.Coordinator; co != nil && !e.fromPeer.Load() {
+		go co.Abort("interrupted", fmt.Sprintf("shard %s was interrupted", cfg.Shard))
+	}
+	e.stop()
+	time.AfterFunc(grace, e.killAll)
+}
+
+// watchKillNow kills the run at once when Config.KillNow is closed before
+// runDone.
+func (e *engine) watchKillNow(runDone <-chan struct{}) {
+	select {
+	case <-e.c.KillNow:
+		e.mu.Lock()
+		e.res.Cancelled, e.res.Killed = true, true
+		e.mu.Unlock()
+		e.killAll()
+	case <-runDone:
+	}
+}
+
+// readCounts fills the result from the run's tally, the engine's counters
+// and the core's statistics, once every request has ended.
+func (e *engine) readCounts() {
 	counts := e.tally.Counts()
 	e.res.Accounting = counts.Accounting()
 	e.res.ProfilingOverflows = counts.Profiling.Overflows
@@ -297,11 +367,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if ns := e.lastContentNs.Load(); ns > 0 {
 		e.res.LastContent = time.Unix(0, ns)
 	}
-	st := sched.Stats()
+	st := e.sched.Stats()
 	e.res.Schedule = st
 	e.res.Subagents.Spawned, e.res.Subagents.Started, e.res.Subagents.Sent, e.res.Subagents.Cut = st.BranchesSpawned, st.ChildrenStarted, st.ChildSent, st.Cut
 	e.res.Subagents.SpawnedAtStart, e.res.Subagents.StartedAtStart = st.BranchesAtStart, st.ChildrenAtStart
-	return &e.res, nil
 }
 
 // BuildPlans returns the replay plans Run builds for c: plan.Build of
