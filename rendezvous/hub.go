@@ -166,7 +166,6 @@ func (h *hub) accept() {
 
 // handle runs one shard's link: its hello, then its messages.
 func (h *hub) handle(l *link) {
-	cfg := &h.p.cfg
 	l.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	m, err := l.recv()
 	if err != nil || m.T != tHello || m.Key == nil {
@@ -174,60 +173,94 @@ func (h *hub) handle(l *link) {
 		return
 	}
 	l.c.SetReadDeadline(time.Time{})
-	refuse := func(text string) {
-		l.send(msg{T: tRefuse, Text: text})
-		cfg.Logf("rendezvous: refused a shard from %s: %s", l.c.RemoteAddr(), text)
-		l.close()
+	mb := h.admit(l, m)
+	if mb == nil {
+		return
 	}
-	// refuseAll refuses the shard and, while the run has not started,
-	// stops every shard: the run cannot be the one asked for (a shard of
-	// another run or shape, two shards with one index), and waiting out
-	// the join timeout would not change that.
-	refuseAll := func(text string) {
-		refuse(text)
+	l.send(msg{T: tWelcome, RunID: h.p.runID})
+	h.serveMember(mb)
+}
+
+// admit makes the shard whose hello is m a member, or refuses it and
+// returns nil. The checks of the shard's place in the run and its
+// registration hold the lock together, so two shards with one index
+// cannot both join.
+func (h *hub) admit(l *link, m msg) *member {
+	why, all := h.p.cfg.checkHello(m)
+	var mb *member
+	if why == "" {
 		h.mu.Lock()
-		started := h.started
-		h.mu.Unlock()
-		if !started {
-			h.stopAll(0, "a shard was refused before the run started, so the run cannot start as asked: "+text)
+		why, all = h.checkPlace(m)
+		if why == "" {
+			mb = &member{idx: m.Shard, l: l}
+			h.members[m.Shard] = mb
 		}
+		h.mu.Unlock()
 	}
-	if m.Count != cfg.Shard.Count {
-		refuseAll(fmt.Sprintf("shard %d/%d joined a run of %d shards", m.Shard, m.Count, cfg.Shard.Count))
-		return
+	if mb == nil {
+		h.refuse(l, why, all)
 	}
-	if m.Shard < 1 || m.Shard >= cfg.Shard.Count {
-		refuseAll(fmt.Sprintf("shard index %d is not one of 1…%d", m.Shard, cfg.Shard.Count-1))
-		return
+	return mb
+}
+
+// checkHello says why the shard whose hello is m is not a shard of this
+// run ("" when it is): its shard count, its index, its run's key. Each
+// reason means the run cannot be the one asked for (all).
+func (c *Config) checkHello(m msg) (why string, all bool) {
+	switch {
+	case m.Count != c.Shard.Count:
+		return fmt.Sprintf("shard %d/%d joined a run of %d shards", m.Shard, m.Count, c.Shard.Count), true
+	case m.Shard < 1 || m.Shard >= c.Shard.Count:
+		return fmt.Sprintf("shard index %d is not one of 1…%d", m.Shard, c.Shard.Count-1), true
 	}
-	if d := cfg.Key.diff(*m.Key); d != "" {
-		refuseAll(fmt.Sprintf("shard %d/%d is not a shard of shard 0's run: %s (shard 0's first)", m.Shard, m.Count, d))
+	if d := c.Key.diff(*m.Key); d != "" {
+		return fmt.Sprintf("shard %d/%d is not a shard of shard 0's run: %s (shard 0's first)", m.Shard, m.Count, d), true
+	}
+	return "", false
+}
+
+// checkPlace says why shard m cannot join now ("" when it can): its index
+// is taken, or the run has started or stopped. A taken index before the
+// start means two shards with one index, and the run cannot start as asked
+// (all). The caller holds h.mu.
+func (h *hub) checkPlace(m msg) (why string, all bool) {
+	switch {
+	case h.members[m.Shard] != nil && !h.started && !h.stopped:
+		return fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count), true
+	case h.members[m.Shard] != nil:
+		return fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count), false
+	case h.started:
+		return fmt.Sprintf("shard %d/%d came too late: the run has started", m.Shard, m.Count), false
+	case h.stopped:
+		return fmt.Sprintf("shard %d/%d came after the run stopped: %s", m.Shard, m.Count, h.stopReason), false
+	}
+	return "", false
+}
+
+// refuse tells the shard on l why it cannot join and closes its link.
+// With all, while the run has not started, it stops every shard too: the
+// run cannot be the one asked for (a shard of another run or shape, two
+// shards with one index), and waiting out the join timeout would not
+// change that.
+func (h *hub) refuse(l *link, why string, all bool) {
+	l.send(msg{T: tRefuse, Text: why})
+	h.p.cfg.Logf("rendezvous: refused a shard from %s: %s", l.c.RemoteAddr(), why)
+	l.close()
+	if !all {
 		return
 	}
 	h.mu.Lock()
-	switch {
-	case h.members[m.Shard] != nil && !h.started && !h.stopped:
-		h.mu.Unlock()
-		refuseAll(fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count))
-		return
-	case h.members[m.Shard] != nil:
-		h.mu.Unlock()
-		refuse(fmt.Sprintf("shard %d/%d has joined already (two shards with one index: check --shard or SLURM_PROCID)", m.Shard, m.Count))
-		return
-	case h.started:
-		h.mu.Unlock()
-		refuse(fmt.Sprintf("shard %d/%d came too late: the run has started", m.Shard, m.Count))
-		return
-	case h.stopped:
-		reason := h.stopReason
-		h.mu.Unlock()
-		refuse(fmt.Sprintf("shard %d/%d came after the run stopped: %s", m.Shard, m.Count, reason))
-		return
-	}
-	mb := &member{idx: m.Shard, l: l}
-	h.members[m.Shard] = mb
+	started := h.started
 	h.mu.Unlock()
-	l.send(msg{T: tWelcome, RunID: h.p.runID})
+	if !started {
+		h.stopAll(0, "a shard was refused before the run started, so the run cannot start as asked: "+why)
+	}
+}
+
+// serveMember reads a member's messages until its link ends.
+func (h *hub) serveMember(mb *member) {
+	cfg := &h.p.cfg
+	l := mb.l
 	for {
 		m, err := l.recv()
 		if err != nil {
@@ -238,17 +271,7 @@ func (h *hub) handle(l *link) {
 		case tPing:
 			l.send(msg{T: tPong, C: m.C, S: time.Now().UnixNano()})
 		case tJoined:
-			h.mu.Lock()
-			mb.joined = true
-			all := len(h.members) == cfg.Shard.Count-1
-			for _, o := range h.members {
-				all = all && o.joined
-			}
-			if all && !h.started {
-				h.started = true
-				close(h.joinedCh)
-			}
-			h.mu.Unlock()
+			h.joined(mb)
 		case tBarrier:
 			a := timing.Alignment{}
 			if m.Align != nil {
@@ -265,6 +288,21 @@ func (h *hub) handle(l *link) {
 			h.mu.Unlock()
 			h.checkDone()
 		}
+	}
+}
+
+// joined marks mb joined; the last shard to join starts the run.
+func (h *hub) joined(mb *member) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mb.joined = true
+	all := len(h.members) == h.p.cfg.Shard.Count-1
+	for _, o := range h.members {
+		all = all && o.joined
+	}
+	if all && !h.started {
+		h.started = true
+		close(h.joinedCh)
 	}
 }
 

@@ -546,6 +546,24 @@ func (e *engine) markAborted(reason, msg string) {
 // run drives every lane through the warmup stages, the barriers and
 // profiling.
 func (e *engine) run() {
+	e.warmup()
+	if e.stopped() {
+		return
+	}
+	warmupSent := e.sched.Stats().Sent[0]
+	// Every shard's warmup done: profiling starts at one instant, aligned
+	// over every lane of the run.
+	now, align, ok := e.barrier(BarrierWarmup, e.sched.PrepareProfiling())
+	if !ok {
+		return
+	}
+	e.profile(now, align, warmupSent)
+}
+
+// warmup runs the warmup stage (start-state primers or the legacy
+// warmup) and, when the generation has one, the accelerated cache warmup
+// after every shard's primers; the warmup grace period bounds both.
+func (e *engine) warmup() {
 	c := e.c
 	now := e.now()
 	e.res.WarmupStart = now
@@ -567,33 +585,37 @@ func (e *engine) run() {
 	}
 	e.stage()
 	if !e.stopped() && e.sched.HasAcceleratedWarmup() {
-		st := e.sched.Stats()
-		if c.WarmupRequestsPerLane > 0 {
-			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token until it has sent %d more requests (%d in all)",
-				st.Sent[0], c.WarmupRequestsPerLane, total)
-		} else {
-			c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token for %s", st.Sent[0], c.AgenticCacheWarmupDuration)
-		}
-		at, _, ok := e.barrier(BarrierPrimers, timing.Alignment{})
-		if ok {
-			e.sched.StartAcceleratedWarmup(at)
-			e.stage()
-		}
+		e.cacheWarmup(total)
 	}
 	if timeout != nil {
 		timeout.Stop()
 	}
 	e.logWarmupRetries()
-	if e.stopped() {
-		return
+}
+
+// cacheWarmup runs the accelerated cache warmup once every shard's
+// primers are done (total is the warmup's sends, primers included).
+func (e *engine) cacheWarmup(total int) {
+	c := e.c
+	st := e.sched.Stats()
+	if c.WarmupRequestsPerLane > 0 {
+		c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token until it has sent %d more requests (%d in all)",
+			st.Sent[0], c.WarmupRequestsPerLane, total)
+	} else {
+		c.Logf("warmup: %d primers done; cache warmup: every lane replays its tree with no idle delay and 1 output token for %s", st.Sent[0], c.AgenticCacheWarmupDuration)
 	}
-	ws := e.sched.Stats()
-	// Every shard's warmup done: profiling starts at one instant, aligned
-	// over every lane of the run.
-	now, align, ok := e.barrier(BarrierWarmup, e.sched.PrepareProfiling())
-	if !ok {
-		return
+	at, _, ok := e.barrier(BarrierPrimers, timing.Alignment{})
+	if ok {
+		e.sched.StartAcceleratedWarmup(at)
+		e.stage()
 	}
+}
+
+// profile runs the profiling stage from now until the deadline (or the
+// stop), measures the client's CPU over it, passes the end barrier and
+// says why it ended. warmupSent is the number of warmup requests sent.
+func (e *engine) profile(now time.Time, align timing.Alignment, warmupSent int) {
+	c := e.c
 	e.sched.StartProfilingAligned(now, align)
 	e.res.ProfilingStart = now
 	u0, s0, cpuOK := processCPU()
@@ -602,10 +624,11 @@ func (e *engine) run() {
 		c.Observer.ProfilingStarted(now, e.res.Deadline)
 	}
 	if c.Generation.Primers {
-		c.Logf("warmup: %d requests; profiling resumes %d lanes from their handed-off state", ws.Sent[0], len(e.lanes))
+		c.Logf("warmup: %d requests; profiling resumes %d lanes from their handed-off state", warmupSent, len(e.lanes))
 	}
 	// After the deadline and the grace period, in-flight requests are
-	// cancelled.
+	// cancelled; the timer lives until profiling has ended, the end
+	// barrier included.
 	graceTimer := time.AfterFunc(time.Until(e.res.Deadline)+c.GracePeriod, e.killAll)
 	defer graceTimer.Stop()
 	e.stage()
@@ -616,6 +639,21 @@ func (e *engine) run() {
 	if c.Coordinator != nil && !e.stopped() {
 		e.barrier(BarrierEnd, timing.Alignment{})
 	}
+	e.setEndReason()
+	if st := e.sched.Stats(); c.Generation.RuntimeIdleCaps {
+		c.Logf("profiling: system idle cap %s: %d jumps, %s skipped; trace idle cap %s: %d jumps, %s skipped",
+			capStr(c.SystemIdleGapCap), st.SystemIdleJumps, st.SystemIdleSkipped.Round(time.Millisecond),
+			capStr(c.TraceIdleGapCap), st.TraceIdleJumps, st.TraceIdleSkipped.Round(time.Millisecond))
+	}
+	if c.Observer != nil {
+		c.Observer.ProfilingEnded(e.res.ProfilingEnd)
+	}
+}
+
+// setEndReason says why profiling ended; the first case that holds
+// wins: an abort, a second signal, a signal, every lane done before the
+// deadline, the deadline.
+func (e *engine) setEndReason() {
 	e.mu.Lock()
 	aborted, cancelled, killed, term := e.res.Aborted, e.res.Cancelled, e.res.Killed, e.res.Terminated
 	e.mu.Unlock()
@@ -633,14 +671,6 @@ func (e *engine) run() {
 		e.res.EndReason = "every lane was done before the deadline: no turn was left to send before it"
 	default:
 		e.res.EndReason = "duration reached"
-	}
-	if st := e.sched.Stats(); c.Generation.RuntimeIdleCaps {
-		c.Logf("profiling: system idle cap %s: %d jumps, %s skipped; trace idle cap %s: %d jumps, %s skipped",
-			capStr(c.SystemIdleGapCap), st.SystemIdleJumps, st.SystemIdleSkipped.Round(time.Millisecond),
-			capStr(c.TraceIdleGapCap), st.TraceIdleJumps, st.TraceIdleSkipped.Round(time.Millisecond))
-	}
-	if c.Observer != nil {
-		c.Observer.ProfilingEnded(e.res.ProfilingEnd)
 	}
 }
 
