@@ -26,16 +26,13 @@ func (s *Spec) inputConfig() map[string]any {
 		"scenario":                 s.Scenario,
 		"url":                      RedactURL(r.URL),
 		"endpoint_type":            "chat",
-		"model_names":              r.Models,
 		"tokenizer_revision":       rev,
 		"concurrency":              r.Concurrency,
-		"benchmark_duration":       r.BenchmarkDuration.Seconds(),
 		"warmup_grace_period":      r.WarmupGracePeriod.Seconds(),
 		"agentx_generation":        r.Generation.Name,
 		"cache_bust":               string(s.CacheBust),
 		"num_dataset_entries":      s.Corpus.Options.Select.NumEntries,
 		"server_metrics":           redactURLs(s.ServerMetrics.URLs),
-		"output_artifact_dir":      s.OutputDir,
 		"live_assistant_responses": r.LiveAssistant,
 		"key_supplied":             r.APIKey != "", // whether a bearer key was sent (never its value)
 	}

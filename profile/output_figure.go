@@ -53,7 +53,7 @@ func (figure) Write(f *Finishing) {
 	for _, s := range hw {
 		f.Warn(s)
 	}
-	f.Figure, f.FigureWarnings, f.FigureRead = fig, hw, true
+	f.Figure, f.FigureWarnings = fig, hw
 }
 
 // figureFromFolder re-renders a folder's plot from its files and adds

@@ -89,12 +89,10 @@ type Finishing struct {
 	Info metrics.RunInfo
 	// Summary is the aggregates as written, set by StageAggregates.
 	Summary *metrics.Summary
-	// Figure is the figure's input read by the figure output, and
-	// FigureWarnings the warnings report.html shows about it; FigureRead
-	// says it was read.
+	// Figure is the figure's input read by the figure output (a run's),
+	// and FigureWarnings the warnings report.html shows about it.
 	Figure         plot.Input
 	FigureWarnings []string
-	FigureRead     bool
 
 	// folder is a folder's finish (Recompute): its options.
 	folder *RecomputeOptions

@@ -3,6 +3,7 @@ package profile
 import (
 	"math"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/agentperf/agentperf/replay"
@@ -57,6 +58,10 @@ type Range struct {
 type Setting struct {
 	// Flag is the flag's name, without the dashes.
 	Flag string
+	// Short is its one-letter shorthand ("" = none).
+	Short string
+	// Aliases are other names of the same flag (aiperf's older names).
+	Aliases []string
 	// Field is the field as the library's errors name it
 	// ("Config.GracePeriod", "Spec.FailedRequestThreshold"), so that a
 	// CLI can print them with the flag's name.
@@ -82,13 +87,15 @@ type Setting struct {
 func (st Setting) Default() any { return st.def }
 
 // Bind stores the setting's default in s and returns a pointer to its
-// field: *string, *bool, *int, *int64, *float64 or *time.Duration (a
-// UnitSeconds setting). A flag bound to it fills the Spec as it is parsed.
+// field: *string, *[]string, *bool, *int, *int64, *float64 or
+// *time.Duration (a UnitSeconds setting). A flag bound to it fills the Spec as it is parsed.
 func (st Setting) Bind(s *Spec) any {
 	p := st.bind(s)
 	switch p := p.(type) {
 	case *string:
 		*p = st.def.(string)
+	case *[]string:
+		*p = slices.Clone(st.def.([]string))
 	case *bool:
 		*p = st.def.(bool)
 	case *int:
@@ -113,12 +120,12 @@ func (st Setting) Recorded(s *Spec) any {
 }
 
 // field builds a Setting's default and binding from the field's type.
-func field[T string | bool | int | int64 | float64 | time.Duration](def T, f func(*Spec) *T) (any, func(*Spec) any) {
+func field[T string | []string | bool | int | int64 | float64 | time.Duration](def T, f func(*Spec) *T) (any, func(*Spec) any) {
 	return def, func(s *Spec) any { return f(s) }
 }
 
 // row is a Setting with its default and field.
-func row[T string | bool | int | int64 | float64 | time.Duration](st Setting, def T, f func(*Spec) *T) Setting {
+func row[T string | []string | bool | int | int64 | float64 | time.Duration](st Setting, def T, f func(*Spec) *T) Setting {
 	st.def, st.bind = field(def, f)
 	return st
 }
@@ -145,6 +152,12 @@ func Settings() []Setting {
 			false, func(s *Spec) *bool { return &s.FailOnInvalid }),
 
 		// Endpoint.
+		row(Setting{Flag: "url", Field: "Config.URL",
+			Help: "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)"},
+			"", func(s *Spec) *string { return &s.Replay.URL }),
+		row(Setting{Flag: "model", Short: "m", Aliases: []string{"model-names"}, Field: "Config.Models", Key: "model_names",
+			Help: "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order (omitted: the one model the server lists at /v1/models)"},
+			[]string(nil), func(s *Spec) *[]string { return &s.Replay.Models }),
 		row(Setting{Flag: "endpoint", Key: "endpoint", Field: "Config.Endpoint", Help: "endpoint path appended to --url"},
 			replay.DefaultEndpoint, func(s *Spec) *string { return &s.Replay.Endpoint }),
 		row(Setting{Flag: "streaming", Key: "streaming", Field: "Config.Streaming", Lock: Locked,
@@ -185,6 +198,9 @@ func Settings() []Setting {
 			"", func(s *Spec) *string { return &s.Tokenizer.Name }),
 
 		// Load.
+		row(Setting{Flag: "benchmark-duration", Key: "benchmark_duration", Field: "Config.BenchmarkDuration", Unit: UnitSeconds, Range: positive("the profiling window's length"), Lock: Locked,
+			Help: "profiling duration in seconds (scenario default 1800, minimum 900)"},
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.BenchmarkDuration }),
 		row(Setting{Flag: "benchmark-grace-period", Key: "benchmark_grace_period", Field: "Config.GracePeriod", Unit: UnitSeconds, Range: nonNegative("0 cancels the requests in flight at the end at once"),
 			Help: "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)"},
 			replay.DefaultGracePeriod, func(s *Spec) *time.Duration { return &s.Replay.GracePeriod }),
@@ -238,6 +254,9 @@ func Settings() []Setting {
 		row(Setting{Flag: "metrics-listen", Field: "Spec.MetricsListen",
 			Help: "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)"},
 			"", func(s *Spec) *string { return &s.MetricsListen }),
+		row(Setting{Flag: "output-artifact-dir", Aliases: []string{"artifact-dir"}, Field: "Spec.OutputDir", Key: "output_artifact_dir",
+			Help: "directory for all artifacts"},
+			"artifacts", func(s *Spec) *string { return &s.OutputDir }),
 		row(Setting{Flag: "no-plot", Field: "Spec.NoPlot", Help: "do not render metrics_plots.png"},
 			false, func(s *Spec) *bool { return &s.NoPlot }),
 		row(Setting{Flag: "overwrite-artifacts", Field: "Spec.OverwriteArtifacts",

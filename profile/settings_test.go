@@ -35,7 +35,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("--%s and --%s bind the same field", st.Flag, other)
 		}
 		ptrs[p] = st.Flag
-		if got := reflect.ValueOf(p).Elem().Interface(); got != st.Default() {
+		if got := reflect.ValueOf(p).Elem().Interface(); !reflect.DeepEqual(got, st.Default()) {
 			t.Errorf("--%s: Bind stored %v, want the default %v", st.Flag, got, st.Default())
 		}
 		_, isDur := p.(*time.Duration)
@@ -90,7 +90,7 @@ func TestSettingsLockRule(t *testing.T) {
 		for _, st := range Settings() {
 			a := reflect.ValueOf(st.bind(&before)).Elem().Interface()
 			b := reflect.ValueOf(st.bind(&s)).Elem().Interface()
-			if a != b {
+			if !reflect.DeepEqual(a, b) {
 				changed = append(changed, st.Flag)
 				if st.Lock == Free || st.Lock == Excludes {
 					t.Errorf("%s changed the free setting --%s (%v → %v)", name, st.Flag, a, b)

@@ -27,17 +27,14 @@ var libraryNames = func() map[string]string {
 // profile.Settings.
 var otherLibraryNames = map[string]string{
 	// replay.Config
-	"Config.URL":               "--url",
-	"Config.Models":            "--model",
-	"Config.APIKey":            "--api-key",
-	"Config.Headers":           "-H/--header",
-	"Config.Concurrency":       "--concurrency",
-	"Config.Shard":             "--shard",
-	"Config.BenchmarkDuration": "--benchmark-duration",
-	"Config.ExtraInputs":       "--extra-inputs",
-	"Config.CacheBust":         "--cache-bust",
-	"Config.LiveAssistant":     "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
-	"Config.TCPUserTimeout":    "AIPERF_HTTP_TCP_USER_TIMEOUT",
+	"Config.APIKey":         "--api-key",
+	"Config.Headers":        "-H/--header",
+	"Config.Concurrency":    "--concurrency",
+	"Config.Shard":          "--shard",
+	"Config.ExtraInputs":    "--extra-inputs",
+	"Config.CacheBust":      "--cache-bust",
+	"Config.LiveAssistant":  "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
+	"Config.TCPUserTimeout": "AIPERF_HTTP_TCP_USER_TIMEOUT",
 	// dataset.Source, dataset.Options, dataset.SelectOptions
 	"Source.InputFile":               "--input-file",
 	"Source.PublicDataset":           "--public-dataset",

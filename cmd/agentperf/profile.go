@@ -189,7 +189,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if apiKey == "" {
 		apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	if err := checkURLCredentials(p.url, p.apiKey, apiKey, headers); err != nil {
+	if err := checkURLCredentials(p.spec.Replay.URL, p.apiKey, apiKey, headers); err != nil {
 		return nil, err
 	}
 	choice := profile.GenerationChoice{Scenario: p.scenario, Flag: p.generation, Env: os.Getenv(envGeneration)}
@@ -230,10 +230,9 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if fs.Changed("tokenizer-revision") {
 		s.Tokenizer.Options.Revision = p.tokenizerRev
 	}
-	s.OutputDir = p.outputDir
 	s.ServerMetrics.URLs = append([]string(nil), p.serverMetrics...)
 	s.ServerMetrics.Headers = httpHeader(metricsHeaders)
-	s.OverflowAdvice = overflowAdvice(p.url)
+	s.OverflowAdvice = overflowAdvice(s.Replay.URL)
 	s.Settings = map[string]any{
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
@@ -249,11 +248,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	s.CacheBust = cacheBust
 
 	c := &s.Replay // the flags that are not settings of the table
-	c.URL = p.url
-	c.Models = p.models
 	c.APIKey = apiKey
 	c.Concurrency = concurrency
-	c.BenchmarkDuration = seconds(p.duration)
 	c.WarmupGracePeriod = r.warmupGrace()
 	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
 	c.ExtraInputs = extra
@@ -498,7 +494,8 @@ func startProfiling(p *profileFlags, logw io.Writer) (func(), error) {
 // run's --api-key and --header. Anything but exactly one model is a usage
 // error naming the URL and saying to pass --model.
 func (p *profileFlags) discoverModel(ctx context.Context) error {
-	if len(p.models) > 0 || p.url == "" {
+	c := &p.spec.Replay
+	if len(c.Models) > 0 || c.URL == "" {
 		return nil
 	}
 	headers, err := parseHeaders("--header", p.headers)
@@ -509,11 +506,11 @@ func (p *profileFlags) discoverModel(ctx context.Context) error {
 	if apiKey == "" {
 		apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: p.url, APIKey: apiKey, Headers: headers, Insecure: p.spec.Replay.Insecure})
+	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: c.URL, APIKey: apiKey, Headers: headers, Insecure: c.Insecure})
 	if err != nil {
 		return asUsage(fmt.Errorf("no --model given, so %w", err))
 	}
-	p.models = []string{m}
-	p.discovered = fmt.Sprintf("no --model: the server at %s serves %q (its /v1/models), the model of this run", p.url, m)
+	c.Models = []string{m}
+	p.discovered = fmt.Sprintf("no --model: the server at %s serves %q (its /v1/models), the model of this run", c.URL, m)
 	return nil
 }

@@ -30,9 +30,7 @@ type profileFlags struct {
 
 	scenario string
 
-	url            string
 	endpointType   string
-	models         []string
 	apiKey         string
 	headers        []string
 	metricsHeaders []string
@@ -41,7 +39,6 @@ type profileFlags struct {
 	trustRemote    bool
 	tokenizerRev   string
 	concurrency    string
-	duration       float64
 	graceWarmup    float64
 	generation     string
 	graceAgentic   float64
@@ -54,7 +51,6 @@ type profileFlags struct {
 	confidence     float64
 	convMetric     string
 	convThreshold  float64
-	outputDir      string
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
 	cpuProfile  string
@@ -100,10 +96,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	bindSettings(fs, &p.spec)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 
-	fs.StringVar(&p.url, "url", "", "server base URL, e.g. http://localhost:8000, or sim:// (in-process simulator, e.g. sim://?max-model-len=131072)")
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
-	fs.StringSliceVarP(&p.models, "model", "m", nil, "model name(s) sent on the wire; several (comma-separated or repeated) map a trace's recorded models in order (omitted: the one model the server lists at /v1/models)")
-	fs.StringSliceVar(&p.models, "model-names", nil, "alias of --model")
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
 	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
 	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
@@ -111,7 +104,6 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
 	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "branch, tag or commit of an HF model id tokenizer")
 	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
-	fs.Float64Var(&p.duration, "benchmark-duration", 0, "profiling duration in seconds (scenario default 1800, minimum 900)")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
@@ -126,8 +118,6 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.confidence, "confidence-level", 0.95, "confidence level of the pooled intervals")
 	fs.StringVar(&p.convMetric, "convergence-metric", "", "stop the profile runs early (from the third) once this headline metric's interval is narrow enough, e.g. time_to_first_token.p50")
 	fs.Float64Var(&p.convThreshold, "convergence-threshold", 0.05, "the interval's largest relative width (high − low) / mean for --convergence-metric")
-	fs.StringVar(&p.outputDir, "output-artifact-dir", "artifacts", "directory for all artifacts")
-	fs.StringVar(&p.outputDir, "artifact-dir", "artifacts", "alias of --output-artifact-dir")
 	fs.StringVar(&p.uiType, "ui-type", "dashboard", "live view: dashboard (full screen with live charts; simple when not on a capable terminal), simple (progress bars on a terminal, log lines elsewhere), none")
 	fs.StringVar(&p.exportLevel, "export-level", "records", "records: every request in profile_export.jsonl (the only level; summary and raw are refused)")
 	fs.StringVar(&p.cpuProfile, "cpuprofile", "", "write a CPU profile of agentperf itself to this file")
@@ -248,7 +238,6 @@ func profileRanges() map[string]flagRange {
 		}
 	}
 	// The profile command's own.
-	out["benchmark-duration"] = flagRange{min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the profiling window's length"}
 	out["dynamo-session-timeout-seconds"] = flagRange{min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the session timeout"}
 	out["warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
 	out["agentic-warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
@@ -259,21 +248,30 @@ func profileRanges() map[string]flagRange {
 // bound to its field of s (which takes the setting's default).
 func bindSettings(fs *pflag.FlagSet, s *profile.Spec) {
 	for _, st := range profile.Settings() {
-		switch v := st.Bind(s).(type) {
-		case *string:
-			fs.StringVar(v, st.Flag, *v, st.Help)
-		case *bool:
-			fs.BoolVar(v, st.Flag, *v, st.Help)
-		case *int:
-			fs.IntVar(v, st.Flag, *v, st.Help)
-		case *int64:
-			fs.Int64Var(v, st.Flag, *v, st.Help)
-		case *float64:
-			fs.Float64Var(v, st.Flag, *v, st.Help)
-		case *time.Duration:
-			fs.Var(&secondsValue{d: v}, st.Flag, st.Help)
-		default:
-			panic(fmt.Sprintf("profile.Settings: --%s binds a %T", st.Flag, v))
+		v := st.Bind(s)
+		for i, name := range append([]string{st.Flag}, st.Aliases...) {
+			short, help := st.Short, st.Help
+			if i > 0 {
+				short, help = "", "alias of --"+st.Flag
+			}
+			switch v := v.(type) {
+			case *string:
+				fs.StringVarP(v, name, short, *v, help)
+			case *[]string:
+				fs.StringSliceVarP(v, name, short, *v, help)
+			case *bool:
+				fs.BoolVarP(v, name, short, *v, help)
+			case *int:
+				fs.IntVarP(v, name, short, *v, help)
+			case *int64:
+				fs.Int64VarP(v, name, short, *v, help)
+			case *float64:
+				fs.Float64VarP(v, name, short, *v, help)
+			case *time.Duration:
+				fs.VarP(&secondsValue{d: v}, name, short, help)
+			default:
+				panic(fmt.Sprintf("profile.Settings: --%s binds a %T", st.Flag, v))
+			}
 		}
 	}
 }

@@ -79,7 +79,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	case *probeDur > 0 && fs.Changed("benchmark-duration"):
 		return usagef("search: give --probe-duration or --benchmark-duration, not both (they are the same: seconds of profiling per probe)")
 	case *probeDur > 0:
-		p.duration = *probeDur
+		p.spec.Replay.BenchmarkDuration = seconds(*probeDur)
 	case *probeDur < 0:
 		return usagef("search: --probe-duration %g: must be positive", *probeDur)
 	case !fs.Changed("benchmark-duration"):
@@ -105,13 +105,13 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	scfg := capacity.Config{Lo: lo, Hi: hi, Resolution: res, Retries: *retries}
 	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, lo, hi, res, pr.Repeats())
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
-		Dir: p.outputDir, SLO: objective, Search: scfg, Repeats: pr.Repeats(), Settings: pr.settings(fs),
+		Dir: p.spec.OutputDir, SLO: objective, Search: scfg, Repeats: pr.Repeats(), Settings: pr.settings(fs),
 		Run: pr.run, Before: pr.Before, Logf: pr.logf,
 		Client: capacity.ClientCheck{MaxLatenessP99: time.Duration(*maxLate * float64(time.Millisecond)), MaxCPU: *maxCPU / 100,
 			MaxSchedP99: time.Duration(*maxSched * float64(time.Millisecond))},
 	})
 	if result != nil {
-		printSearch(io, objective, scfg, result, p.outputDir)
+		printSearch(io, objective, scfg, result, p.spec.OutputDir)
 	}
 	if err != nil {
 		return err

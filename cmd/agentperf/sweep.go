@@ -60,14 +60,14 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	if *tp == 0 {
 		if v, err := strconv.Atoi(os.Getenv("TP")); err == nil && v > 0 {
 			*tp = v
-		} else if strings.HasPrefix(p.url, "sim:") {
+		} else if strings.HasPrefix(p.spec.Replay.URL, "sim:") {
 			*tp = 1 // the simulator models one GPU
 		}
 	}
 	if *tp < 0 {
 		return usagef("sweep: --tp %d: must be positive", *tp)
 	}
-	out := p.outputDir
+	out := p.spec.OutputDir
 	pr, err := newPointRunner(ctx, p, pf, fs, points[0], io, nil)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 			}
 			switch {
 			case len(fresh) == 0:
-			case strings.HasPrefix(p.url, "sim:"):
+			case strings.HasPrefix(p.spec.Replay.URL, "sim:"):
 				pr.logf("note: %s: written with %d warnings about InferenceX's environment variables left out (a simulator run, which no InferenceX processor reads: `agentperf report --format inferencex %s` lists them)", ixName, len(fresh), filepath.Dir(ixName))
 			default:
 				for _, w := range fresh {
