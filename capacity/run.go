@@ -72,80 +72,7 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	probe := func(ctx context.Context, c, attempt int) (Probe, error) {
-		n++
-		if n <= len(reuse) {
-			if old := reuse[n-1]; old.Concurrency == c && old.Attempt == attempt {
-				if p, ok := rejudge(cfg, old); ok {
-					logf("search: probe %d at concurrency %d: finished by an earlier search in this folder (%s), judged again from its records", n, c, strings.Join(old.Dirs, ", "))
-					return p, nil
-				}
-			}
-			reuse = nil // the search goes another way from here
-		}
-		d := &ProbeData{}
-		p := Probe{Data: d}
-		name := ProbeDir(n, c)
-		dir := filepath.Join(cfg.Dir, name)
-		if _, err := os.Stat(dir); err == nil {
-			aside, err := moveAside(dir)
-			if err != nil {
-				return p, fmt.Errorf("%s exists and cannot be moved aside: %w", dir, err)
-			}
-			logf("search: %s is left from an earlier search: kept as %s", dir, aside)
-		}
-		if cfg.Before != nil {
-			if err := cfg.Before(ctx, c); err != nil {
-				return p, err
-			}
-		}
-		meter := StartCPU()
-		err := cfg.Run(ctx, c, dir)
-		cpu := meter.Stop()
-		if ctx.Err() != nil {
-			return p, ctx.Err()
-		}
-		if err != nil && !errors.Is(err, ErrPointFailed) {
-			return p, err
-		}
-		// The probe's runs: its folder, or the runs of a repeated probe
-		// (profile_runs/run_000K), each judged client-bound on its own
-		// send lateness and the probe's CPU and scheduler figures.
-		runs, err := metrics.RunFolders(dir)
-		if err != nil {
-			return p, fmt.Errorf("judge %s: %w", dir, err)
-		}
-		if len(runs) == 0 {
-			return p, fmt.Errorf("judge %s: the probe finished no run (its pooled summary lists none)", dir)
-		}
-		var reasons []string
-		for _, rd := range runs {
-			rel, err := filepath.Rel(cfg.Dir, rd)
-			if err != nil {
-				return p, err
-			}
-			d.Dirs = append(d.Dirs, filepath.ToSlash(rel))
-			run, lerr := slo.Load(rd)
-			if lerr != nil {
-				return p, fmt.Errorf("judge %s: %w", rd, lerr)
-			}
-			if bound, why := cfg.Client.Judge(run.Lateness, cpu); bound {
-				p.ClientBound = true
-				if len(runs) > 1 {
-					why = fmt.Sprintf("run %s: %s", filepath.Base(rd), why)
-				}
-				reasons = append(reasons, why)
-			}
-		}
-		cpuShare, sched := cpu.Share(), cpu.SchedP99
-		p.ClientReason = strings.Join(reasons, "; ")
-		if err := judgeProbe(cfg, &p, d); err != nil {
-			return p, err
-		}
-		p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%, scheduler latency p99 %s", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpuShare, sched.Round(10*time.Microsecond)), "; ")
-		return p, nil
-	}
+	pr := &prober{cfg: cfg, logf: logf, reuse: reuse}
 	sc := cfg.Search
 	sc.Logf = cfg.Logf
 	sc.Progress = func(res *Result) {
@@ -153,13 +80,120 @@ func RunSearch(ctx context.Context, cfg SearchConfig) (*Result, error) {
 			logf("search: warning: %v", err)
 		}
 	}
-	res, err := Search(ctx, sc, probe)
+	res, err := Search(ctx, sc, pr.probe)
 	if res != nil {
 		if werr := WriteSearchReport(cfg, res); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return res, err
+}
+
+// prober is RunSearch's ProbeFunc: it reuses an earlier search's probes
+// while the search goes their way, and runs the others.
+type prober struct {
+	cfg   SearchConfig
+	logf  func(string, ...any)
+	reuse []ProbeJSON // the earlier search's probes, in the order run
+	n     int         // probes so far, this one included
+}
+
+func (pr *prober) probe(ctx context.Context, c, attempt int) (Probe, error) {
+	pr.n++
+	if p, ok := pr.reused(c, attempt); ok {
+		return p, nil
+	}
+	return pr.measure(ctx, c)
+}
+
+// reused returns the earlier search's probe in this place when it was at
+// the same concurrency and attempt and can be judged again from its
+// folders; the first that is not ends the reuse.
+func (pr *prober) reused(c, attempt int) (Probe, bool) {
+	if pr.n > len(pr.reuse) {
+		return Probe{}, false
+	}
+	if old := pr.reuse[pr.n-1]; old.Concurrency == c && old.Attempt == attempt {
+		if p, ok := rejudge(pr.cfg, old); ok {
+			pr.logf("search: probe %d at concurrency %d: finished by an earlier search in this folder (%s), judged again from its records", pr.n, c, strings.Join(old.Dirs, ", "))
+			return p, true
+		}
+	}
+	pr.reuse = nil // the search goes another way from here
+	return Probe{}, false
+}
+
+// measure runs probe n at concurrency c into its own folder, with the
+// process's CPU measured over the run, and judges it.
+func (pr *prober) measure(ctx context.Context, c int) (Probe, error) {
+	cfg := pr.cfg
+	d := &ProbeData{}
+	p := Probe{Data: d}
+	dir := filepath.Join(cfg.Dir, ProbeDir(pr.n, c))
+	if _, err := os.Stat(dir); err == nil {
+		aside, err := moveAside(dir)
+		if err != nil {
+			return p, fmt.Errorf("%s exists and cannot be moved aside: %w", dir, err)
+		}
+		pr.logf("search: %s is left from an earlier search: kept as %s", dir, aside)
+	}
+	if cfg.Before != nil {
+		if err := cfg.Before(ctx, c); err != nil {
+			return p, err
+		}
+	}
+	meter := StartCPU()
+	err := cfg.Run(ctx, c, dir)
+	cpu := meter.Stop()
+	if ctx.Err() != nil {
+		return p, ctx.Err()
+	}
+	if err != nil && !errors.Is(err, ErrPointFailed) {
+		return p, err
+	}
+	if err := clientBound(cfg, &p, d, dir, cpu); err != nil {
+		return p, err
+	}
+	if err := judgeProbe(cfg, &p, d); err != nil {
+		return p, err
+	}
+	p.Detail = strings.TrimPrefix(fmt.Sprintf("%s; goodput %.3g req/s of %.3g req/s; client CPU %.0f%%, scheduler latency p99 %s", p.Detail, d.Result.Goodput, d.Result.Throughput, 100*cpu.Share(), cpu.SchedP99.Round(10*time.Microsecond)), "; ")
+	return p, nil
+}
+
+// clientBound lists the probe's runs in d.Dirs: its folder dir, or the
+// runs of a repeated probe (profile_runs/run_000K), and judges each
+// client-bound on its own send lateness and the probe's CPU and
+// scheduler figures (p.ClientBound, p.ClientReason).
+func clientBound(cfg SearchConfig, p *Probe, d *ProbeData, dir string, cpu CPUUse) error {
+	runs, err := metrics.RunFolders(dir)
+	if err != nil {
+		return fmt.Errorf("judge %s: %w", dir, err)
+	}
+	if len(runs) == 0 {
+		return fmt.Errorf("judge %s: the probe finished no run (its pooled summary lists none)", dir)
+	}
+	var reasons []string
+	for _, rd := range runs {
+		rel, err := filepath.Rel(cfg.Dir, rd)
+		if err != nil {
+			return err
+		}
+		d.Dirs = append(d.Dirs, filepath.ToSlash(rel))
+		run, lerr := slo.Load(rd)
+		if lerr != nil {
+			return fmt.Errorf("judge %s: %w", rd, lerr)
+		}
+		if bound, why := cfg.Client.Judge(run.Lateness, cpu); bound {
+			p.ClientBound = true
+			if len(runs) > 1 {
+				why = fmt.Sprintf("run %s: %s", filepath.Base(rd), why)
+			}
+			reasons = append(reasons, why)
+		}
+	}
+	p.ClientReason = strings.Join(reasons, "; ")
+	return nil
 }
 
 // judgeProbe judges the objective on the probe's pooled runs (d.Dirs) and

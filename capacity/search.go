@@ -165,123 +165,142 @@ func Search(ctx context.Context, cfg Config, probe ProbeFunc) (*Result, error) {
 	if cfg.Lo < 1 || cfg.Hi < cfg.Lo {
 		return nil, fmt.Errorf("%w: %d:%d (want 1 ≤ lo ≤ hi)", ErrRange, cfg.Lo, cfg.Hi)
 	}
-	res := &Result{}
-	done := map[int]int{} // concurrency → index in res.Probes of its final probe
-	// ok is the highest passing concurrency (0: none yet), bad the lowest
-	// failing or client-bound one (0: none yet).
-	ok, bad := 0, 0
-	// settle fills Best, BestProbe, Below and Above from the finished
-	// probes.
-	settle := func() {
-		res.Best = ok
-		res.BestProbe, res.Below, res.Above = nil, nil, nil
-		for i := range res.Probes {
-			p := &res.Probes[i]
-			if j, fin := done[p.Concurrency]; !fin || j != i || p.Inconclusive {
-				continue // a client-bound attempt that was retried, or the probe that stopped the search
-			}
-			switch {
-			case p.Concurrency == ok && p.Met && !p.ClientBound:
-				res.BestProbe = p
-			case p.Concurrency < ok && p.Met && !p.ClientBound && (res.Below == nil || p.Concurrency > res.Below.Concurrency):
-				res.Below = p
-			case p.Concurrency > ok && (res.Above == nil || p.Concurrency < res.Above.Concurrency):
-				res.Above = p
-			}
-		}
-	}
-	errStop := errors.New("inconclusive probe")
-	// run probes c (with retries while client-bound) and returns its
-	// final probe.
-	run := func(c int) (*Probe, error) {
-		if i, ok := done[c]; ok {
-			return &res.Probes[i], nil
-		}
-		for attempt := 1; ; attempt++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			res.Pending = c
-			p, err := probe(ctx, c, attempt)
-			if err != nil {
-				return nil, fmt.Errorf("probe at concurrency %d: %w", c, err)
-			}
-			res.Pending = 0
-			p.Concurrency, p.Attempt = c, attempt
-			if p.Inconclusive {
-				p.ClientBound, p.Met = false, false
-			}
-			res.Probes = append(res.Probes, p)
-			if cfg.Logf != nil {
-				cfg.Logf("search: probe %d at concurrency %d: %s", len(res.Probes), c, p.verdict())
-			}
-			if p.Inconclusive || !p.ClientBound || attempt > cfg.Retries {
-				done[c] = len(res.Probes) - 1
-				return &res.Probes[len(res.Probes)-1], nil
-			}
-		}
-	}
-	judge := func(c int) error {
-		p, err := run(c)
-		if err != nil {
-			return err
-		}
-		switch {
-		case p.Inconclusive:
-			res.Inconclusive = p
-			return errStop
-		case p.ClientBound:
-			if res.ClientBoundAt == 0 || c < res.ClientBoundAt {
-				res.ClientBoundAt = c
-			}
-			bad = c
-		case p.Met:
-			ok = c
-		default:
-			bad = c
-		}
-		if cfg.Progress != nil {
-			settle()
-			res.Running = true
-			cfg.Progress(res)
-			res.Running = false
-		}
-		return nil
-	}
-	end := func(err error) (*Result, error) {
-		settle()
-		if errors.Is(err, errStop) {
-			// res.Inconclusive points into res.Probes, which no longer grows.
-			return res, nil
-		}
-		switch {
-		case err != nil && ctx.Err() != nil:
-			res.Interrupted = true
-		case err != nil:
-			res.Error = err.Error()
-		default:
-			res.Pending = 0
-		}
-		return res, err
-	}
+	s := &searcher{ctx: ctx, cfg: cfg, probe: probe, res: &Result{}, done: map[int]int{}}
 	// Exponential phase.
 	c := cfg.Lo
 	for {
-		if err := judge(c); err != nil {
-			return end(err)
+		if err := s.judge(c); err != nil {
+			return s.end(err)
 		}
-		if bad == c || c == cfg.Hi {
+		if s.bad == c || c == cfg.Hi {
 			break
 		}
 		c = min(2*c, cfg.Hi)
 	}
 	// Bisection between ok and bad.
-	for ok > 0 && bad > 0 && bad-ok > cfg.Resolution.width(ok) {
-		if err := judge(ok + (bad-ok)/2); err != nil {
-			return end(err)
+	for s.ok > 0 && s.bad > 0 && s.bad-s.ok > cfg.Resolution.width(s.ok) {
+		if err := s.judge(s.ok + (s.bad-s.ok)/2); err != nil {
+			return s.end(err)
 		}
 	}
-	return end(nil)
+	return s.end(nil)
+}
+
+// searcher is the state of one Search.
+type searcher struct {
+	ctx   context.Context
+	cfg   Config
+	probe ProbeFunc
+	res   *Result
+	done  map[int]int // concurrency → index in res.Probes of its final probe
+	// ok is the highest passing concurrency (0: none yet), bad the lowest
+	// failing or client-bound one (0: none yet).
+	ok, bad int
+}
+
+// errStop ends a search at an inconclusive probe.
+var errStop = errors.New("inconclusive probe")
+
+// settle fills Best, BestProbe, Below and Above from the finished probes.
+func (s *searcher) settle() {
+	res := s.res
+	res.Best = s.ok
+	res.BestProbe, res.Below, res.Above = nil, nil, nil
+	for i := range res.Probes {
+		p := &res.Probes[i]
+		if j, fin := s.done[p.Concurrency]; !fin || j != i || p.Inconclusive {
+			continue // a client-bound attempt that was retried, or the probe that stopped the search
+		}
+		switch {
+		case p.Concurrency == s.ok && p.Met && !p.ClientBound:
+			res.BestProbe = p
+		case p.Concurrency < s.ok && p.Met && !p.ClientBound && (res.Below == nil || p.Concurrency > res.Below.Concurrency):
+			res.Below = p
+		case p.Concurrency > s.ok && (res.Above == nil || p.Concurrency < res.Above.Concurrency):
+			res.Above = p
+		}
+	}
+}
+
+// run probes c (with retries while client-bound) and returns its final
+// probe; a concurrency already probed is not probed again.
+func (s *searcher) run(c int) (*Probe, error) {
+	res := s.res
+	if i, ok := s.done[c]; ok {
+		return &res.Probes[i], nil
+	}
+	for attempt := 1; ; attempt++ {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		res.Pending = c
+		p, err := s.probe(s.ctx, c, attempt)
+		if err != nil {
+			return nil, fmt.Errorf("probe at concurrency %d: %w", c, err)
+		}
+		res.Pending = 0
+		p.Concurrency, p.Attempt = c, attempt
+		if p.Inconclusive {
+			p.ClientBound, p.Met = false, false
+		}
+		res.Probes = append(res.Probes, p)
+		if s.cfg.Logf != nil {
+			s.cfg.Logf("search: probe %d at concurrency %d: %s", len(res.Probes), c, p.verdict())
+		}
+		if p.Inconclusive || !p.ClientBound || attempt > s.cfg.Retries {
+			s.done[c] = len(res.Probes) - 1
+			return &res.Probes[len(res.Probes)-1], nil
+		}
+	}
+}
+
+// judge probes c, moves the bracket (ok, bad) by its verdict and reports
+// the progress; errStop when the probe was inconclusive.
+func (s *searcher) judge(c int) error {
+	p, err := s.run(c)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.Inconclusive:
+		s.res.Inconclusive = p
+		return errStop
+	case p.ClientBound:
+		if s.res.ClientBoundAt == 0 || c < s.res.ClientBoundAt {
+			s.res.ClientBoundAt = c
+		}
+		s.bad = c
+	case p.Met:
+		s.ok = c
+	default:
+		s.bad = c
+	}
+	if s.cfg.Progress != nil {
+		s.settle()
+		s.res.Running = true
+		s.cfg.Progress(s.res)
+		s.res.Running = false
+	}
+	return nil
+}
+
+// end settles the result and says how the search stopped.
+func (s *searcher) end(err error) (*Result, error) {
+	s.settle()
+	res := s.res
+	if errors.Is(err, errStop) {
+		// res.Inconclusive points into res.Probes, which no longer grows.
+		return res, nil
+	}
+	switch {
+	case err != nil && s.ctx.Err() != nil:
+		res.Interrupted = true
+	case err != nil:
+		res.Error = err.Error()
+	default:
+		res.Pending = 0
+	}
+	return res, err
 }
 
 func (p *Probe) verdict() string {

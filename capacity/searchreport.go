@@ -257,121 +257,12 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 	img := vgimg.NewWith(vgimg.UseWH(w*vg.Inch/dpi, vg.Length(h*max(n, 1))*vg.Inch/dpi), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: max(n, 1), Cols: 1, PadX: vg.Points(8), PadY: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(12)}
+	probes := slices.Clone(res.Probes)
+	slices.SortStableFunc(probes, func(a, b Probe) int { return a.Concurrency - b.Concurrency })
 	for i, t := range o.Terms {
-		pl := gplot.New()
-		pl.Title.Text = fmt.Sprintf("%s %s %s", t.Name(), t.Op, fmtThreshold(t.Threshold, t.Unit))
-		pl.X.Label.Text = "concurrency"
-		pl.Y.Label.Text = t.Unit
-		pl.X.Scale = gplot.LogScale{}
-		pl.X.Tick.Marker = concTicks(res.Probes)
-		pl.Add(plotter.NewGrid())
-		groups := map[string]plotter.XYs{}
-		ymax := t.Threshold
-		xmin, xmax := math.Inf(1), math.Inf(-1)
-		probes := slices.Clone(res.Probes)
-		slices.SortStableFunc(probes, func(a, b Probe) int { return a.Concurrency - b.Concurrency })
-		var line plotter.XYs
-		// Figures the failed requests decided (infinite) are drawn on the
-		// panel's edge, once the finite ones set the scale.
-		var edge []Probe
-		for _, p := range probes {
-			d, ok := p.Data.(*ProbeData)
-			if !ok || i >= len(d.Result.Terms) || d.Result.Terms[i].Missing {
-				continue
-			}
-			v := d.Result.Terms[i].Observed
-			x := float64(p.Concurrency)
-			if math.IsInf(v, 0) {
-				edge = append(edge, p)
-				xmin, xmax = min(xmin, x), max(xmax, x)
-				continue
-			}
-			xmin, xmax, ymax = min(xmin, x), max(xmax, x), max(ymax, v)
-			k := "met"
-			switch {
-			case p.ClientBound:
-				k = "client"
-			case !p.Met:
-				k = "failed"
-			}
-			groups[k] = append(groups[k], plotter.XY{X: x, Y: v})
-			if !p.ClientBound {
-				line = append(line, plotter.XY{X: x, Y: v})
-			}
-		}
-		for _, p := range edge {
-			y := ymax * 1.5
-			if math.IsInf(p.Data.(*ProbeData).Result.Terms[i].Observed, -1) {
-				y = 0
-			}
-			groups["failures"] = append(groups["failures"], plotter.XY{X: float64(p.Concurrency), Y: y})
-		}
-		if math.IsInf(xmin, 1) {
-			xmin, xmax = 1, 2
-		}
-		if xmax == xmin {
-			xmax = xmin * 2
-		}
-		if len(line) > 1 {
-			l, err := plotter.NewLine(line)
-			if err != nil {
-				return err
-			}
-			l.Color = color.RGBA{120, 120, 120, 255}
-			l.Width = vg.Points(0.8)
-			pl.Add(l)
-		}
-		th, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: t.Threshold}, {X: xmax, Y: t.Threshold}})
+		pl, err := termPanel(i, t, probes, res)
 		if err != nil {
 			return err
-		}
-		th.Color = colFailed
-		th.Width = vg.Points(1.5)
-		th.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		pl.Add(th)
-		pl.Legend.Add("threshold "+fmtThreshold(t.Threshold, t.Unit), th)
-		for _, k := range []string{"met", "failed", "failures", "client"} {
-			pts := groups[k]
-			if len(pts) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return err
-			}
-			sc.GlyphStyle.Radius = vg.Points(4)
-			switch k {
-			case "met":
-				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colMet, draw.CircleGlyph{}
-				pl.Legend.Add("probe met every objective", sc)
-			case "failed":
-				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.CircleGlyph{}
-				pl.Legend.Add("probe failed", sc)
-			case "failures":
-				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.PyramidGlyph{}
-				pl.Legend.Add("failed: decided by failed requests (drawn at the edge)", sc)
-			default:
-				sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colClient, draw.CrossGlyph{}
-				pl.Legend.Add("client-bound (invalid)", sc)
-			}
-			pl.Add(sc)
-		}
-		if res.Best > 0 {
-			b, err := plotter.NewLine(plotter.XYs{{X: float64(res.Best), Y: 0}, {X: float64(res.Best), Y: ymax * 1.6}})
-			if err == nil {
-				b.Color = colMet
-				b.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
-				pl.Add(b)
-				pl.Legend.Add(fmt.Sprintf("capacity %d", res.Best), b)
-			}
-		}
-		pl.Legend.Top, pl.Legend.Left = true, true
-		pl.Legend.TextStyle.Font.Size = vg.Points(8)
-		pl.X.Min, pl.X.Max = xmin/1.3, xmax*1.3
-		// Head room above the data and the threshold for the legend.
-		pl.Y.Min, pl.Y.Max = 0, ymax*1.6
-		if pl.Y.Max <= 0 {
-			pl.Y.Max = 1
 		}
 		pl.Draw(tiles.At(dc, 0, i))
 	}
@@ -379,6 +270,151 @@ func writeSearchPlot(path string, o slo.SLO, res *Result) error {
 		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 		return err
 	})
+}
+
+// termPanel is the panel of the objective's i-th term t: the probes'
+// figures (probes sorted by concurrency) against the threshold, and the
+// capacity found.
+func termPanel(i int, t slo.Term, probes []Probe, res *Result) (*gplot.Plot, error) {
+	pl := gplot.New()
+	pl.Title.Text = fmt.Sprintf("%s %s %s", t.Name(), t.Op, fmtThreshold(t.Threshold, t.Unit))
+	pl.X.Label.Text = "concurrency"
+	pl.Y.Label.Text = t.Unit
+	pl.X.Scale = gplot.LogScale{}
+	pl.X.Tick.Marker = concTicks(res.Probes)
+	pl.Add(plotter.NewGrid())
+	pp := termPoints(i, t, probes)
+	if len(pp.line) > 1 {
+		l, err := plotter.NewLine(pp.line)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.RGBA{120, 120, 120, 255}
+		l.Width = vg.Points(0.8)
+		pl.Add(l)
+	}
+	th, err := plotter.NewLine(plotter.XYs{{X: pp.xmin, Y: t.Threshold}, {X: pp.xmax, Y: t.Threshold}})
+	if err != nil {
+		return nil, err
+	}
+	th.Color = colFailed
+	th.Width = vg.Points(1.5)
+	th.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+	pl.Add(th)
+	pl.Legend.Add("threshold "+fmtThreshold(t.Threshold, t.Unit), th)
+	if err := addProbeMarks(pl, pp.groups); err != nil {
+		return nil, err
+	}
+	if res.Best > 0 {
+		b, err := plotter.NewLine(plotter.XYs{{X: float64(res.Best), Y: 0}, {X: float64(res.Best), Y: pp.ymax * 1.6}})
+		if err == nil {
+			b.Color = colMet
+			b.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
+			pl.Add(b)
+			pl.Legend.Add(fmt.Sprintf("capacity %d", res.Best), b)
+		}
+	}
+	pl.Legend.Top, pl.Legend.Left = true, true
+	pl.Legend.TextStyle.Font.Size = vg.Points(8)
+	pl.X.Min, pl.X.Max = pp.xmin/1.3, pp.xmax*1.3
+	// Head room above the data and the threshold for the legend.
+	pl.Y.Min, pl.Y.Max = 0, pp.ymax*1.6
+	if pl.Y.Max <= 0 {
+		pl.Y.Max = 1
+	}
+	return pl, nil
+}
+
+// panelPoints are what a term's panel draws of the probes.
+type panelPoints struct {
+	// groups are the probes' marks by kind: "met", "failed", "failures"
+	// (decided by failed requests, drawn at the edge) and "client".
+	groups map[string]plotter.XYs
+	// line joins the probes that are not client-bound.
+	line plotter.XYs
+	// The panel's extent: the probed concurrencies, and the highest
+	// finite figure or the threshold.
+	xmin, xmax, ymax float64
+}
+
+// termPoints places the probes' figures of the i-th term t (probes sorted
+// by concurrency).
+func termPoints(i int, t slo.Term, probes []Probe) panelPoints {
+	pp := panelPoints{groups: map[string]plotter.XYs{}, ymax: t.Threshold, xmin: math.Inf(1), xmax: math.Inf(-1)}
+	// Figures the failed requests decided (infinite) are drawn on the
+	// panel's edge, once the finite ones set the scale.
+	var edge []Probe
+	for _, p := range probes {
+		d, ok := p.Data.(*ProbeData)
+		if !ok || i >= len(d.Result.Terms) || d.Result.Terms[i].Missing {
+			continue
+		}
+		v := d.Result.Terms[i].Observed
+		x := float64(p.Concurrency)
+		if math.IsInf(v, 0) {
+			edge = append(edge, p)
+			pp.xmin, pp.xmax = min(pp.xmin, x), max(pp.xmax, x)
+			continue
+		}
+		pp.xmin, pp.xmax, pp.ymax = min(pp.xmin, x), max(pp.xmax, x), max(pp.ymax, v)
+		k := "met"
+		switch {
+		case p.ClientBound:
+			k = "client"
+		case !p.Met:
+			k = "failed"
+		}
+		pp.groups[k] = append(pp.groups[k], plotter.XY{X: x, Y: v})
+		if !p.ClientBound {
+			pp.line = append(pp.line, plotter.XY{X: x, Y: v})
+		}
+	}
+	for _, p := range edge {
+		y := pp.ymax * 1.5
+		if math.IsInf(p.Data.(*ProbeData).Result.Terms[i].Observed, -1) {
+			y = 0
+		}
+		pp.groups["failures"] = append(pp.groups["failures"], plotter.XY{X: float64(p.Concurrency), Y: y})
+	}
+	if math.IsInf(pp.xmin, 1) {
+		pp.xmin, pp.xmax = 1, 2
+	}
+	if pp.xmax == pp.xmin {
+		pp.xmax = pp.xmin * 2
+	}
+	return pp
+}
+
+// addProbeMarks adds the probes' marks to the panel, one scatter and
+// legend entry per kind, in the legend's order.
+func addProbeMarks(pl *gplot.Plot, groups map[string]plotter.XYs) error {
+	for _, k := range []string{"met", "failed", "failures", "client"} {
+		pts := groups[k]
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Radius = vg.Points(4)
+		switch k {
+		case "met":
+			sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colMet, draw.CircleGlyph{}
+			pl.Legend.Add("probe met every objective", sc)
+		case "failed":
+			sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.CircleGlyph{}
+			pl.Legend.Add("probe failed", sc)
+		case "failures":
+			sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colFailed, draw.PyramidGlyph{}
+			pl.Legend.Add("failed: decided by failed requests (drawn at the edge)", sc)
+		default:
+			sc.GlyphStyle.Color, sc.GlyphStyle.Shape = colClient, draw.CrossGlyph{}
+			pl.Legend.Add("client-bound (invalid)", sc)
+		}
+		pl.Add(sc)
+	}
+	return nil
 }
 
 // concTicks labels the probed concurrencies and the powers of two

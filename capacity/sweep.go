@@ -143,19 +143,12 @@ func complete(dir string, rec PointRecord) bool {
 // others too. An error from Run that does not wrap ErrPointFailed stops
 // the sweep (the points finished so far stay recorded).
 func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
 	}
-	if len(cfg.Points) == 0 {
-		return nil, errors.New("sweep: no points")
-	}
-	seen := map[int]bool{}
-	for _, c := range cfg.Points {
-		if c < 1 || seen[c] {
-			return nil, fmt.Errorf("sweep: concurrency %d: each point must be a distinct positive integer", c)
-		}
-		seen[c] = true
+	seen, err := checkPoints(cfg.Points)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sweep: create %s: %w", cfg.Dir, err)
@@ -164,104 +157,165 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]PointRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	byConc := map[int]PointRecord{}
-	var others []PointRecord // points of earlier sweeps this one does not list
+	s := newSweeper(cfg, done, seen)
+	for i, c := range cfg.Points {
+		if err := s.point(ctx, i, c); err != nil {
+			return s.result(), err
+		}
+	}
+	return s.result(), nil
+}
+
+// checkPoints refuses an empty list and a point that is not a distinct
+// positive integer; it returns the set of points.
+func checkPoints(points []int) (map[int]bool, error) {
+	if len(points) == 0 {
+		return nil, errors.New("sweep: no points")
+	}
+	seen := map[int]bool{}
+	for _, c := range points {
+		if c < 1 || seen[c] {
+			return nil, fmt.Errorf("sweep: concurrency %d: each point must be a distinct positive integer", c)
+		}
+		seen[c] = true
+	}
+	return seen, nil
+}
+
+// sweeper is the state of one Sweep: the points it knows complete.
+type sweeper struct {
+	cfg    SweepConfig
+	byConc map[int]PointRecord // this sweep's complete points
+	others []PointRecord       // points of earlier sweeps this one does not list
+}
+
+// newSweeper sorts the manifest's points (done) into this sweep's
+// complete ones and the others, and logs each other made with other
+// settings.
+func newSweeper(cfg SweepConfig, done []PointRecord, seen map[int]bool) *sweeper {
+	s := &sweeper{cfg: cfg, byConc: map[int]PointRecord{}}
 	for _, r := range done {
 		switch {
 		case !seen[r.Concurrency]:
-			others = append(others, r)
+			s.others = append(s.others, r)
 		case !complete(cfg.Dir, r):
 		default:
-			byConc[r.Concurrency] = r
+			s.byConc[r.Concurrency] = r
 		}
 	}
-	for _, r := range others {
+	for _, r := range s.others {
 		if d := SettingsDiff(r.Settings, cfg.Settings); len(d) > 0 {
-			logf("sweep: %s (concurrency %d, from an earlier sweep and not in this one) was made with other settings (%s): kept in %s, left out of the table", r.Dir, r.Concurrency, strings.Join(d, "; "), ManifestFile)
+			cfg.Logf("sweep: %s (concurrency %d, from an earlier sweep and not in this one) was made with other settings (%s): kept in %s, left out of the table", r.Dir, r.Concurrency, strings.Join(d, "; "), ManifestFile)
 		}
 	}
-	// records are the manifest: this sweep's complete points, then the
-	// earlier sweeps' others.
-	records := func() []PointRecord {
-		var out []PointRecord
-		for _, c := range cfg.Points {
-			if r, ok := byConc[c]; ok {
-				out = append(out, r)
-			}
-		}
-		return append(out, others...)
-	}
-	// result is what the table covers: the manifest but the points made
-	// with other settings.
-	result := func() []PointRecord {
-		var out []PointRecord
-		for _, r := range records() {
-			if len(SettingsDiff(r.Settings, cfg.Settings)) == 0 {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
-	for i, c := range cfg.Points {
-		name := PointDir(c)
-		if r, ok := byConc[c]; ok {
-			d := SettingsDiff(r.Settings, cfg.Settings)
-			if len(d) == 0 {
-				logf("sweep: point %d/%d (concurrency %d): complete from an earlier sweep (%s), skipped", i+1, len(cfg.Points), c, r.Status)
-				continue
-			}
-			aside, err := moveAsideAs(filepath.Join(cfg.Dir, r.Dir), ".replaced")
-			if err != nil {
-				return result(), fmt.Errorf("sweep: %s was made with other settings and cannot be moved aside: %w", filepath.Join(cfg.Dir, r.Dir), err)
-			}
-			delete(byConc, c)
-			if err := writeManifest(cfg.Dir, records()); err != nil {
-				return result(), fmt.Errorf("sweep: record point %d: %w", c, err)
-			}
-			logf("sweep: point %d/%d (concurrency %d): the earlier sweep's point was made with other settings (%s): it runs again; the old folder is kept as %s",
-				i+1, len(cfg.Points), c, strings.Join(d, "; "), aside)
-		}
-		dir := filepath.Join(cfg.Dir, name)
-		if _, err := os.Stat(dir); err == nil {
-			aside, err := moveAside(dir)
-			if err != nil {
-				return result(), fmt.Errorf("sweep: %s is left from an unfinished point and cannot be moved aside: %w", dir, err)
-			}
-			logf("sweep: %s is left from an unfinished point: kept as %s, the point runs again", dir, aside)
-		}
-		if err := ctx.Err(); err != nil {
-			return result(), err
-		}
-		if cfg.Before != nil {
-			if err := cfg.Before(ctx, c); err != nil {
-				return result(), fmt.Errorf("sweep: before concurrency %d: %w", c, err)
-			}
-		}
-		logf("sweep: point %d/%d: concurrency %d → %s", i+1, len(cfg.Points), c, dir)
-		err := cfg.Run(ctx, c, dir)
-		if ctx.Err() != nil {
-			// An interrupted point is not complete, whatever it wrote.
-			return result(), ctx.Err()
-		}
-		rec := PointRecord{Concurrency: c, Dir: name, Status: PointOK, Settings: cfg.Settings}
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrPointFailed):
-			rec.Status, rec.Message = PointFailed, err.Error()
-		default:
-			return result(), fmt.Errorf("sweep: concurrency %d: %w", c, err)
-		}
-		byConc[c] = rec
-		if err := writeManifest(cfg.Dir, records()); err != nil {
-			return result(), fmt.Errorf("sweep: record point %d: %w", c, err)
-		}
-		if cfg.After != nil {
-			if err := cfg.After(c, dir); err != nil {
-				logf("sweep: warning: concurrency %d: %v", c, err)
-			}
+	return s
+}
+
+// records are the manifest: this sweep's complete points, then the
+// earlier sweeps' others.
+func (s *sweeper) records() []PointRecord {
+	var out []PointRecord
+	for _, c := range s.cfg.Points {
+		if r, ok := s.byConc[c]; ok {
+			out = append(out, r)
 		}
 	}
-	return result(), nil
+	return append(out, s.others...)
+}
+
+// result is what the table covers: the manifest but the points made with
+// other settings.
+func (s *sweeper) result() []PointRecord {
+	var out []PointRecord
+	for _, r := range s.records() {
+		if len(SettingsDiff(r.Settings, s.cfg.Settings)) == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// point runs the i-th point, concurrency c, unless an earlier sweep
+// completed it with the same settings. An error stops the sweep.
+func (s *sweeper) point(ctx context.Context, i, c int) error {
+	cfg, logf := s.cfg, s.cfg.Logf
+	if r, ok := s.byConc[c]; ok {
+		d := SettingsDiff(r.Settings, cfg.Settings)
+		if len(d) == 0 {
+			logf("sweep: point %d/%d (concurrency %d): complete from an earlier sweep (%s), skipped", i+1, len(cfg.Points), c, r.Status)
+			return nil
+		}
+		if err := s.replace(i, r); err != nil {
+			return err
+		}
+	}
+	// A folder an interrupted run left is kept aside before the point
+	// runs, and before the reset (Before) touches the server.
+	dir := filepath.Join(cfg.Dir, PointDir(c))
+	if _, err := os.Stat(dir); err == nil {
+		aside, err := moveAside(dir)
+		if err != nil {
+			return fmt.Errorf("sweep: %s is left from an unfinished point and cannot be moved aside: %w", dir, err)
+		}
+		logf("sweep: %s is left from an unfinished point: kept as %s, the point runs again", dir, aside)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cfg.Before != nil {
+		if err := cfg.Before(ctx, c); err != nil {
+			return fmt.Errorf("sweep: before concurrency %d: %w", c, err)
+		}
+	}
+	logf("sweep: point %d/%d: concurrency %d → %s", i+1, len(cfg.Points), c, dir)
+	err := cfg.Run(ctx, c, dir)
+	if ctx.Err() != nil {
+		// An interrupted point is not complete, whatever it wrote.
+		return ctx.Err()
+	}
+	return s.record(c, dir, err)
+}
+
+// replace moves aside the folder of r, the i-th point, complete from an
+// earlier sweep made with other settings, and drops it from the manifest:
+// it runs again.
+func (s *sweeper) replace(i int, r PointRecord) error {
+	cfg, c := s.cfg, r.Concurrency
+	d := SettingsDiff(r.Settings, cfg.Settings)
+	aside, err := moveAsideAs(filepath.Join(cfg.Dir, r.Dir), ".replaced")
+	if err != nil {
+		return fmt.Errorf("sweep: %s was made with other settings and cannot be moved aside: %w", filepath.Join(cfg.Dir, r.Dir), err)
+	}
+	delete(s.byConc, c)
+	if err := writeManifest(cfg.Dir, s.records()); err != nil {
+		return fmt.Errorf("sweep: record point %d: %w", c, err)
+	}
+	cfg.Logf("sweep: point %d/%d (concurrency %d): the earlier sweep's point was made with other settings (%s): it runs again; the old folder is kept as %s",
+		i+1, len(cfg.Points), c, strings.Join(d, "; "), aside)
+	return nil
+}
+
+// record writes point c, run into dir with the error runErr, to the
+// manifest (a failed point too), then runs After.
+func (s *sweeper) record(c int, dir string, runErr error) error {
+	rec := PointRecord{Concurrency: c, Dir: PointDir(c), Status: PointOK, Settings: s.cfg.Settings}
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, ErrPointFailed):
+		rec.Status, rec.Message = PointFailed, runErr.Error()
+	default:
+		return fmt.Errorf("sweep: concurrency %d: %w", c, runErr)
+	}
+	s.byConc[c] = rec
+	if err := writeManifest(s.cfg.Dir, s.records()); err != nil {
+		return fmt.Errorf("sweep: record point %d: %w", c, err)
+	}
+	if s.cfg.After != nil {
+		if err := s.cfg.After(c, dir); err != nil {
+			s.cfg.Logf("sweep: warning: concurrency %d: %v", c, err)
+		}
+	}
+	return nil
 }
 
 // moveAside renames dir to dir.incomplete, or dir.incomplete.2, … when
