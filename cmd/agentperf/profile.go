@@ -5,16 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"runtime"
-	rpprof "runtime/pprof"
 	"strings"
 	"time"
 
@@ -24,6 +17,7 @@ import (
 
 	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/internal/selfprofile"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -299,7 +293,7 @@ func (r *profileRun) warmupGrace() time.Duration {
 // written in every case once requests were sent.
 func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s := r.spec
-	stop, err := startProfiling(r.p, io.err)
+	stop, err := selfprofile.Start(selfprofile.Options{CPUProfile: r.p.cpuProfile, MemProfile: r.p.memProfile, PprofAddr: r.p.pprofAddr, Log: io.err})
 	if err != nil {
 		return asUsage(err)
 	}
@@ -439,53 +433,6 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 		fmt.Fprintln(io.err, "agentperf: the run completed: under --scenario it exits 0 with submission_valid false, as the pinned aiperf does (--fail-on-invalid exits 1 instead)")
 	}
 	return nil
-}
-
-// startProfiling starts the optional CPU profile and pprof server.
-func startProfiling(p *profileFlags, logw io.Writer) (func(), error) {
-	var stops []func()
-	if p.cpuProfile != "" {
-		f, err := os.Create(p.cpuProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := rpprof.StartCPUProfile(f); err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stops = append(stops, func() { rpprof.StopCPUProfile(); f.Close() })
-	}
-	if p.pprofAddr != "" {
-		host, _, err := net.SplitHostPort(p.pprofAddr)
-		if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-			return nil, fmt.Errorf("--pprof-addr %q: must be a loopback host:port", p.pprofAddr)
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		srv := &http.Server{Addr: p.pprofAddr, Handler: mux, ErrorLog: log.New(io.Discard, "", 0)}
-		go srv.ListenAndServe()
-		stops = append(stops, func() { srv.Close() })
-	}
-	if p.memProfile != "" {
-		stops = append(stops, func() {
-			f, err := os.Create(p.memProfile)
-			if err != nil {
-				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
-				return
-			}
-			runtime.GC()
-			if err := rpprof.WriteHeapProfile(f); err != nil {
-				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
-			}
-			f.Close()
-		})
-	}
-	return func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}, nil
 }
 
 // discoverModel asks the server for its model when no --model was given
