@@ -89,70 +89,17 @@ func subagentOffsets(tr *dataset.Trace) map[string]int {
 
 func pathKey(p []int) string { return fmt.Sprint(p) }
 
-// executeRequest sends one turn and emits its record (see execute).
+// executeRequest sends one turn and emits its record (see execute): it
+// builds the record and the body once, then sends attempts until one is
+// final (a transient warmup failure is sent again after a pause).
 func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) execOut {
 	c := e.c
-	tr := &c.Traces[s.Trace]
-	ps := &s.Plan.Streams[s.Stream]
-	turn := &ps.Turns[s.Turn]
 	req := &st.reqs[s.Turn]
-	maxTok := req.Out
-	if ps.Kind != timing.SourceSubagent && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
-		maxTok = c.SynthesisMaxOSL
-	}
-	if s.MaxTokens > 0 {
-		maxTok = s.MaxTokens
-	}
-	if maxTok < 1 {
-		maxTok = 1
-	}
-	phase := metrics.PhaseProfiling
-	if s.Phase == timing.Warmup {
-		phase = metrics.PhaseWarmup
-	}
+	maxTok := c.maxTokens(s, req)
 	model := st.models.wire(req.Model, c.Models)
-	base := metrics.Record{
-		SessionNum:          st.session,
-		XRequestID:          uuid.NewString(),
-		XCorrelationID:      st.corrID,
-		ConversationID:      ps.ConvID,
-		TurnIndex:           s.Turn,
-		SourceTraceID:       tr.ID,
-		SourceOuterIdx:      turn.OuterIdx,
-		SourceKind:          ps.Kind.String(),
-		AgentDepth:          ps.Depth,
-		ParentCorrelationID: st.parentCorr,
-		RootCorrelationID:   st.rootCorr,
-		Lane:                s.Lane,
-		WorkerID:            l.workerID,
-		Shard:               e.shard,
-		Phase:               phase,
-		Model:               model,
-		MaxTokens:           maxTok,
-		RecordedIn:          req.In,
-		RecordedOut:         req.Out,
-		CreditIssuedNs:      s.At.UnixNano(),
-	}
-	if h, ok := e.prefixHits(s.Trace, ps, s.Turn); ok {
-		base.HitBlocks, base.TotalBlocks = h.Hit, h.Total
-	}
-
+	base := e.newRecord(l, s, st, model, maxTok)
 	// Build the body, once: a retried warmup request sends the same bytes.
-	p := bodyParams{model: model, maxTokens: maxTok}
-	if ds := c.DynamoSession; ds != nil {
-		id := st.corrID
-		if st.marker != "" {
-			id = ps.ConvID + ":" + st.marker
-		}
-		sl.session = appendSessionControl(sl.session[:0], id, ds.TimeoutSeconds, s.NewSession)
-		p.session = sl.session
-	}
-	conv, err := st.conv.get()
-	if err != nil {
-		err = fmt.Errorf("conversation %s of trace %s: cannot build its prompts: %v", ps.ConvID, tr.ID, err)
-	} else {
-		err = sl.buildBody(c, p, conv, s.Turn, st.marker)
-	}
+	conv, err := e.prepareBody(s, st, sl, bodyParams{model: model, maxTokens: maxTok})
 	base.PromptBytes = sl.bodyLen()
 
 	for attempt := 1; ; attempt++ {
@@ -180,6 +127,81 @@ func (e *engine) executeRequest(l *lane, s *timing.Send, st *stream, sl *slot) e
 		rec.Retried = true
 		e.emit(rec, seq)
 	}
+}
+
+// maxTokens returns the max_tokens of send s of recorded request req:
+// the recorded output, capped by SynthesisMaxOSL (not for a subagent's
+// request), overridden by the core's (a cache-warmup request's 1), at
+// least 1.
+func (c *runConfig) maxTokens(s *timing.Send, req *dataset.Request) int {
+	maxTok := req.Out
+	if s.Plan.Streams[s.Stream].Kind != timing.SourceSubagent && c.SynthesisMaxOSL > 0 && maxTok > c.SynthesisMaxOSL {
+		maxTok = c.SynthesisMaxOSL
+	}
+	if s.MaxTokens > 0 {
+		maxTok = s.MaxTokens
+	}
+	return max(maxTok, 1)
+}
+
+// newRecord returns the record of send s's first attempt: what it
+// replays, who sends it, its model and max_tokens, and the theoretical
+// prefix-cache hits of its turn.
+func (e *engine) newRecord(l *lane, s *timing.Send, st *stream, model string, maxTok int) metrics.Record {
+	ps := &s.Plan.Streams[s.Stream]
+	req := &st.reqs[s.Turn]
+	phase := metrics.PhaseProfiling
+	if s.Phase == timing.Warmup {
+		phase = metrics.PhaseWarmup
+	}
+	rec := metrics.Record{
+		SessionNum:          st.session,
+		XRequestID:          uuid.NewString(),
+		XCorrelationID:      st.corrID,
+		ConversationID:      ps.ConvID,
+		TurnIndex:           s.Turn,
+		SourceTraceID:       e.c.Traces[s.Trace].ID,
+		SourceOuterIdx:      ps.Turns[s.Turn].OuterIdx,
+		SourceKind:          ps.Kind.String(),
+		AgentDepth:          ps.Depth,
+		ParentCorrelationID: st.parentCorr,
+		RootCorrelationID:   st.rootCorr,
+		Lane:                s.Lane,
+		WorkerID:            l.workerID,
+		Shard:               e.shard,
+		Phase:               phase,
+		Model:               model,
+		MaxTokens:           maxTok,
+		RecordedIn:          req.In,
+		RecordedOut:         req.Out,
+		CreditIssuedNs:      s.At.UnixNano(),
+	}
+	if h, ok := e.prefixHits(s.Trace, ps, s.Turn); ok {
+		rec.HitBlocks, rec.TotalBlocks = h.Hit, h.Total
+	}
+	return rec
+}
+
+// prepareBody builds the body of send s into sl (with Dynamo's session
+// control when configured) and returns the stream's conversation. The
+// error is the failure to build the prompt: the request's error, recorded
+// without sending anything.
+func (e *engine) prepareBody(s *timing.Send, st *stream, sl *slot, p bodyParams) (*synth.Conversation, error) {
+	c := e.c
+	ps := &s.Plan.Streams[s.Stream]
+	if ds := c.DynamoSession; ds != nil {
+		id := st.corrID
+		if st.marker != "" {
+			id = ps.ConvID + ":" + st.marker
+		}
+		sl.session = appendSessionControl(sl.session[:0], id, ds.TimeoutSeconds, s.NewSession)
+		p.session = sl.session
+	}
+	conv, err := st.conv.get()
+	if err != nil {
+		return conv, fmt.Errorf("conversation %s of trace %s: cannot build its prompts: %v", ps.ConvID, c.Traces[s.Trace].ID, err)
+	}
+	return conv, sl.buildBody(c, p, conv, s.Turn, st.marker)
 }
 
 // send sends one attempt of a request and fills rec with its outcome; it
