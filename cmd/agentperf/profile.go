@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	neturl "net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -329,13 +327,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 }
 
 // runSpecJSON is runSpec with --output json: the text summary goes to
-// stderr, and stdout gets one JSON object (jsonSummary) once the run is
+// stderr, and stdout gets one JSON object (profile.Outcome.JSON) once the run is
 // finished, whatever its exit status.
 func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
 	var out *profile.Outcome
 	err := runSpec(ctx, s, stdio{out: io.err, err: io.err, outcome: &out})
 	if out != nil {
-		b, jerr := jsonSummary(out)
+		b, jerr := out.JSON(flagNames)
 		if jerr != nil {
 			return fmt.Errorf("--output json: %w", jerr)
 		}
@@ -344,35 +342,6 @@ func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
 		}
 	}
 	return err
-}
-
-// jsonSummary is the --output json object of a finished run.
-func jsonSummary(o *profile.Outcome) ([]byte, error) {
-	type problem struct {
-		Reason  string `json:"reason,omitempty"`
-		Message string `json:"message"`
-		Fatal   bool   `json:"fatal"`
-	}
-	v := struct {
-		ArtifactDir     string          `json:"artifact_dir"`
-		ExitCode        int             `json:"exit_code"`
-		Interrupted     bool            `json:"interrupted"`
-		SubmissionValid bool            `json:"submission_valid"`
-		Problems        []problem       `json:"problems"`
-		Warnings        []string        `json:"warnings"`
-		Aggregate       json.RawMessage `json:"aggregate"`
-	}{ArtifactDir: o.Dir, ExitCode: o.ExitCode(), Interrupted: o.Interrupted, SubmissionValid: o.Verdict.Valid,
-		Problems: []problem{}, Warnings: append(append([]string{}, o.Warnings...), o.LateWarnings...)}
-	for _, p := range o.Problems {
-		v.Problems = append(v.Problems, problem{Reason: p.Reason, Message: flagNames(p.Message), Fatal: o.Fatal(p)})
-	}
-	agg, err := os.ReadFile(filepath.Join(o.Dir, "profile_export_aiperf.json"))
-	if err == nil && json.Valid(agg) {
-		v.Aggregate = agg
-	} else {
-		v.Aggregate = json.RawMessage("null")
-	}
-	return json.Marshal(v)
 }
 
 // runRepeated runs s o.Runs times (--num-profile-runs) and maps the runs'
