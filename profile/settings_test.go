@@ -51,15 +51,12 @@ func TestSettingsTable(t *testing.T) {
 // a free one is not.
 func TestSettingsLockRule(t *testing.T) {
 	var set scenario.Settings
-	given := map[string]bool{}
-	for _, g := range set.Given() {
-		for _, f := range g.Flags {
-			given[f] = true
-		}
-	}
 	for _, st := range Settings() {
-		if (st.Lock != Free) != given[st.Flag] {
-			t.Errorf("--%s: lock rule %d, but the scenario asks about it: %v", st.Flag, st.Lock, given[st.Flag])
+		if (st.Lock != Free) != (st.opt != nil) {
+			t.Errorf("--%s: lock rule %d, but a preset asks whether it was given: %v", st.Flag, st.Lock, st.opt != nil)
+		}
+		if st.opt != nil && st.opt(&set) == nil {
+			t.Errorf("--%s: no option", st.Flag)
 		}
 	}
 	// A preset filling a Filled setting, or locking a Locked one, changes
@@ -74,10 +71,7 @@ func TestSettingsLockRule(t *testing.T) {
 			st.Bind(&s)
 		}
 		before := s
-		set := s.ScenarioSettings()
-		for _, g := range set.Given() {
-			*g.Set = false
-		}
+		set := s.GivenSettings(func(string) bool { return false })
 		set.Loader = scenario.LoaderPublic
 		set.PublicDataset = p.PublicPrefix
 		if len(p.Aliases) > 0 {
@@ -104,5 +98,27 @@ func TestSettingsLockRule(t *testing.T) {
 		if !slices.Contains(changed, "streaming") {
 			t.Errorf("%s did not lock --streaming on", name)
 		}
+	}
+}
+
+// TestGivenSettings: an option of the scenario is Set exactly when one of
+// its flags was given; every option has a flag (a new scenario option
+// without one would stay Set, as if the user had chosen it, and fail here).
+func TestGivenSettings(t *testing.T) {
+	s := NewSpec()
+	none := s.GivenSettings(func(string) bool { return false })
+	v := reflect.ValueOf(none)
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).Kind() != reflect.Struct {
+			continue
+		}
+		if f := v.Field(i).FieldByName("Set"); f.IsValid() && f.Bool() {
+			t.Errorf("scenario.Settings.%s: Set with no flag given: no flag of the table or otherGiven sets it", v.Type().Field(i).Name)
+		}
+	}
+	set := s.GivenSettings(func(f string) bool { return f == "agentic-warmup-grace-period" || f == "streaming" })
+	if !set.WarmupGracePeriod.Set || !set.Streaming.Set || set.IgnoreEOS.Set || set.BenchmarkDuration.Set {
+		t.Errorf("given --agentic-warmup-grace-period and --streaming: warmup %v streaming %v ignore_eos %v duration %v",
+			set.WarmupGracePeriod.Set, set.Streaming.Set, set.IgnoreEOS.Set, set.BenchmarkDuration.Set)
 	}
 }

@@ -134,44 +134,6 @@ type Settings struct {
 	Filled []string
 }
 
-// Given is one entry of Settings.Given: the aiperf flags that set a
-// setting, and its Set bit.
-type Given struct {
-	// Flags are the flag names (without "--") any of which sets it.
-	Flags []string
-	// Set is the setting's Opt.Set.
-	Set *bool
-}
-
-// Given is the one table of which flags set which setting: a caller
-// that starts from every setting Set (a Spec's values) clears Set where
-// none of its flags was given, and the preset fills the rest. The flag
-// names are aiperf's.
-func (s *Settings) Given() []Given {
-	return []Given{
-		{[]string{"streaming"}, &s.Streaming.Set},
-		{[]string{"ignore-eos"}, &s.IgnoreEOS.Set},
-		{[]string{"cache-bust"}, &s.CacheBust.Set},
-		{[]string{"benchmark-duration"}, &s.BenchmarkDuration.Set},
-		{[]string{"random-seed"}, &s.RandomSeed.Set},
-		{[]string{"inter-turn-delay-cap-seconds"}, &s.InterTurnDelayCap.Set},
-		{[]string{"trace-idle-gap-cap-seconds"}, &s.TraceIdleGapCap.Set},
-		{[]string{"system-idle-gap-cap-seconds"}, &s.SystemIdleGapCap.Set},
-		{[]string{"use-server-token-count"}, &s.UseServerTokenCount.Set},
-		{[]string{"trajectory-start-min-ratio"}, &s.TrajectoryMinRatio.Set},
-		{[]string{"trajectory-start-max-ratio"}, &s.TrajectoryMaxRatio.Set},
-		{[]string{"synthesis-max-isl"}, &s.SynthesisMaxISL.Set},
-		{[]string{"stats-interval"}, &s.StatsInterval.Set},
-		{[]string{"failed-request-threshold"}, &s.FailedRequestThreshold.Set},
-		{[]string{"warmup-requests-per-lane"}, &s.WarmupRequestsPerLane.Set},
-		{[]string{"warmup-grace-period", "agentic-warmup-grace-period"}, &s.WarmupGracePeriod.Set},
-		{[]string{"no-gpu-telemetry", "gpu-telemetry"}, &s.NoGPUTelemetry.Set},
-		{[]string{"num-dataset-entries"}, &s.NumDatasetEntries.Set},
-		{[]string{"slice-duration"}, &s.SliceDuration.Set},
-		{[]string{"agentic-cache-warmup-duration"}, &s.AgenticCacheWarmup.Set},
-	}
-}
-
 // Violation is one broken lock.
 type Violation struct {
 	// Flag is the flag (or setting) at fault.

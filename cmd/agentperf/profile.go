@@ -2,19 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	neturl "net/url"
 	"os"
-	"path/filepath"
-	"runtime"
-	rpprof "runtime/pprof"
 	"strings"
 	"time"
 
@@ -24,6 +15,7 @@ import (
 
 	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/internal/selfprofile"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -299,7 +291,7 @@ func (r *profileRun) warmupGrace() time.Duration {
 // written in every case once requests were sent.
 func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	s := r.spec
-	stop, err := startProfiling(r.p, io.err)
+	stop, err := selfprofile.Start(selfprofile.Options{CPUProfile: r.p.cpuProfile, MemProfile: r.p.memProfile, PprofAddr: r.p.pprofAddr, Log: io.err})
 	if err != nil {
 		return asUsage(err)
 	}
@@ -335,13 +327,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 }
 
 // runSpecJSON is runSpec with --output json: the text summary goes to
-// stderr, and stdout gets one JSON object (jsonSummary) once the run is
+// stderr, and stdout gets one JSON object (profile.Outcome.JSON) once the run is
 // finished, whatever its exit status.
 func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
 	var out *profile.Outcome
 	err := runSpec(ctx, s, stdio{out: io.err, err: io.err, outcome: &out})
 	if out != nil {
-		b, jerr := jsonSummary(out)
+		b, jerr := out.JSON(flagNames)
 		if jerr != nil {
 			return fmt.Errorf("--output json: %w", jerr)
 		}
@@ -350,35 +342,6 @@ func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
 		}
 	}
 	return err
-}
-
-// jsonSummary is the --output json object of a finished run.
-func jsonSummary(o *profile.Outcome) ([]byte, error) {
-	type problem struct {
-		Reason  string `json:"reason,omitempty"`
-		Message string `json:"message"`
-		Fatal   bool   `json:"fatal"`
-	}
-	v := struct {
-		ArtifactDir     string          `json:"artifact_dir"`
-		ExitCode        int             `json:"exit_code"`
-		Interrupted     bool            `json:"interrupted"`
-		SubmissionValid bool            `json:"submission_valid"`
-		Problems        []problem       `json:"problems"`
-		Warnings        []string        `json:"warnings"`
-		Aggregate       json.RawMessage `json:"aggregate"`
-	}{ArtifactDir: o.Dir, ExitCode: o.ExitCode(), Interrupted: o.Interrupted, SubmissionValid: o.Verdict.Valid,
-		Problems: []problem{}, Warnings: append(append([]string{}, o.Warnings...), o.LateWarnings...)}
-	for _, p := range o.Problems {
-		v.Problems = append(v.Problems, problem{Reason: p.Reason, Message: flagNames(p.Message), Fatal: o.Fatal(p)})
-	}
-	agg, err := os.ReadFile(filepath.Join(o.Dir, "profile_export_aiperf.json"))
-	if err == nil && json.Valid(agg) {
-		v.Aggregate = agg
-	} else {
-		v.Aggregate = json.RawMessage("null")
-	}
-	return json.Marshal(v)
 }
 
 // runRepeated runs s o.Runs times (--num-profile-runs) and maps the runs'
@@ -439,53 +402,6 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 		fmt.Fprintln(io.err, "agentperf: the run completed: under --scenario it exits 0 with submission_valid false, as the pinned aiperf does (--fail-on-invalid exits 1 instead)")
 	}
 	return nil
-}
-
-// startProfiling starts the optional CPU profile and pprof server.
-func startProfiling(p *profileFlags, logw io.Writer) (func(), error) {
-	var stops []func()
-	if p.cpuProfile != "" {
-		f, err := os.Create(p.cpuProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := rpprof.StartCPUProfile(f); err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stops = append(stops, func() { rpprof.StopCPUProfile(); f.Close() })
-	}
-	if p.pprofAddr != "" {
-		host, _, err := net.SplitHostPort(p.pprofAddr)
-		if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-			return nil, fmt.Errorf("--pprof-addr %q: must be a loopback host:port", p.pprofAddr)
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		srv := &http.Server{Addr: p.pprofAddr, Handler: mux, ErrorLog: log.New(io.Discard, "", 0)}
-		go srv.ListenAndServe()
-		stops = append(stops, func() { srv.Close() })
-	}
-	if p.memProfile != "" {
-		stops = append(stops, func() {
-			f, err := os.Create(p.memProfile)
-			if err != nil {
-				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
-				return
-			}
-			runtime.GC()
-			if err := rpprof.WriteHeapProfile(f); err != nil {
-				fmt.Fprintf(logw, "warning: --memprofile: %v\n", err)
-			}
-			f.Close()
-		})
-	}
-	return func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}, nil
 }
 
 // discoverModel asks the server for its model when no --model was given

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/agentperf/agentperf/profile"
@@ -24,17 +23,14 @@ func (r *profileRun) applyScenario(s *profile.Spec) error {
 	if r.preset == nil {
 		return nil
 	}
-	_, err := s.ApplyScenario(r.preset, r.given(s.ScenarioSettings()))
+	_, err := s.ApplyScenario(r.preset, r.given(s))
 	return asUsage(err)
 }
 
-// given keeps of set (every setting of the Spec) only what the user chose:
-// an Opt stays set where one of its flags (scenario.Settings.Given) was
-// passed.
-func (r *profileRun) given(set scenario.Settings) scenario.Settings {
-	for _, g := range set.Given() {
-		*g.Set = slices.ContainsFunc(g.Flags, func(f string) bool { return r.fs.Lookup(f) != nil && r.fs.Changed(f) })
-	}
+// given is the preset's view of what the user chose (the flags given:
+// profile.Spec.GivenSettings), with the source of an auto-filled seed.
+func (r *profileRun) given(s *profile.Spec) scenario.Settings {
+	set := s.GivenSettings(func(f string) bool { return r.fs.Lookup(f) != nil && r.fs.Changed(f) })
 	set.SeedSource = func() int64 { return rand.Int64N(1 << 31) }
 	return set
 }
