@@ -145,6 +145,7 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 	if err := s.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
+	// One corpus and one simulator for every run.
 	if s.Loaded == nil {
 		l, err := Load(ctx, s)
 		if err != nil {
@@ -153,7 +154,6 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 		defer l.Close()
 		s.Loaded = l
 	}
-	base := s.OutputDir
 	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], s.Loaded.Synth.Tokenizer())
 	if err != nil {
 		return nil, err
@@ -163,9 +163,20 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 		s.Replay.URL = srv.URL
 		s.readSimulatorGPU(srv, simCfg)
 	}
-	out := &RepeatOutcome{Dir: base, Summary: PooledSummary{SchemaVersion: 1, RunsRequested: o.Runs, Confidence: o.Confidence,
+	out := &RepeatOutcome{Dir: s.OutputDir, Summary: PooledSummary{SchemaVersion: 1, RunsRequested: o.Runs, Confidence: o.Confidence,
 		Warmup:  "every run replays its warmup (the lanes' start states); one server for all runs, its caches not reset between them; the same seed in every run",
 		Metrics: map[string]Pooled{}}}
+	values, err := out.runAll(ctx, s, o)
+	if err != nil {
+		return out, err
+	}
+	return out, out.writePooled(values, o)
+}
+
+// runAll runs the profile runs in order, pausing o.Cooldown between
+// them, until o.Runs are done or one says to stop (stopAfter), and
+// returns each headline metric's values, one per run that has it.
+func (out *RepeatOutcome) runAll(ctx context.Context, s Spec, o RepeatOptions) (map[string][]float64, error) {
 	values := map[string][]float64{}
 	for k := 1; k <= o.Runs; k++ {
 		if k > 1 && o.Cooldown > 0 {
@@ -178,47 +189,75 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 			out.Summary.StoppedEarly = "interrupted"
 			break
 		}
-		rs := s
-		rel := filepath.Join(DirProfileRuns, fmt.Sprintf("run_%04d", k))
-		rs.OutputDir = filepath.Join(base, rel)
-		if s.Log != nil {
-			fmt.Fprintf(s.Log, "profile run %d of %d → %s\n", k, o.Runs, rs.OutputDir)
-		}
-		r, err := Run(ctx, rs)
+		r, err := out.runOne(ctx, s, o, k, values)
 		if err != nil {
-			return out, err
+			return values, err
 		}
-		out.Runs = append(out.Runs, r)
-		out.Summary.Runs = append(out.Summary.Runs, rel)
-		agg, err := metrics.ReadAggregateFile(rs.OutputDir)
-		if err != nil {
-			return out, fmt.Errorf("profile run %d: %w", k, err)
-		}
-		for _, h := range HeadlineMetrics {
-			st, ok := agg.Stat(h.Tag)
-			if !ok {
-				continue
-			}
-			if v, ok := st.Get(h.Stat).Float(); ok {
-				values[h.Name()] = append(values[h.Name()], v)
-			}
-		}
-		if r.ExitCode() != ExitOK {
-			if k < o.Runs {
-				out.Summary.StoppedEarly = fmt.Sprintf("run %d failed or was interrupted (exit code %d)", k, r.ExitCode())
+		if stop, why := stopAfter(o, k, r, values); stop {
+			if why != "" {
+				out.Summary.StoppedEarly = why
 			}
 			break
 		}
-		if m := o.ConvergenceMetric; m != "" && k >= 3 && k < o.Runs {
-			if h := headline(m); len(values[m]) == k {
-				if p := Pool(values[m], o.Confidence, h.Unit); p.RelWidth <= o.ConvergenceThreshold {
-					out.Summary.StoppedEarly = fmt.Sprintf("converged after %d runs: %s's %.0f%% interval is %.2f%% of its mean wide (threshold %.2f%%)",
-						k, m, 100*o.Confidence, 100*p.RelWidth, 100*o.ConvergenceThreshold)
-					break
-				}
+	}
+	return values, nil
+}
+
+// runOne runs profile run k of s into its folder under s.OutputDir,
+// records it in out and adds its headline figures to values.
+func (out *RepeatOutcome) runOne(ctx context.Context, s Spec, o RepeatOptions, k int, values map[string][]float64) (*Outcome, error) {
+	rs := s
+	rel := filepath.Join(DirProfileRuns, fmt.Sprintf("run_%04d", k))
+	rs.OutputDir = filepath.Join(s.OutputDir, rel)
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "profile run %d of %d → %s\n", k, o.Runs, rs.OutputDir)
+	}
+	r, err := Run(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	out.Runs = append(out.Runs, r)
+	out.Summary.Runs = append(out.Summary.Runs, rel)
+	agg, err := metrics.ReadAggregateFile(rs.OutputDir)
+	if err != nil {
+		return nil, fmt.Errorf("profile run %d: %w", k, err)
+	}
+	for _, h := range HeadlineMetrics {
+		st, ok := agg.Stat(h.Tag)
+		if !ok {
+			continue
+		}
+		if v, ok := st.Get(h.Stat).Float(); ok {
+			values[h.Name()] = append(values[h.Name()], v)
+		}
+	}
+	return r, nil
+}
+
+// stopAfter says whether the runs stop after run k (outcome r), and why
+// when that is early: the run failed or was interrupted, or, from the
+// third run on, o.ConvergenceMetric converged.
+func stopAfter(o RepeatOptions, k int, r *Outcome, values map[string][]float64) (bool, string) {
+	if r.ExitCode() != ExitOK {
+		if k < o.Runs {
+			return true, fmt.Sprintf("run %d failed or was interrupted (exit code %d)", k, r.ExitCode())
+		}
+		return true, ""
+	}
+	if m := o.ConvergenceMetric; m != "" && k >= 3 && k < o.Runs {
+		if h := headline(m); len(values[m]) == k {
+			if p := Pool(values[m], o.Confidence, h.Unit); p.RelWidth <= o.ConvergenceThreshold {
+				return true, fmt.Sprintf("converged after %d runs: %s's %.0f%% interval is %.2f%% of its mean wide (threshold %.2f%%)",
+					k, m, 100*o.Confidence, 100*p.RelWidth, 100*o.ConvergenceThreshold)
 			}
 		}
 	}
+	return false, ""
+}
+
+// writePooled pools each headline metric's values and writes the pooled
+// summary to Dir/aggregate/profile_export_aiperf_aggregate.json.
+func (out *RepeatOutcome) writePooled(values map[string][]float64, o RepeatOptions) error {
 	out.Summary.RunsDone = len(out.Runs)
 	for _, h := range HeadlineMetrics {
 		if v := values[h.Name()]; len(v) > 0 {
@@ -227,15 +266,15 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 	}
 	b, err := metrics.EncodePooledSummary(out.Summary)
 	if err != nil {
-		return out, err
+		return err
 	}
-	if err := os.MkdirAll(filepath.Join(base, DirPooled), 0o755); err != nil {
-		return out, err
+	if err := os.MkdirAll(filepath.Join(out.Dir, DirPooled), 0o755); err != nil {
+		return err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(base, DirPooled, FilePooledSummary), b); err != nil {
-		return out, fmt.Errorf("write the pooled summary: %w", err)
+	if err := atomicfile.WriteBytes(filepath.Join(out.Dir, DirPooled, FilePooledSummary), b); err != nil {
+		return fmt.Errorf("write the pooled summary: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 func headline(name string) Headline {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/agentperf/agentperf/internal/cliflags"
 )
 
 // profileFlagSet is `agentperf profile`'s flag set, its command line
@@ -135,29 +137,11 @@ output-artifact-dir: ` + out + "\n"
 	}
 }
 
-// TestConfigFileErrors: what a config file gets wrong is an error with
-// file:line that says what to do.
+// TestConfigFileErrors: through the command, a config file's mistake is
+// a usage error (exit 2) naming the file and line. The cases of every
+// kind of mistake are cliflags.TestConfigErrors.
 func TestConfigFileErrors(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ name, yml, want string }{
-		{"unknown key", "url: sim://\nconcurency: 4\n", `run.yaml:2: unknown key "concurency": the keys are this command's flag names (see --help) (did you mean "concurrency"?)`},
-		{"list for one value", "url: sim://\nconcurrency:\n  - 4\n  - 8\n", "run.yaml:3: --concurrency takes one value, not a list"},
-		{"bad value", "streaming: maybe\n", `run.yaml:1: --streaming "maybe": `},
-		{"twice through an alias", "model: [a]\nmodel-names: [b]\n", `run.yaml:2: "model-names" sets --model again (line 1 set it already)`},
-		{"not a mapping", "- concurrency\n", "run.yaml:1: want a mapping of flag names to values"},
-		{"nested config", "config: other.yaml\n", `run.yaml:1: unknown key "config": a config file cannot name another one`},
-		{"no value", "url:\n", "run.yaml:1: url has no value"},
-		{"syntax", "url: [\n", "run.yaml: "},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			fs, _ := profileFlagSet(t)
-			err := applyConfig(fs, "run.yaml", []byte(c.yml))
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want %q", err, c.want)
-			}
-		})
-	}
-	// Through the command: a usage error (exit 2) naming the file.
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "run.yaml")
 	os.WriteFile(cfg, []byte("concurency: 4\n"), 0o644)
@@ -165,6 +149,12 @@ func TestConfigFileErrors(t *testing.T) {
 	if code := run(context.Background(), []string{"profile", "--config", cfg}, &out, &errb); code != exitUsage ||
 		!regexp.MustCompile(regexp.QuoteMeta(cfg)+`:1: unknown key "concurency"`).MatchString(errb.String()) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	// An alias of a profile flag counts as that flag.
+	fs, _ := profileFlagSet(t)
+	if err := cliflags.ApplyConfig(fs, "run.yaml", []byte("model: [a]\nmodel-names: [b]\n")); err == nil ||
+		!strings.Contains(err.Error(), `run.yaml:2: "model-names" sets --model again (line 1 set it already)`) {
+		t.Errorf("model twice through its alias: %v", err)
 	}
 }
 
@@ -176,7 +166,7 @@ func TestConfigFileTakesEveryProfileFlag(t *testing.T) {
 	fs, _ := profileFlagSet(t)
 	var keys []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name != configFlag {
+		if f.Name != cliflags.ConfigFlag {
 			keys = append(keys, f.Name)
 		}
 	})
@@ -189,37 +179,23 @@ func TestConfigFileTakesEveryProfileFlag(t *testing.T) {
 		val := f.DefValue
 		var yml string
 		switch {
-		case repeatable(f):
+		case cliflags.Repeatable(f):
 			yml = k + ": []\n"
 		case val == "":
 			yml = k + ": \"\"\n"
 		default:
 			yml = k + ": " + "\"" + val + "\"\n"
 		}
-		if err := applyConfig(fs, "run.yaml", []byte(yml)); err != nil {
+		if err := cliflags.ApplyConfig(fs, "run.yaml", []byte(yml)); err != nil {
 			t.Errorf("key %s: %v", k, err)
 		}
 	}
 	// The command line wins: --concurrency 2 over the file's 4.
 	fs2, p := profileFlagSet(t, "--concurrency", "2", "--streaming=false")
-	if err := applyConfig(fs2, "run.yaml", []byte("concurrency: 4\nstreaming: true\nrandom-seed: 9\n")); err != nil {
+	if err := cliflags.ApplyConfig(fs2, "run.yaml", []byte("concurrency: 4\nstreaming: true\nrandom-seed: 9\n")); err != nil {
 		t.Fatal(err)
 	}
 	if p.concurrency != "2" || p.spec.Replay.Streaming || fs2.Lookup("random-seed").Value.String() != "9" {
 		t.Errorf("concurrency %q streaming %v random-seed %s: want the command line's 2 and false, the file's 9", p.concurrency, p.spec.Replay.Streaming, fs2.Lookup("random-seed").Value)
 	}
-}
-
-// FuzzApplyConfig: any file either is refused with an error naming it or
-// sets flags; nothing panics.
-func FuzzApplyConfig(f *testing.F) {
-	for _, s := range []string{"url: sim://\nconcurrency: 4\n", "header: [\"A: b\", \"C: d\"]\n", "- x\n", "a: &x 1\nb: *x\n", "{url: [1, {a: b}]}", "", "streaming: !!bool true\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		fs, _ := profileFlagSet(t)
-		if err := applyConfig(fs, "run.yaml", data); err != nil && !strings.HasPrefix(err.Error(), "run.yaml") {
-			t.Errorf("error %q does not name the file", err)
-		}
-	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/internal/cliflags"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
@@ -92,7 +93,7 @@ var boolUnsupported = map[string]bool{
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{spec: profile.NewSpec()}
-	addConfigFlag(fs)
+	cliflags.AddConfigFlag(fs)
 	bindSettings(fs, &p.spec)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 

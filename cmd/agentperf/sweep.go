@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentperf/agentperf/capacity"
-	"github.com/agentperf/agentperf/metrics"
 )
 
 func init() {
@@ -57,13 +53,8 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usagef("sweep: --concurrency: %v", err)
 	}
-	if *tp == 0 {
-		if v, err := strconv.Atoi(os.Getenv("TP")); err == nil && v > 0 {
-			*tp = v
-		} else if strings.HasPrefix(p.spec.Replay.URL, "sim:") {
-			*tp = 1 // the simulator models one GPU
-		}
-	}
+	sim := strings.HasPrefix(p.spec.Replay.URL, "sim:")
+	*tp = capacity.ResolveTP(*tp, sim, os.Getenv)
 	if *tp < 0 {
 		return usagef("sweep: --tp %d: must be positive", *tp)
 	}
@@ -73,80 +64,13 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer pr.Close()
-	labels := capacity.SweepLabels{TP: *tp, Config: *config}
-	ixSeen := map[string]bool{} // the InferenceX warnings said so far
-	pts, err := capacity.Sweep(ctx, capacity.SweepConfig{
-		Dir: out, Points: points, Run: pr.run, Before: pr.Before, Logf: pr.logf, Settings: pr.settings(fs),
-		After: func(c int, dir string) error {
-			// InferenceX's CONC and TP are the point's, unless set.
-			look := func(n string) (string, bool) {
-				if v, ok := os.LookupEnv(n); ok && v != "" {
-					return v, true
-				}
-				switch {
-				case n == "CONC":
-					return strconv.Itoa(c), true
-				case n == "TP" && *tp > 0:
-					return strconv.Itoa(*tp), true
-				}
-				return "", false
-			}
-			warnings, err := capacity.WritePointInferenceX(dir, look)
-			// A repeated point has one in each run's folder.
-			ixName := filepath.Join(dir, capacity.PointInferenceX)
-			if pr.Repeats() > 1 {
-				ixName = filepath.Join(dir, metrics.DirProfileRuns, "run_*", capacity.PointInferenceX)
-			}
-			// InferenceX's variables are the same at every point: each
-			// warning about them is said once, at the first point that
-			// has it. Against the simulator no InferenceX processor will
-			// read the file: one line says what is left out.
-			var fresh []string
-			for _, w := range warnings {
-				if !ixSeen[w] {
-					ixSeen[w] = true
-					fresh = append(fresh, w)
-				}
-			}
-			switch {
-			case len(fresh) == 0:
-			case strings.HasPrefix(p.spec.Replay.URL, "sim:"):
-				pr.logf("note: %s: written with %d warnings about InferenceX's environment variables left out (a simulator run, which no InferenceX processor reads: `agentperf report --format inferencex %s` lists them)", ixName, len(fresh), filepath.Dir(ixName))
-			default:
-				for _, w := range fresh {
-					pr.logf("warning: %s (every point's %s): %s", ixName, capacity.PointInferenceX, w)
-				}
-			}
-			return err
-		},
+	res, err := capacity.RunSweep(ctx, capacity.SweepRun{
+		SweepConfig: capacity.SweepConfig{Dir: out, Points: points, Run: pr.run, Before: pr.Before, Logf: pr.logf, Settings: pr.settings(fs)},
+		Labels:      capacity.SweepLabels{TP: *tp, Config: *config},
+		Repeated:    pr.Repeats() > 1, Simulated: sim,
 	})
-	// The table, plot and page cover the points complete so far, also
-	// after an interruption.
-	if len(pts) > 0 {
-		warnings, werr := capacity.WriteSweepReport(out, pts, labels)
-		for _, w := range warnings {
-			pr.logf("warning: %s", w)
-		}
-		if werr != nil && err == nil {
-			err = werr
-		}
-		if werr == nil {
-			if b, rerr := os.ReadFile(filepath.Join(out, capacity.SweepTableMD)); rerr == nil {
-				fmt.Fprintf(io.out, "\n%s\n", b)
-			}
-			mine := 0
-			for _, pt := range pts {
-				if slices.Contains(points, pt.Concurrency) {
-					mine++
-				}
-			}
-			also := ""
-			if n := len(pts) - mine; n > 0 {
-				also = fmt.Sprintf(" (the table also has %d point(s) of an earlier sweep in the folder, made with the same settings)", n)
-			}
-			fmt.Fprintf(io.out, "sweep: %d of %d point(s) complete in %s%s; table %s, Pareto %s, page %s\n", mine, len(points), out, also,
-				capacity.SweepTableMD, capacity.SweepPareto, capacity.SweepHTML)
-		}
+	if res.Reported {
+		printSweep(io, res, len(points), out)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -154,10 +78,21 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 		}
 		return err
 	}
-	for _, pt := range pts {
-		if pt.Status != capacity.PointOK {
-			return errRunFailed
-		}
+	if !res.AllOK() {
+		return errRunFailed
 	}
 	return nil
+}
+
+// printSweep prints the sweep's table and where its files are.
+func printSweep(io stdio, res *capacity.SweepOutcome, points int, dir string) {
+	if res.Table != nil {
+		fmt.Fprintf(io.out, "\n%s\n", res.Table)
+	}
+	also := ""
+	if n := len(res.Points) - res.Mine; n > 0 {
+		also = fmt.Sprintf(" (the table also has %d point(s) of an earlier sweep in the folder, made with the same settings)", n)
+	}
+	fmt.Fprintf(io.out, "sweep: %d of %d point(s) complete in %s%s; table %s, Pareto %s, page %s\n", res.Mine, points, dir, also,
+		capacity.SweepTableMD, capacity.SweepPareto, capacity.SweepHTML)
 }

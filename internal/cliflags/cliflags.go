@@ -1,8 +1,9 @@
 // Package cliflags extends pflag for agentperf's commands: help that
 // lists a command's flags under titled groups (a flag no group names is
 // listed under a default group, so none disappears), "did you mean" for a
-// mistyped flag, and flags that take zero or more values as aiperf's
-// argparse nargs='*' flags do.
+// mistyped flag, flags that take zero or more values as aiperf's
+// argparse nargs='*' flags do, and --config: a YAML file of flag values
+// laid under the command line (config.go).
 package cliflags
 
 import (

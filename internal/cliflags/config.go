@@ -1,4 +1,7 @@
-package main
+// The --config file: a YAML mapping of flag values laid under the command
+// line.
+
+package cliflags
 
 import (
 	"fmt"
@@ -12,32 +15,32 @@ import (
 	"github.com/agentperf/agentperf/internal/suggest"
 )
 
-// configFlag is the flag naming a YAML file of flag values (aiperf's
+// ConfigFlag is the flag naming a YAML file of flag values (aiperf's
 // -f/--config; guidellm and inference-perf take one too).
-const configFlag = "config"
+const ConfigFlag = "config"
 
-// addConfigFlag registers --config on fs.
-func addConfigFlag(fs *pflag.FlagSet) {
-	fs.StringP(configFlag, "f", "", "YAML file of this command's flags: each key a flag name without the dashes (concurrency: 8, streaming: true, header: [...] for a repeatable flag); flags on the command line win; an unknown key is an error with file:line")
+// AddConfigFlag registers --config on fs.
+func AddConfigFlag(fs *pflag.FlagSet) {
+	fs.StringP(ConfigFlag, "f", "", "YAML file of this command's flags: each key a flag name without the dashes (concurrency: 8, streaming: true, header: [...] for a repeatable flag); flags on the command line win; an unknown key is an error with file:line")
 }
 
-// applyConfigFile overlays the YAML mapping in path on fs, whose command
+// ApplyConfigFile overlays the YAML mapping in path on fs, whose command
 // line is parsed: each key is the name of one of fs's flags and its value
 // is set as if it were given on the command line (a sequence sets a
 // repeatable flag once per item), unless the command line gave that flag
 // or an alias of it, which wins. An unknown key, a key given twice (also
 // through an alias), or a value the flag refuses is an error naming
 // path:line.
-func applyConfigFile(fs *pflag.FlagSet, path string) error {
+func ApplyConfigFile(fs *pflag.FlagSet, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
-	return applyConfig(fs, path, data)
+	return ApplyConfig(fs, path, data)
 }
 
-// applyConfig is applyConfigFile on the file's bytes.
-func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
+// ApplyConfig is ApplyConfigFile on the file's bytes.
+func ApplyConfig(fs *pflag.FlagSet, path string, data []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
@@ -61,7 +64,7 @@ func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
 	seen := map[string]int{} // in the file: canonical name → line
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden && f.Name != configFlag {
+		if !f.Hidden && f.Name != ConfigFlag {
 			names = append(names, f.Name)
 		}
 	})
@@ -74,9 +77,9 @@ func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
 		}
 		name := strings.TrimLeft(k.Value, "-")
 		f := fs.Lookup(name)
-		if f == nil || name == configFlag {
+		if f == nil || name == ConfigFlag {
 			why := "the keys are this command's flag names (see --help)"
-			if name == configFlag {
+			if name == ConfigFlag {
 				why = "a config file cannot name another one"
 			}
 			return fmt.Errorf("%s: unknown key %q: %s%s", at, k.Value, why, suggest.DidYouMean(name, names))
@@ -97,7 +100,7 @@ func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
 			}
 			values = []*yaml.Node{v}
 		case yaml.SequenceNode:
-			if !repeatable(f) {
+			if !Repeatable(f) {
 				return fmt.Errorf("%s:%d: --%s takes one value, not a list", path, v.Line, name)
 			}
 			values = v.Content
@@ -116,9 +119,9 @@ func applyConfig(fs *pflag.FlagSet, path string, data []byte) error {
 	return nil
 }
 
-// repeatable reports whether f takes several values (a slice or array
+// Repeatable reports whether f takes several values (a slice or array
 // flag).
-func repeatable(f *pflag.Flag) bool {
+func Repeatable(f *pflag.Flag) bool {
 	t := f.Value.Type()
 	return strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array")
 }
