@@ -32,25 +32,11 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 	}
 	c := &s.Replay
 	c.Generation = p.Generation
-	c.Streaming = set.Streaming.V
-	c.IgnoreEOS = set.IgnoreEOS.V
+	fromScenario(&set, s) // the settings of the table
 	s.CacheBust = set.CacheBust.V
-	c.BenchmarkDuration = set.BenchmarkDuration.V
-	c.Seed = set.RandomSeed.V
-	set.InterTurnDelayCap.Into(&c.InterTurnDelayCap)
-	set.TraceIdleGapCap.Into(&c.TraceIdleGapCap)
-	set.SystemIdleGapCap.Into(&c.SystemIdleGapCap)
-	c.UseServerTokenCount = set.UseServerTokenCount.V
-	set.TrajectoryMinRatio.Into(&c.StartMinRatio)
-	set.TrajectoryMaxRatio.Into(&c.StartMaxRatio)
 	c.ExtraInputs = extra
-	set.StatsInterval.Into(&s.StatsInterval)
-	set.FailedRequestThreshold.Into(&s.FailedRequestThreshold)
-	set.WarmupRequestsPerLane.Into(&c.WarmupRequestsPerLane)
 	set.WarmupGracePeriod.Into(&c.WarmupGracePeriod)
-	set.NoGPUTelemetry.Into(&s.NoGPUTelemetry)
 	set.NumDatasetEntries.Into(&s.Corpus.Options.Select.NumEntries)
-	set.SliceDuration.Into(&s.SliceDuration)
 	s.Scenario = p.Name
 	s.Coverage = scenario.Coverage{Required: p.CoverageRatio, MinPhase: p.MinDuration}
 	s.Validity = reasons
@@ -65,29 +51,14 @@ func (s *Spec) ApplyScenario(p *scenario.Preset, set scenario.Settings) (filled 
 func (s *Spec) ScenarioSettings() scenario.Settings {
 	c := &s.Replay
 	set := scenario.Settings{
-		TimingMode:             scenario.TimingAgenticReplay,
-		UnsafeOverride:         s.UnsafeOverride,
-		Streaming:              scenario.Some(c.Streaming),
-		IgnoreEOS:              scenario.Some(c.IgnoreEOS),
-		CacheBust:              scenario.Some(s.CacheBust),
-		BenchmarkDuration:      scenario.Some(c.BenchmarkDuration),
-		Concurrency:            []int{c.Concurrency},
-		RandomSeed:             scenario.Some(c.Seed),
-		InterTurnDelayCap:      scenario.Some(c.InterTurnDelayCap),
-		TraceIdleGapCap:        scenario.Some(c.TraceIdleGapCap),
-		SystemIdleGapCap:       scenario.Some(c.SystemIdleGapCap),
-		UseServerTokenCount:    scenario.Some(c.UseServerTokenCount),
-		TrajectoryMinRatio:     scenario.Some(c.StartMinRatio),
-		TrajectoryMaxRatio:     scenario.Some(c.StartMaxRatio),
-		StatsInterval:          scenario.Some(s.StatsInterval),
-		FailedRequestThreshold: scenario.Some(s.FailedRequestThreshold),
-		WarmupRequestsPerLane:  scenario.Some(c.WarmupRequestsPerLane),
-		WarmupGracePeriod:      scenario.Some(c.WarmupGracePeriod),
-		NoGPUTelemetry:         scenario.Some(s.NoGPUTelemetry),
-		NumDatasetEntries:      scenario.Some(s.Corpus.Options.Select.NumEntries),
-		SliceDuration:          scenario.Some(s.SliceDuration),
-		AgenticCacheWarmup:     scenario.Some(c.AgenticCacheWarmupDuration),
+		TimingMode:        scenario.TimingAgenticReplay,
+		UnsafeOverride:    s.UnsafeOverride,
+		CacheBust:         scenario.Some(s.CacheBust),
+		Concurrency:       []int{c.Concurrency},
+		WarmupGracePeriod: scenario.Some(c.WarmupGracePeriod),
+		NumDatasetEntries: scenario.Some(s.Corpus.Options.Select.NumEntries),
 	}
+	toScenario(s, &set) // the settings of the table
 	for _, e := range c.ExtraInputs {
 		var v any
 		if json.Unmarshal(e.Value, &v) == nil {

@@ -82,9 +82,22 @@ type Setting struct {
 
 	def  any               // the default, of the field's type
 	bind func(s *Spec) any // a pointer to the field
-	// opt is the Set bit of the setting's scenario.Settings option (nil:
-	// no preset asks whether it was given).
-	opt func(*scenario.Settings) *bool
+	// opt is the setting's scenario.Settings option (zero: no preset
+	// asks whether it was given or fills it).
+	opt scenarioOpt
+}
+
+// scenarioOpt is a row's option in scenario.Settings: its Set bit and a
+// pointer to its value, of the row's field's type.
+type scenarioOpt struct {
+	set func(*scenario.Settings) *bool
+	v   func(*scenario.Settings) any
+}
+
+// opt is the scenarioOpt of the option f returns.
+func opt[T any](f func(*scenario.Settings) *scenario.Opt[T]) scenarioOpt {
+	return scenarioOpt{set: func(set *scenario.Settings) *bool { return &f(set).Set },
+		v: func(set *scenario.Settings) any { return &f(set).V }}
 }
 
 // Default is the setting's default value, of the field's type.
@@ -134,11 +147,32 @@ func row[T string | []string | bool | int | int64 | float64 | time.Duration](st 
 	return st
 }
 
-// asks records that a preset asks whether the setting was given: opt is
-// the Set bit of its scenario.Settings option.
-func (st Setting) asks(opt func(*scenario.Settings) *bool) Setting {
-	st.opt = opt
+// asks records the setting's option in scenario.Settings: a preset asks
+// whether it was given, and may fill or lock it.
+func (st Setting) asks(o scenarioOpt) Setting {
+	st.opt = o
 	return st
+}
+
+// toScenario copies the settings of the table that have an option from s
+// into set, every option Set (ScenarioSettings).
+func toScenario(s *Spec, set *scenario.Settings) {
+	for _, st := range Settings() {
+		if st.opt.set != nil {
+			reflect.ValueOf(st.opt.v(set)).Elem().Set(reflect.ValueOf(st.bind(s)).Elem())
+			*st.opt.set(set) = true
+		}
+	}
+}
+
+// fromScenario copies every Set option of set that is a setting of the
+// table into s (ApplyScenario).
+func fromScenario(set *scenario.Settings, s *Spec) {
+	for _, st := range Settings() {
+		if st.opt.set != nil && *st.opt.set(set) {
+			reflect.ValueOf(st.bind(s)).Elem().Set(reflect.ValueOf(st.opt.v(set)).Elem())
+		}
+	}
 }
 
 // otherGiven are the options a preset asks about whose flags are not rows
@@ -163,8 +197,8 @@ func (s *Spec) GivenSettings(given func(flag string) bool) scenario.Settings {
 	set := s.ScenarioSettings()
 	flags := map[*bool][]string{}
 	for _, st := range Settings() {
-		if st.opt != nil {
-			p := st.opt(&set)
+		if st.opt.set != nil {
+			p := st.opt.set(&set)
 			flags[p] = append(flags[p], st.Flag)
 		}
 	}
@@ -210,7 +244,7 @@ func Settings() []Setting {
 			replay.DefaultEndpoint, func(s *Spec) *string { return &s.Replay.Endpoint }),
 		row(Setting{Flag: "streaming", Key: "streaming", Field: "Config.Streaming", Lock: Locked,
 			Help: "stream responses (SSE); required for TTFT and ITL"},
-			false, func(s *Spec) *bool { return &s.Replay.Streaming }).asks(func(set *scenario.Settings) *bool { return &set.Streaming.Set }),
+			false, func(s *Spec) *bool { return &s.Replay.Streaming }).asks(opt(func(set *scenario.Settings) *scenario.Opt[bool] { return &set.Streaming })),
 		row(Setting{Flag: "insecure", Field: "Config.Insecure",
 			Help: "skip TLS certificate verification (verification is on by default)"},
 			false, func(s *Spec) *bool { return &s.Replay.Insecure }),
@@ -234,10 +268,10 @@ func Settings() []Setting {
 			false, func(s *Spec) *bool { return &s.Replay.UseLegacyMaxTokens }),
 		row(Setting{Flag: "ignore-eos", Key: "ignore_eos", Field: "Config.IgnoreEOS", Lock: Locked,
 			Help: "send ignore_eos=true (the scenario forces it)"},
-			false, func(s *Spec) *bool { return &s.Replay.IgnoreEOS }).asks(func(set *scenario.Settings) *bool { return &set.IgnoreEOS.Set }),
+			false, func(s *Spec) *bool { return &s.Replay.IgnoreEOS }).asks(opt(func(set *scenario.Settings) *scenario.Opt[bool] { return &set.IgnoreEOS })),
 		row(Setting{Flag: "use-server-token-count", Key: "use_server_token_count", Field: "Config.UseServerTokenCount", Lock: Locked,
 			Help: "take ISL/OSL from the server's usage (a successful response without usage has no ISL/OSL, and the run warns with the count)"},
-			false, func(s *Spec) *bool { return &s.Replay.UseServerTokenCount }).asks(func(set *scenario.Settings) *bool { return &set.UseServerTokenCount.Set }),
+			false, func(s *Spec) *bool { return &s.Replay.UseServerTokenCount }).asks(opt(func(set *scenario.Settings) *scenario.Opt[bool] { return &set.UseServerTokenCount })),
 		row(Setting{Flag: "apply-chat-template", Key: "apply_chat_template", Field: "Tokenizer.ApplyChatTemplate",
 			Help: "read the model's chat template (tokenizer_config.json beside the tokenizer) and log what it adds to each prompt; requests still carry chat messages and ISL is the server's count (as in aiperf)"},
 			false, func(s *Spec) *bool { return &s.Tokenizer.ApplyChatTemplate }),
@@ -248,37 +282,37 @@ func Settings() []Setting {
 		// Load.
 		row(Setting{Flag: "benchmark-duration", Key: "benchmark_duration", Field: "Config.BenchmarkDuration", Unit: UnitSeconds, Range: positive("the profiling window's length"), Lock: Locked,
 			Help: "profiling duration in seconds (scenario default 1800, minimum 900)"},
-			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.BenchmarkDuration }).asks(func(set *scenario.Settings) *bool { return &set.BenchmarkDuration.Set }),
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.BenchmarkDuration }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.BenchmarkDuration })),
 		row(Setting{Flag: "benchmark-grace-period", Key: "benchmark_grace_period", Field: "Config.GracePeriod", Unit: UnitSeconds, Range: nonNegative("0 cancels the requests in flight at the end at once"),
 			Help: "seconds in-flight requests may finish after the duration before they are cancelled (0 = cancel them at once)"},
 			replay.DefaultGracePeriod, func(s *Spec) *time.Duration { return &s.Replay.GracePeriod }),
 		row(Setting{Flag: "random-seed", Key: "random_seed", Field: "Config.Seed", Lock: Filled,
 			Help: "seed for start turns and prompt text (scenario: filled in and logged when absent)"},
-			int64(0), func(s *Spec) *int64 { return &s.Replay.Seed }).asks(func(set *scenario.Settings) *bool { return &set.RandomSeed.Set }),
+			int64(0), func(s *Spec) *int64 { return &s.Replay.Seed }).asks(opt(func(set *scenario.Settings) *scenario.Opt[int64] { return &set.RandomSeed })),
 		row(Setting{Flag: "failed-request-threshold", Key: "failed_request_threshold", Field: "Spec.FailedRequestThreshold", Unit: UnitFraction, Lock: Filled,
 			Help: "abort when the failure rate of profiling requests is above this fraction with 99.9% confidence, judged in send order (0 = off; see docs/failed-request-threshold.md)"},
-			0.0, func(s *Spec) *float64 { return &s.FailedRequestThreshold }).asks(func(set *scenario.Settings) *bool { return &set.FailedRequestThreshold.Set }),
+			0.0, func(s *Spec) *float64 { return &s.FailedRequestThreshold }).asks(opt(func(set *scenario.Settings) *scenario.Opt[float64] { return &set.FailedRequestThreshold })),
 		row(Setting{Flag: "trajectory-start-min-ratio", Key: "trajectory_start_min_ratio", Field: "Config.StartMinRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
 			Help: "lower bound of each lane's start turn as a fraction of the trace's turns"},
-			timing.DefaultStartMinRatio, func(s *Spec) *float64 { return &s.Replay.StartMinRatio }).asks(func(set *scenario.Settings) *bool { return &set.TrajectoryMinRatio.Set }),
+			timing.DefaultStartMinRatio, func(s *Spec) *float64 { return &s.Replay.StartMinRatio }).asks(opt(func(set *scenario.Settings) *scenario.Opt[float64] { return &set.TrajectoryMinRatio })),
 		row(Setting{Flag: "trajectory-start-max-ratio", Key: "trajectory_start_max_ratio", Field: "Config.StartMaxRatio", Unit: UnitFraction, Range: fractionOfTurns, Lock: Locked,
 			Help: "upper bound of each lane's start turn as a fraction of the trace's turns"},
-			timing.DefaultStartMaxRatio, func(s *Spec) *float64 { return &s.Replay.StartMaxRatio }).asks(func(set *scenario.Settings) *bool { return &set.TrajectoryMaxRatio.Set }),
+			timing.DefaultStartMaxRatio, func(s *Spec) *float64 { return &s.Replay.StartMaxRatio }).asks(opt(func(set *scenario.Settings) *scenario.Opt[float64] { return &set.TrajectoryMaxRatio })),
 		row(Setting{Flag: "inter-turn-delay-cap-seconds", Key: "inter_turn_delay_cap", Field: "Config.InterTurnDelayCap", Unit: UnitSeconds, Range: nonNegative("0 = no cap"), Lock: Locked,
 			Help: "v0.2: cap on each recorded inter-turn delay, 0 = no cap (scenario: locked at 60)"},
-			timing.DefaultInterTurnDelayCap, func(s *Spec) *time.Duration { return &s.Replay.InterTurnDelayCap }).asks(func(set *scenario.Settings) *bool { return &set.InterTurnDelayCap.Set }),
+			timing.DefaultInterTurnDelayCap, func(s *Spec) *time.Duration { return &s.Replay.InterTurnDelayCap }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.InterTurnDelayCap })),
 		row(Setting{Flag: "trace-idle-gap-cap-seconds", Key: "trace_idle_gap_cap_seconds", Field: "Config.TraceIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest start-to-start gap kept"), Lock: Locked,
 			Help: "v0.3: start-to-start gaps of a trace's merged timeline longer than this are shortened to it (default and scenario lock 60); v1.0: a tree idle this long has its pending timers pulled in (default off); 0 = off"},
-			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.TraceIdleGapCap }).asks(func(set *scenario.Settings) *bool { return &set.TraceIdleGapCap.Set }),
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.TraceIdleGapCap }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.TraceIdleGapCap })),
 		row(Setting{Flag: "system-idle-gap-cap-seconds", Key: "system_idle_gap_cap_seconds", Field: "Config.SystemIdleGapCap", Unit: UnitSeconds, Range: nonNegative("the longest idle stretch kept"), Lock: Locked,
 			Help: "v1.0: with nothing in flight anywhere, the next request goes out at most this long after the last response (scenario: locked at 10); 0 = off"},
-			timing.DefaultSystemIdleCap, func(s *Spec) *time.Duration { return &s.Replay.SystemIdleGapCap }).asks(func(set *scenario.Settings) *bool { return &set.SystemIdleGapCap.Set }),
+			timing.DefaultSystemIdleCap, func(s *Spec) *time.Duration { return &s.Replay.SystemIdleGapCap }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.SystemIdleGapCap })),
 		row(Setting{Flag: "warmup-requests-per-lane", Key: "warmup_requests_per_lane", Field: "Config.WarmupRequestsPerLane", Unit: UnitRequests, Range: nonNegative("0 = no request-bounded cache warmup"), Lock: Filled,
 			Help: "v1.0: after the primers, every lane replays its tree with no idle delay and 1 output token until it has sent this many more requests"},
-			0, func(s *Spec) *int { return &s.Replay.WarmupRequestsPerLane }).asks(func(set *scenario.Settings) *bool { return &set.WarmupRequestsPerLane.Set }),
+			0, func(s *Spec) *int { return &s.Replay.WarmupRequestsPerLane }).asks(opt(func(set *scenario.Settings) *scenario.Opt[int] { return &set.WarmupRequestsPerLane })),
 		row(Setting{Flag: "agentic-cache-warmup-duration", Field: "Config.AgenticCacheWarmupDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timed cache warmup"), Lock: Excludes,
 			Help: "v1.0: the same cache warmup, bounded by seconds instead of requests (exclusive with --warmup-requests-per-lane)"},
-			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.AgenticCacheWarmupDuration }).asks(func(set *scenario.Settings) *bool { return &set.AgenticCacheWarmup.Set }),
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.Replay.AgenticCacheWarmupDuration }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.AgenticCacheWarmup })),
 		row(Setting{Flag: "burst-phase-starts", Field: "Config.BurstPhaseStarts",
 			Help: "v1.0: send every primer at once and start each lane's profiling on its own first request, instead of on the recorded timeline"},
 			false, func(s *Spec) *bool { return &s.Replay.BurstPhaseStarts }),
@@ -289,16 +323,16 @@ func Settings() []Setting {
 		// Output.
 		row(Setting{Flag: "stats-interval", Key: "stats_interval", Field: "Spec.StatsInterval", Unit: UnitSeconds, Range: positive("the period of the live statistics lines"), Lock: Filled,
 			Help: "seconds between live statistics lines when the output is not a terminal"},
-			ui.DefaultInterval, func(s *Spec) *time.Duration { return &s.StatsInterval }).asks(func(set *scenario.Settings) *bool { return &set.StatsInterval.Set }),
+			ui.DefaultInterval, func(s *Spec) *time.Duration { return &s.StatsInterval }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.StatsInterval })),
 		row(Setting{Flag: "slice-duration", Key: "slice_duration", Field: "Spec.SliceDuration", Unit: UnitSeconds, Range: nonNegative("0 = no timeslices"), Lock: Filled,
 			Help: "timeslice length in seconds for timeslice exports (0 = none)"},
-			time.Duration(0), func(s *Spec) *time.Duration { return &s.SliceDuration }).asks(func(set *scenario.Settings) *bool { return &set.SliceDuration.Set }),
+			time.Duration(0), func(s *Spec) *time.Duration { return &s.SliceDuration }).asks(opt(func(set *scenario.Settings) *scenario.Opt[time.Duration] { return &set.SliceDuration })),
 		row(Setting{Flag: "no-server-metrics", Field: "Spec.ServerMetrics.Off",
 			Help: "do not scrape the server's /metrics"},
 			false, func(s *Spec) *bool { return &s.ServerMetrics.Off }),
 		row(Setting{Flag: "no-gpu-telemetry", Key: "no_gpu_telemetry", Field: "Spec.NoGPUTelemetry", Lock: Filled,
 			Help: "collect no GPU telemetry (not even from the default DCGM ports)"},
-			false, func(s *Spec) *bool { return &s.NoGPUTelemetry }).asks(func(set *scenario.Settings) *bool { return &set.NoGPUTelemetry.Set }),
+			false, func(s *Spec) *bool { return &s.NoGPUTelemetry }).asks(opt(func(set *scenario.Settings) *scenario.Opt[bool] { return &set.NoGPUTelemetry })),
 		row(Setting{Flag: "metrics-listen", Field: "Spec.MetricsListen",
 			Help: "serve the run's live client-side figures in the Prometheus exposition format at http://ADDR/metrics (e.g. 127.0.0.1:9464; one per shard: give each its own port; docs/metrics-listen.md)"},
 			"", func(s *Spec) *string { return &s.MetricsListen }),

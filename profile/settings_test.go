@@ -52,10 +52,10 @@ func TestSettingsTable(t *testing.T) {
 func TestSettingsLockRule(t *testing.T) {
 	var set scenario.Settings
 	for _, st := range Settings() {
-		if (st.Lock != Free) != (st.opt != nil) {
-			t.Errorf("--%s: lock rule %d, but a preset asks whether it was given: %v", st.Flag, st.Lock, st.opt != nil)
+		if (st.Lock != Free) != (st.opt.set != nil) {
+			t.Errorf("--%s: lock rule %d, but a preset asks whether it was given: %v", st.Flag, st.Lock, st.opt.set != nil)
 		}
-		if st.opt != nil && st.opt(&set) == nil {
+		if st.opt.set != nil && st.opt.set(&set) == nil {
 			t.Errorf("--%s: no option", st.Flag)
 		}
 	}
@@ -120,5 +120,23 @@ func TestGivenSettings(t *testing.T) {
 	if !set.WarmupGracePeriod.Set || !set.Streaming.Set || set.IgnoreEOS.Set || set.BenchmarkDuration.Set {
 		t.Errorf("given --agentic-warmup-grace-period and --streaming: warmup %v streaming %v ignore_eos %v duration %v",
 			set.WarmupGracePeriod.Set, set.Streaming.Set, set.IgnoreEOS.Set, set.BenchmarkDuration.Set)
+	}
+}
+
+// TestScenarioSettingsRoundTrip: ScenarioSettings carries every setting of
+// the table that has an option, Set, with the Spec's value; ApplyScenario's
+// copy back (fromScenario) writes a Set option's value into the Spec.
+func TestScenarioSettingsRoundTrip(t *testing.T) {
+	s := NewSpec()
+	s.Replay.Streaming, s.Replay.Seed, s.Replay.BenchmarkDuration, s.StatsInterval = true, 5, 7*time.Second, 3*time.Second
+	set := s.ScenarioSettings()
+	if !set.Streaming.Set || !set.Streaming.V || set.RandomSeed.V != 5 || set.BenchmarkDuration.V != 7*time.Second || set.StatsInterval.V != 3*time.Second || !set.AgenticCacheWarmup.Set {
+		t.Errorf("ScenarioSettings = %+v", set)
+	}
+	set.RandomSeed = scenario.Some(int64(9))
+	set.StatsInterval.V, set.StatsInterval.Set = time.Minute, false // unset: not copied
+	fromScenario(&set, &s)
+	if s.Replay.Seed != 9 || s.StatsInterval != 3*time.Second || !s.Replay.Streaming {
+		t.Errorf("after fromScenario: seed %d stats interval %v streaming %v, want 9, 3s (unset, kept), true", s.Replay.Seed, s.StatsInterval, s.Replay.Streaming)
 	}
 }
