@@ -32,7 +32,7 @@ func (s *Spec) inputConfig() map[string]any {
 		"agentx_generation":        r.Generation.Name,
 		"cache_bust":               string(s.CacheBust),
 		"num_dataset_entries":      s.Corpus.Options.Select.NumEntries,
-		"server_metrics":           redactURLs(s.ServerMetrics.URLs),
+		"server_metrics":           RedactURLs(s.ServerMetrics.URLs),
 		"live_assistant_responses": r.LiveAssistant,
 		"key_supplied":             r.APIKey != "", // whether a bearer key was sent (never its value)
 	}
@@ -211,8 +211,8 @@ func secretParam(name string) bool {
 	return false
 }
 
-// redactURLs is RedactURL over a list.
-func redactURLs(us []string) []string {
+// RedactURLs is RedactURL over a list.
+func RedactURLs(us []string) []string {
 	out := make([]string, len(us))
 	for i, u := range us {
 		out[i] = RedactURL(u)

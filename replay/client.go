@@ -330,6 +330,59 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 	if !k.prepared {
 		k.prepare(c)
 	}
+	k.appendRequest(body, sb, hdr)
+	if err := k.roundTrip(sb); err != nil {
+		x.ackNs = now()
+		x.endNs = x.ackNs
+		k.drop()
+		x.err = k.transportError(err, "before response headers")
+		return x
+	}
+	resp := &k.head
+	k.wr.body(resp, &k.br)
+	if !c.Streaming {
+		// The whole body, then the acknowledgement: a non-streaming
+		// response's first byte is its last.
+		var err error
+		k.body, err = readAllInto(k.body[:0], &k.br, maxFullBody)
+		x.ackNs = now()
+		if err != nil {
+			x.endNs = x.ackNs
+			k.drop()
+			x.err = k.transportError(err, "while reading the response body")
+			return x
+		}
+	} else {
+		x.ackNs = now()
+	}
+	defer k.finish()
+	if resp.status >= 400 {
+		k.readErrorResponse(c.Streaming, now, &x)
+		return x
+	}
+	if c.Streaming && bytes.HasPrefix(resp.ctype, []byte("text/event-stream")) {
+		k.readSSE(&k.br, now, text, &x)
+		return x
+	}
+	// Non-streaming (or a server that ignored stream:true).
+	if c.Streaming {
+		var err error
+		k.body, err = readAllInto(k.body[:0], &k.br, maxFullBody)
+		if err != nil {
+			x.endNs = now()
+			x.err = k.transportError(err, "while reading the response body")
+			return x
+		}
+	}
+	x.endNs = now()
+	k.parseFullBody(text, &x)
+	return x
+}
+
+// appendRequest renders the request into k.out: the prepared prefix, the
+// per-request headers hdr sets, Content-Length, and body (unless sb, the
+// streamed body, is written after it).
+func (k *conn) appendRequest(body []byte, sb *streamBody, hdr func(*reqHeader)) {
 	h := &k.reqHeader // a field: a local would escape through hdr
 	h.b = append(k.out[:0], k.prefix...)
 	hdr(h)
@@ -344,12 +397,17 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 		h.b = append(h.b, body...)
 	}
 	k.out = h.b
+}
 
+// roundTrip writes k.out (and sb) on a live connection and reads the
+// response head into k.head.
+func (k *conn) roundTrip(sb *streamBody) error {
 	start := time.Now()
 	nc, err := k.connect(start)
 	if err == nil {
 		err = k.refreshDeadline(nc, start)
 	}
+	// After connect: its idle check reads the previous request's start.
 	k.lastStart = start
 	if err == nil {
 		err = k.write(nc, sb)
@@ -357,63 +415,34 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 	if err == nil {
 		err = k.wr.readHead(&k.head)
 	}
-	if err != nil {
-		x.ackNs = now()
-		x.endNs = x.ackNs
-		k.drop()
-		x.err = k.transportError(err, "before response headers")
-		return x
-	}
-	resp := &k.head
-	k.wr.body(resp, &k.br)
-	if !c.Streaming {
-		// The whole body, then the acknowledgement: a non-streaming
-		// response's first byte is its last.
-		k.body, err = readAllInto(k.body[:0], &k.br, maxFullBody)
-		x.ackNs = now()
-		if err != nil {
-			x.endNs = x.ackNs
-			k.drop()
-			x.err = k.transportError(err, "while reading the response body")
-			return x
-		}
+	return err
+}
+
+// readErrorResponse reads the body of an error status (at most
+// maxErrorBody of it) into x as the request's error.
+func (k *conn) readErrorResponse(streaming bool, now func() int64, x *exchange) {
+	var b []byte
+	var rerr error
+	if streaming {
+		b, rerr = io.ReadAll(io.LimitReader(&k.br, maxErrorBody))
 	} else {
-		x.ackNs = now()
+		b = append([]byte(nil), truncateBytes(k.body, maxErrorBody)...)
 	}
-	defer k.finish()
-	if resp.status >= 400 {
-		var b []byte
-		var rerr error
-		if c.Streaming {
-			b, rerr = io.ReadAll(io.LimitReader(&k.br, maxErrorBody))
-		} else {
-			b = append([]byte(nil), truncateBytes(k.body, maxErrorBody)...)
-		}
-		x.endNs = now()
-		x.errBody = b
-		msg := errorMessage(b)
-		if rerr != nil && len(b) == 0 {
-			msg = rerr.Error()
-		}
-		x.err = &metrics.Error{Code: resp.status, Type: reasonPhrase(resp.status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
-		return x
-	}
-	if c.Streaming && bytes.HasPrefix(resp.ctype, []byte("text/event-stream")) {
-		k.readSSE(&k.br, now, text, &x)
-		return x
-	}
-	// Non-streaming (or a server that ignored stream:true).
-	if c.Streaming {
-		var rerr error
-		k.body, rerr = readAllInto(k.body[:0], &k.br, maxFullBody)
-		if rerr != nil {
-			x.endNs = now()
-			x.err = k.transportError(rerr, "while reading the response body")
-			return x
-		}
-	}
-	b := k.body
 	x.endNs = now()
+	x.errBody = b
+	msg := errorMessage(b)
+	if rerr != nil && len(b) == 0 {
+		msg = rerr.Error()
+	}
+	status := k.head.status
+	x.err = &metrics.Error{Code: status, Type: reasonPhrase(status), Message: msg, Category: metrics.CategoryHTTP, ServerType: serverErrorType(b)}
+}
+
+// parseFullBody reads the whole response body k.body (a success status)
+// into x: its content, timed at x.endNs as one chunk, and its usage; or
+// the server's error object, or what made it malformed.
+func (k *conn) parseFullBody(text *[]byte, x *exchange) {
+	b := k.body
 	r, perr := parseFullResponse(b, text)
 	x.fallback = r.fallback
 	if perr != nil {
@@ -425,12 +454,12 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 			if code := streamErrorCode(b); code != 0 {
 				x.err.Code = code
 			}
-			return x
+			return
 		}
 		// No code: the status was a success; the body is what failed (the
 		// same rule as a malformed SSE event).
 		x.err = &metrics.Error{Type: "MalformedResponse", Message: perr.Error(), Category: metrics.CategoryMalformed}
-		return x
+		return
 	}
 	if r.content || r.reasoning {
 		x.firstNs, x.lastNs, x.chunks = x.endNs, x.endNs, 1
@@ -439,7 +468,6 @@ func (k *conn) do(c *runConfig, body []byte, sb *streamBody, hdr func(*reqHeader
 		}
 	}
 	x.hasUsage, x.usage = r.hasUsage, r.usage
-	return x
 }
 
 // write writes the request: k.out whole (the body in it), or k.out as the

@@ -229,7 +229,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
 		// every scraped URL).
-		"server_metrics": redactURLs(p.serverMetrics),
+		"server_metrics": profile.RedactURLs(p.serverMetrics),
 	}
 	if fs.Changed("warmup-grace-period") {
 		s.Settings["warmup_grace_period"] = p.graceWarmup

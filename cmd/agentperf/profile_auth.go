@@ -4,8 +4,6 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
-
-	"github.com/agentperf/agentperf/profile"
 )
 
 // parseHeaders parses repeated 'Name: value' flag values.
@@ -63,15 +61,6 @@ func httpHeader(m map[string]string) http.Header {
 		h.Set(k, v)
 	}
 	return h
-}
-
-// redactURLs is redactURL over a list.
-func redactURLs(us []string) []string {
-	out := make([]string, len(us))
-	for i, u := range us {
-		out[i] = profile.RedactURL(u)
-	}
-	return out
 }
 
 // overflowAdvice says how to stop context overflows from agentperf's side,
