@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // What `agentperf report` does with folders it only reads: the InferenceX
 // result JSON of one folder (WriteInferenceXDir), the sweep table and the
-// Pareto plot of several (WriteSweep), and their checks (CheckFolders).
+// Pareto plot of several (WriteSweep), their checks (CheckFolders), and
+// the row of a folder just recomputed (WriteFolderRow).
 // The command maps its flags to these options and prints; the messages
 // name the command's flags, since they are what a user corrects.
 
@@ -234,6 +236,28 @@ func folderRow(dir string, tp, conc int, cfg string, look Lookup) Row {
 		conc, _ = run.Concurrency()
 	}
 	return NewRow(run, Labels{TP: tp, Conc: conc, Config: cfg})
+}
+
+// WriteFolderRow writes to w the server figures of the run in dir
+// (through derived, when the run has server metrics) and its row of the
+// sweep table, labelled from the folder name, else the run's
+// concurrency: what `agentperf report DIR` prints after recomputing a
+// folder.
+func WriteFolderRow(dir string, w io.Writer, derived func(io.Writer, *servermetrics.Derived)) error {
+	run, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	if run.Server != nil {
+		derived(w, &run.Derived)
+	}
+	tp, conc := LabelsFromPath(dir)
+	if conc == 0 {
+		conc, _ = run.Concurrency()
+	}
+	row := NewRow(run, Labels{TP: tp, Conc: conc})
+	fmt.Fprintln(w, "\nSweep table row (agentperf report DIR... for several runs):")
+	return NewTable([]Row{row}).WriteMarkdownBrief(w)
 }
 
 // perDir splits a flag value given once or once per folder into positive

@@ -3,9 +3,13 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/servermetrics"
 )
 
 // TestWriteInferenceXDirPrecedence: --env (Assign) wins over the
@@ -124,5 +128,30 @@ func TestCheckFolders(t *testing.T) {
 	if err != nil || !failed || !strings.HasPrefix(w.String(), "FAIL "+empty+": cannot be read: ") ||
 		!strings.Contains(w.String(), "check testdata/two-engine: passed") {
 		t.Errorf("an unreadable folder fails and the next is still checked: failed %v err %v\n%s", failed, err, w.String())
+	}
+}
+
+// TestWriteFolderRow: the server figures (the run has server metrics)
+// come first, then the folder's brief row; a folder that is not a run's
+// is an error and writes nothing.
+func TestWriteFolderRow(t *testing.T) {
+	t.Parallel()
+	var w bytes.Buffer
+	called := 0
+	err := WriteFolderRow(fixtureDir, &w, func(w io.Writer, d *servermetrics.Derived) {
+		called++
+		fmt.Fprintln(w, "SERVER FIGURES")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := w.String()
+	if called != 1 || !strings.HasPrefix(out, "SERVER FIGURES\n\nSweep table row (agentperf report DIR... for several runs):\n") ||
+		strings.Count(out, "\n") < 5 {
+		t.Errorf("output:\n%s", out)
+	}
+	w.Reset()
+	if err := WriteFolderRow(t.TempDir(), &w, nil); !errors.Is(err, ErrNotArtifactDir) || w.Len() != 0 {
+		t.Errorf("empty folder: err %v, wrote %q", err, w.String())
 	}
 }

@@ -288,28 +288,10 @@ func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
 	if err != nil {
 		return err
 	}
-	writeSweepRow(dir, sio)
-	return failed
-}
-
-// writeSweepRow prints the folder's server figures and its row of the
-// sweep table.
-func writeSweepRow(dir string, sio stdio) {
-	run, err := report.Load(dir)
-	if err != nil {
+	if err := report.WriteFolderRow(dir, sio.out, profile.WriteDerived); err != nil {
 		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
-		return
 	}
-	if run.Server != nil {
-		profile.WriteDerived(sio.out, &run.Derived)
-	}
-	tp, conc := report.LabelsFromPath(dir)
-	if conc == 0 {
-		conc, _ = run.Concurrency()
-	}
-	row := report.NewRow(run, report.Labels{TP: tp, Conc: conc})
-	fmt.Fprintln(sio.out, "\nSweep table row (agentperf report DIR... for several runs):")
-	report.NewTable([]report.Row{row}).WriteMarkdownBrief(sio.out)
+	return failed
 }
 
 // reportError makes a report.InputError a usage error (exit 2).
