@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/report"
 )
@@ -139,19 +136,31 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 
 	switch {
 	case inferencex:
-		err = writeInferenceX(dirs[0], sch, f.named, *f.envKV, *f.serverLogs, out, warn)
+		vars := map[string]string{}
+		for _, e := range envFlags {
+			vars[e.env] = *f.named[e.flag]
+		}
+		err = report.WriteInferenceXDir(dirs[0], report.PublishOptions{Schema: sch, Assign: *f.envKV, Vars: vars, ServerLogs: *f.serverLogs, Warn: warn}, out)
 	case wantOutput || *f.plotPath != "":
-		err = f.writeSweep(dirs, py, out, warn)
+		err = report.WriteSweep(dirs, report.SweepOptions{TP: *f.named["tp"], Conc: *f.named["conc"], Config: *f.config,
+			Format: *f.format, Plot: *f.plotPath, ParetoY: py, Warn: warn}, out)
 	}
 	if err != nil {
 		closeOut(outFile)
-		return err
+		return reportError(err)
 	}
 	failed := false
 	if *f.check {
-		if failed, err = f.checkFolders(fs, dirs, checkOut); err != nil {
+		var chk report.FolderChecks
+		if fs.Changed("failed-request-threshold") {
+			chk.Threshold = f.threshold
+		}
+		if fs.Changed("required-server-metric-prefix") {
+			chk.Prefix = f.prefix
+		}
+		if failed, err = report.CheckFolders(dirs, chk, checkOut); err != nil {
 			closeOut(outFile)
-			return err
+			return reportError(err)
 		}
 	}
 	if outFile != nil {
@@ -251,84 +260,6 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	return sch, py, nil
 }
 
-// writeSweep writes the sweep table of dirs to out (with --format) and
-// the Pareto plot (with --plot).
-func (f *reportFlags) writeSweep(dirs []string, py report.ParetoY, out io.Writer, warn func(string, ...any)) error {
-	tps, err := perDir("tp", *f.named["tp"], len(dirs))
-	if err != nil {
-		return err
-	}
-	concs, err := perDir("conc", *f.named["conc"], len(dirs))
-	if err != nil {
-		return err
-	}
-	cfgs, err := perDirString(*f.config, len(dirs))
-	if err != nil {
-		return err
-	}
-	rows := make([]report.Row, len(dirs))
-	for i, d := range dirs {
-		rows[i] = sweepRow(d, tps[i], concs[i], cfgs[i])
-	}
-	t := report.NewTable(rows)
-	if *f.format != "" {
-		switch *f.format {
-		case "csv":
-			err = t.WriteCSV(out)
-		case "json":
-			err = t.WriteJSON(out)
-		default:
-			err = t.WriteMarkdown(out)
-		}
-		if err != nil {
-			return fmt.Errorf("report: write table: %w", err)
-		}
-	}
-	if *f.plotPath != "" {
-		skipped, err := report.WritePareto(t, *f.plotPath, report.ParetoOptions{Y: py})
-		for _, s := range skipped {
-			warn("%s", s)
-		}
-		if errors.Is(err, report.ErrNothingToPlot) {
-			return asUsage(fmt.Errorf("report: --plot: %w", err))
-		}
-		if err != nil {
-			return fmt.Errorf("report: --plot %s: %w", *f.plotPath, err)
-		}
-	}
-	return nil
-}
-
-// checkFolders runs --check on every folder, printing to w, and reports
-// whether any failed. The threshold and the required prefix come from the
-// flags, else from InferenceX's variables.
-func (f *reportFlags) checkFolders(fs *pflag.FlagSet, dirs []string, w io.Writer) (failed bool, err error) {
-	th := *f.threshold
-	if !fs.Changed("failed-request-threshold") {
-		th = report.DefaultFailedRequestThreshold
-		if v, ok := os.LookupEnv("AIPERF_FAILED_REQUEST_THRESHOLD"); ok && v != "" {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return false, usagef("report: AIPERF_FAILED_REQUEST_THRESHOLD=%q is not a number", v)
-			}
-			th = x
-		}
-	}
-	if !(th >= 0 && th <= 1) {
-		return false, usagef("report: the failed-request threshold %v must be in [0, 1]", th)
-	}
-	pre := *f.prefix
-	if !fs.Changed("required-server-metric-prefix") {
-		pre = os.Getenv("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
-	}
-	for _, d := range dirs {
-		if !checkFolder(d, report.CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, w) {
-			failed = true
-		}
-	}
-	return failed, nil
-}
-
 func closeOut(f *os.File) {
 	if f != nil {
 		f.Close()
@@ -357,187 +288,17 @@ func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
 	if err != nil {
 		return err
 	}
-	writeSweepRow(dir, sio)
+	if err := report.WriteFolderRow(dir, sio.out, profile.WriteDerived); err != nil {
+		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
+	}
 	return failed
 }
 
-// writeSweepRow prints the folder's server figures and its row of the
-// sweep table.
-func writeSweepRow(dir string, sio stdio) {
-	run, err := report.Load(dir)
-	if err != nil {
-		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
-		return
+// reportError makes a report.InputError a usage error (exit 2).
+func reportError(err error) error {
+	var bad *report.InputError
+	if errors.As(err, &bad) {
+		return asUsage(bad.Err)
 	}
-	if run.Server != nil {
-		profile.WriteDerived(sio.out, &run.Derived)
-	}
-	tp, conc := report.LabelsFromPath(dir)
-	if conc == 0 {
-		conc, _ = run.Concurrency()
-	}
-	row := report.NewRow(run, report.Labels{TP: tp, Conc: conc})
-	fmt.Fprintln(sio.out, "\nSweep table row (agentperf report DIR... for several runs):")
-	report.NewTable([]report.Row{row}).WriteMarkdownBrief(sio.out)
+	return err
 }
-
-// sweepRow loads one folder into its table row; an unreadable folder is a
-// failed row carrying the reason.
-func sweepRow(dir string, tp, conc int, cfg string) report.Row {
-	ptp, pconc := report.LabelsFromPath(dir)
-	if tp == 0 {
-		tp = ptp
-	}
-	if tp == 0 {
-		if v, err := strconv.Atoi(os.Getenv("TP")); err == nil && v > 0 {
-			tp = v
-		}
-	}
-	if conc == 0 {
-		conc = pconc
-	}
-	run, err := report.Load(dir)
-	if err != nil {
-		return report.FailedRow(dir, report.Labels{TP: tp, Conc: conc, Config: cfg}, err)
-	}
-	if conc == 0 {
-		conc, _ = run.Concurrency()
-	}
-	return report.NewRow(run, report.Labels{TP: tp, Conc: conc, Config: cfg})
-}
-
-// perDir splits a flag value given once or once per folder into positive
-// integers (0 when unset).
-func perDir(name, v string, n int) ([]int, error) {
-	out := make([]int, n)
-	if v == "" {
-		return out, nil
-	}
-	parts := strings.Split(v, ",")
-	if len(parts) != 1 && len(parts) != n {
-		return nil, usagef("report: --%s %q has %d values for %d folders: give one value, or one per folder", name, v, len(parts), n)
-	}
-	for i := range out {
-		p := parts[0]
-		if len(parts) == n {
-			p = parts[i]
-		}
-		x, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || x <= 0 {
-			return nil, usagef("report: --%s %q: %q is not a positive integer", name, v, p)
-		}
-		out[i] = x
-	}
-	return out, nil
-}
-
-func perDirString(v string, n int) ([]string, error) {
-	out := make([]string, n)
-	if v == "" {
-		return out, nil
-	}
-	parts := strings.Split(v, ",")
-	if len(parts) != 1 && len(parts) != n {
-		return nil, usagef("report: --config %q has %d values for %d folders: give one value, or one per folder", v, len(parts), n)
-	}
-	for i := range out {
-		if len(parts) == n {
-			out[i] = strings.TrimSpace(parts[i])
-		} else {
-			out[i] = strings.TrimSpace(parts[0])
-		}
-	}
-	return out, nil
-}
-
-// writeInferenceX writes the result JSON of dir.
-func writeInferenceX(dir string, sch report.Schema, named map[string]*string, envKV, logs []string, out io.Writer, warn func(string, ...any)) error {
-	vals := map[string]string{}
-	for _, kv := range envKV {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usagef("report: --env %q: want NAME=VALUE", kv)
-		}
-		vals[k] = v
-	}
-	for _, f := range envFlags {
-		if v := *named[f.flag]; v != "" {
-			vals[f.env] = v
-		}
-	}
-	env, err := report.LoadEnv(func(n string) (string, bool) {
-		if v, ok := vals[n]; ok {
-			return v, true
-		}
-		return os.LookupEnv(n)
-	})
-	if err != nil {
-		return asUsage(fmt.Errorf("report: %w", err))
-	}
-	var parsed []*report.ServerLog
-	for _, p := range logs {
-		f, err := os.Open(p)
-		if err != nil {
-			return asUsage(fmt.Errorf("report: --server-log: %w", err))
-		}
-		lg, err := report.ParseServerLog(f)
-		f.Close()
-		if err != nil {
-			return asUsage(fmt.Errorf("report: --server-log %s: %w", p, err))
-		}
-		parsed = append(parsed, lg)
-	}
-	run, err := report.Load(dir)
-	if err != nil {
-		return loadError(dir, err)
-	}
-	res, err := run.InferenceX(report.Options{Schema: sch, Env: env, ServerLogs: parsed})
-	if err != nil {
-		return asUsage(fmt.Errorf("report: %w", err))
-	}
-	for _, w := range res.Warnings {
-		warn("%s", w)
-	}
-	if err := res.WriteJSON(out); err != nil {
-		return fmt.Errorf("report: write result: %w", err)
-	}
-	return nil
-}
-
-// loadError maps a report.Load error: bad or missing input is exit 2.
-func loadError(dir string, err error) error {
-	switch {
-	case errors.Is(err, report.ErrNotArtifactDir), errors.Is(err, report.ErrBadRecords),
-		errors.Is(err, report.ErrBadArtifact), errors.Is(err, metrics.ErrBadExport), isNotExist(err):
-		return asUsage(fmt.Errorf("report %s: %w", dir, err))
-	}
-	return fmt.Errorf("report %s: %w", dir, err)
-}
-
-// checkFolder prints the checks of one folder and reports whether they
-// all passed.
-func checkFolder(dir string, opt report.CheckOptions, w io.Writer) bool {
-	run, err := report.Load(dir)
-	if err != nil {
-		fmt.Fprintf(w, "FAIL %s: cannot be read: %v\n", dir, err)
-		return false
-	}
-	results := run.Check(opt)
-	passed := 0
-	for _, c := range results {
-		mark := "FAIL"
-		if c.OK {
-			mark = "ok  "
-			passed++
-		}
-		fmt.Fprintf(w, "%s %-24s %s\n", mark, c.Name, c.Message)
-	}
-	verdict := "passed"
-	if passed < len(results) {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(w, "check %s: %s (%d of %d checks passed)\n", run.Dir, verdict, passed, len(results))
-	return passed == len(results)
-}
-
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
