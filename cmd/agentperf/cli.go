@@ -186,8 +186,8 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		return asUsage(cliflags.SuggestFlag(fs, err, "agentperf"))
 	}
 	// --config: the file's values under the command line's.
-	if f := fs.Lookup(cliflags.ConfigFlag); f != nil && f.Value.String() != "" {
-		if err := cliflags.ApplyConfigFile(fs, f.Value.String()); err != nil {
+	if path := cliflags.ConfigFile(fs); path != "" {
+		if err := cliflags.ApplyConfigFile(fs, path); err != nil {
 			return asUsage(err)
 		}
 	}

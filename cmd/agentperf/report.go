@@ -199,7 +199,11 @@ func addReportFlags(fs *pflag.FlagSet) *reportFlags {
 	f.threshold = fs.Float64("failed-request-threshold", -1, "largest share of failed requests --check accepts (default $AIPERF_FAILED_REQUEST_THRESHOLD, else 0.10)")
 	f.prefix = fs.String("required-server-metric-prefix", "", "with --check, require server metrics with this prefix (default $AIPERF_REQUIRED_SERVER_METRIC_PREFIX)")
 	f.serverLogs = fs.StringArray("server-log", nil, "inference server log to read the KV pool size from (repeat for several workers)")
-	f.config = fs.String("config", "", "configuration name grouping runs in the table and plot; a comma list gives one per folder")
+	f.config = fs.String("config-name", "", "configuration name grouping runs in the table and plot; a comma list gives one per folder")
+	// --config was this flag's name; sweep's is --config-name, and
+	// --config is the YAML file of the other commands.
+	fs.StringVar(f.config, "config", "", "")
+	_ = fs.MarkDeprecated("config", "use --config-name")
 	f.envKV = fs.StringArray("env", nil, "set an InferenceX variable NAME=VALUE for the result JSON (overrides the environment; repeatable)")
 	for _, e := range envFlags {
 		f.named[e.flag] = fs.String(e.flag, "", e.help+"; default $"+e.env)
@@ -243,12 +247,12 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 		}
 		for _, e := range envFlags {
 			if set(e.flag) && e.flag != "tp" && e.flag != "conc" {
-				return "", "", usagef("report: --%s applies to --format inferencex only (the sweep table takes --tp, --conc and --config)", e.flag)
+				return "", "", usagef("report: --%s applies to --format inferencex only (the sweep table takes --tp, --conc and --config-name)", e.flag)
 			}
 		}
 	}
-	if set("config") && inferencex {
-		return "", "", usagef("report: --config applies to the sweep table and plot, not to --format inferencex")
+	if (set("config-name") || set("config")) && inferencex {
+		return "", "", usagef("report: --config-name applies to the sweep table and plot, not to --format inferencex")
 	}
 	readOnly := *f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1
 	if (*f.noPlot || *f.noHTML) && readOnly {

@@ -208,6 +208,14 @@ func TestReportSweepCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"tp": 8`) {
 		t.Errorf("json (exit %d):\n%s", code, out)
 	}
+	// Configuration names, one per folder: --config-name, and its old
+	// name --config, which is not read as a YAML file here.
+	for _, flag := range []string{"--config-name", "--config"} {
+		code, out, errs = runReportCLI(t, "--format", "csv", flag, "base,spec", a, b)
+		if code != exitOK || !strings.Contains(out, "\nbase,8,16,3,") || !strings.Contains(out, "\nspec,4,32,3,") {
+			t.Errorf("csv with %s base,spec (exit %d):\n%s%s", flag, code, out, errs)
+		}
+	}
 }
 
 func TestReportCheckCommand(t *testing.T) {

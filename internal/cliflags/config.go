@@ -19,9 +19,25 @@ import (
 // -f/--config; guidellm and inference-perf take one too).
 const ConfigFlag = "config"
 
+// configAnnotation marks the flag AddConfigFlag registers, so that a
+// command's own flag of the same name is never read as a YAML file.
+const configAnnotation = "agentperf/config-file"
+
 // AddConfigFlag registers --config on fs.
 func AddConfigFlag(fs *pflag.FlagSet) {
 	fs.StringP(ConfigFlag, "f", "", "YAML file of this command's flags: each key a flag name without the dashes (concurrency: 8, streaming: true, header: [...] for a repeatable flag); flags on the command line win; an unknown key is an error with file:line")
+	_ = fs.SetAnnotation(ConfigFlag, configAnnotation, []string{"true"})
+}
+
+// ConfigFile returns the YAML file fs's parsed command line names with the
+// flag AddConfigFlag registered, or "" when there is none (a command
+// without that flag, or whose own flag of that name means something else).
+func ConfigFile(fs *pflag.FlagSet) string {
+	f := fs.Lookup(ConfigFlag)
+	if f == nil || f.Annotations[configAnnotation] == nil {
+		return ""
+	}
+	return f.Value.String()
 }
 
 // ApplyConfigFile overlays the YAML mapping in path on fs, whose command
