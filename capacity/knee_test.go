@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/slo"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestSearchFindsSimKnee runs Search against the simulator with a
@@ -50,7 +50,7 @@ func TestSearchFindsSimKnee(t *testing.T) {
 	cfg.DecodeBaseMs, cfg.DecodePerSeqMs, cfg.DecodeMsPer1kContext = 10, 0.02, 0.055
 	cfg.MaxModelLen = 4096
 	cfg.KVCapacityTokens = 8192
-	// The timing model (sim/engine.go: a step is base + per-seq·n + ctx·tokens/1000 + 1000·prefill/R ms).
+	// The timing model (server/sim/engine.go: a step is base + per-seq·n + ctx·tokens/1000 + 1000·prefill/R ms).
 	stepMs := func(n, ctxTokens, prefill int) float64 {
 		return cfg.DecodeBaseMs + cfg.DecodePerSeqMs*float64(n) + cfg.DecodeMsPer1kContext*float64(ctxTokens)/1000 + 1000*float64(prefill)/cfg.PrefillTokensPerSec
 	}

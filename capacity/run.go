@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/slo"
 )
 
 // SearchConfig configures RunSearch.
@@ -26,7 +26,7 @@ type SearchConfig struct {
 	// Repeats is the number of runs Run makes per probe (default 1): Run
 	// is called once per probe, and a probe of several runs leaves a
 	// repeated run's folder (profile_runs/run_000K and the pooled
-	// summary: profile.Points with PointOptions.Repeat). Their records
+	// summary: run.Points with PointOptions.Repeat). Their records
 	// are pooled for the objective. Recorded in search_result.json; a
 	// search resumes only over probes made with the same.
 	Repeats int

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/slo"
 )
 
 // TestSearchStopsAtInconclusiveProbe (issue 34, case 3): an inconclusive

@@ -17,8 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/internal/atomicfile"
-	"github.com/agentperf/agentperf/slo"
 )
 
 // Files of a search folder, besides the probes (probe-NN-cC).

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/internal/codectest"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/slo"
 )
 
 // fakeRun writes a minimal artifact folder whose p99 TTFT is 10·c ms.

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentperf/agentperf/analysis/inferencex"
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/report"
 )
 
 // Files of a sweep folder, besides the points and the manifest.
@@ -37,13 +37,13 @@ type SweepLabels struct {
 // folders alone: a resumed sweep writes what an uninterrupted one over
 // the same folders writes. It returns warnings (a point not plotted).
 func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, error) {
-	rows := make([]report.Row, len(pts))
+	rows := make([]inferencex.Row, len(pts))
 	for i, p := range pts {
 		pd := filepath.Join(dir, p.Dir)
-		lab := report.Labels{TP: l.TP, Conc: p.Concurrency, Config: l.Config}
+		lab := inferencex.Labels{TP: l.TP, Conc: p.Concurrency, Config: l.Config}
 		row, err := pointRow(pd, lab)
 		if err != nil {
-			rows[i] = report.FailedRow(pd, lab, err)
+			rows[i] = inferencex.FailedRow(pd, lab, err)
 			continue
 		}
 		rows[i] = row
@@ -51,7 +51,7 @@ func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, e
 		// table does not depend on where the sweep folder is.
 		rows[i].Dir = p.Dir
 	}
-	t := report.NewTable(rows)
+	t := inferencex.NewTable(rows)
 	var warnings []string
 	for _, w := range []struct {
 		name  string
@@ -61,10 +61,10 @@ func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, e
 			return warnings, fmt.Errorf("write %s: %w", w.name, err)
 		}
 	}
-	skipped, err := report.WritePareto(t, filepath.Join(dir, SweepPareto), report.ParetoOptions{})
+	skipped, err := inferencex.WritePareto(t, filepath.Join(dir, SweepPareto), inferencex.ParetoOptions{})
 	warnings = append(warnings, skipped...)
 	pareto := true
-	if errors.Is(err, report.ErrNothingToPlot) {
+	if errors.Is(err, inferencex.ErrNothingToPlot) {
 		warnings = append(warnings, fmt.Sprintf("%s not drawn: %v", SweepPareto, err))
 		pareto = false
 		os.Remove(filepath.Join(dir, SweepPareto))
@@ -76,28 +76,28 @@ func WriteSweepReport(dir string, pts []PointRecord, l SweepLabels) ([]string, e
 
 // pointRow is the table row of the point in pd: for a repeated point
 // (metrics.IsRepeated), the pooled row of the runs its pooled summary
-// lists (report.PooledRow), else the row of its one run.
-func pointRow(pd string, lab report.Labels) (report.Row, error) {
+// lists (inferencex.PooledRow), else the row of its one run.
+func pointRow(pd string, lab inferencex.Labels) (inferencex.Row, error) {
 	if !metrics.IsRepeated(pd) {
-		run, err := report.Load(pd)
+		run, err := inferencex.Load(pd)
 		if err != nil {
-			return report.Row{}, err
+			return inferencex.Row{}, err
 		}
-		return report.NewRow(run, lab), nil
+		return inferencex.NewRow(run, lab), nil
 	}
 	sum, err := metrics.ReadPooledSummary(pd)
 	if err != nil {
-		return report.Row{}, err
+		return inferencex.Row{}, err
 	}
-	var runs []*report.Run
+	var runs []*inferencex.Run
 	for _, r := range sum.Runs {
-		run, err := report.Load(filepath.Join(pd, r))
+		run, err := inferencex.Load(filepath.Join(pd, r))
 		if err != nil {
-			return report.Row{}, fmt.Errorf("%s: %w", r, err)
+			return inferencex.Row{}, fmt.Errorf("%s: %w", r, err)
 		}
 		runs = append(runs, run)
 	}
-	return report.PooledRow(runs, lab, sum), nil
+	return inferencex.PooledRow(runs, lab, sum), nil
 }
 
 // verdict is what the HTML shows of a point's judgement.
@@ -198,7 +198,7 @@ func writeSweepHTML(dir string, pts []PointRecord, pareto bool) error {
 // dir (PointInferenceX), with InferenceX's variables read through look.
 // A repeated point has one in each run's folder: InferenceX's result is
 // one run's, and a mean over runs is not one (docs/capacity.md).
-func WritePointInferenceX(dir string, look report.Lookup) ([]string, error) {
+func WritePointInferenceX(dir string, look inferencex.Lookup) ([]string, error) {
 	runs, err := metrics.RunFolders(dir)
 	if err != nil {
 		return nil, err
@@ -215,16 +215,16 @@ func WritePointInferenceX(dir string, look report.Lookup) ([]string, error) {
 	return slices.Compact(warnings), nil
 }
 
-func writeRunInferenceX(dir string, look report.Lookup) ([]string, error) {
-	env, err := report.LoadEnv(look)
+func writeRunInferenceX(dir string, look inferencex.Lookup) ([]string, error) {
+	env, err := inferencex.LoadEnv(look)
 	if err != nil {
 		return nil, err
 	}
-	run, err := report.Load(dir)
+	run, err := inferencex.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	res, err := run.InferenceX(report.Options{Env: env})
+	res, err := run.InferenceX(inferencex.Options{Env: env})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func (discardSink) Add(*metrics.Record) {}
 
 // benchEngine is an engine with what the per-record path reads: the
 // config's defaults, a failed-request threshold and the sink made by
-// sink, given the run's tally as package profile gives it.
+// sink, given the run's tally as package run gives it.
 func benchEngine(b *testing.B, sink func(*testing.B, *metrics.Tally) metrics.Sink) *engine {
 	b.Helper()
 	c := DefaultConfig()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/text/prompttext"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -121,7 +121,7 @@ type Config struct {
 	// Traces is the corpus in source order.
 	Traces []dataset.Trace
 	// Synth builds the prompt of a turn.
-	Synth *synth.Synthesizer
+	Synth *prompttext.Synthesizer
 
 	// Generation is the AgentX generation replayed: its fields are the
 	// replay mechanisms (DefaultConfig: timing.DefaultGeneration, v1.0;
@@ -273,12 +273,12 @@ type Config struct {
 
 	// Threshold, when set, judges the profiling requests and may abort
 	// the run (--failed-request-threshold: scenario.NewThreshold, which
-	// package profile builds from Spec.FailedRequestThreshold and the
+	// package run builds from Spec.FailedRequestThreshold and the
 	// run's Progress). nil: no threshold. A Threshold serves one run.
 	Threshold Threshold
 	// Classifier recognises context-overflow errors. Nil recognises none:
 	// every error response is an error record. scenario.DefaultClassifier
-	// is the preset's (profile.NewSpec sets it).
+	// is the preset's (run.NewSpec sets it).
 	Classifier Classifier
 
 	// Sink receives every record (warmup, profiling, errors, cancelled).
@@ -327,7 +327,7 @@ func (noOverflow) IsOverflow([]byte) bool { return false }
 // blocks. The zero value sends no marker.
 type CacheBust struct {
 	// Placement is where the marker goes in a turn's messages.
-	Placement synth.MarkerPlacement
+	Placement prompttext.MarkerPlacement
 	// Marker returns the marker text of one tree, from the run's
 	// BenchmarkID, the tree's recycle pass (timing.Send.RecyclePass), its
 	// lane and its trace id; under a generation with StreamScope, a child
@@ -444,7 +444,7 @@ func (c *Config) Validate() error { return c.validate(true) }
 // every check but those of the corpus, the synthesizer and the sink
 // (Traces, Synth, Sink) and of how the settings fit them (LiveAssistant
 // against the synthesizer, Concurrency against the corpus's size).
-// Package profile checks a run's settings with it before it loads the
+// Package run checks a run's settings with it before it loads the
 // corpus.
 func (c *Config) ValidateSettings() error { return c.validate(false) }
 
@@ -480,7 +480,7 @@ func (c *Config) validate(inputs bool) error {
 	case c.Synth == nil:
 		bad("Synth", "required")
 	case c.LiveAssistant != c.Synth.Live():
-		bad("LiveAssistant", "%v, but the synthesizer was built with Live %v: build it with synth.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant)
+		bad("LiveAssistant", "%v, but the synthesizer was built with Live %v: build it with prompttext.Options{Live: %v}", c.LiveAssistant, c.Synth.Live(), c.LiveAssistant)
 	}
 	if c.Concurrency < 1 {
 		bad("Concurrency", "must be at least 1, got %d", c.Concurrency)

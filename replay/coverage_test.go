@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 	"github.com/agentperf/agentperf/timing"
 )
 

@@ -12,11 +12,11 @@
 // drained trees until the benchmark duration is reached. The requests are
 // described in docs/replay.md ("Requests on the wire"), the records in
 // docs/artifacts.md. The schedule itself comes from package timing (the
-// plans from package plan); the prompts from package synth; the cache-bust
+// plans from package plan); the prompts from package prompttext; the cache-bust
 // markers, the context-overflow classifier and the failed-request
 // threshold are values the caller gives (Config.CacheBust,
 // Config.Classifier, Config.Threshold: the scenario preset's, where
-// package profile builds the run). Every request ever sent ends up in
+// package run builds the run). Every request ever sent ends up in
 // exactly one place — a profiling or warmup record, an error record, a
 // context-overflow record or a cancelled record — and is counted once, in
 // the run's tally (Config.Progress, metrics.Tally), from which

@@ -90,7 +90,7 @@ type Result struct {
 	// MissingUsage counts the successful profiling requests whose
 	// response had no usage object under Config.UseServerTokenCount:
 	// they have no ISL, OSL or token throughput (the pinned aiperf keeps
-	// them successful and warns; package profile makes it a warning of
+	// them successful and warns; package run makes it a warning of
 	// the run).
 	MissingUsage int
 	// WarmupRetries counts failed warmup attempts that were sent again

@@ -18,9 +18,9 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // fakeServer is a minimal OpenAI-compatible streaming server for engine
@@ -113,11 +113,11 @@ func testCorpus(t testing.TB, n int) []dataset.Trace {
 
 // presetMarkers are the scenario preset's cache-bust markers at its place
 // (--cache-bust first_turn_prefix), as profile gives them to the engine.
-var presetMarkers = CacheBust{Placement: synth.FirstUserPrefix, Marker: scenario.Marker}
+var presetMarkers = CacheBust{Placement: prompttext.FirstUserPrefix, Marker: scenario.Marker}
 
 func testConfig(t testing.TB, url string, traces []dataset.Trace, sink, ovf metrics.Sink) Config {
 	t.Helper()
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestRunLiveAssistantThreadsReplies(t *testing.T) {
 	srv := newFakeServer(t)
 	sink := &memSink{}
 	cfg := testConfig(t, srv.URL, testCorpus(t, 4), sink, sink)
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1, Live: true})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestRunLiveAssistantThreadsReplies(t *testing.T) {
 		t.Fatal("no profiling request carried a live reply of an earlier turn")
 	}
 	// A mismatched synthesizer is refused.
-	cfg.Synth, _ = synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	cfg.Synth, _ = prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1})
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "LiveAssistant") {
 		t.Fatalf("err = %v, want a LiveAssistant/synthesizer mismatch", err)
 	}

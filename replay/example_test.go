@@ -10,9 +10,9 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 // countSink counts the records it receives.
@@ -46,7 +46,7 @@ func ExampleRun() {
 	}
 	defer srv.Close()
 
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 42})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 42})
 	if err != nil {
 		panic(err)
 	}

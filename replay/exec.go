@@ -9,13 +9,13 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/text/prompttext"
 	"github.com/agentperf/agentperf/timing"
 )
 
-// convBuilder builds a stream's synth.Conversation on first use.
+// convBuilder builds a stream's prompttext.Conversation on first use.
 type convBuilder struct {
-	syn *synth.Synthesizer
+	syn *prompttext.Synthesizer
 	// ownScope gives a child stream a hash-id scope of its own (v0.3)
 	// instead of its trace's.
 	ownScope bool
@@ -23,11 +23,11 @@ type convBuilder struct {
 	st       *timing.Stream
 	reqs     []dataset.Request
 	once     sync.Once
-	conv     *synth.Conversation
+	conv     *prompttext.Conversation
 	err      error
 }
 
-func (b *convBuilder) get() (*synth.Conversation, error) {
+func (b *convBuilder) get() (*prompttext.Conversation, error) {
 	b.once.Do(func() {
 		scope := b.tr.ID
 		if b.ownScope && b.st.Parent >= 0 {
@@ -186,7 +186,7 @@ func (e *engine) newRecord(l *lane, s *timing.Send, st *stream, model string, ma
 // control when configured) and returns the stream's conversation. The
 // error is the failure to build the prompt: the request's error, recorded
 // without sending anything.
-func (e *engine) prepareBody(s *timing.Send, st *stream, sl *slot, p bodyParams) (*synth.Conversation, error) {
+func (e *engine) prepareBody(s *timing.Send, st *stream, sl *slot, p bodyParams) (*prompttext.Conversation, error) {
 	c := e.c
 	ps := &s.Plan.Streams[s.Stream]
 	if ds := c.DynamoSession; ds != nil {
@@ -208,7 +208,7 @@ func (e *engine) prepareBody(s *timing.Send, st *stream, sl *slot, p bodyParams)
 // returns the error body (for classification) and the threshold sequence
 // number. buildErr is the failure to build the prompt, recorded as this
 // request's error without sending anything.
-func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metrics.Record, conv *synth.Conversation, buildErr error) ([]byte, int) {
+func (e *engine) send(l *lane, s *timing.Send, st *stream, sl *slot, rec *metrics.Record, conv *prompttext.Conversation, buildErr error) ([]byte, int) {
 	c := e.c
 	seq := e.sending(rec.Phase)
 	defer e.returned()

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentperf/agentperf/internal/testshared"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // startFaultSim starts an in-process sim configured by a sim:// URL query

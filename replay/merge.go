@@ -23,7 +23,7 @@ import "time"
 //     was aborted for another reason: the abort the others were stopped
 //     by;
 //   - StartTurns is r's: which lane of the run a shard's lane is belongs
-//     to the caller (package profile puts them in global order).
+//     to the caller (package run puts them in global order).
 func (r *Result) Merge(b *Result) {
 	if r.StartTime.IsZero() || !b.StartTime.IsZero() && b.StartTime.Before(r.StartTime) {
 		r.StartTime = b.StartTime

@@ -10,9 +10,9 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/replay"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 // phaseRecorder writes down the phase changes it is told about.
@@ -48,7 +48,7 @@ func TestObserversTellEveryMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // TestServerPrefixHitsMatchTheCorpus is the fidelity check of the whole
@@ -38,7 +38,7 @@ func TestServerPrefixHitsMatchTheCorpus(t *testing.T) {
 	}
 	defer srv.Close()
 
-	syn, err := synth.New(tok, synth.Options{Seed: 5})
+	syn, err := prompttext.New(tok, prompttext.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

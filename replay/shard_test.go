@@ -13,10 +13,10 @@ import (
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // memCoord is an in-process Coordinator shared by the shards of one run
@@ -114,7 +114,7 @@ func startZeroSim(t *testing.T) *sim.Server {
 
 func shardTestConfig(t *testing.T, url string, traces []dataset.Trace, sink metrics.Sink) Config {
 	t.Helper()
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 3})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/text/prompttext"
 )
 
 // streamBodyAbove is the message-list size above which a request body is
 // streamed: written as it is rendered from the shared corpus text
-// (synth.WriteMessagesJSONAt) instead of being built in the slot's buffer.
+// (prompttext.WriteMessagesJSONAt) instead of being built in the slot's buffer.
 // A slot then never holds more than about this much of a prompt: on the
 // real corpus a per-slot buffer grew to the largest prompt a lane ever
 // sent, about 1 MB, over 1 GB at 2,000 lanes. Smaller bodies (every
@@ -22,10 +22,10 @@ const streamBodyAbove = 64 << 10
 // streamBody is a request body whose message list is rendered while it is
 // written: body holds the bytes before it (head) and after it (tail).
 type streamBody struct {
-	conv   *synth.Conversation
+	conv   *prompttext.Conversation
 	turn   int
 	marker string
-	at     synth.MarkerPlacement
+	at     prompttext.MarkerPlacement
 	head   int // body[:head] precedes the message list, body[head:] follows it
 	body   []byte
 	size   int
@@ -36,7 +36,7 @@ type streamBody struct {
 // first rendered into the buffer, up to that size: a small one (every
 // prompt of the client-ceiling benchmark) is then done, in one pass; only
 // a larger one asks for its length (the Content-Length of the stream).
-func (sl *slot) buildBody(c *runConfig, p bodyParams, conv *synth.Conversation, k int, marker string) error {
+func (sl *slot) buildBody(c *runConfig, p bodyParams, conv *prompttext.Conversation, k int, marker string) error {
 	at := c.CacheBust.Placement
 	sl.stream = streamBody{}
 	body := appendBodyHead(sl.body[:0], p)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 // TestLargeBodiesAreStreamedExactly: a message list above streamBodyAbove
@@ -37,11 +37,11 @@ func TestLargeBodiesAreStreamedExactly(t *testing.T) {
 	}
 	checkAccounting(t, res, srv, sink, ovf)
 	// The expected bodies, built whole by a synthesizer of the same seed.
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	convs := map[string]*synth.Conversation{}
+	convs := map[string]*prompttext.Conversation{}
 	for i := range traces {
 		c, err := syn.Conversation(&traces[i])
 		if err != nil {
@@ -54,7 +54,7 @@ func TestLargeBodiesAreStreamedExactly(t *testing.T) {
 		srv.mu.Lock()
 		got := srv.bodies[r.XRequestID]
 		srv.mu.Unlock()
-		want, err := convs[r.SourceTraceID].AppendMessagesJSONAt(nil, r.TurnIndex, "", synth.FirstUserPrefix)
+		want, err := convs[r.SourceTraceID].AppendMessagesJSONAt(nil, r.TurnIndex, "", prompttext.FirstUserPrefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestLargeBodiesAreStreamedExactly(t *testing.T) {
 // body, and its length is announced exactly.
 func TestStreamBodyWriteTo(t *testing.T) {
 	traces := dataset.Synthesize(dataset.SynthOptions{Seed: 7, Traces: 1, MinTurns: 40, MaxTurns: 40})
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 1})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestStreamBodyWriteTo(t *testing.T) {
 	if _, err := sb.WriteTo(&viaWriteTo); err != nil {
 		t.Fatal(err)
 	}
-	whole, _ := conv.AppendMessagesJSONAt(appendBodyHead(nil, bodyParams{model: "m", maxTokens: 9}), k, "[rid:abc]", synth.FirstUserPrefix)
+	whole, _ := conv.AppendMessagesJSONAt(appendBodyHead(nil, bodyParams{model: "m", maxTokens: 9}), k, "[rid:abc]", prompttext.FirstUserPrefix)
 	whole = appendBodyTail(whole, c, bodyParams{model: "m", maxTokens: 9})
 	if !bytes.Equal(viaWriteTo.Bytes(), whole) || sb.Len() != len(whole) {
 		t.Fatalf("WriteTo %d bytes, whole body %d, announced %d", viaWriteTo.Len(), len(whole), sb.Len())

@@ -17,7 +17,7 @@ import (
 // scenario.NewThreshold builds --failed-request-threshold's rule (the
 // requests judged in the order they were sent; an abort only when the
 // failure rate is above the limit with 99.9 % confidence;
-// docs/failed-request-threshold.md); package profile gives it to the
+// docs/failed-request-threshold.md); package run gives it to the
 // engine.
 type Threshold interface {
 	// Sent registers a profiling request as sent and returns its sequence

@@ -15,10 +15,10 @@ import (
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/plan"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // treeSim starts a zero-latency simulator that never evicts and never
@@ -52,7 +52,7 @@ type treeRun struct {
 
 func runTrees(t *testing.T, url string, traces []dataset.Trace, gen timing.Generation, turnStart bool, lanes int, dur, idleCap time.Duration) treeRun {
 	t.Helper()
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{Seed: 3})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

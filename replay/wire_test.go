@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // wireResponse is one recorded response: a non-streaming body, or the SSE

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentperf/agentperf/engines"
+	"github.com/agentperf/agentperf/server/engines"
 )
 
 // Environment variables read by this package (docs/context-overflow.md).

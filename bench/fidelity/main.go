@@ -48,11 +48,11 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/sim"
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/run"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 func main() {
@@ -234,7 +234,7 @@ func runCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(out)
-	s := profile.NewSpec()
+	s := run.NewSpec()
 	s.Corpus.Traces, s.Tokenizer.Given, s.OutputDir = traces, tok, out
 	s.ServerMetrics.Off, s.NoPlot = true, true // nothing beside the replay shares the cores
 	rc := &s.Replay
@@ -249,7 +249,7 @@ func runCmd(args []string) error {
 	rc.UseServerTokenCount = true
 	rc.LiveAssistant = false
 	rc.Sink = k // every record, besides the run's own artifacts
-	o, err := profile.Run(context.Background(), s)
+	o, err := run.Run(context.Background(), s)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func bodyCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	syn, err := synth.New(tokenizer.Builtin(), synth.Options{})
+	syn, err := prompttext.New(tokenizer.Builtin(), prompttext.Options{})
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,11 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/run"
+	"github.com/agentperf/agentperf/server/sim"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 )
 
 // countSink counts records by kind and error category and keeps none.
@@ -132,13 +132,13 @@ func main() {
 	maxContext := flag.Int("max-context", 32768, "peak context of the synthetic traces, tokens")
 	delayCap := flag.Duration("delay-cap", 10*time.Second, "inter-turn delay cap (the recorded think times are real-corpus magnitudes)")
 	flag.Parse()
-	if err := run(*lanes, *duration, *every, *faultRate, *traces, *maxContext, *delayCap); err != nil {
+	if err := soak(*lanes, *duration, *every, *faultRate, *traces, *maxContext, *delayCap); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
 }
 
-func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, maxContext int, delayCap time.Duration) error {
+func soak(lanes int, duration, every time.Duration, faultRate float64, nTraces, maxContext int, delayCap time.Duration) error {
 	start := time.Now()
 	base := take(start, nil)
 
@@ -182,7 +182,7 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 		return err
 	}
 	defer os.RemoveAll(out)
-	spec := profile.NewSpec()
+	spec := run.NewSpec()
 	spec.Corpus.Traces, spec.Tokenizer.Given, spec.OutputDir = corpus, tokenizer.Builtin(), out
 	spec.ServerMetrics.Off, spec.NoPlot, spec.Log = true, true, os.Stderr
 	cfg := &spec.Replay
@@ -217,7 +217,7 @@ func run(lanes int, duration, every time.Duration, faultRate float64, nTraces, m
 			}
 		}
 	}()
-	o, err := profile.Run(context.Background(), spec)
+	o, err := run.Run(context.Background(), spec)
 	close(stop)
 	wg.Wait()
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestAgentXPublishedArgvInterrupted runs the command line people publish

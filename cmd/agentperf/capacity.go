@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/run"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // pointFlags are the flags sweep and search add to the profile flags.
@@ -31,11 +31,11 @@ func addPointFlags(fs *pflag.FlagSet) *pointFlags {
 }
 
 // pointRunner maps the flags of sweep and search to the library's point
-// runner (profile.Points: one loaded corpus, one server, each point the
+// runner (run.Points: one loaded corpus, one server, each point the
 // profile run of the flags at its own concurrency and folder, repeated
 // with --num-profile-runs) and keeps what the command prints.
 type pointRunner struct {
-	*profile.Points
+	*run.Points
 	io   stdio
 	logf func(format string, args ...any)
 }
@@ -43,7 +43,7 @@ type pointRunner struct {
 // newPointRunner validates the flags (resolving the first point's run, and
 // checking it with check when set, before anything is loaded) and starts
 // the library's point runner. Call Close when done.
-func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*profile.Spec) error) (*pointRunner, error) {
+func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pflag.FlagSet, firstConc int, io stdio, check func(*run.Spec) error) (*pointRunner, error) {
 	for _, f := range []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"} {
 		if fs.Changed(f) {
 			return nil, usagef("--%s: a sharded sweep or search is not supported yet: run the points on one client", f)
@@ -73,18 +73,18 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 			return nil, err
 		}
 	}
-	pr.Points, err = profile.StartPoints(ctx, base.spec, profile.PointOptions{
+	pr.Points, err = run.StartPoints(ctx, base.spec, run.PointOptions{
 		ResetPrefixCache: pf.reset, DrainTimeout: seconds(pf.drainTimeout), Repeat: repeat, Logf: pr.logf,
-		Prepare: func(s *profile.Spec) { s.Replay.KillNow = claimKillSwitch(ctx) },
-		Ran: func(c int, o *profile.Outcome) {
+		Prepare: func(s *run.Spec) { s.Replay.KillNow = claimKillSwitch(ctx) },
+		Ran: func(c int, o *run.Outcome) {
 			o.WriteSummary(io.out)
 			for _, x := range o.Problems {
 				printPrefixed(io.err, flagNames(x.Message))
 			}
 		},
-		Pooled: func(c int, o *profile.RepeatOutcome) { o.WriteSummary(io.out) },
+		Pooled: func(c int, o *run.RepeatOutcome) { o.WriteSummary(io.out) },
 	})
-	var ie *profile.InputError
+	var ie *run.InputError
 	if errors.As(err, &ie) {
 		return nil, asUsage(ie.Err)
 	}
@@ -94,11 +94,11 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 // repeatOptions are the repeated-run flags (--num-profile-runs and the
 // flags that go with it) as profile takes them; Runs 1 (no repeat) when
 // --num-profile-runs is 1.
-func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (profile.RepeatOptions, error) {
-	o := profile.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
+func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (run.RepeatOptions, error) {
+	o := run.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
 		ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}
-	if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
-		return o, usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
+	if p.profileRuns < 1 || p.profileRuns > run.MaxProfileRuns {
+		return o, usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, run.MaxProfileRuns)
 	}
 	if p.profileRuns == 1 {
 		for _, f := range []string{"profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"} {
@@ -114,7 +114,7 @@ func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (profile.RepeatOptions, e
 // mapped to usage errors.
 func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
 	err := pr.Run(ctx, c, dir)
-	var ie *profile.InputError
+	var ie *run.InputError
 	if errors.As(err, &ie) {
 		return asUsage(ie.Err)
 	}
@@ -154,7 +154,7 @@ func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
 			sum := sha256.Sum256([]byte(v))
 			v = "sha256:" + hex.EncodeToString(sum[:8])
 		case f.Name == "url":
-			v = profile.RedactURL(v)
+			v = run.RedactURL(v)
 		}
 		m["--"+f.Name] = v
 	})
@@ -169,7 +169,7 @@ func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
 		m["$"+k] = v
 	}
 	if l := pr.Loaded(); l != nil && l.Corpus != nil {
-		m["corpus"] = profile.CorpusDigest(l.Corpus.Identity())
+		m["corpus"] = run.CorpusDigest(l.Corpus.Identity())
 	}
 	return m
 }

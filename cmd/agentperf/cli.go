@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentperf/agentperf/internal/cliflags"
 	"github.com/agentperf/agentperf/internal/suggest"
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 	"github.com/spf13/pflag"
 )
 
@@ -56,7 +56,7 @@ type stdio struct {
 	out, err io.Writer
 	// outcome, when set, receives the run's Outcome (runSpec; --output
 	// json reads it).
-	outcome **profile.Outcome
+	outcome **run.Outcome
 }
 
 // command is one subcommand.
@@ -72,9 +72,9 @@ var commands = map[string]command{}
 
 func register(c command) { commands[c.name] = c }
 
-// run executes agentperf with args (without the program name) and returns
+// runMain executes agentperf with args (without the program name) and returns
 // the exit code. It is main without the process: tests call it directly.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	io := stdio{out: stdout, err: stderr}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printTopUsage(stdout)

@@ -122,7 +122,7 @@ func TestURLEchoedAsTyped(t *testing.T) {
 // with --unsafe-override fails, naming unsafe_override; `report --format
 // inferencex` carries the verdict and the run's model.
 func TestReportCheckFailsOnUnsafeOverride(t *testing.T) {
-	src := filepath.Join("..", "..", "report", "testdata", "two-engine")
+	src := filepath.Join("..", "..", "analysis", "inferencex", "testdata", "two-engine")
 	dir := t.TempDir()
 	ents, err := os.ReadDir(src)
 	if err != nil {

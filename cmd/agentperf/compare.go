@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentperf/agentperf/compare"
+	"github.com/agentperf/agentperf/analysis/compare"
 )
 
 func init() {

@@ -146,7 +146,7 @@ func TestConfigFileErrors(t *testing.T) {
 	cfg := filepath.Join(dir, "run.yaml")
 	os.WriteFile(cfg, []byte("concurency: 4\n"), 0o644)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"profile", "--config", cfg}, &out, &errb); code != exitUsage ||
+	if code := runMain(context.Background(), []string{"profile", "--config", cfg}, &out, &errb); code != exitUsage ||
 		!regexp.MustCompile(regexp.QuoteMeta(cfg)+`:1: unknown key "concurency"`).MatchString(errb.String()) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}

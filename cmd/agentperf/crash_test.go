@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileSIGHUPStopsLikeSIGTERM (issue 34, case 7): a dropped ssh
@@ -119,7 +119,7 @@ func TestProfileRefusesLanesTheMachineCannotHold(t *testing.T) {
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := runMain(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

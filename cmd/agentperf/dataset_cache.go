@@ -9,7 +9,7 @@ import (
 	"github.com/agentperf/agentperf/internal/suggest"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 )
 
 func init() {
@@ -108,7 +108,7 @@ func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) erro
 	}
 	defer c.Close()
 	took := time.Since(t0)
-	profile.DescribeLoaded(io.err, c, opt, took)
+	run.DescribeLoaded(io.err, c, opt, took)
 	if c.CachePath() == "" {
 		fmt.Fprintln(io.err, "dataset cache build: the cache file could not be written (see the warning above)")
 		return errRunFailed

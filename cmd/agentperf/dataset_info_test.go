@@ -18,7 +18,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		args = append(args, "--dataset-cache-dir", t.TempDir())
 	}
 	var o, e bytes.Buffer
-	code = run(context.Background(), args, &o, &e)
+	code = runMain(context.Background(), args, &o, &e)
 	return code, o.String(), e.String()
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/plan"
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -48,17 +48,17 @@ func runDatasetPlan(ctx context.Context, args []string, io stdio) error {
 	if *format != "table" && *format != "json" {
 		return usagef("dataset plan: --format %q: use table or json", *format)
 	}
-	_, g, err := profile.GenerationChoice{Scenario: *scen, Flag: *gen, Env: df.getenv(envGeneration)}.Resolve()
+	_, g, err := run.GenerationChoice{Scenario: *scen, Flag: *gen, Env: df.getenv(envGeneration)}.Resolve()
 	if err != nil {
 		return asUsage(err)
 	}
-	chains, err := profile.ChainOptionsFromEnv(df.getenv)
+	chains, err := run.ChainOptionsFromEnv(df.getenv)
 	if err != nil {
 		return asUsage(err)
 	}
 	// The plans a run would build: the generation with its defaults, the
 	// idle-gap cap as given.
-	spec := profile.NewSpec()
+	spec := run.NewSpec()
 	spec.ApplyGeneration(g, *idleCap >= 0, true)
 	if *idleCap >= 0 {
 		spec.Replay.TraceIdleGapCap = seconds(*idleCap)

@@ -10,8 +10,8 @@ import (
 	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/agentperf/agentperf/internal/termio"
 
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 func init() {
@@ -83,7 +83,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usagef("dataset show: %v", err)
 	}
-	s, err := synth.New(tok, synth.Options{Seed: *seed, Live: *live, CacheDir: data.cacheDir(),
+	s, err := prompttext.New(tok, prompttext.Options{Seed: *seed, Live: *live, CacheDir: data.cacheDir(),
 		Logf: func(format string, args ...any) { fmt.Fprintf(io.err, format+"\n", args...) }})
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/synth"
+	"github.com/agentperf/agentperf/text/prompttext"
 )
 
 // showTestCorpus writes a two-trace JSONL corpus and returns its path.
@@ -61,11 +61,11 @@ func TestDatasetShow(t *testing.T) {
 	}
 	t.Run("json", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), src("--trace", "trace_a", "--turn", "1"), &out, &errb)
+		code := runMain(context.Background(), src("--trace", "trace_a", "--turn", "1"), &out, &errb)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		var rep synth.TurnReport
+		var rep prompttext.TurnReport
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("output is not JSON: %v\n%s", err, out.String())
 		}
@@ -94,7 +94,7 @@ func TestDatasetShow(t *testing.T) {
 	t.Run("text", func(t *testing.T) {
 		args := src("--trace", "trace_a", "--turn", "2", "--format", "text", "--random-seed", "42")
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+		if code := runMain(context.Background(), args, &out, &errb); code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		for _, want := range []string{"trace trace_a  turn 2 of 3", "seed 42", "recorded in 1408", ": exact", "] system  1024 tokens", "] user", "more bytes; --full shows all"} {
@@ -103,7 +103,7 @@ func TestDatasetShow(t *testing.T) {
 			}
 		}
 		var fullOut bytes.Buffer
-		if code := run(context.Background(), append(args, "--full"), &fullOut, &errb); code != exitOK {
+		if code := runMain(context.Background(), append(args, "--full"), &fullOut, &errb); code != exitOK {
 			t.Fatalf("--full: exit %d: %s", code, errb.String())
 		}
 		if strings.Contains(fullOut.String(), "more bytes") || fullOut.Len() <= out.Len() {
@@ -124,7 +124,7 @@ func TestDatasetShow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), tc.args, &out, &errb)
+			code := runMain(context.Background(), tc.args, &out, &errb)
 			if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errb.String(), exitUsage, tc.want)
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 )
 
 // Environment variables of the dataset cache.
@@ -174,7 +174,7 @@ func (d *datasetFlags) open(ctx context.Context, io stdio) (*dataset.Corpus, err
 		}
 		return nil, asUsage(err)
 	}
-	profile.DescribeLoaded(io.err, c, opt, time.Since(t0))
+	run.DescribeLoaded(io.err, c, opt, time.Since(t0))
 	return c, nil
 }
 

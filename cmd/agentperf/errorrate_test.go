@@ -106,7 +106,7 @@ func TestProfileThresholdJudgedAtTheEnd(t *testing.T) {
 		t.Errorf("stderr does not say the threshold was exceeded:\n%s", stderr)
 	}
 	var out bytes.Buffer
-	if c := run(context.Background(), []string{"report", "--check", "--failed-request-threshold", "0.1", dir}, &out, &out); c == exitOK {
+	if c := runMain(context.Background(), []string{"report", "--check", "--failed-request-threshold", "0.1", dir}, &out, &out); c == exitOK {
 		t.Errorf("report --check passes a folder the run failed:\n%s", out.String())
 	}
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 )
 
 // libraryNames maps how the library names a setting in its errors (a Go
@@ -14,17 +14,17 @@ import (
 // *dataset.FieldError, or a phrase around one) to how the CLI names it: the
 // flag, or the environment variable, that sets it. It is the one place
 // where field names become flag names; flagNames applies it. The fields
-// of the settings table (profile.Settings) come from the table.
+// of the settings table (run.Settings) come from the table.
 var libraryNames = func() map[string]string {
 	m := maps.Clone(otherLibraryNames)
-	for _, st := range profile.Settings() {
+	for _, st := range run.Settings() {
 		m[st.Field] = "--" + st.Flag
 	}
 	return m
 }()
 
 // otherLibraryNames are the names of the settings outside
-// profile.Settings.
+// run.Settings.
 var otherLibraryNames = map[string]string{
 	// replay.Config
 	"Config.APIKey":         "--api-key",
@@ -43,10 +43,10 @@ var otherLibraryNames = map[string]string{
 	"SelectOptions.MaxOSL":           "--synthesis-max-osl",
 	"SelectOptions.NumEntries":       "--num-dataset-entries",
 	"Options.CacheDir":               "--dataset-cache-dir (or " + envCacheDir + ")",
-	// profile.Spec, profile.Input
+	// run.Spec, run.Input
 	"Spec.ResetPrefixCache":            "--reset-prefix-cache",
 	"Input.RequiredServerMetricPrefix": "AIPERF_REQUIRED_SERVER_METRIC_PREFIX",
-	// profile.RepeatOptions, profile.PointOptions
+	// run.RepeatOptions, run.PointOptions
 	"RepeatOptions.Runs":                 "--num-profile-runs",
 	"RepeatOptions.Confidence":           "--confidence-level",
 	"RepeatOptions.ConvergenceMetric":    "--convergence-metric",

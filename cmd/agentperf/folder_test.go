@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileOneRunPerFolder (issue 34, case 5): two runs into one

@@ -23,11 +23,11 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/servermetrics"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/servermetrics"
+	"github.com/agentperf/agentperf/server/sim"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -45,10 +45,10 @@ const goldenInput = "testdata/golden/input"
 // written with testdata/golden/<way>/ byte for byte (go test -run
 // TestGoldenFolder -update rewrites them):
 //
-//   - profile: profile.Finish over a metrics.Collector fed shard 0's
+//   - profile: run.Finish over a metrics.Collector fed shard 0's
 //     records, with shard 0's replay.Result and Finish input (the path of
-//     profile.Run after replay.Run), its server metrics export beside it;
-//   - merge: `agentperf merge` of both shards (profile.Merge: records,
+//     run.Run after replay.Run), its server metrics export beside it;
+//   - merge: `agentperf merge` of both shards (run.Merge: records,
 //     FinishExport's aggregates, the copied server export, the log, then
 //     Finish);
 //   - report: `agentperf report` on a copy of the merged golden folder
@@ -131,7 +131,7 @@ func TestGoldenFolder(t *testing.T) {
 	})
 }
 
-// inferenceXVariables are the environment variables report.LoadEnv reads.
+// inferenceXVariables are the environment variables inferencex.LoadEnv reads.
 var inferenceXVariables = []string{"CONC", "DCP_SIZE", "DECODE", "DISAGG", "DP_ATTENTION", "EP_SIZE", "FRAMEWORK", "IMAGE", "IS_MULTINODE",
 	"KV_OFFLOADING", "KV_OFFLOAD_BACKEND", "KV_OFFLOAD_BACKEND_METADATA", "MODEL", "MODEL_PREFIX", "OFFLOADING", "PCP_SIZE", "PP_SIZE",
 	"PRECISION", "PREFILL", "RECIPE_FINGERPRINT", "ROUTER_METADATA", "RUNNER_TYPE", "SPEC_DECODING", "TOTAL_CPU_DRAM_GB", "TP"}
@@ -141,31 +141,31 @@ var inferenceXVariables = []string{"CONC", "DCP_SIZE", "DECODE", "DISAGG", "DP_A
 type shardInput struct {
 	Result *replay.Result `json:"result"`
 	Finish struct {
-		Scenario        string            `json:"scenario"`
-		StaticReasons   []string          `json:"static_reasons"`
-		Generation      string            `json:"generation"`
-		DurationNs      int64             `json:"duration_ns"`
-		Concurrency     int               `json:"concurrency"`
-		OverflowAdvice  string            `json:"overflow_advice"`
-		InputConfig     map[string]any    `json:"input_config"`
-		Corpus          dataset.Identity  `json:"corpus"`
-		PublicDataset   bool              `json:"public_dataset"`
-		Described       profile.Described `json:"described"`
-		CoverageReq     float64           `json:"coverage_required"`
-		CoverageMinNs   int64             `json:"coverage_min_phase_ns"`
-		Warnings        []string          `json:"warnings"`
-		SliceDurationNs int64             `json:"slice_duration_ns"`
-		Version         string            `json:"version"`
+		Scenario        string           `json:"scenario"`
+		StaticReasons   []string         `json:"static_reasons"`
+		Generation      string           `json:"generation"`
+		DurationNs      int64            `json:"duration_ns"`
+		Concurrency     int              `json:"concurrency"`
+		OverflowAdvice  string           `json:"overflow_advice"`
+		InputConfig     map[string]any   `json:"input_config"`
+		Corpus          dataset.Identity `json:"corpus"`
+		PublicDataset   bool             `json:"public_dataset"`
+		Described       run.Described    `json:"described"`
+		CoverageReq     float64          `json:"coverage_required"`
+		CoverageMinNs   int64            `json:"coverage_min_phase_ns"`
+		Warnings        []string         `json:"warnings"`
+		SliceDurationNs int64            `json:"slice_duration_ns"`
+		Version         string           `json:"version"`
 	} `json:"finish"`
 }
 
-// finishShard0 finishes shard 0's records into dir as profile.Run does
+// finishShard0 finishes shard 0's records into dir as run.Run does
 // after replay.Run: a metrics.Collector receives every record, then
-// profile.Finish writes the artifacts.
+// run.Finish writes the artifacts.
 func finishShard0(t *testing.T, dir string) {
 	t.Helper()
 	src := goldenInput + "/shard-0"
-	b, err := os.ReadFile(filepath.Join(src, profile.FileShard))
+	b, err := os.ReadFile(filepath.Join(src, run.FileShard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func finishShard0(t *testing.T, dir string) {
 	for _, name := range []string{servermetrics.JSONFile, servermetrics.CSVFile} {
 		copyFileT(t, filepath.Join(src, name), filepath.Join(dir, name))
 	}
-	out, err := profile.Finish(m.Result, profile.Input{
+	out, err := run.Finish(m.Result, run.Input{
 		Dir: dir, Collector: col,
 		Scenario: m.Finish.Scenario, StaticReasons: m.Finish.StaticReasons,
 		Duration: time.Duration(m.Finish.DurationNs), Concurrency: m.Finish.Concurrency,

@@ -13,7 +13,7 @@ import (
 func helpOf(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), append(args, "--help"), &out, &errb); code != exitOK {
+	if code := runMain(context.Background(), append(args, "--help"), &out, &errb); code != exitOK {
 		t.Fatalf("%v --help: exit %d\n%s%s", args, code, out.String(), errb.String())
 	}
 	return out.String() + errb.String()
@@ -93,7 +93,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	run(context.Background(), []string{"--help"}, &out, &out)
+	runMain(context.Background(), []string{"--help"}, &out, &out)
 	if !strings.Contains(out.String(), "Examples:\n  agentperf profile") {
 		t.Errorf("agentperf --help has no examples:\n%s", out.String())
 	}
@@ -108,7 +108,7 @@ func TestDidYouMean(t *testing.T) {
 		{"profil", `unknown command "profil" (did you mean "profile"?)`},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), strings.Fields(c.args), &out, &errb)
+		code := runMain(context.Background(), strings.Fields(c.args), &out, &errb)
 		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
 		}
@@ -122,7 +122,7 @@ func TestDidYouMean(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "agentperf ") {
+		if code := runMain(context.Background(), args, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "agentperf ") {
 			t.Errorf("%v: exit %d, %q %q", args, code, out.String(), errb.String())
 		}
 	}
@@ -157,7 +157,7 @@ func TestHelpAgreesWithBehaviour(t *testing.T) {
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), c.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+		if code := runMain(context.Background(), c.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, errb.String(), exitUsage, c.want)
 		}
 	}

@@ -19,13 +19,13 @@ func TestReportRegeneratesHTML(t *testing.T) {
 	writeArtifacts(t, dir, metrics.Accounting{Sent: 3, ProfilingOK: 3})
 	page := filepath.Join(dir, "report.html")
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"report", "--no-plot", "--no-html", dir}, &out, &errb); code != exitOK {
+	if code := runMain(context.Background(), []string{"report", "--no-plot", "--no-html", dir}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if _, err := os.Stat(page); !os.IsNotExist(err) {
 		t.Fatalf("--no-html wrote report.html (stat: %v)", err)
 	}
-	if code := run(context.Background(), []string{"report", "--no-plot", dir}, &out, &errb); code != exitOK {
+	if code := runMain(context.Background(), []string{"report", "--no-plot", dir}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	b, err := os.ReadFile(page)

@@ -17,8 +17,8 @@ import (
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/hfhub/hubtest"
 	"github.com/agentperf/agentperf/internal/testshared"
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 const (
@@ -151,10 +151,10 @@ func TestProfileDownloadsCorpusAndTokenizer(t *testing.T) {
 		var so, se bytes.Buffer
 		showArgs := []string{"dataset", "show", "--public-dataset", e2eAlias, "--max-context-length", "16384", "--num-dataset-entries", "6",
 			"--tokenizer", e2eModel, "--random-seed", "7", "--trace", meta["conversation_id"].(string), "--turn", strconv.Itoa(int(meta["turn_index"].(float64)))}
-		if c := run(context.Background(), showArgs, &so, &se); c != exitOK {
+		if c := runMain(context.Background(), showArgs, &so, &se); c != exitOK {
 			t.Fatalf("dataset show: exit %d: %s", c, se.String())
 		}
-		var rep synth.TurnReport
+		var rep prompttext.TurnReport
 		if err := json.Unmarshal(so.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestDownloadCommands(t *testing.T) {
 	traces := []byte(`{"id":"a","requests":[]}` + "\n")
 	h.Add(&hubtest.Repo{Kind: hfhub.KindDataset, ID: e2eDataset,
 		Commits: map[string]map[string]hubtest.File{e2eCommit: {"traces.jsonl": {Data: traces, LFS: true}}}, Refs: map[string]string{"main": e2eCommit}})
-	tj, err := os.ReadFile("../../tokenizer/testdata/tiny.tokenizer.json")
+	tj, err := os.ReadFile("../../text/tokenizer/testdata/tiny.tokenizer.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestDownloadCommands(t *testing.T) {
 	secrets := []string{"hf_granted", "hf_wrongSECRET"}
 	cli := func(args ...string) (int, string, string) {
 		var o, e bytes.Buffer
-		c := run(context.Background(), args, &o, &e)
+		c := runMain(context.Background(), args, &o, &e)
 		for _, s := range secrets {
 			if strings.Contains(o.String()+e.String(), s) {
 				t.Errorf("%v printed the token %s…", args, s[:5])

@@ -5,7 +5,7 @@
 //
 //	0    success (also --help); under --scenario also a completed run whose
 //	     only invalidity reasons are unsafe_override and the overflow rate,
-//	     as the pinned aiperf (profile.Outcome.ExitCode; --fail-on-invalid
+//	     as the pinned aiperf (run.Outcome.ExitCode; --fail-on-invalid
 //	     makes them exit 1)
 //	1    the run failed or is not a valid submission (artifacts are written)
 //	2    usage or input error (bad flag, bad corpus, unsupported option)
@@ -112,7 +112,7 @@ func main() {
 		for range pipes {
 		}
 	}()
-	code := run(withKillSwitch(ctx, ks), os.Args[1:], termio.Output(os.Stdout), termio.Output(os.Stderr))
+	code := runMain(withKillSwitch(ctx, ks), os.Args[1:], termio.Output(os.Stdout), termio.Output(os.Stderr))
 	cancel(nil)
 	os.Exit(code)
 }
@@ -165,7 +165,7 @@ func claimKillSwitch(ctx context.Context) <-chan struct{} {
 }
 
 // signalCount returns a function reporting how many signals the process
-// has received (profile.Input.Signals); nil when ctx carries no kill
+// has received (run.Input.Signals); nil when ctx carries no kill
 // switch.
 func signalCount(ctx context.Context) func() int {
 	ks, _ := ctx.Value(killSwitchKey{}).(*killSwitch)

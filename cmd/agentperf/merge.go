@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 )
 
 func init() {
@@ -16,7 +16,7 @@ const mergeExamples = `  # The shards of one run (agentperf profile --shard I/N 
   agentperf merge results/merged results/shard-0 results/shard-1 results/shard-2
   agentperf merge results/merged results/shard-*`
 
-// runMerge is `agentperf merge OUT DIR…`: profile.Merge, then the summary
+// runMerge is `agentperf merge OUT DIR…`: run.Merge, then the summary
 // and the exit status of the merged run, as profile prints them.
 func runMerge(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("merge", "merge OUT SHARD_DIR… [flags]", mergeExamples, io.err)
@@ -27,9 +27,9 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 	if len(pos) < 2 {
 		return usagef("merge: want the merged folder to write and the shard folders (agentperf merge OUT DIR…)")
 	}
-	out, err := profile.Merge(profile.MergeInput{Dir: pos[0], Shards: pos[1:]})
+	out, err := run.Merge(run.MergeInput{Dir: pos[0], Shards: pos[1:]})
 	if err != nil {
-		if errors.Is(err, profile.ErrMerge) {
+		if errors.Is(err, run.ErrMerge) {
 			return asUsage(err)
 		}
 		return err
@@ -56,7 +56,7 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 	}
 	// The run's exit-code rule (docs/artifacts.md): under a scenario a
 	// smoke run's unsafe_override alone does not fail it.
-	if out.ExitCode() == profile.ExitFailed {
+	if out.ExitCode() == run.ExitFailed {
 		return errRunFailed
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentperf/agentperf/internal/testshared"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileDiscoversModel: without --model, profile asks the server's

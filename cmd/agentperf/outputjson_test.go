@@ -56,7 +56,7 @@ func TestProfileOutputJSON(t *testing.T) {
 		t.Errorf("exit %d; summary %+v", code, s)
 	}
 	var out, errb strings.Builder
-	if c := run(context.Background(), append([]string{"profile", "--url", "sim://", "--public-dataset", "synthetic", "--output", "yaml"}, fastRunArgs(t.TempDir())...), &out, &errb); c != exitUsage || !strings.Contains(errb.String(), `--output "yaml": text or json`) {
+	if c := runMain(context.Background(), append([]string{"profile", "--url", "sim://", "--public-dataset", "synthetic", "--output", "yaml"}, fastRunArgs(t.TempDir())...), &out, &errb); c != exitUsage || !strings.Contains(errb.String(), `--output "yaml": text or json`) {
 		t.Errorf("--output yaml: exit %d, %s", c, errb.String())
 	}
 }

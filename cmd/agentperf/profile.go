@@ -13,14 +13,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/selfprofile"
-	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/server/gputelemetry"
+	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
-	"github.com/agentperf/agentperf/tokenizer"
 	"github.com/agentperf/agentperf/ui"
 )
 
@@ -91,14 +91,14 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err := p.discoverModel(ctx); err != nil {
 		return err
 	}
-	run, err := p.resolve(fs, io)
+	resolved, err := p.resolve(fs, io)
 	if err != nil {
 		return err
 	}
-	if err := run.resolveShard(args); err != nil {
+	if err := resolved.resolveShard(args); err != nil {
 		return err
 	}
-	return run.execute(ctx, io)
+	return resolved.execute(ctx, io)
 }
 
 // takePositional accepts the space-separated form `--server-metrics u1 u2`
@@ -119,15 +119,15 @@ func (p *profileFlags) takePositional(fs *pflag.FlagSet) error {
 // environment, and the Spec they describe.
 type profileRun struct {
 	p   *profileFlags
-	env profile.Environment
+	env run.Environment
 	fs  *pflag.FlagSet
 	// preset is the --scenario preset (nil: none).
 	preset *scenario.Preset
-	// generation is the AgentX generation (profile.GenerationChoice).
+	// generation is the AgentX generation (run.GenerationChoice).
 	generation timing.Generation
 	// notes are lines for the run log.
 	notes []string
-	spec  profile.Spec
+	spec  run.Spec
 }
 
 // resolve maps the flags and the environment to the run's Spec, checking
@@ -141,7 +141,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	for _, m := range p.serverMetrics {
 		if u, err := neturl.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", profile.RedactURL(m))
+			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", run.RedactURL(m))
 		}
 	}
 	if p.endpointType != "chat" {
@@ -184,13 +184,13 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if err := checkURLCredentials(p.spec.Replay.URL, p.apiKey, apiKey, headers); err != nil {
 		return nil, err
 	}
-	choice := profile.GenerationChoice{Scenario: p.scenario, Flag: p.generation, Env: os.Getenv(envGeneration)}
+	choice := run.GenerationChoice{Scenario: p.scenario, Flag: p.generation, Env: os.Getenv(envGeneration)}
 	if r.preset, r.generation, err = choice.Resolve(); err != nil {
 		return nil, asUsage(err)
 	}
 	// The environment under the preset: its defaults where a variable is
-	// unset (profile.ReadScenarioEnvironment).
-	env, err := profile.ReadScenarioEnvironment(r.preset, os.Environ(), os.Getenv)
+	// unset (run.ReadScenarioEnvironment).
+	env, err := run.ReadScenarioEnvironment(r.preset, os.Environ(), os.Getenv)
 	if err != nil {
 		return nil, asUsage(err)
 	}
@@ -214,8 +214,8 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		return nil, asUsage(err)
 	}
 
-	s := p.spec // the settings of profile.Settings, as their flags left them
-	s.Corpus = profile.Corpus{Source: src, Options: opt}
+	s := p.spec // the settings of run.Settings, as their flags left them
+	s.Corpus = run.Corpus{Source: src, Options: opt}
 	s.Tokenizer.CacheDir = p.data.cacheDir()
 	s.Tokenizer.Options = tokenizer.ResolveOptions{Getenv: os.Getenv}
 	s.Tokenizer.Hub = func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }
@@ -229,7 +229,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 		// aiperf's input_config records these flags as given (the
 		// library records the resolved values: the whole warmup bound,
 		// every scraped URL).
-		"server_metrics": profile.RedactURLs(p.serverMetrics),
+		"server_metrics": run.RedactURLs(p.serverMetrics),
 	}
 	if fs.Changed("warmup-grace-period") {
 		s.Settings["warmup_grace_period"] = p.graceWarmup
@@ -262,7 +262,7 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	if err != nil {
 		return nil, asUsage(err)
 	}
-	s.GPUTelemetry = profile.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.GPUTelemetry = run.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
 	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
@@ -311,13 +311,13 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 		return usagef("--output %q: text or json%s", r.p.output, suggest.DidYouMean(r.p.output, []string{"text", "json"}))
 	}
 	if p := r.p; p.profileRuns != 1 || r.fs.Changed("convergence-metric") || r.fs.Changed("confidence-level") || r.fs.Changed("profile-run-cooldown-seconds") {
-		if p.profileRuns < 1 || p.profileRuns > profile.MaxProfileRuns {
-			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, profile.MaxProfileRuns)
+		if p.profileRuns < 1 || p.profileRuns > run.MaxProfileRuns {
+			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, run.MaxProfileRuns)
 		}
 		if p.profileRuns < 2 {
 			return usagef("--confidence-level, --convergence-metric and --profile-run-cooldown-seconds apply to --num-profile-runs 2 or more (got %d)", p.profileRuns)
 		}
-		return runRepeated(ctx, s, profile.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
+		return runRepeated(ctx, s, run.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
 			ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}, io)
 	}
 	if r.p.output == "json" {
@@ -327,10 +327,10 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 }
 
 // runSpecJSON is runSpec with --output json: the text summary goes to
-// stderr, and stdout gets one JSON object (profile.Outcome.JSON) once the run is
+// stderr, and stdout gets one JSON object (run.Outcome.JSON) once the run is
 // finished, whatever its exit status.
-func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
-	var out *profile.Outcome
+func runSpecJSON(ctx context.Context, s run.Spec, io stdio) error {
+	var out *run.Outcome
 	err := runSpec(ctx, s, stdio{out: io.err, err: io.err, outcome: &out})
 	if out != nil {
 		b, jerr := out.JSON(flagNames)
@@ -346,9 +346,9 @@ func runSpecJSON(ctx context.Context, s profile.Spec, io stdio) error {
 
 // runRepeated runs s o.Runs times (--num-profile-runs) and maps the runs'
 // worst outcome to the exit status, as runSpec does for one run.
-func runRepeated(ctx context.Context, s profile.Spec, o profile.RepeatOptions, io stdio) error {
-	out, err := profile.RunRepeated(ctx, s, o)
-	var ie *profile.InputError
+func runRepeated(ctx context.Context, s run.Spec, o run.RepeatOptions, io stdio) error {
+	out, err := run.RunRepeated(ctx, s, o)
+	var ie *run.InputError
 	switch {
 	case errors.As(err, &ie):
 		return asUsage(ie.Err)
@@ -364,18 +364,18 @@ func runRepeated(ctx context.Context, s profile.Spec, o profile.RepeatOptions, i
 	}
 	out.WriteSummary(io.out)
 	switch out.ExitCode() {
-	case profile.ExitInterrupted:
+	case run.ExitInterrupted:
 		return fmt.Errorf("runs interrupted; artifacts written to %s: %w", out.Dir, context.Canceled)
-	case profile.ExitFailed:
+	case run.ExitFailed:
 		return errRunFailed
 	}
 	return nil
 }
 
 // runSpec runs s and maps its Outcome to the exit status (see execute).
-func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
-	out, err := profile.Run(ctx, s)
-	var ie *profile.InputError
+func runSpec(ctx context.Context, s run.Spec, io stdio) error {
+	out, err := run.Run(ctx, s)
+	var ie *run.InputError
 	switch {
 	case errors.As(err, &ie):
 		return asUsage(ie.Err)
@@ -393,9 +393,9 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 	}
 	// The exit code is the library's rule (docs/artifacts.md).
 	switch out.ExitCode() {
-	case profile.ExitInterrupted:
+	case run.ExitInterrupted:
 		return fmt.Errorf("run interrupted; artifacts written to %s: %w", out.Dir, context.Canceled)
-	case profile.ExitFailed:
+	case run.ExitFailed:
 		return errRunFailed
 	}
 	if forgiven {
@@ -406,7 +406,7 @@ func runSpec(ctx context.Context, s profile.Spec, io stdio) error {
 
 // discoverModel asks the server for its model when no --model was given
 // and a --url was (without a URL, Validate says that both are missing):
-// the one model of its /v1/models (profile.DiscoverModel), with the
+// the one model of its /v1/models (run.DiscoverModel), with the
 // run's --api-key and --header. Anything but exactly one model is a usage
 // error naming the URL and saying to pass --model.
 func (p *profileFlags) discoverModel(ctx context.Context) error {
@@ -422,7 +422,7 @@ func (p *profileFlags) discoverModel(ctx context.Context) error {
 	if apiKey == "" {
 		apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	m, err := profile.DiscoverModel(ctx, profile.DiscoverOptions{URL: c.URL, APIKey: apiKey, Headers: headers, Insecure: c.Insecure})
+	m, err := run.DiscoverModel(ctx, run.DiscoverOptions{URL: c.URL, APIKey: apiKey, Headers: headers, Insecure: c.Insecure})
 	if err != nil {
 		return asUsage(fmt.Errorf("no --model given, so %w", err))
 	}

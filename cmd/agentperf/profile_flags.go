@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/internal/cliflags"
-	"github.com/agentperf/agentperf/profile"
 	"github.com/agentperf/agentperf/replay"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
@@ -25,9 +25,9 @@ type profileFlags struct {
 	// omitted (discoverModel), for the run log.
 	discovered string
 
-	// spec holds the settings of profile.Settings, bound to their flags
+	// spec holds the settings of run.Settings, bound to their flags
 	// (bindSettings): parsing the flags fills it.
-	spec profile.Spec
+	spec run.Spec
 
 	scenario string
 
@@ -92,7 +92,7 @@ var boolUnsupported = map[string]bool{
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
-	p := &profileFlags{spec: profile.NewSpec()}
+	p := &profileFlags{spec: run.NewSpec()}
 	cliflags.AddConfigFlag(fs)
 	bindSettings(fs, &p.spec)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
@@ -222,7 +222,7 @@ type flagRange struct {
 }
 
 // datasetRanges are the ranges of the corpus flags (datasetFlags); the
-// ranges of the settings are in their table (profile.Settings).
+// ranges of the settings are in their table (run.Settings).
 var datasetRanges = map[string]flagRange{
 	"max-context-length":  {max: math.Inf(1), unit: "tokens", what: "0 = keep every trace"},
 	"num-dataset-entries": {max: math.Inf(1), unit: "traces", what: "0 = all"},
@@ -230,10 +230,10 @@ var datasetRanges = map[string]flagRange{
 }
 
 // profileRanges are the ranges of profile's numeric flags: the settings'
-// (profile.Settings) and the corpus flags'.
+// (run.Settings) and the corpus flags'.
 func profileRanges() map[string]flagRange {
 	out := maps.Clone(datasetRanges)
-	for _, st := range profile.Settings() {
+	for _, st := range run.Settings() {
 		if r := st.Range; r != nil {
 			out[st.Flag] = flagRange{min: r.Min, max: r.Max, minOpen: r.MinOpen, unit: string(st.Unit), what: r.What}
 		}
@@ -245,10 +245,10 @@ func profileRanges() map[string]flagRange {
 	return out
 }
 
-// bindSettings registers a flag for every setting of profile.Settings,
+// bindSettings registers a flag for every setting of run.Settings,
 // bound to its field of s (which takes the setting's default).
-func bindSettings(fs *pflag.FlagSet, s *profile.Spec) {
-	for _, st := range profile.Settings() {
+func bindSettings(fs *pflag.FlagSet, s *run.Spec) {
+	for _, st := range run.Settings() {
 		v := st.Bind(s)
 		for i, name := range append([]string{st.Flag}, st.Aliases...) {
 			short, help := st.Short, st.Help
@@ -271,7 +271,7 @@ func bindSettings(fs *pflag.FlagSet, s *profile.Spec) {
 			case *time.Duration:
 				fs.VarP(&secondsValue{d: v}, name, short, help)
 			default:
-				panic(fmt.Sprintf("profile.Settings: --%s binds a %T", st.Flag, v))
+				panic(fmt.Sprintf("run.Settings: --%s binds a %T", st.Flag, v))
 			}
 		}
 	}

@@ -5,17 +5,17 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
 )
 
 // applyScenario puts the AgentX generation into s with its defaults
-// (profile.Spec.ApplyGeneration) and, under --scenario, lets the preset
+// (run.Spec.ApplyGeneration) and, under --scenario, lets the preset
 // fill what the flags left unset and check its locks
-// (profile.Spec.ApplyScenario). Without --scenario the flags are taken as
+// (run.Spec.ApplyScenario). Without --scenario the flags are taken as
 // given.
-func (r *profileRun) applyScenario(s *profile.Spec) error {
+func (r *profileRun) applyScenario(s *run.Spec) error {
 	s.ApplyGeneration(r.generation, r.fs.Changed("trace-idle-gap-cap-seconds"), r.env.LiveAssistantSet)
 	if err := r.checkGenerationFlags(r.generation); err != nil {
 		return err
@@ -28,15 +28,15 @@ func (r *profileRun) applyScenario(s *profile.Spec) error {
 }
 
 // given is the preset's view of what the user chose (the flags given:
-// profile.Spec.GivenSettings), with the source of an auto-filled seed.
-func (r *profileRun) given(s *profile.Spec) scenario.Settings {
+// run.Spec.GivenSettings), with the source of an auto-filled seed.
+func (r *profileRun) given(s *run.Spec) scenario.Settings {
 	set := s.GivenSettings(func(f string) bool { return r.fs.Lookup(f) != nil && r.fs.Changed(f) })
 	set.SeedSource = func() int64 { return rand.Int64N(1 << 31) }
 	return set
 }
 
-// envGeneration is profile.EnvGeneration.
-const envGeneration = profile.EnvGeneration
+// envGeneration is run.EnvGeneration.
+const envGeneration = run.EnvGeneration
 
 // cacheWarmupFlags are the flags of the accelerated cache warmup and its
 // runtime caps (timing.Settings.CacheWarmup: v1.0).

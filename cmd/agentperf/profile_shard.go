@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/rendezvous"
+	"github.com/agentperf/agentperf/run"
+	"github.com/agentperf/agentperf/run/rendezvous"
 	"github.com/agentperf/agentperf/timing"
 )
 
@@ -53,7 +53,7 @@ func (r *profileRun) resolveShard(args []string) error {
 	if r.fs != nil && r.fs.Changed("shard-join-timeout") && !(sf.joinTimeout > 0) {
 		return usagef("--shard-join-timeout %g: must be a positive number of seconds", sf.joinTimeout)
 	}
-	s := &shardRun{source: "flag", argv: profile.ShardArgv(args)}
+	s := &shardRun{source: "flag", argv: run.ShardArgv(args)}
 	var err error
 	if sf.shard == "auto" {
 		s.shard, s.source, err = rendezvous.Auto(os.Getenv, sf.count)
@@ -91,6 +91,6 @@ func (r *profileRun) resolveShard(args []string) error {
 	}
 	r.spec.Notes = append(r.spec.Notes, fmt.Sprintf("shard %s (from %s): lanes i with i mod %d == %d of %d; artifacts in %s", s.shard, s.source, s.shard.Count, s.shard.Index, lanes, r.spec.OutputDir))
 	r.spec.Replay.Shard = s.shard
-	r.spec.Shard = &profile.ShardSpec{Rendezvous: s.addr, Argv: s.argv, JoinTimeout: time.Duration(sf.joinTimeout * float64(time.Second))}
+	r.spec.Shard = &run.ShardSpec{Rendezvous: s.addr, Argv: s.argv, JoinTimeout: time.Duration(sf.joinTimeout * float64(time.Second))}
 	return nil
 }

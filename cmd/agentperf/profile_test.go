@@ -14,16 +14,16 @@ import (
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/testshared"
-	"github.com/agentperf/agentperf/profile"
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // runCLI runs agentperf in-process and returns its exit code and output.
 func runProfileCLI(ctx context.Context, t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, &out, &errb)
+	code := runMain(ctx, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -434,7 +434,7 @@ func TestProfileUsageErrors(t *testing.T) {
 // allows no overflow at all (an explicit 0 is not the default).
 func TestOverflowRateLimitZeroMeansNone(t *testing.T) {
 	env := map[string]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT": "0"}
-	s, err := profile.ReadEnvironment([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
+	s, err := run.ReadEnvironment([]string{"AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT=0"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,14 +447,14 @@ func TestOverflowRateLimitZeroMeansNone(t *testing.T) {
 		t.Fatalf("no overflow failed a limit of 0: %v", v.Reasons)
 	}
 	// Unset: the 1 % default.
-	s, err = profile.ReadEnvironment(nil, func(string) string { return "" })
+	s, err = run.ReadEnvironment(nil, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v := scenario.Judge(scenario.JudgeInput{Overflows: 1, Responses: 100, Completed: 99, OverflowRateLimit: s.OverflowRateLimit}); !v.Valid {
 		t.Fatalf("1 %% overflows failed the default limit: %v", v.Reasons)
 	}
-	if _, err := profile.ReadEnvironment([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
+	if _, err := run.ReadEnvironment([]string{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=-1"}, func(k string) string {
 		if k == "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL" {
 			return "-1"
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileWaitsForALateServer: with --wait-for-model-timeout the run

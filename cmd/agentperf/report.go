@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/report"
+	"github.com/agentperf/agentperf/analysis/inferencex"
+	"github.com/agentperf/agentperf/run"
 )
 
 func init() {
@@ -102,7 +102,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	if err != nil {
 		return err
 	}
-	inferencex := *f.format == "inferencex"
+	asInferenceX := *f.format == "inferencex"
 	if !(*f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1) {
 		return recomputeFolder(dirs[0], *f.noPlot, *f.noHTML, *f.force, sio)
 	}
@@ -135,14 +135,14 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	warn := func(format string, a ...any) { fmt.Fprintf(sio.err, "agentperf: warning: "+format+"\n", a...) }
 
 	switch {
-	case inferencex:
+	case asInferenceX:
 		vars := map[string]string{}
 		for _, e := range envFlags {
 			vars[e.env] = *f.named[e.flag]
 		}
-		err = report.WriteInferenceXDir(dirs[0], report.PublishOptions{Schema: sch, Assign: *f.envKV, Vars: vars, ServerLogs: *f.serverLogs, Warn: warn}, out)
+		err = inferencex.WriteInferenceXDir(dirs[0], inferencex.PublishOptions{Schema: sch, Assign: *f.envKV, Vars: vars, ServerLogs: *f.serverLogs, Warn: warn}, out)
 	case wantOutput || *f.plotPath != "":
-		err = report.WriteSweep(dirs, report.SweepOptions{TP: *f.named["tp"], Conc: *f.named["conc"], Config: *f.config,
+		err = inferencex.WriteSweep(dirs, inferencex.SweepOptions{TP: *f.named["tp"], Conc: *f.named["conc"], Config: *f.config,
 			Format: *f.format, Plot: *f.plotPath, ParetoY: py, Warn: warn}, out)
 	}
 	if err != nil {
@@ -151,14 +151,14 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	}
 	failed := false
 	if *f.check {
-		var chk report.FolderChecks
+		var chk inferencex.FolderChecks
 		if fs.Changed("failed-request-threshold") {
 			chk.Threshold = f.threshold
 		}
 		if fs.Changed("required-server-metric-prefix") {
 			chk.Prefix = f.prefix
 		}
-		if failed, err = report.CheckFolders(dirs, chk, checkOut); err != nil {
+		if failed, err = inferencex.CheckFolders(dirs, chk, checkOut); err != nil {
 			closeOut(outFile)
 			return reportError(err)
 		}
@@ -213,7 +213,7 @@ func addReportFlags(fs *pflag.FlagSet) *reportFlags {
 
 // validate checks the flag values and combinations for the folders dirs
 // and returns the result schema and the Pareto axis.
-func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema, report.ParetoY, error) {
+func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (inferencex.Schema, inferencex.ParetoY, error) {
 	set := fs.Changed
 	switch *f.format {
 	case "", "inferencex", "markdown", "csv", "json":
@@ -223,12 +223,12 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	if set("schema") && *f.format != "inferencex" {
 		return "", "", usagef("report: --schema applies to --format inferencex only")
 	}
-	sch, err := report.ParseSchema(*f.schema)
+	sch, err := inferencex.ParseSchema(*f.schema)
 	if err != nil {
 		return "", "", asUsage(err)
 	}
-	py := report.ParetoY(*f.paretoY)
-	if py != report.ParetoTotal && py != report.ParetoOutput {
+	py := inferencex.ParetoY(*f.paretoY)
+	if py != inferencex.ParetoTotal && py != inferencex.ParetoOutput {
 		return "", "", usagef("report: --pareto-y %q: use total or output", *f.paretoY)
 	}
 	if set("pareto-y") && *f.plotPath == "" {
@@ -237,11 +237,11 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 	if (set("failed-request-threshold") || set("required-server-metric-prefix")) && !*f.check {
 		return "", "", usagef("report: --failed-request-threshold and --required-server-metric-prefix apply to --check only")
 	}
-	inferencex := *f.format == "inferencex"
-	if inferencex && len(dirs) != 1 {
+	asInferenceX := *f.format == "inferencex"
+	if asInferenceX && len(dirs) != 1 {
 		return "", "", usagef("report: --format inferencex writes the result of one run; got %d folders", len(dirs))
 	}
-	if !inferencex {
+	if !asInferenceX {
 		if len(*f.serverLogs) > 0 || len(*f.envKV) > 0 {
 			return "", "", usagef("report: --server-log and --env apply to --format inferencex only")
 		}
@@ -251,7 +251,7 @@ func (f *reportFlags) validate(fs *pflag.FlagSet, dirs []string) (report.Schema,
 			}
 		}
 	}
-	if (set("config-name") || set("config")) && inferencex {
+	if (set("config-name") || set("config")) && asInferenceX {
 		return "", "", usagef("report: --config-name applies to the sweep table and plot, not to --format inferencex")
 	}
 	readOnly := *f.format != "" || *f.plotPath != "" || *f.check || len(dirs) > 1
@@ -270,12 +270,12 @@ func closeOut(f *os.File) {
 	}
 }
 
-// recomputeFolder is `agentperf report DIR`: profile.Recompute (the
+// recomputeFolder is `agentperf report DIR`: run.Recompute (the
 // aggregates, the plot and report.html written again), then the summary
 // and the run's seed-table row.
 func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
-	out, err := profile.Recompute(dir, profile.RecomputeOptions{NoPlot: noPlot, NoHTML: noHTML, Force: force, Table: sio.out})
-	var bad *profile.InputError
+	out, err := run.Recompute(dir, run.RecomputeOptions{NoPlot: noPlot, NoHTML: noHTML, Force: force, Table: sio.out})
+	var bad *run.InputError
 	if errors.As(err, &bad) {
 		return asUsage(bad.Err)
 	}
@@ -292,15 +292,15 @@ func recomputeFolder(dir string, noPlot, noHTML, force bool, sio stdio) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFolderRow(dir, sio.out, profile.WriteDerived); err != nil {
+	if err := inferencex.WriteFolderRow(dir, sio.out, run.WriteDerived); err != nil {
 		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
 	}
 	return failed
 }
 
-// reportError makes a report.InputError a usage error (exit 2).
+// reportError makes an inferencex.InputError a usage error (exit 2).
 func reportError(err error) error {
-	var bad *report.InputError
+	var bad *inferencex.InputError
 	if errors.As(err, &bad) {
 		return asUsage(bad.Err)
 	}

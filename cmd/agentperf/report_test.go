@@ -41,7 +41,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"report", dir}, &out, &errb); code != exitOK {
+	if code := runMain(context.Background(), []string{"report", dir}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "Profiling: 3 ok") || !strings.Contains(out.String(), "Time to First Token (ms)") {
@@ -73,7 +73,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"report", dir}, &out, &errb); code != exitOK || count() != n {
+	if code := runMain(context.Background(), []string{"report", dir}, &out, &errb); code != exitOK || count() != n {
 		t.Errorf("second report: exit %d, %d warnings (want %d)", code, count(), n)
 	}
 }
@@ -83,7 +83,7 @@ func TestReportCommandNoPlot(t *testing.T) {
 	dir := t.TempDir()
 	writeArtifacts(t, dir, metrics.Accounting{Sent: 3, ProfilingOK: 3})
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"report", "--no-plot", dir}, &out, &errb); code != exitOK {
+	if code := runMain(context.Background(), []string{"report", "--no-plot", dir}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "metrics_plots.png")); !os.IsNotExist(err) {
@@ -114,7 +114,7 @@ func TestReportCommandErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), c.args, &out, &errb)
+			code := runMain(context.Background(), c.args, &out, &errb)
 			if code != c.code || !strings.Contains(out.String()+errb.String(), c.want) {
 				t.Fatalf("exit %d (want %d), output:\n%s%s\nwant %q", code, c.code, out.String(), errb.String(), c.want)
 			}
@@ -122,13 +122,13 @@ func TestReportCommandErrors(t *testing.T) {
 	}
 }
 
-// reportFixture is the report package's two-engine artifact folder.
-const reportFixture = "../../report/testdata/two-engine"
+// reportFixture is the inferencex package's two-engine artifact folder.
+const reportFixture = "../../analysis/inferencex/testdata/two-engine"
 
 func runReportCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"report"}, args...), &out, &errb)
+	code := runMain(context.Background(), append([]string{"report"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -302,7 +302,7 @@ func TestReportKeepsACompleteAggregate(t *testing.T) {
 	}
 
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"report", dir}, &out, &errb)
+	code := runMain(context.Background(), []string{"report", dir}, &out, &errb)
 	if code != exitRunFailed {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRunFailed, out.String(), errb.String())
 	}
@@ -340,7 +340,7 @@ func TestReportKeepsACompleteAggregate(t *testing.T) {
 	}
 
 	errb.Reset()
-	if code := run(context.Background(), []string{"report", "--force", "--no-plot", "--no-html", dir}, &out, &errb); code != exitRunFailed {
+	if code := runMain(context.Background(), []string{"report", "--force", "--no-plot", "--no-html", dir}, &out, &errb); code != exitRunFailed {
 		t.Fatalf("--force: exit %d\n%s", code, errb.String())
 	}
 	after, _ = os.ReadFile(aggPath)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentperf/agentperf/analysis/slo"
 	"github.com/agentperf/agentperf/capacity"
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/slo"
+	"github.com/agentperf/agentperf/run"
 )
 
 func init() {
@@ -50,7 +50,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	}
 	// A term only streamed responses have (TTFT, ITL) would be missing
 	// from every probe: say so now, not after the probes ran.
-	streamed := func(s *profile.Spec) error {
+	streamed := func(s *run.Spec) error {
 		if terms := objective.NeedsStreaming(); len(terms) > 0 && !s.Replay.Streaming {
 			return usagef("search: --slo %s: only streamed responses have these metrics (time to first token, inter-token latency and what derives from them), and this run does not stream: add --streaming, or judge request latency (e2el.p99<=…) instead",
 				strings.Join(terms, ", "))

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/profile"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/run"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // loopbackAddr returns a loopback HOST:PORT whose port was free.
@@ -108,7 +108,7 @@ func TestShardedRunOnLocalhost(t *testing.T) {
 	}
 	out := filepath.Join(root, "merged")
 	var stdout, stderr strings.Builder
-	code := run(t.Context(), append([]string{"merge", out}, dirs...), &stdout, &stderr)
+	code := runMain(t.Context(), append([]string{"merge", out}, dirs...), &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("merge exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -159,7 +159,7 @@ func TestShardKilledStopsTheOthers(t *testing.T) {
 		if ap["aborted"] != "shard_stopped" {
 			t.Fatalf("shard %d: metadata.agentperf.aborted = %v, want shard_stopped", i, ap["aborted"])
 		}
-		m, err := profile.ReadShardManifest(dir)
+		m, err := run.ReadShardManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestShardKilledStopsTheOthers(t *testing.T) {
 		}
 	}
 	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"merge", filepath.Join(root, "merged"), filepath.Join(root, "shard-0"), filepath.Join(root, "shard-2")}, &stdout, &stderr)
+	code := runMain(t.Context(), []string{"merge", filepath.Join(root, "merged"), filepath.Join(root, "shard-0"), filepath.Join(root, "shard-2")}, &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "missing shard 1") {
 		t.Fatalf("merge without shard 1: exit %d\n%s", code, stderr.String())
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // proc is a started agentperf process.

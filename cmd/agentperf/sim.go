@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 func init() {

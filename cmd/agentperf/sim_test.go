@@ -38,7 +38,7 @@ func TestSimCommand(t *testing.T) {
 	var out, errw syncBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{"sim", "--port", "0", "--zero-latency", "--model", "demo", "--max-model-len", "8192"}, &out, &errw)
+		code <- runMain(ctx, []string{"sim", "--port", "0", "--zero-latency", "--model", "demo", "--max-model-len", "8192"}, &out, &errw)
 	}()
 	re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+) `)
 	var url string
@@ -91,7 +91,7 @@ func TestSimCommandUsageErrors(t *testing.T) {
 		{"sim", "--kv-capacity-tokens", "100"},
 	} {
 		var out, errw bytes.Buffer
-		if c := run(context.Background(), args, &out, &errw); c != exitUsage {
+		if c := runMain(context.Background(), args, &out, &errw); c != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, c, exitUsage, errw.String())
 		}
 	}

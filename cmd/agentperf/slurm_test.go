@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/internal/testshared"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // slurmUp reports whether a Slurm cluster answers here (srun in PATH and a
@@ -96,7 +96,7 @@ func TestSlurmShardedRun(t *testing.T) {
 	}
 	merged := filepath.Join(root, "merged")
 	var stdout, stderr strings.Builder
-	if code := run(t.Context(), append([]string{"merge", merged}, dirs...), &stdout, &stderr); code != 0 {
+	if code := runMain(t.Context(), append([]string{"merge", merged}, dirs...), &stdout, &stderr); code != 0 {
 		t.Fatalf("merge exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	_, n := jsonlLanes(t, filepath.Join(merged, "profile_export.jsonl"))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentperf/agentperf/capacity"
 	"github.com/agentperf/agentperf/internal/testshared"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // pointArgs are the profile flags of the sweep and search tests: a small

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/agentperf/agentperf/internal/hfhub"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 func init() {

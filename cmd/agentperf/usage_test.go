@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileMissingUsageIsLoud (issue 34, case 2): with

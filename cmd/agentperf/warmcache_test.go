@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestProfileFlagsAWarmPrefixCache: the same run twice against one server.

@@ -14,11 +14,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentperf/agentperf/gputelemetry"
 	"github.com/agentperf/agentperf/internal/atomicfile"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/plot"
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/gputelemetry"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // FileName is the report's name in an artifact folder.

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentperf/agentperf/metrics"
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // Artifact file names RenderDir reads.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // TestPartialLastSliceIsNoSpike: a final slice of 0.03 s after 1 s slices

@@ -13,9 +13,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/agentperf/agentperf/engines"
 	"github.com/agentperf/agentperf/internal/atomicfile"
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/engines"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // FileName is the name of the figure in an artifact folder.

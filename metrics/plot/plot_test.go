@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 var zeroNs int64 = 1_790_000_000_000_000_000

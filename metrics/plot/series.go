@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/agentperf/agentperf/servermetrics"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
 
 // point is one aggregated slice value at x seconds.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentperf/agentperf/servermetrics"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/servermetrics"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestRenderFromSimRun is the end-to-end check of issue 6: real traffic

@@ -19,7 +19,7 @@ import (
 
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/metrics/promexport"
-	"github.com/agentperf/agentperf/sim"
+	"github.com/agentperf/agentperf/server/sim"
 )
 
 const dashboardFile = "../../docs/grafana/agentperf-dashboard.json"

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/synth"
-	"github.com/agentperf/agentperf/tokenizer"
+	"github.com/agentperf/agentperf/text/prompttext"
+	"github.com/agentperf/agentperf/text/tokenizer"
 )
 
 func main() {
@@ -46,7 +46,7 @@ func run(tracesPath, tokPath, server string, n, maxIn int, seed int64) error {
 	if err != nil {
 		return err
 	}
-	syn, err := synth.New(tk, synth.Options{Seed: seed})
+	syn, err := prompttext.New(tk, prompttext.Options{Seed: seed})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,0 @@
-//go:build !race
-
-package synth
-
-// raceDetector reports whether the tests run under -race.
-const raceDetector = false
