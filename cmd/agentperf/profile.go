@@ -310,15 +310,12 @@ func (r *profileRun) execute(ctx context.Context, io stdio) error {
 	default:
 		return usagef("--output %q: text or json%s", r.p.output, suggest.DidYouMean(r.p.output, []string{"text", "json"}))
 	}
-	if p := r.p; p.profileRuns != 1 || r.fs.Changed("convergence-metric") || r.fs.Changed("confidence-level") || r.fs.Changed("profile-run-cooldown-seconds") {
-		if p.profileRuns < 1 || p.profileRuns > run.MaxProfileRuns {
-			return usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, run.MaxProfileRuns)
-		}
-		if p.profileRuns < 2 {
-			return usagef("--confidence-level, --convergence-metric and --profile-run-cooldown-seconds apply to --num-profile-runs 2 or more (got %d)", p.profileRuns)
-		}
-		return runRepeated(ctx, s, run.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
-			ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}, io)
+	repeat, err := repeatOptions(r.p, r.fs)
+	if err != nil {
+		return err
+	}
+	if repeat.Runs > 1 {
+		return runRepeated(ctx, s, repeat, io)
 	}
 	if r.p.output == "json" {
 		return runSpecJSON(ctx, s, io)

@@ -401,6 +401,7 @@ func TestProfileUsageErrors(t *testing.T) {
 		{"stray argument", nil, []string{"--url", "sim://", "extra"}, "unexpected argument"},
 		{"too many profile runs", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--num-profile-runs", "11"}, "--num-profile-runs 11: want 1 to 10"},
 		{"confidence without runs", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--confidence-level", "0.9"}, "--num-profile-runs 2 or more"},
+		{"convergence threshold without runs", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--convergence-threshold", "0.05"}, "--convergence-threshold applies to --num-profile-runs 2 or more"},
 		{"warmup after first", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--num-profile-runs", "2", "--profile-run-disable-warmup-after-first"}, "replays its warmup"},
 		{"gpu telemetry on and off", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--gpu-telemetry", "--no-gpu-telemetry"}, "contradict"},
 		{"gpu telemetry from the driver", nil, []string{"--url", "sim://", "--model", "m", "--concurrency", "1", "--benchmark-duration", "1", "--public-dataset", "synthetic", "--gpu-telemetry", "pynvml"}, "give its URL"},
