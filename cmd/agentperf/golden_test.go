@@ -69,8 +69,8 @@ const goldenInput = "testdata/golden/input"
 // What legitimately varies between runs of the test, and how the test
 // fixes it (nothing is masked):
 //   - the time zone: the aggregates and the server export write naive
-//     local times (metrics' Location defaults to time.Local), so the test
-//     sets time.Local to UTC;
+//     local times (metrics' Location defaults to time.Local), so the
+//     package's TestMain sets time.Local to UTC before any test runs;
 //   - the version (metadata.agentperf.version, the CSV header): the
 //     profile way passes the shard's recorded version to the collector;
 //     merge and report read it from the fixture's files;
@@ -80,10 +80,9 @@ const goldenInput = "testdata/golden/input"
 //   - InferenceX's variables (TP, MODEL, …, read from the environment):
 //     each given by a flag or --env, so the job's environment is ignored.
 func TestGoldenFolder(t *testing.T) {
-	local := time.Local
-	time.Local = time.UTC
-	t.Cleanup(func() { time.Local = local })
-
+	if time.Local != time.UTC {
+		t.Fatal("time.Local is not UTC: TestMain sets it before the tests run")
+	}
 	t.Run("profile", func(t *testing.T) {
 		dir := t.TempDir()
 		finishShard0(t, dir)

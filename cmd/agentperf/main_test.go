@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // envAsMain makes the test binary run agentperf's main instead of the
@@ -20,5 +21,11 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv("HF_HUB_OFFLINE"); !set {
 		os.Setenv("HF_HUB_OFFLINE", "1")
 	}
+	// The artifacts hold naive local times, so the golden files
+	// (TestGoldenFolder) are written in UTC. time.Local is set here, before
+	// any test starts a goroutine: setting it inside a test races with the
+	// goroutines earlier tests leave behind (a simulator's connections
+	// reading the zone), which -race reports.
+	time.Local = time.UTC
 	os.Exit(m.Run())
 }
