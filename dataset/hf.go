@@ -26,7 +26,9 @@ type HFRef struct {
 // DefaultHFFile is the corpus file inside a weka HF dataset.
 const DefaultHFFile = "traces.jsonl"
 
-func (r HFRef) rev() string {
+// Rev returns the revision r names: Revision, or "main" when it is
+// empty.
+func (r HFRef) Rev() string {
 	if r.Revision == "" {
 		return "main"
 	}
@@ -259,14 +261,14 @@ func ResolveHF(ref HFRef, getenv func(string) string) (path string, commit strin
 	}
 	root := HubCacheDir(getenv)
 	var tried []string
-	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s\nor:\n  HF_HUB_CACHE=%s agentperf dataset download %s@%s", root, ref.Repo, ref.rev(), file, root, ref.Repo, ref.rev())
+	fetch := fmt.Sprintf("HF_HUB_CACHE=%s hf download --repo-type dataset %s --revision %s %s\nor:\n  HF_HUB_CACHE=%s agentperf dataset download %s@%s", root, ref.Repo, ref.Rev(), file, root, ref.Repo, ref.Rev())
 	notFound := func(why string) (string, string, error) {
 		return "", "", fmt.Errorf("HF dataset %s@%s is not in the hub cache (%s); tried:\n  %s\nfetch it with:\n  %s",
-			ref.Repo, ref.rev(), why, strings.Join(tried, "\n  "), fetch)
+			ref.Repo, ref.Rev(), why, strings.Join(tried, "\n  "), fetch)
 	}
-	snap, commit, tried, err := hfhub.Snapshot(root, hfhub.KindDataset, ref.Repo, ref.rev())
+	snap, commit, tried, err := hfhub.Snapshot(root, hfhub.KindDataset, ref.Repo, ref.Rev())
 	if errors.Is(err, hfhub.ErrNotCached) {
-		return notFound(fmt.Sprintf("no ref %q", ref.rev()))
+		return notFound(fmt.Sprintf("no ref %q", ref.Rev()))
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("resolve HF dataset %s: %w; re-run: %s", ref.Repo, err, fetch)
@@ -301,14 +303,14 @@ func FetchHF(ctx context.Context, ref HFRef, getenv func(string) string, hub *hf
 // verifying the cached file against its checksum; it is what `agentperf
 // dataset download` runs. An offline hub client checks the cache only.
 func DownloadHF(ctx context.Context, ref HFRef, hub *hfhub.Client) (*hfhub.Result, error) {
-	if _, err := ParseHFDataset(ref.Repo + "@" + ref.rev()); err != nil {
+	if _, err := ParseHFDataset(ref.Repo + "@" + ref.Rev()); err != nil {
 		return nil, err
 	}
-	return hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.rev(), Files: []string{ref.file()}, Refresh: true, Verify: true})
+	return hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.Rev(), Files: []string{ref.file()}, Refresh: true, Verify: true})
 }
 
 func download(ctx context.Context, ref HFRef, hub *hfhub.Client) (path, commit string, err error) {
-	res, err := hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.rev(), Files: []string{ref.file()}})
+	res, err := hub.Download(ctx, hfhub.Request{Kind: hfhub.KindDataset, Repo: ref.Repo, Revision: ref.Rev(), Files: []string{ref.file()}})
 	if err != nil {
 		return "", "", err
 	}

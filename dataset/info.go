@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -54,6 +55,14 @@ func (info *Info) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, info.Stats.shape())
 	return err
+}
+
+// WriteJSON encodes info as one indented JSON object (`agentperf dataset
+// info --json`).
+func (info *Info) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(info)
 }
 
 // header is the source, the selection and the counts.

@@ -16,6 +16,21 @@ type SelectOptions struct {
 	NumEntries int
 }
 
+// Validate checks that no limit is negative; the first that is makes a
+// *FieldError naming its SelectOptions field ("SelectOptions.MaxOSL: -1:
+// must be 0 (no limit) or positive").
+func (o SelectOptions) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxContextLength", o.MaxContextLength}, {"MaxOSL", o.MaxOSL}, {"NumEntries", o.NumEntries}} {
+		if f.v < 0 {
+			return &FieldError{Field: "SelectOptions." + f.name, Err: fmt.Errorf("%d: must be 0 (no limit) or positive", f.v)}
+		}
+	}
+	return nil
+}
+
 // SelectStats reports what Select did: Loaded traces were read, Eligible
 // passed the context filter (DroppedOverContext did not), and Total were
 // kept ("loaded Total of Loaded").
@@ -32,13 +47,8 @@ type SelectStats struct {
 // the SelectOptions field.
 func Select(traces []Trace, opt SelectOptions) ([]Trace, SelectStats, error) {
 	st := SelectStats{Loaded: len(traces)}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"MaxContextLength", opt.MaxContextLength}, {"MaxOSL", opt.MaxOSL}, {"NumEntries", opt.NumEntries}} {
-		if f.v < 0 {
-			return nil, st, fmt.Errorf("select traces: %w", &FieldError{Field: "SelectOptions." + f.name, Err: fmt.Errorf("%d: must be 0 (no limit) or positive", f.v)})
-		}
+	if err := opt.Validate(); err != nil {
+		return nil, st, fmt.Errorf("select traces: %w", err)
 	}
 	if len(traces) == 0 {
 		return nil, st, fmt.Errorf("select traces: the corpus holds no traces")

@@ -332,6 +332,17 @@ func WriteJSONL(w io.Writer, traces []Trace) error {
 	return nil
 }
 
+// CheckJSONLPath checks that path names a file WriteJSONLFile writes and
+// the readers take back as a JSONL corpus: .jsonl, .jsonl.zst or
+// .jsonl.gz. The error is "PATH: the name must end in …".
+func CheckJSONLPath(path string) error {
+	base := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".gz")
+	if !strings.HasSuffix(base, ".jsonl") {
+		return fmt.Errorf("%s: the name must end in .jsonl, .jsonl.zst or .jsonl.gz", path)
+	}
+	return nil
+}
+
 // WriteJSONLFile writes traces as WriteJSONL does to the file path,
 // compressed by its extension (.zst: zstd, .gz: gzip, else plain). It
 // writes a temporary name and renames it, so that a failed write never
