@@ -3,6 +3,7 @@ package hfhub
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -196,5 +197,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	cfg.Proxy = ProxyFromEnv(getenv)
+	return cfg, nil
+}
+
+// ConsoleConfig is ConfigFromEnv for a command whose messages go to w (a
+// person's terminal when terminal is true): the progress of each download
+// drawn as a bar on a terminal unless HF_HUB_DISABLE_PROGRESS_BARS is set,
+// as log lines otherwise, and the client's notes as lines on w. A
+// malformed setting is an error saying it is one of the hub's.
+func ConsoleConfig(getenv func(string) string, w io.Writer, terminal bool) (Config, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, fmt.Errorf("Hugging Face hub settings: %w", err)
+	}
+	cfg.Progress = NewProgressWriter(w, terminal && !cfg.NoProgressBars)
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	return cfg, nil
 }

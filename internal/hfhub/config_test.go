@@ -195,3 +195,42 @@ func TestProgressWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleConfig: the environment's settings, a bar only on a
+// terminal and without HF_HUB_DISABLE_PROGRESS_BARS, notes as lines on
+// the writer, and a malformed setting named as the hub's.
+func TestConsoleConfig(t *testing.T) {
+	home := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		terminal bool
+		bar      bool
+	}{
+		{"terminal", map[string]string{"HOME": home}, true, true},
+		{"pipe", map[string]string{"HOME": home}, false, false},
+		{"bars disabled", map[string]string{"HOME": home, "HF_HUB_DISABLE_PROGRESS_BARS": "1"}, true, false},
+	} {
+		var b bytes.Buffer
+		cfg, err := ConsoleConfig(env(tc.env), &b, tc.terminal)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, _ := ConfigFromEnv(env(tc.env))
+		if cfg.CacheDir != want.CacheDir || cfg.Endpoint != want.Endpoint || cfg.NoProgressBars != want.NoProgressBars {
+			t.Errorf("%s: %+v, want the environment's %+v", tc.name, cfg, want)
+		}
+		pw, ok := cfg.Progress.(*ProgressWriter)
+		if !ok || pw.w != &b || pw.terminal != tc.bar {
+			t.Errorf("%s: progress %#v, want a writer on the buffer, bar %v", tc.name, cfg.Progress, tc.bar)
+		}
+		cfg.Logf("hub: %s %d", "note", 1)
+		if b.String() != "hub: note 1\n" {
+			t.Errorf("%s: notes %q", tc.name, b.String())
+		}
+	}
+	_, err := ConsoleConfig(env(map[string]string{"HF_HUB_OFFLINE": "maybe"}), io.Discard, false)
+	if err == nil || !strings.HasPrefix(err.Error(), "Hugging Face hub settings: ") || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Errorf("malformed setting: %v", err)
+	}
+}
