@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // datasetCommands are the subcommands of `agentperf dataset`, registered by
@@ -28,12 +29,7 @@ Examples:
 func runDataset(ctx context.Context, args []string, io stdio) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(io.out, "Usage:\n  agentperf dataset <command> [flags]\n\nCommands:")
-		names := make([]string, 0, len(datasetCommands))
-		for n := range datasetCommands {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(datasetCommands)) {
 			fmt.Fprintf(io.out, "  %-8s %s\n", n, datasetCommands[n].summary)
 		}
 		fmt.Fprint(io.out, datasetExamples)

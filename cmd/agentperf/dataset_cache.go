@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/agentperf/agentperf/internal/suggest"
@@ -63,34 +62,20 @@ func runDatasetCache(ctx context.Context, args []string, io stdio) error {
 }
 
 // cacheOptions returns the options for a cache action, which needs the
-// cache on.
+// cache on and a corpus that has a cache file.
 func cacheOptions(d *datasetFlags, io stdio) (dataset.Source, dataset.Options, error) {
 	src, err := d.source()
 	if err != nil {
 		return src, dataset.Options{}, err
 	}
 	opt, err := d.options(io)
-	if err != nil {
+	switch {
+	case err != nil:
 		return src, opt, err
-	}
-	if !opt.CacheEnabled {
+	case !opt.CacheEnabled:
 		return src, opt, asUsage(errNoCache)
 	}
-	if _, ok, _ := dataset.ParseSynthetic(src.PublicDataset); ok {
-		return src, opt, usagef("--public-dataset %s is generated in memory and never cached", src.PublicDataset)
-	}
-	return src, opt, nil
-}
-
-func locateFor(ctx context.Context, src dataset.Source, opt dataset.Options) (dataset.Location, error) {
-	loc, err := dataset.Locate(ctx, src, opt)
-	if err != nil {
-		if ctx.Err() != nil {
-			return loc, err
-		}
-		return loc, asUsage(err)
-	}
-	return loc, nil
+	return src, opt, asUsage(src.Cacheable())
 }
 
 func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) error {
@@ -101,10 +86,7 @@ func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) erro
 	t0 := time.Now()
 	c, err := dataset.Open(ctx, src, opt)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return asUsage(err)
+		return inputError(ctx, err)
 	}
 	defer c.Close()
 	took := time.Since(t0)
@@ -113,25 +95,15 @@ func cacheBuild(ctx context.Context, d *datasetFlags, _ []string, io stdio) erro
 		fmt.Fprintln(io.err, "dataset cache build: the cache file could not be written (see the warning above)")
 		return errRunFailed
 	}
-	fi, err := os.Stat(c.CachePath())
-	if err != nil {
+	if err := c.WriteCacheText(io.out, took); err != nil {
 		return fmt.Errorf("dataset cache build: %w", err)
 	}
-	state := "built"
-	if c.FromCache() {
-		state = "already cached"
-	}
-	fmt.Fprintf(io.out, "%s: %s\n  %d traces, %.1f MB, %s\n", state, c.CachePath(), c.Len(), float64(fi.Size())/1e6, took.Round(time.Millisecond))
 	return nil
 }
 
 func cacheVerify(ctx context.Context, d *datasetFlags, files []string, io stdio) error {
 	if len(files) == 0 {
-		src, opt, err := cacheOptions(d, io)
-		if err != nil {
-			return err
-		}
-		loc, err := locateFor(ctx, src, opt)
+		loc, err := cacheLocation(ctx, d, io)
 		if err != nil {
 			return err
 		}
@@ -150,18 +122,23 @@ func cacheVerify(ctx context.Context, d *datasetFlags, files []string, io stdio)
 }
 
 func cacheLocate(ctx context.Context, d *datasetFlags, _ []string, io stdio) error {
+	loc, err := cacheLocation(ctx, d, io)
+	if err != nil {
+		return err
+	}
+	loc.WriteText(io.out)
+	return nil
+}
+
+// cacheLocation is where the cache file of the corpus the flags name is.
+func cacheLocation(ctx context.Context, d *datasetFlags, io stdio) (dataset.Location, error) {
 	src, opt, err := cacheOptions(d, io)
 	if err != nil {
-		return err
+		return dataset.Location{}, err
 	}
-	loc, err := locateFor(ctx, src, opt)
+	loc, err := dataset.Locate(ctx, src, opt)
 	if err != nil {
-		return err
+		return loc, inputError(ctx, err)
 	}
-	state := "missing"
-	if fi, err := os.Stat(loc.Path); err == nil {
-		state = fmt.Sprintf("exists, %.1f MB", float64(fi.Size())/1e6)
-	}
-	fmt.Fprintf(io.out, "%s\n  key %s (%s)\n", loc.Path, loc.Key, state)
-	return nil
+	return loc, nil
 }

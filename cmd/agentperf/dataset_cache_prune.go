@@ -23,8 +23,8 @@ func runCachePrune(ctx context.Context, args []string, io stdio) error {
 	days := fs.Float64("unused-for-days", 0, "remove the cache files not used for N days (last use: the later of the file's access and modification times; where the file system does not record accesses, when it was built)")
 	keep := fs.Int("keep-newest", -1, "keep the K most recently used cache files (with --unused-for-days, a floor: only files outside them that are also unused for N days go; -1: no count rule)")
 	dry := fs.Bool("dry-run", false, "say what would be removed and freed, remove nothing")
-	d := &datasetFlags{}
-	fs.StringVar(&d.cacheDirFlag, "dataset-cache-dir", "", "directory of the content-addressed dataset cache (default $"+envCacheDir+", else <user cache dir>/agentperf/dataset)")
+	var c dataset.Choice
+	fs.StringVar(&c.CacheDir, "dataset-cache-dir", "", "directory of the content-addressed dataset cache (default $"+envCacheDir+", else <user cache dir>/agentperf/dataset)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,9 +41,9 @@ func runCachePrune(ctx context.Context, args []string, io stdio) error {
 	if fs.Changed("unused-for-days") && *days == 0 && !fs.Changed("keep-newest") {
 		return usagef("dataset cache prune: --unused-for-days 0 would remove every cache file: say so with --keep-newest 0")
 	}
-	dir, _, err := d.cacheSettings()
+	dir, _, err := c.Cache(nil)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	opt := dataset.PruneOptions{Dir: dir, OlderThan: time.Duration(*days * float64(24*time.Hour)), Keep: *keep, DryRun: *dry}
 	res, err := dataset.Prune(ctx, opt)

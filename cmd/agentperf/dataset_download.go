@@ -59,17 +59,13 @@ func runDatasetDownload(ctx context.Context, args []string, io stdio) error {
 	}
 	res, err := dataset.DownloadHF(ctx, ref, hub)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
+		if ctx.Err() == nil {
+			err = asUsage(hfhub.DownloadAdvice(err, "dataset download "+name, hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
+				"or do without it: give profile a local copy of the traces file with --input-file FILE"))
 		}
-		return asUsage(hfhub.DownloadAdvice(err, "dataset download "+name, hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
-			"or do without it: give profile a local copy of the traces file with --input-file FILE"))
+		return err
 	}
-	revName := ref.Revision
-	if revName == "" {
-		revName = "main"
-	}
-	fmt.Fprintf(io.out, "dataset %s@%s: commit %s\n", ref.Repo, revName, res.Commit)
+	fmt.Fprintf(io.out, "dataset %s@%s: commit %s\n", ref.Repo, ref.Rev(), res.Commit)
 	res.WriteFiles(io.out)
 	fmt.Fprintf(io.out, "hub cache: %s\n", hub.CacheDir())
 	return nil

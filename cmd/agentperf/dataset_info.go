@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentperf/agentperf/dataset"
@@ -44,9 +43,7 @@ func runDatasetInfo(ctx context.Context, args []string, io stdio) error {
 	defer corpus.Close()
 	info := dataset.NewInfo(corpus)
 	if *asJSON {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
+		if err := info.WriteJSON(io.out); err != nil {
 			return fmt.Errorf("dataset info: %w", err)
 		}
 		return nil

@@ -28,17 +28,6 @@ const datasetShowExamples = `  # the messages of turn 3 of a trace, as JSON
   agentperf dataset show --input-file traces.jsonl.zst --trace trace_0004 --turn 3 \
       --tokenizer ./deepseek_v3/tokenizer.json --random-seed 42`
 
-// openShowTokenizer resolves --tokenizer like profile does: "builtin"
-// (the default), a tokenizer.json[.zst] or tiktoken file or folder, or an
-// HF model id in the local hub cache.
-func openShowTokenizer(spec string, getenv func(string) string) (tokenizer.Tokenizer, error) {
-	t, err := tokenizer.Resolve(spec, getenv)
-	if err != nil {
-		return nil, usagef("--tokenizer %s: %v", spec, err)
-	}
-	return t, nil
-}
-
 func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("dataset show", "dataset show (--input-file PATH | --public-dataset ALIAS | --hf-dataset ORG/NAME) --trace ID [--turn K] [flags]", datasetShowExamples, io.out)
 	data := addDatasetFlags(fs)
@@ -49,7 +38,8 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	seed := fs.Int64("random-seed", 0, "seed for the prompt text (use the run's --random-seed)")
 	format := fs.String("format", "", "output format: json or text (default: text on a terminal, json otherwise, e.g. into a pipe or a file)")
 	full := fs.Bool("full", false, "text format: print whole message contents instead of truncating them")
-	live := fs.Bool("live-assistant-responses", envBool(data.getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")),
+	liveEnv, _ := strconv.ParseBool(strings.TrimSpace(data.getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")))
+	live := fs.Bool("live-assistant-responses", liveEnv,
 		"show live-mode slots (default from AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -70,9 +60,12 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	if *format != "json" && *format != "text" {
 		return usagef("dataset show: --format %q%s: want json or text", *format, suggest.DidYouMean(*format, []string{"json", "text"}))
 	}
-	tok, err := openShowTokenizer(*tokSpec, data.getenv)
+	// --tokenizer as profile resolves it: "builtin" (the default), a
+	// tokenizer.json[.zst] or tiktoken file or folder, or an HF model id in
+	// the local hub cache.
+	tok, err := tokenizer.Resolve(*tokSpec, data.getenv)
 	if err != nil {
-		return err
+		return usagef("--tokenizer %s: %v", *tokSpec, err)
 	}
 	corpus, err := data.open(ctx, io)
 	if err != nil {
@@ -106,9 +99,4 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	}
 	_, err = io.out.Write([]byte(rep.Text(*full)))
 	return err
-}
-
-func envBool(v string) bool {
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/agentperf/agentperf/dataset"
 )
@@ -60,35 +58,23 @@ func runDatasetSynth(_ context.Context, args []string, io stdio) error {
 		return usagef("dataset synth: --subagent-share is the share of requests in subagents and needs --subagents")
 	case !(opt.SubagentShare > 0 && opt.SubagentShare <= dataset.MaxSubagentShare):
 		return usagef("dataset synth: --subagent-share must be in (0, %g], got %v", dataset.MaxSubagentShare, opt.SubagentShare)
+	case *out != "-" && dataset.CheckJSONLPath(*out) != nil:
+		return usagef("dataset synth: output %v", dataset.CheckJSONLPath(*out))
 	}
+	// A file is written to a temporary name and renamed, so a failed write
+	// never leaves a truncated corpus behind.
 	traces := dataset.Synthesize(opt)
-	if err := writeCorpus(*out, io.out, traces); err != nil {
-		return err
-	}
-	st := dataset.ComputeStats(traces)
-	where := *out
-	msgTo := io.out
+	where, msgTo := *out, io.out
 	if where == "-" {
+		if err := dataset.WriteJSONL(io.out, traces); err != nil {
+			return err
+		}
 		where, msgTo = "stdout", io.err
-	}
-	fmt.Fprintf(msgTo, "wrote %d traces (%d parent requests, %d subagent requests in %d entries, %d hash ids) to %s\n",
-		st.Traces, st.ParentRequests, st.SubagentRequests, st.SubagentEntries, st.HashIDs, where)
-	return nil
-}
-
-// writeCorpus writes traces as JSONL to path (compressed by its extension)
-// or to stdout for "-". A file is written to a temporary name and renamed,
-// so a failed write never leaves a truncated corpus behind.
-func writeCorpus(path string, stdout io.Writer, traces []dataset.Trace) error {
-	if path == "-" {
-		return dataset.WriteJSONL(stdout, traces)
-	}
-	base := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".gz")
-	if !strings.HasSuffix(base, ".jsonl") {
-		return usagef("dataset synth: output %s: the name must end in .jsonl, .jsonl.zst or .jsonl.gz", path)
-	}
-	if err := dataset.WriteJSONLFile(path, traces); err != nil {
+	} else if err := dataset.WriteJSONLFile(where, traces); err != nil {
 		return fmt.Errorf("dataset synth: %w", err)
 	}
+	st := dataset.ComputeStats(traces)
+	fmt.Fprintf(msgTo, "wrote %d traces (%d parent requests, %d subagent requests in %d entries, %d hash ids) to %s\n",
+		st.Traces, st.ParentRequests, st.SubagentRequests, st.SubagentEntries, st.HashIDs, where)
 	return nil
 }

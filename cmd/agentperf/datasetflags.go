@@ -10,33 +10,18 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/dataset"
-	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/run"
 )
 
 // Environment variables of the dataset cache.
-const (
-	envCacheDir     = dataset.EnvCacheDir
-	envCacheEnabled = dataset.EnvCacheEnabled
-)
-
-// weka is aiperf's generic HF weka loader, which --public-dataset may name.
-const weka = "weka_hf"
+const envCacheDir, envCacheEnabled = dataset.EnvCacheDir, dataset.EnvCacheEnabled
 
 // datasetFlags are the corpus flags shared by profile, dataset info/show
-// and dataset cache: where the corpus comes from, how it is selected, and
-// the dataset cache.
+// and dataset cache: where the corpus comes from, how it is selected and
+// the dataset cache (a dataset.Choice), and --custom-dataset-type.
 type datasetFlags struct {
-	inputFile     string
-	publicDataset string
-	hfDataset     string
-	customType    string
-	maxContext    int
-	maxOSL        int
-	numEntries    int
-	skipInvalid   bool
-	cacheDirFlag  string
-	noCache       bool
+	choice     dataset.Choice
+	customType string
 
 	// getenv reads the environment; tests replace it.
 	getenv func(string) string
@@ -45,17 +30,17 @@ type datasetFlags struct {
 // addDatasetFlags registers the corpus flags on fs.
 func addDatasetFlags(fs *pflag.FlagSet) *datasetFlags {
 	d := &datasetFlags{getenv: os.Getenv}
-	fs.StringVar(&d.inputFile, "input-file", "", "a local corpus: a .jsonl/.json file (optionally .zst or .gz) or a directory of one-trace .json files")
-	fs.StringVar(&d.publicDataset, "public-dataset", "", "a public dataset alias read from the HF hub cache, downloaded into it when missing (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
-	fs.StringVar(&d.hfDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION], read from the hub cache, downloaded into it when missing")
-	fs.StringVar(&d.hfDataset, "hf-weka-dataset", "", "alias of --hf-dataset (aiperf's weka_hf loader; --public-dataset weka_hf with it is accepted)")
+	fs.StringVar(&d.choice.InputFile, "input-file", "", "a local corpus: a .jsonl/.json file (optionally .zst or .gz) or a directory of one-trace .json files")
+	fs.StringVar(&d.choice.PublicDataset, "public-dataset", "", "a public dataset alias read from the HF hub cache, downloaded into it when missing (e.g. semianalysis_cc_traces_weka_062126), or synthetic[:seed=N,traces=M,subagents=true] for a generated corpus")
+	fs.StringVar(&d.choice.HFDataset, "hf-dataset", "", "an HF dataset ORG/NAME[@REVISION], read from the hub cache, downloaded into it when missing")
+	fs.StringVar(&d.choice.HFDataset, "hf-weka-dataset", "", "alias of --hf-dataset (aiperf's weka_hf loader; --public-dataset weka_hf with it is accepted)")
 	fs.StringVar(&d.customType, "custom-dataset-type", "", "format of --input-file; only weka_trace is supported")
-	fs.IntVar(&d.maxContext, "max-context-length", 0, "drop whole traces whose peak input+output exceeds this many tokens (0 = keep all)")
-	fs.IntVar(&d.maxOSL, "synthesis-max-osl", 0, "cap the output tokens of parent requests (also when computing a trace's peak for --max-context-length; 0 = no cap)")
-	fs.IntVar(&d.numEntries, "num-dataset-entries", 0, "keep at most the first N eligible traces, in source order (a ceiling; 0 = all)")
-	fs.BoolVar(&d.skipInvalid, "skip-invalid-traces", false, "skip malformed traces (counted and reported) instead of failing on the first")
-	fs.StringVar(&d.cacheDirFlag, "dataset-cache-dir", "", "directory of the content-addressed dataset cache (default $"+envCacheDir+", else <user cache dir>/agentperf/dataset)")
-	fs.BoolVar(&d.noCache, "no-dataset-cache", false, "read the corpus without the dataset cache (also: "+envCacheEnabled+"=false)")
+	fs.IntVar(&d.choice.Select.MaxContextLength, "max-context-length", 0, "drop whole traces whose peak input+output exceeds this many tokens (0 = keep all)")
+	fs.IntVar(&d.choice.Select.MaxOSL, "synthesis-max-osl", 0, "cap the output tokens of parent requests (also when computing a trace's peak for --max-context-length; 0 = no cap)")
+	fs.IntVar(&d.choice.Select.NumEntries, "num-dataset-entries", 0, "keep at most the first N eligible traces, in source order (a ceiling; 0 = all)")
+	fs.BoolVar(&d.choice.Read.SkipInvalid, "skip-invalid-traces", false, "skip malformed traces (counted and reported) instead of failing on the first")
+	fs.StringVar(&d.choice.CacheDir, "dataset-cache-dir", "", "directory of the content-addressed dataset cache (default $"+envCacheDir+", else <user cache dir>/agentperf/dataset)")
+	fs.BoolVar(&d.choice.NoCache, "no-dataset-cache", false, "read the corpus without the dataset cache (also: "+envCacheEnabled+"=false)")
 	return d
 }
 
@@ -67,91 +52,36 @@ func (d *datasetFlags) source() (dataset.Source, error) {
 	default:
 		return dataset.Source{}, usagef("--custom-dataset-type %s is not supported: agentperf reads only weka_trace corpora", d.customType)
 	}
-	if d.customType != "" && d.inputFile == "" {
+	if d.customType != "" && d.choice.InputFile == "" {
 		return dataset.Source{}, usagef("--custom-dataset-type %s needs --input-file", d.customType)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"--max-context-length", d.maxContext}, {"--synthesis-max-osl", d.maxOSL}, {"--num-dataset-entries", d.numEntries}} {
-		if f.v < 0 {
-			return dataset.Source{}, usagef("%s %d: must be 0 (no limit) or positive", f.name, f.v)
-		}
-	}
-	public := d.publicDataset
-	if public == weka && d.hfDataset != "" {
-		// aiperf's generic HF weka loader, the repo from --hf-weka-dataset
-		// (alone, weka_hf is the alias of the 062126 corpus).
-		public = ""
-	}
-	src := dataset.Source{InputFile: d.inputFile, PublicDataset: public, HFDataset: d.hfDataset}
-	if src == (dataset.Source{}) {
-		return src, usagef("no dataset given: pass --input-file PATH, --public-dataset ALIAS (e.g. synthetic) or --hf-dataset ORG/NAME[@REV]")
-	}
-	return src, nil
-}
-
-// cacheSettings returns the cache directory ("" = the default) and
-// whether the cache is on, from the flags and the environment. The flags
-// win: --no-dataset-cache turns it off, an explicit --dataset-cache-dir on.
-func (d *datasetFlags) cacheSettings() (dir string, enabled bool, err error) {
-	dir, enabled, err = dataset.CacheFromEnv(d.getenv)
-	switch {
-	case err != nil:
-		return "", false, asUsage(err)
-	case d.noCache:
-		return "", false, nil
-	case d.cacheDirFlag != "":
-		// An explicit directory on the command line turns the cache on.
-		return d.cacheDirFlag, true, nil
-	}
-	return dir, enabled, nil
+	src, err := d.choice.Source()
+	return src, asUsage(err)
 }
 
 // cacheDir returns the dataset cache directory, or "" when the cache is
 // off. Other on-disk caches (the tokenized prompt corpus) live beside it.
-func (d *datasetFlags) cacheDir() string {
-	dir, on, err := d.cacheSettings()
-	if err != nil || !on {
-		return ""
-	}
-	if dir == "" {
-		dir, _ = dataset.DefaultCacheDir() // "" (no cache) when there is none
-	}
-	return dir
-}
+func (d *datasetFlags) cacheDir() string { return d.choice.ActiveCacheDir(d.getenv) }
 
 // synthesisMaxOSL returns --synthesis-max-osl (0 = no cap).
-func (d *datasetFlags) synthesisMaxOSL() int { return d.maxOSL }
+func (d *datasetFlags) synthesisMaxOSL() int { return d.choice.Select.MaxOSL }
 
 // options returns the dataset.Options the flags and environment describe,
-// with warnings going to w.
+// with warnings going to io.err.
 func (d *datasetFlags) options(io stdio) (dataset.Options, error) {
-	dir, on, err := d.cacheSettings()
+	opt, err := d.choice.Options(d.getenv)
 	if err != nil {
-		return dataset.Options{}, err
+		return opt, asUsage(err)
 	}
-	getenv := d.getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var hub *hfhub.Client
-	if (dataset.Source{InputFile: d.inputFile, PublicDataset: d.publicDataset, HFDataset: d.hfDataset}).FromHub() {
-		if hub, err = newHub(getenv, io, nil); err != nil {
+	if d.choice.FromHub() {
+		if opt.Hub, err = newHub(opt.Getenv, io, nil); err != nil {
 			return dataset.Options{}, err
 		}
 	}
-	return dataset.Options{
-		Hub:          hub,
-		Read:         dataset.ReadOptions{SkipInvalid: d.skipInvalid},
-		Select:       dataset.SelectOptions{MaxContextLength: d.maxContext, MaxOSL: d.maxOSL, NumEntries: d.numEntries},
-		CacheDir:     dir,
-		CacheEnabled: on,
-		Getenv:       getenv,
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(io.err, "dataset: %s\n", flagNames(fmt.Sprintf(format, args...)))
-		},
-	}, nil
+	opt.Logf = func(format string, args ...any) {
+		fmt.Fprintf(io.err, "dataset: %s\n", flagNames(fmt.Sprintf(format, args...)))
+	}
+	return opt, nil
 }
 
 // open opens the corpus the flags name, printing what was loaded and how
@@ -176,6 +106,15 @@ func (d *datasetFlags) open(ctx context.Context, io stdio) (*dataset.Corpus, err
 	}
 	run.DescribeLoaded(io.err, c, opt, time.Since(t0))
 	return c, nil
+}
+
+// inputError is err, an error of the input, as a usage error (exit code
+// 2), unless ctx ended (an interrupted download or read).
+func inputError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return asUsage(err)
 }
 
 // errNoCache reports a cache subcommand run with the cache turned off.

@@ -54,11 +54,11 @@ func runTokenizerDownload(ctx context.Context, args []string, io stdio) error {
 	}
 	tok, origin, res, err := tokenizer.Download(ctx, hub, fs.Arg(0), tokenizer.ResolveOptions{Getenv: os.Getenv, Revision: *rev})
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
+		if ctx.Err() == nil {
+			err = asUsage(hfhub.DownloadAdvice(err, "tokenizer download "+fs.Arg(0), hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
+				"or do without it: give profile a local tokenizer with --tokenizer PATH (a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts"))
 		}
-		return asUsage(hfhub.DownloadAdvice(err, "tokenizer download "+fs.Arg(0), hub.CacheDir(), os.Getenv("HF_ENDPOINT"),
-			"or do without it: give profile a local tokenizer with --tokenizer PATH (a tokenizer.json or a folder), or --tokenizer builtin for approximate token counts"))
+		return err
 	}
 	fmt.Fprintf(io.out, "tokenizer %s@%s: commit %s\n", origin.Repo, origin.Revision, origin.Commit)
 	res.WriteFiles(io.out)
