@@ -90,14 +90,13 @@ func StartPoints(ctx context.Context, s Spec, o PointOptions) (_ *Points, err er
 		}
 	}()
 	s.Loaded = p.loaded
-	srv, cfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], p.loaded.Synth.Tokenizer())
+	// Every point's Spec names the simulator's address: one simulator.
+	srv, cfg, err := s.startSimulator(p.loaded, true)
 	if err != nil {
 		return nil, err
 	}
 	if srv != nil {
 		p.simSrv, p.url = srv, srv.URL
-		s.Replay.URL = srv.URL
-		s.readSimulatorGPU(srv, cfg)
 		o.Logf("in-process simulator serving %q at %s for every point", cfg.Model, srv.URL)
 	}
 	p.spec = s

@@ -154,14 +154,12 @@ func RunRepeated(ctx context.Context, s Spec, o RepeatOptions) (*RepeatOutcome, 
 		defer l.Close()
 		s.Loaded = l
 	}
-	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], s.Loaded.Synth.Tokenizer())
+	srv, _, err := s.startSimulator(s.Loaded, true)
 	if err != nil {
 		return nil, err
 	}
 	if srv != nil {
 		defer srv.Close()
-		s.Replay.URL = srv.URL
-		s.readSimulatorGPU(srv, simCfg)
 	}
 	out := &RepeatOutcome{Dir: s.OutputDir, Summary: PooledSummary{SchemaVersion: 1, RunsRequested: o.Runs, Confidence: o.Confidence,
 		Warmup:  "every run replays its warmup (the lanes' start states); one server for all runs, its caches not reset between them; the same seed in every run",

@@ -110,8 +110,9 @@ func (r *running) start(ctx context.Context) error {
 		r.loaded = l
 	}
 
-	// Server: a URL, or the in-process simulator.
-	srv, simCfg, err := StartSimulator(s.Replay.URL, s.Replay.Models[0], r.loaded.Synth.Tokenizer())
+	// Server: a URL, or this run's own in-process simulator (the Spec
+	// keeps its sim:// URL).
+	srv, simCfg, err := s.startSimulator(r.loaded, false)
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,6 @@ func (r *running) start(ctx context.Context) error {
 		r.onClose(func() { srv.Close() })
 		r.url = srv.URL
 		lg.Printf("in-process simulator serving %q at %s", simCfg.Model, r.url)
-		s.readSimulatorGPU(srv, simCfg)
 	}
 	return r.claim()
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/agentperf/agentperf/text/chattemplate"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
-	"github.com/agentperf/agentperf/server/sim"
 	"github.com/agentperf/agentperf/text/prompttext"
 	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/ui"
@@ -403,52 +401,3 @@ func simHint(err error, url string) error {
 
 // isSim reports whether the URL names the in-process simulator.
 func isSim(url string) bool { return strings.HasPrefix(url, "sim:") }
-
-// StartSimulator starts the in-process simulator a sim:// url asks for
-// (its model defaulting to model, its tokenizer to tok, so its
-// prompt_tokens match the trace's counts) and returns it with its
-// configuration; it returns a nil server when url is not sim://. A url
-// the simulator refuses is an *InputError. The caller closes the server.
-func StartSimulator(url, model string, tok tokenizer.Tokenizer) (*sim.Server, sim.Config, error) {
-	if !isSim(url) {
-		return nil, sim.Config{}, nil
-	}
-	cfg, err := simConfig(url, model, tok)
-	if err != nil {
-		return nil, cfg, inputErr(fmt.Errorf("--url %s: %w", url, err))
-	}
-	srv, err := sim.New(cfg)
-	if err != nil {
-		return nil, cfg, inputErr(fmt.Errorf("--url %s: %w", url, err))
-	}
-	if err := srv.Start(); err != nil {
-		return nil, cfg, fmt.Errorf("start the in-process simulator: %w", err)
-	}
-	return srv, cfg, nil
-}
-
-// readSimulatorGPU adds the started simulator's GPU page, when it serves
-// one, to the run's GPU telemetry (unless the telemetry is off): the
-// simulator's page is the run's exporter.
-func (s *Spec) readSimulatorGPU(srv *sim.Server, cfg sim.Config) {
-	if cfg.GPUMetrics != "" && !s.GPUTelemetry.Off && !s.NoGPUTelemetry {
-		s.GPUTelemetry.URLs = append(slices.Clone(s.GPUTelemetry.URLs), srv.URL+sim.GPUMetricsPath(cfg.GPUMetrics))
-	}
-}
-
-// simConfig is the in-process simulator's configuration from a sim://
-// URL; its model defaults to the run's first model, its tokenizer to the
-// run's (so its prompt_tokens match the trace's counts).
-func simConfig(url, model string, tok tokenizer.Tokenizer) (sim.Config, error) {
-	cfg, err := sim.ParseURL(url, sim.DefaultConfig())
-	if err != nil {
-		return cfg, err
-	}
-	if cfg.Model == "" {
-		cfg.Model = model
-	}
-	if cfg.Tokenizer == nil && cfg.TokenizerName == "" {
-		cfg.Tokenizer = tok
-	}
-	return cfg, nil
-}
