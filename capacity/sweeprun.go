@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/agentperf/agentperf/analysis/inferencex"
 	"github.com/agentperf/agentperf/metrics"
 )
 
@@ -57,13 +58,13 @@ func (o *SweepOutcome) AllOK() bool {
 
 // ResolveTP is the tensor-parallel size of a sweep: tp when given
 // (non-zero), else $TP (read through getenv) when it is a positive
-// integer, else 1 against the simulator (it models one GPU), else 0
-// (unknown: no Pareto point).
+// integer (inferencex.EnvTP), else 1 against the simulator (it models one
+// GPU), else 0 (unknown: no Pareto point).
 func ResolveTP(tp int, simulated bool, getenv func(string) string) int {
 	if tp != 0 {
 		return tp
 	}
-	if v, err := strconv.Atoi(getenv("TP")); err == nil && v > 0 {
+	if v := inferencex.EnvTP(func(n string) (string, bool) { s := getenv(n); return s, s != "" }); v > 0 {
 		return v
 	}
 	if simulated {

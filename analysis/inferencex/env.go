@@ -24,6 +24,20 @@ func MapLookup(m map[string]string) Lookup {
 	}
 }
 
+// EnvTP is InferenceX's TP as the label of runs no flag gave one (a row
+// of the sweep table, a point of the Pareto plot, a sweep's TP): the
+// variable read through look when it is a positive integer, else 0, and
+// the caller's default applies. Unlike LoadEnv, which refuses a TP that
+// is not a positive integer in the result JSON, a label ignores it.
+func EnvTP(look Lookup) int {
+	if s, _ := look("TP"); s != "" {
+		if v, err := strconv.Atoi(s); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
 // Workers is one side of a multi-node deployment (prefill or decode).
 type Workers struct {
 	NumWorkers, TP, PP, DCP, PCP, EP int

@@ -219,11 +219,7 @@ func folderRow(dir string, tp, conc int, cfg string, look Lookup) Row {
 		tp = ptp
 	}
 	if tp == 0 {
-		if s, _ := look("TP"); s != "" {
-			if v, err := strconv.Atoi(s); err == nil && v > 0 {
-				tp = v
-			}
-		}
+		tp = EnvTP(look)
 	}
 	if conc == 0 {
 		conc = pconc

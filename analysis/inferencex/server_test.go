@@ -141,6 +141,20 @@ func TestEnvErrors(t *testing.T) {
 	}
 }
 
+// TestEnvTP: TP as a label is a positive integer or nothing (0), where
+// LoadEnv refuses what is not one.
+func TestEnvTP(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]int{"8": 8, "1": 1, "": 0, "0": 0, "-2": 0, "four": 0} {
+		if got := EnvTP(MapLookup(map[string]string{"TP": v})); got != want {
+			t.Errorf("EnvTP(TP=%q) = %d, want %d", v, got, want)
+		}
+	}
+	if got := EnvTP(MapLookup(nil)); got != 0 {
+		t.Errorf("EnvTP(TP unset) = %d, want 0", got)
+	}
+}
+
 // TestMultinodeShape: prefill + decode workers give tp, ep and the GPU
 // count that divides the per-GPU throughput.
 func TestMultinodeShape(t *testing.T) {
