@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -105,30 +104,9 @@ func BenchmarkLoopback(b *testing.B) {
 	}
 }
 
-// sharedDir returns ../shared next to the module root, or "".
-func sharedDir(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 func TestRealTokenizerFile(t *testing.T) {
 	testshared.SkipIfShort(t, "loads a 7 MB tokenizer")
-	path := filepath.Join(sharedDir(t), "tokenizers", "qwen3.tokenizer.json.zst")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared tokenizer %s absent: %v", path, err)
-	}
+	path := testshared.Path(t, filepath.Join("tokenizers", "qwen3.tokenizer.json.zst"))
 	s := startSim(t, Config{ZeroLatency: true, TokenizerName: path})
 	if s.Config().Tokenizer.Approximate() || !strings.Contains(s.Config().Tokenizer.Name(), "qwen3") {
 		t.Fatalf("tokenizer = %s", s.Config().Tokenizer.Name())
