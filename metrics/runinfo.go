@@ -112,6 +112,13 @@ func (a Accounting) Total() int {
 	return a.ProfilingOK + a.ProfilingErrors + a.WarmupOK + a.WarmupErrors + a.Overflows + a.Cancelled
 }
 
+// Equation is the accounting as the sum it is: "sent 7 = profiling 4 ok
+// + 1 failed, warmup 2 ok + 0 failed, 0 context overflows, 0 cancelled".
+func (a Accounting) Equation() string {
+	return fmt.Sprintf("sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled",
+		a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+}
+
 // Check reports whether the accounting adds up and, when it does not,
 // which number is off: a negative bucket, or Sent against the sum of the
 // buckets (with the difference).

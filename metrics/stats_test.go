@@ -99,3 +99,12 @@ func TestAccountingCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountingEquation: the accounting as its sum, every bucket named.
+func TestAccountingEquation(t *testing.T) {
+	t.Parallel()
+	a := Accounting{Sent: 28, ProfilingOK: 1, ProfilingErrors: 2, WarmupOK: 3, WarmupErrors: 4, Overflows: 5, Cancelled: 6}
+	if got := a.Equation(); got != "sent 28 = profiling 1 ok + 2 failed, warmup 3 ok + 4 failed, 5 context overflows, 6 cancelled" {
+		t.Errorf("Equation = %q", got)
+	}
+}

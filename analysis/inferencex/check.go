@@ -85,9 +85,7 @@ func (r *Run) Check(opt CheckOptions) []CheckResult {
 	} else if acc := ag.Metadata.RequestAccounting; acc != nil && !acc.AddsUp {
 		add("request_accounting", false, "metadata.request_accounting.adds_up is false")
 	} else {
-		a := s.Info.Accounting
-		add("request_accounting", true, "sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled",
-			a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled)
+		add("request_accounting", true, "%s", s.Info.Accounting.Equation())
 	}
 	rs := r.recs
 	add("record_tokens", rs.MissingTokens == 0, "%d of %d successful profiling records lack input_sequence_length or output_sequence_length",

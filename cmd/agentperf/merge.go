@@ -41,9 +41,7 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 		t := *sum
 		t.Info.Warnings = nil
 		t.WriteTable(io.out)
-		a := sum.Info.Accounting
-		fmt.Fprintf(io.out, "requests: sent %d = profiling %d ok + %d failed, warmup %d ok + %d failed, %d context overflows, %d cancelled (from %d shards)\n",
-			a.Sent, a.ProfilingOK, a.ProfilingErrors, a.WarmupOK, a.WarmupErrors, a.Overflows, a.Cancelled, len(pos)-1)
+		fmt.Fprintf(io.out, "requests: %s (from %d shards)\n", sum.Info.Accounting.Equation(), len(pos)-1)
 	}
 	fmt.Fprintf(io.out, "artifacts: %s\n", pos[0])
 	for _, pr := range out.Problems {
