@@ -275,3 +275,28 @@ func TestDirsInputError(t *testing.T) {
 		t.Errorf("Written = %q", got)
 	}
 }
+
+// TestCheckKinds: run folders mixed with sweep folders are refused before
+// anything is read, as an input error naming how many are sweeps; either
+// kind alone passes. IsInputError is true for that and for folders whose
+// settings differ, not for another error.
+func TestCheckKinds(t *testing.T) {
+	t.Parallel()
+	sweep, runDir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(sweep, capacity.ManifestFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := compare.CheckKinds([]string{runDir, sweep, runDir})
+	if !compare.IsInputError(err) || err.Error() != "compare: give run folders or sweep folders, not both (1 of 3 are sweeps)" {
+		t.Errorf("mixed: %v", err)
+	}
+	if err := compare.CheckKinds([]string{sweep, sweep}); err != nil {
+		t.Errorf("sweeps: %v", err)
+	}
+	if err := compare.CheckKinds([]string{runDir, runDir}); err != nil {
+		t.Errorf("runs: %v", err)
+	}
+	if !compare.IsInputError(&compare.DifferentSettingsError{Setting: "corpus"}) || compare.IsInputError(errors.New("disk full")) || compare.IsInputError(nil) {
+		t.Errorf("IsInputError")
+	}
+}

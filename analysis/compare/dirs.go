@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -27,6 +28,30 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// IsInputError reports whether err is the user's to correct: an
+// *InputError, or a *DifferentSettingsError.
+func IsInputError(err error) bool {
+	var ie *InputError
+	var de *DifferentSettingsError
+	return errors.As(err, &ie) || errors.As(err, &de)
+}
+
+// CheckKinds refuses run folders mixed with sweep folders (an
+// *InputError), before anything is read: Dirs compares either kind, not
+// both.
+func CheckKinds(dirs []string) error {
+	sweeps := 0
+	for _, d := range dirs {
+		if IsSweep(d) {
+			sweeps++
+		}
+	}
+	if sweeps > 0 && sweeps < len(dirs) {
+		return &InputError{fmt.Errorf("compare: give run folders or sweep folders, not both (%d of %d are sweeps)", sweeps, len(dirs))}
+	}
+	return nil
+}
 
 // Dirs compares the folders dirs[1:] to the baseline dirs[0]: sweep
 // folders (IsSweep of the first) with CompareSweeps, else run folders with

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -20,8 +19,8 @@ const compareExamples = `  # Is B faster than A? Each metric's ratio B/A with a 
   # Two sweeps (agentperf sweep folders): each shared concurrency compared, the curves overlaid
   agentperf compare --output-dir cmp sweeps/vllm-0.11 sweeps/vllm-0.12`
 
-// runCompare is `agentperf compare A B [C…]`: compare.Load each folder,
-// compare.Compare, the table, and the files.
+// runCompare is `agentperf compare A B [C…]`: compare.Dirs (run or sweep
+// folders), the table, and the files.
 func runCompare(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("compare", "compare A B [C…] [flags]", compareExamples, io.err)
 	out := fs.String("output-dir", ".", "folder for compare.html, compare.png and compare.json")
@@ -38,25 +37,16 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 	if *resamples < 100 {
 		return usagef("--bootstrap-resamples %d: want at least 100", *resamples)
 	}
-	sweeps := 0
-	for _, d := range pos {
-		if compare.IsSweep(d) {
-			sweeps++
-		}
-	}
-	if sweeps > 0 && sweeps < len(pos) {
-		return usagef("compare: give run folders or sweep folders, not both (%d of %d are sweeps)", sweeps, len(pos))
+	if err := compare.CheckKinds(pos); err != nil {
+		return asUsage(err)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("--output-dir: %w", err)
 	}
 	res, err := compare.Dirs(pos, compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow})
-	var ie *compare.InputError
-	var de *compare.DifferentSettingsError
-	if errors.As(err, &ie) || errors.As(err, &de) {
+	if compare.IsInputError(err) {
 		return asUsage(err)
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	res.WriteTable(io.out)
