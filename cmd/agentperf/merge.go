@@ -28,10 +28,9 @@ func runMerge(ctx context.Context, args []string, io stdio) error {
 		return usagef("merge: want the merged folder to write and the shard folders (agentperf merge OUT DIR…)")
 	}
 	out, err := run.Merge(run.MergeInput{Dir: pos[0], Shards: pos[1:]})
-	if err != nil {
-		if errors.Is(err, run.ErrMerge) {
-			return asUsage(err)
-		}
+	if errors.Is(err, run.ErrMerge) {
+		return asUsage(err)
+	} else if err != nil {
 		return err
 	}
 	for _, w := range append(out.Warnings, out.LateWarnings...) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 )
 
 // version is set at release time with
@@ -38,6 +39,8 @@ func productVersion() string { return "agentperf " + buildVersion() }
 const versionExamples = `  agentperf version
   agentperf --version`
 
+// runVersion is `agentperf version`: the version, the VCS revision the
+// build recorded, the Go version and the platform.
 func runVersion(_ context.Context, args []string, io stdio) error {
 	fs := newFlagSet("version", "version", versionExamples, io.out)
 	if err := parseFlags(fs, args); err != nil {
@@ -45,10 +48,8 @@ func runVersion(_ context.Context, args []string, io stdio) error {
 	}
 	rev := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = " " + s.Value
-			}
+		if i := slices.IndexFunc(bi.Settings, func(s debug.BuildSetting) bool { return s.Key == "vcs.revision" }); i >= 0 {
+			rev = " " + bi.Settings[i].Value
 		}
 	}
 	fmt.Fprintf(io.out, "agentperf %s%s %s %s/%s\n", buildVersion(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
