@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
+
+	"github.com/agentperf/agentperf/internal/atomicfile"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -181,4 +184,43 @@ func RunFolders(dir string) ([]string, error) {
 	}
 	sort.Strings(runs)
 	return runs, nil
+}
+
+// RepoolSummary pools again every metric of the pooled summary of the
+// repeated run in dir ("tag.stat", a statistic of one aggregate stat) over
+// the aggregates its runs hold now, at its confidence level and in its
+// unit, and writes the summary back; what else it says is kept. It is
+// what `agentperf report DIR` does after recomputing the runs. A missing
+// summary is an error wrapping fs.ErrNotExist.
+func RepoolSummary(dir string) (PooledSummary, error) {
+	s, err := ReadPooledSummary(dir)
+	if err != nil {
+		return s, err
+	}
+	aggs := make([]*AggregateFile, len(s.Runs))
+	for i, r := range s.Runs {
+		if aggs[i], err = ReadAggregateFile(filepath.Join(dir, r)); err != nil {
+			return s, err
+		}
+	}
+	for name, p := range s.Metrics {
+		tag, stat, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		var vs []float64
+		for _, a := range aggs {
+			if st, ok := a.Stat(tag); ok {
+				if v, ok := st.Get(stat).Float(); ok {
+					vs = append(vs, v)
+				}
+			}
+		}
+		s.Metrics[name] = Pool(vs, s.Confidence, p.Unit)
+	}
+	b, err := EncodePooledSummary(s)
+	if err != nil {
+		return s, err
+	}
+	return s, atomicfile.WriteBytes(filepath.Join(dir, DirPooled, FilePooledSummary), b)
 }

@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentperf/agentperf/internal/codectest"
 )
@@ -80,4 +82,61 @@ func FuzzDecodePooledSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		codectest.FixedPoint(t, b, DecodePooledSummary, EncodePooledSummary)
 	})
+}
+
+// TestRepoolSummary: every metric of the pooled summary is pooled again
+// from the aggregates its runs hold (a stale value is replaced, the unit
+// and confidence level kept), what else it says is kept, and the file is
+// written back; without a summary the error is fs.ErrNotExist.
+func TestRepoolSummary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := RepoolSummary(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no summary: %v", err)
+	}
+	runs := []string{"profile_runs/run_0001", "profile_runs/run_0002"}
+	var want []float64
+	for i, r := range runs {
+		c, err := NewCollector(filepath.Join(dir, r), CollectorOptions{Now: fixedClock(t0), Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range randomRecords(uint64(i+1), 20) {
+			c.Add(rec)
+		}
+		s, err := c.Finish(RunInfo{})
+		if err != nil && !errors.Is(err, ErrAccounting) {
+			t.Fatal(err)
+		}
+		a, err := ReadAggregateFile(filepath.Join(dir, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := a.Stat("request_latency")
+		v, ok := st.Get("p50").Float()
+		if !ok || s == nil {
+			t.Fatalf("run %d has no request_latency.p50", i+1)
+		}
+		want = append(want, v)
+	}
+	stale := PooledSummary{SchemaVersion: 1, RunsRequested: 3, RunsDone: 2, Confidence: 0.9, Runs: runs, StoppedEarly: "converged", Warmup: "w",
+		Metrics: map[string]Pooled{"request_latency.p50": Pool([]float64{1, 2}, 0.9, "ms"), "nodot": {Unit: "x", Mean: 7}}}
+	b, _ := EncodePooledSummary(stale)
+	os.MkdirAll(filepath.Join(dir, DirPooled), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, DirPooled, FilePooledSummary), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RepoolSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got.Metrics["request_latency.p50"]; !reflect.DeepEqual(p, Pool(want, 0.9, "ms")) {
+		t.Errorf("request_latency.p50 pooled %+v, want the runs' %v", p, want)
+	}
+	if got.StoppedEarly != "converged" || got.Warmup != "w" || got.RunsRequested != 3 || got.Metrics["nodot"].Mean != 7 {
+		t.Errorf("what else the summary says was not kept: %+v", got)
+	}
+	if onDisk, err := ReadPooledSummary(dir); err != nil || !reflect.DeepEqual(onDisk, got) {
+		t.Errorf("written back: %+v, %v", onDisk, err)
+	}
 }

@@ -224,34 +224,70 @@ func folderRow(dir string, tp, conc int, cfg string, look Lookup) Row {
 	if conc == 0 {
 		conc = pconc
 	}
-	run, err := Load(dir)
+	l := Labels{TP: tp, Conc: conc, Config: cfg}
+	runs, sum, err := loadRuns(dir)
 	if err != nil {
-		return FailedRow(dir, Labels{TP: tp, Conc: conc, Config: cfg}, err)
+		return FailedRow(dir, l, err)
 	}
-	if conc == 0 {
-		conc, _ = run.Concurrency()
+	return runsRow(dir, runs, sum, l)
+}
+
+// loadRuns loads the run in dir, or each run of the repeated run in dir
+// (metrics.IsRepeated: a profile with --num-profile-runs) with its pooled
+// summary (nil for one run; zero when the runs stopped before writing
+// it).
+func loadRuns(dir string) ([]*Run, *metrics.PooledSummary, error) {
+	if !metrics.IsRepeated(dir) {
+		r, err := Load(dir)
+		return []*Run{r}, nil, err
 	}
-	return NewRow(run, Labels{TP: tp, Conc: conc, Config: cfg})
+	sum, err := metrics.ReadPooledSummary(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	folders, err := metrics.RunFolders(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := make([]*Run, len(folders))
+	for i, f := range folders {
+		if runs[i], err = Load(f); err != nil {
+			return nil, nil, fmt.Errorf("run %d of %d: %w", i+1, len(folders), err)
+		}
+	}
+	return runs, &sum, nil
+}
+
+// runsRow is the table row of what loadRuns loaded from dir: the run's,
+// or the pooled row of a repeated run's runs (PooledRow); an unset
+// concurrency is the (first) run's.
+func runsRow(dir string, runs []*Run, sum *metrics.PooledSummary, l Labels) Row {
+	if l.Conc == 0 && len(runs) > 0 {
+		l.Conc, _ = runs[0].Concurrency()
+	}
+	if sum == nil {
+		return NewRow(runs[0], l)
+	}
+	row := PooledRow(runs, l, *sum)
+	row.Dir = dir
+	return row
 }
 
 // WriteFolderRow writes to w the server figures of the run in dir
 // (through derived, when the run has server metrics) and its row of the
 // sweep table, labelled from the folder name, else the run's
 // concurrency: what `agentperf report DIR` prints after recomputing a
-// folder.
+// folder. For a repeated run it writes the pooled row of its runs.
 func WriteFolderRow(dir string, w io.Writer, derived func(io.Writer, *servermetrics.Derived)) error {
-	run, err := Load(dir)
+	runs, sum, err := loadRuns(dir)
 	if err != nil {
 		return err
 	}
-	if run.Server != nil {
-		derived(w, &run.Derived)
+	if sum == nil && runs[0].Server != nil {
+		derived(w, &runs[0].Derived)
 	}
 	tp, conc := LabelsFromPath(dir)
-	if conc == 0 {
-		conc, _ = run.Concurrency()
-	}
-	row := NewRow(run, Labels{TP: tp, Conc: conc})
+	row := runsRow(dir, runs, sum, Labels{TP: tp, Conc: conc})
 	fmt.Fprintln(w, "\nSweep table row (agentperf report DIR... for several runs):")
 	return NewTable([]Row{row}).WriteMarkdownBrief(w)
 }
@@ -314,7 +350,12 @@ type FolderChecks struct {
 	Lookup Lookup
 }
 
-// CheckFolders runs the checks of every folder, printing each check and
+// errNoRuns is the error of a repeated run whose pooled summary lists no
+// run.
+var errNoRuns = errors.New("a repeated run whose pooled summary lists no finished run")
+
+// CheckFolders runs the checks of every folder (of each run of a
+// repeated run), printing each check and
 // each folder's verdict to w, and reports whether any failed. A folder
 // that cannot be read fails; a threshold that is not a share in [0, 1]
 // is an InputError.
@@ -343,8 +384,19 @@ func CheckFolders(dirs []string, opt FolderChecks, w io.Writer) (failed bool, er
 		pre, _ = look("AIPERF_REQUIRED_SERVER_METRIC_PREFIX")
 	}
 	for _, d := range dirs {
-		if !CheckFolder(d, CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, w) {
+		// A repeated run's checks are its runs'.
+		runs, err := metrics.RunFolders(d)
+		if err == nil && len(runs) == 0 {
+			err = errNoRuns
+		}
+		if err != nil {
+			fmt.Fprintf(w, "FAIL %s: cannot be read: %v\n", d, err)
 			failed = true
+		}
+		for _, rd := range runs {
+			if !CheckFolder(rd, CheckOptions{FailedRequestThreshold: th, RequiredServerMetricPrefix: pre}, w) {
+				failed = true
+			}
 		}
 	}
 	return failed, nil

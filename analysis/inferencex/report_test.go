@@ -3,11 +3,89 @@ package inferencex
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentperf/agentperf/metrics"
+	"github.com/agentperf/agentperf/server/servermetrics"
 )
+
+// repeatedFixture writes a repeated run into a new folder: the fixture
+// copied as each of its runs, and a pooled summary listing runs (nil:
+// none).
+func repeatedFixture(t *testing.T, runs []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, r := range []string{"run_0001", "run_0002"} {
+		if err := os.CopyFS(filepath.Join(dir, metrics.DirProfileRuns, r), os.DirFS(fixtureDir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := metrics.EncodePooledSummary(metrics.PooledSummary{SchemaVersion: 1, RunsRequested: 2, RunsDone: len(runs), Confidence: 0.9, Runs: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, metrics.DirPooled), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, metrics.DirPooled, metrics.FilePooledSummary), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRepeatedFolder: the folder of a repeated run (profile
+// --num-profile-runs) is one pooled row of the sweep table (its dir the
+// folder, the summary's confidence level), checked run by run, and its
+// row after a recomputation is the pooled one without server figures;
+// the result JSON, one run's, names the run folders to pass instead. A
+// pooled summary that lists no run fails the checks and is a failed row.
+func TestRepeatedFolder(t *testing.T) {
+	t.Parallel()
+	dir := repeatedFixture(t, []string{"profile_runs/run_0001", "profile_runs/run_0002"})
+	run1, run2 := filepath.Join(dir, "profile_runs", "run_0001"), filepath.Join(dir, "profile_runs", "run_0002")
+	var out bytes.Buffer
+	if err := WriteSweep([]string{dir}, SweepOptions{TP: "8", Format: FormatJSON, Lookup: MapLookup(nil)}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, `"runs": 2`) || !strings.Contains(s, `"dir": "`+dir+`"`) || !strings.Contains(s, `"confidence_level": 0.9`) {
+		t.Errorf("sweep table of the repeated run:\n%s", s)
+	}
+
+	out.Reset()
+	failed, err := CheckFolders([]string{dir}, FolderChecks{Threshold: ptr(1.0), Lookup: MapLookup(nil)}, &out)
+	if err != nil || failed || !strings.Contains(out.String(), "check "+run1+": passed") || !strings.Contains(out.String(), "check "+run2+": passed") {
+		t.Errorf("checks: failed %v err %v\n%s", failed, err, out.String())
+	}
+
+	out.Reset()
+	called := false
+	if err := WriteFolderRow(dir, &out, func(io.Writer, *servermetrics.Derived) { called = true }); err != nil {
+		t.Fatal(err)
+	}
+	if called || !strings.Contains(out.String(), "| TP | Conc | Runs |") {
+		t.Errorf("row after a recomputation (server figures written: %v):\n%s", called, out.String())
+	}
+
+	err = WriteInferenceXDir(dir, PublishOptions{Schema: SchemaV3, Lookup: MapLookup(nil)}, io.Discard)
+	var bad *InputError
+	if !errors.As(err, &bad) || !errors.Is(err, ErrNotArtifactDir) || !strings.Contains(err.Error(), dir+" is a repeated run") ||
+		!strings.Contains(err.Error(), run1+", "+run2) {
+		t.Errorf("result JSON of a repeated run: %v", err)
+	}
+
+	none := repeatedFixture(t, nil)
+	out.Reset()
+	failed, err = CheckFolders([]string{none}, FolderChecks{Threshold: ptr(1.0), Lookup: MapLookup(nil)}, &out)
+	if err != nil || !failed || !strings.Contains(out.String(), "FAIL "+none+": cannot be read: "+errNoRuns.Error()) {
+		t.Errorf("checks of a repeated run with no run: failed %v err %v\n%s", failed, err, out.String())
+	}
+	out.Reset()
+	if err := WriteSweep([]string{none}, SweepOptions{Format: FormatCSV, Lookup: MapLookup(nil)}, &out); err != nil || !strings.Contains(out.String(), "failed,a repeated run with no finished run") {
+		t.Errorf("row of a repeated run with no run: %v\n%s", err, out.String())
+	}
+}
 
 // TestReportOptions: the mode (ReadOnly), the first refusal in Complete's
 // order, and Report's output: -o with nothing to write is refused before

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/metrics"
@@ -170,7 +171,7 @@ func (r *Run) Validity() Validity {
 // resolveDir finds the artifact folder: dir itself, or its
 // aiperf_artifacts or trace_replay child, or its only child holding
 // profile_export.jsonl (several such children are an error: which run is
-// meant is not guessed).
+// meant is not guessed; a repeated run is named as one, with its runs).
 func resolveDir(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -216,6 +217,11 @@ func resolveDir(dir string) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %s holds no %s itself but %d child folders do (%s, …): name one of them",
 			ErrNotArtifactDir, dir, metrics.FileRecords, len(found), found[0])
+	}
+	if metrics.IsRepeated(dir) {
+		runs, _ := metrics.RunFolders(dir)
+		return "", fmt.Errorf("%w: %s is a repeated run (profile --num-profile-runs) with no %s of its own: name one of its run folders (%s)",
+			ErrNotArtifactDir, dir, metrics.FileRecords, strings.Join(runs, ", "))
 	}
 	return "", fmt.Errorf("%w: %s has no %s (nor an aiperf_artifacts/ child with one): pass the folder given to --output-artifact-dir",
 		ErrNotArtifactDir, dir, metrics.FileRecords)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/analysis/inferencex"
+	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/run"
 )
 
@@ -139,10 +141,54 @@ func (f *reportFlags) check(fs *pflag.FlagSet) error {
 	return asUsage(o.Complete(fl, fs.Changed))
 }
 
-// recomputeFolder is `agentperf report DIR`: run.Recompute (the
-// aggregates, the plot and report.html written again), then the summary
-// and the run's seed-table row.
+// recomputeFolder is `agentperf report DIR`: run.Recompute of the folder,
+// or of each run of a repeated run (profile --num-profile-runs), each
+// followed by its summary and sweep-table row; then a repeated run's
+// pooled summary, pooled again from its runs (metrics.RepoolSummary), and
+// its pooled row. A run whose accounting does not add up does not stop
+// the others.
 func recomputeFolder(dir string, opt run.RecomputeOptions, sio stdio) error {
+	runs, repeated := []string{dir}, metrics.IsRepeated(dir)
+	if repeated {
+		var err error
+		if runs, err = metrics.RunFolders(dir); err != nil {
+			return asUsage(fmt.Errorf("report %s: %w", dir, err))
+		}
+	}
+	row := func(d string) {
+		if err := inferencex.WriteFolderRow(d, sio.out, run.WriteDerived); err != nil {
+			fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
+		}
+	}
+	var failed error
+	for i, rd := range runs {
+		if repeated {
+			fmt.Fprintf(sio.out, "== profile run %d of %d: %s\n", i+1, len(runs), rd)
+		}
+		if err := recomputeRun(rd, opt, sio); errors.Is(err, errRunFailed) {
+			failed = err
+		} else if err != nil {
+			return err
+		}
+		row(rd)
+	}
+	if !repeated {
+		return failed
+	}
+	if sum, err := metrics.RepoolSummary(dir); err == nil {
+		(&run.RepeatOutcome{Dir: dir, Summary: sum}).WriteSummary(sio.out)
+	} else if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(sio.err, "agentperf: warning: %s has no pooled summary: its runs stopped before it was written\n", dir)
+	} else {
+		return fmt.Errorf("report %s: pooled summary: %w", dir, err)
+	}
+	row(dir)
+	return failed
+}
+
+// recomputeRun is run.Recompute of one run's folder, its problems and
+// late warnings printed.
+func recomputeRun(dir string, opt run.RecomputeOptions, sio stdio) error {
 	out, err := run.Recompute(dir, opt)
 	var bad *run.InputError
 	if errors.As(err, &bad) {
@@ -160,9 +206,6 @@ func recomputeFolder(dir string, opt run.RecomputeOptions, sio stdio) error {
 	}
 	if err != nil {
 		return err
-	}
-	if err := inferencex.WriteFolderRow(dir, sio.out, run.WriteDerived); err != nil {
-		fmt.Fprintf(sio.err, "agentperf: warning: sweep table row not computed: %v\n", err)
 	}
 	return failed
 }

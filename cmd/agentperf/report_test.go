@@ -364,3 +364,67 @@ func readRecordLines(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestReportRepeatedRun: `agentperf report DIR` on the folder of a
+// profile with --num-profile-runs (its runs under profile_runs/, the
+// pooled summary under aggregate/) recomputes each run, then pools the
+// summary again from them (the same bytes: nothing changed) and prints it
+// with the pooled sweep-table row; --check checks each run; the sweep
+// table has one pooled row for it; --format inferencex, the result of one
+// run, names the run folders to pass. Without a pooled summary (the runs
+// stopped before it) the runs are still recomputed and the warning says
+// so.
+func TestReportRepeatedRun(t *testing.T) {
+	clearAIPerfEnv(t)
+	dir := t.TempDir()
+	args := append([]string{"profile", "--concurrency", "2", "--num-profile-runs", "2"}, repeatArgs(dir)...)
+	if code, out, errOut := runProfileCLI(context.Background(), t, args...); code != exitOK {
+		t.Fatalf("profile: exit %d\n%s\n%s", code, out, errOut)
+	}
+	run1, run2 := filepath.Join(dir, "profile_runs", "run_0001"), filepath.Join(dir, "profile_runs", "run_0002")
+	pooledPath := filepath.Join(dir, metrics.DirPooled, metrics.FilePooledSummary)
+	pooled, err := os.ReadFile(pooledPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runReportCLI(t, "--no-plot", "--no-html", dir)
+	if code != exitOK {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"== profile run 1 of 2: " + run1 + "\n", "== profile run 2 of 2: " + run2 + "\n",
+		"pooled over 2 profile runs (" + dir, "pooled summary: " + pooledPath, "| TP | Conc | Runs |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report %s: stdout lacks %q:\n%s", dir, want, out)
+		}
+	}
+	if strings.Count(out, "Time to First Token (ms)") != 2 || strings.Count(out, "Sweep table row") != 3 {
+		t.Errorf("want each run's summary and row, then the pooled row:\n%s", out)
+	}
+	if after, _ := os.ReadFile(pooledPath); !bytes.Equal(after, pooled) {
+		t.Errorf("the pooled summary of the recomputed runs differs:\nbefore %s\nafter %s", pooled, after)
+	}
+
+	code, out, _ = runReportCLI(t, "--check", dir)
+	if code != exitOK || !strings.Contains(out, "check "+run1+": passed") || !strings.Contains(out, "check "+run2+": passed") {
+		t.Errorf("--check: exit %d, want each run checked:\n%s", code, out)
+	}
+	code, out, errs = runReportCLI(t, "--format", "json", dir)
+	var table struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &table) != nil || len(table.Runs) != 1 || table.Runs[0]["runs"] != 2.0 || table.Runs[0]["dir"] != dir {
+		t.Errorf("--format json: exit %d, want one pooled row of 2 runs:\n%s%s", code, out, errs)
+	}
+	code, _, errs = runReportCLI(t, "--format", "inferencex", dir)
+	if code != exitUsage || !strings.Contains(errs, dir+" is a repeated run") || !strings.Contains(errs, run1+", "+run2) {
+		t.Errorf("--format inferencex: exit %d (want 2), want the run folders named:\n%s", code, errs)
+	}
+
+	if err := os.Remove(pooledPath); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runReportCLI(t, "--no-plot", "--no-html", dir)
+	if code != exitOK || !strings.Contains(out, "== profile run 2 of 2: ") || !strings.Contains(errs, "has no pooled summary") {
+		t.Errorf("without the pooled summary: exit %d\n%s\n%s", code, out, errs)
+	}
+}
