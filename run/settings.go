@@ -220,10 +220,10 @@ func positive(what string) *Range    { return &Range{MinOpen: true, Max: math.In
 var fractionOfTurns = &Range{Max: 1, What: "a fraction of the trace's turns"}
 
 // Settings is the table of the settings a CLI maps one to one onto the
-// Spec, in the order of `profile --help`'s groups. The settings that a
-// CLI parses into something else (the model list, headers, extra inputs,
-// the cache-bust target, the concurrency, the GPU exporters) are not in
-// it.
+// Spec, in the order of `profile --help`'s groups. The settings whose
+// text the library parses into something else (headers, extra inputs,
+// the cache-bust target, the scrape URLs) are in TextSettings; the
+// concurrency and the GPU exporters are in neither.
 func Settings() []Setting {
 	return []Setting{
 		row(Setting{Flag: "unsafe-override", Key: "unsafe_override", Field: "Spec.UnsafeOverride",
@@ -278,6 +278,9 @@ func Settings() []Setting {
 		row(Setting{Flag: "tokenizer", Key: "tokenizer", Field: "Tokenizer.Name",
 			Help: "tokenizer for prompt synthesis: an HF model id (downloaded into the hub cache when missing), a tokenizer.json/.tiktoken file or folder, or 'builtin' (approximate) (default: the --model name; builtin for --url sim:// with a model name that is not an HF id)"},
 			"", func(s *Spec) *string { return &s.Tokenizer.Name }),
+		row(Setting{Flag: "tokenizer-revision", Field: "ResolveOptions.Revision",
+			Help: "branch, tag or commit of an HF model id tokenizer (default: main)"},
+			"", func(s *Spec) *string { return &s.Tokenizer.Options.Revision }),
 
 		// Load.
 		row(Setting{Flag: "benchmark-duration", Key: "benchmark_duration", Field: "Config.BenchmarkDuration", Unit: UnitSeconds, Range: positive("the profiling window's length"), Lock: Locked,

@@ -20,18 +20,19 @@ var libraryNames = func() map[string]string {
 	for _, st := range run.Settings() {
 		m[st.Field] = "--" + st.Flag
 	}
+	for _, t := range run.TextSettings() {
+		m[t.Field] = "--" + t.Flag
+	}
 	return m
 }()
 
 // otherLibraryNames are the names of the settings outside
-// run.Settings.
+// run.Settings and run.TextSettings.
 var otherLibraryNames = map[string]string{
 	// replay.Config
 	"Config.APIKey":         "--api-key",
-	"Config.Headers":        "-H/--header",
 	"Config.Concurrency":    "--concurrency",
 	"Config.Shard":          "--shard",
-	"Config.ExtraInputs":    "--extra-inputs",
 	"Config.CacheBust":      "--cache-bust",
 	"Config.LiveAssistant":  "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES",
 	"Config.TCPUserTimeout": "AIPERF_HTTP_TCP_USER_TIMEOUT",
@@ -53,7 +54,6 @@ var otherLibraryNames = map[string]string{
 	"RepeatOptions.ConvergenceThreshold": "--convergence-threshold",
 	"PointOptions.DrainTimeout":          "--drain-timeout",
 	// tokenizer
-	"ResolveOptions.Revision":               "--tokenizer-revision",
 	"the 'builtin' tokenizer":               "--tokenizer builtin",
 	"give the path of one as the tokenizer": "pass one with --tokenizer PATH",
 }

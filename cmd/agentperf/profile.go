@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/server/gputelemetry"
-	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/timing"
 	"github.com/agentperf/agentperf/ui"
 )
@@ -82,7 +80,7 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	if err := checkRanges(fs, profileRanges()); err != nil {
 		return err
 	}
-	if err := p.takePositional(fs); err != nil {
+	if err := p.takeArgs(fs); err != nil {
 		return err
 	}
 	if err := rejectUnsupported(fs); err != nil {
@@ -101,18 +99,21 @@ func runProfile(ctx context.Context, args []string, io stdio) error {
 	return resolved.execute(ctx, io)
 }
 
-// takePositional accepts the space-separated form `--server-metrics u1 u2`
-// that InferenceX emits: extra positional URLs after --server-metrics are
-// more server-metrics URLs. Any other positional argument is an error.
-func (p *profileFlags) takePositional(fs *pflag.FlagSet) error {
+// takeArgs takes what the flags left: the positional arguments, then
+// the text settings (run.TextSettings), parsed into the Spec. The only
+// positional form accepted is the space-separated `--server-metrics u1
+// u2` that InferenceX emits: extra positional URLs after
+// --server-metrics are more server-metrics URLs.
+func (p *profileFlags) takeArgs(fs *pflag.FlagSet) error {
 	for _, a := range fs.Args() {
 		if fs.Changed("server-metrics") && (strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://")) {
-			p.serverMetrics = append(p.serverMetrics, a)
+			urls := p.text["server-metrics"]
+			urls.vals = append(urls.vals, a)
 			continue
 		}
 		return usagef("profile: unexpected argument %q (flags take the form --name value)", a)
 	}
-	return nil
+	return p.text.apply(&p.spec)
 }
 
 // profileRun is a resolved, validated profile invocation: the flags, the
@@ -135,53 +136,12 @@ type profileRun struct {
 // generation has no use for); the library checks the rest.
 func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error) {
 	r := &profileRun{p: p, fs: fs}
-	concurrency, err := concurrencyValue(p.concurrency)
+	concurrency, typ, err := p.checkForms()
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range p.serverMetrics {
-		if u, err := neturl.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("--server-metrics %q: want an http(s)://host[:port]/metrics URL (the in-process simulator's /metrics is scraped by itself with --url sim://)", run.RedactURL(m))
-		}
-	}
-	if p.endpointType != "chat" {
-		return nil, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
-	}
-	switch p.exportLevel {
-	case "records":
-	case "summary":
-		// aiperf's summary level leaves the per-request export out;
-		// agentperf's report, merge, search and report.html are computed
-		// from it, so it is always written: refused, never ignored.
-		return nil, usagef("--export-level summary is not supported: every run writes profile_export.jsonl (report, merge, search and report.html are computed from it); drop the flag or pass --export-level records")
-	default:
-		return nil, usagef("--export-level %q%s: records (the only level agentperf writes; summary and raw are not supported)", p.exportLevel, suggest.DidYouMean(p.exportLevel, []string{"records", "summary", "raw"}))
-	}
-	typ, err := ui.ParseType(p.uiType)
-	if err != nil {
-		return nil, asUsage(err)
-	}
-	var extra []replay.ExtraInput
-	for _, s := range p.extraInputs {
-		e, err := replay.ParseExtraInput(s)
-		if err != nil {
-			return nil, asUsage(err)
-		}
-		extra = append(extra, e...)
-	}
-	headers, err := parseHeaders("--header", p.headers)
-	if err != nil {
-		return nil, err
-	}
-	metricsHeaders, err := parseHeaders("--server-metrics-header", p.metricsHeaders)
-	if err != nil {
-		return nil, err
-	}
-	apiKey := p.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OPENAI_API_KEY")
-	}
-	if err := checkURLCredentials(p.spec.Replay.URL, p.apiKey, apiKey, headers); err != nil {
+	apiKey := p.resolvedAPIKey()
+	if err := checkURLCredentials(p.spec.Replay.URL, p.apiKey, apiKey, p.spec.Replay.Headers); err != nil {
 		return nil, err
 	}
 	choice := run.GenerationChoice{Scenario: p.scenario, Flag: p.generation, Env: os.Getenv(envGeneration)}
@@ -190,80 +150,41 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	// The environment under the preset: its defaults where a variable is
 	// unset (run.ReadScenarioEnvironment).
-	env, err := run.ReadScenarioEnvironment(r.preset, os.Environ(), os.Getenv)
-	if err != nil {
+	if r.env, err = run.ReadScenarioEnvironment(r.preset, os.Environ(), os.Getenv); err != nil {
 		return nil, asUsage(err)
 	}
-	r.env = env
-	cacheBust := scenario.CacheBustNone
-	if p.cacheBust != "" {
-		if cacheBust, err = scenario.ParseCacheBust(p.cacheBust); err != nil {
-			return nil, asUsage(err)
-		}
-	}
-	src, err := p.data.source()
-	if err != nil {
+	s := p.spec // the settings of the tables, as their flags left them
+	if s.Corpus.Source, err = p.data.source(); err != nil {
 		return nil, err
 	}
-	opt, err := p.data.options(io)
-	if err != nil {
+	if s.Corpus.Options, err = p.data.options(io); err != nil {
 		return nil, err
 	}
-	cl, err := scenario.ClassifierFromEnv(os.Getenv)
-	if err != nil {
+	if s.Replay.Classifier, err = scenario.ClassifierFromEnv(os.Getenv); err != nil {
 		return nil, asUsage(err)
 	}
-
-	s := p.spec // the settings of run.Settings, as their flags left them
-	s.Corpus = run.Corpus{Source: src, Options: opt}
 	s.Tokenizer.CacheDir = p.data.cacheDir()
-	s.Tokenizer.Options = tokenizer.ResolveOptions{Getenv: os.Getenv}
+	s.Tokenizer.Options.Getenv = os.Getenv
 	s.Tokenizer.Hub = func() (*hfhub.Client, error) { return newHub(os.Getenv, io, nil) }
-	if fs.Changed("tokenizer-revision") {
-		s.Tokenizer.Options.Revision = p.tokenizerRev
-	}
-	s.ServerMetrics.URLs = append([]string(nil), p.serverMetrics...)
-	s.ServerMetrics.Headers = httpHeader(metricsHeaders)
 	s.OverflowAdvice = overflowAdvice(s.Replay.URL)
-	s.Settings = map[string]any{
-		// aiperf's input_config records these flags as given (the
-		// library records the resolved values: the whole warmup bound,
-		// every scraped URL).
-		"server_metrics": run.RedactURLs(p.serverMetrics),
-	}
 	if fs.Changed("warmup-grace-period") {
+		// aiperf's input_config records the flag as given (the library
+		// records the whole warmup bound).
 		s.Settings["warmup_grace_period"] = p.graceWarmup
 	}
-	s.Log = io.err
-	s.Version = productVersion()
-	s.Started = processStart
-	s.CacheBust = cacheBust
+	s.Log, s.Version, s.Started = io.err, productVersion(), processStart
 
-	c := &s.Replay // the flags that are not settings of the table
+	c := &s.Replay // the flags that are not settings of the tables
 	c.APIKey = apiKey
 	c.Concurrency = concurrency
 	c.WarmupGracePeriod = r.warmupGrace()
 	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
-	c.ExtraInputs = extra
-	c.Headers = headers
-	c.Classifier = cl
 	if p.dynamoRouting {
 		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
 	}
-	noGPU := s.NoGPUTelemetry // --no-gpu-telemetry, before a preset fills it
-	env.Apply(&s)
-	if err := r.applyScenario(&s); err != nil {
+	if err := r.applyPresetAndGPU(&s); err != nil {
 		return nil, err
 	}
-	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: fs.Changed("gpu-telemetry"), Values: p.gpuTelemetry,
-		// The preset's soft default (agentx: no_gpu_telemetry) filled
-		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
-		Off: noGPU, PresetOff: s.NoGPUTelemetry && !noGPU, Env: os.Getenv(gputelemetry.EnvURL)})
-	if err != nil {
-		return nil, asUsage(err)
-	}
-	s.GPUTelemetry = run.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
-	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
 	if p.discovered != "" {
 		r.notes = append(r.notes, p.discovered)
 	}
@@ -274,6 +195,57 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	}
 	r.spec = s
 	return r, nil
+}
+
+// checkForms checks the flags whose form only the CLI knows (the
+// concurrency, the endpoint type, the export level, the live view).
+func (p *profileFlags) checkForms() (concurrency int, typ ui.Type, err error) {
+	if concurrency, err = concurrencyValue(p.concurrency); err != nil {
+		return 0, typ, err
+	}
+	if p.endpointType != "chat" {
+		return 0, typ, usagef("--endpoint-type %q: only chat is supported", p.endpointType)
+	}
+	switch p.exportLevel {
+	case "records":
+	case "summary":
+		// aiperf's summary level leaves the per-request export out;
+		// agentperf's report, merge, search and report.html are computed
+		// from it, so it is always written: refused, never ignored.
+		return 0, typ, usagef("--export-level summary is not supported: every run writes profile_export.jsonl (report, merge, search and report.html are computed from it); drop the flag or pass --export-level records")
+	default:
+		return 0, typ, usagef("--export-level %q%s: records (the only level agentperf writes; summary and raw are not supported)", p.exportLevel, suggest.DidYouMean(p.exportLevel, []string{"records", "summary", "raw"}))
+	}
+	typ, err = ui.ParseType(p.uiType)
+	return concurrency, typ, asUsage(err)
+}
+
+// applyPresetAndGPU applies the environment and the --scenario preset to
+// s, then resolves GPU telemetry under them.
+func (r *profileRun) applyPresetAndGPU(s *run.Spec) error {
+	noGPU := s.NoGPUTelemetry // --no-gpu-telemetry, before a preset fills it
+	r.env.Apply(s)
+	if err := r.applyScenario(s); err != nil {
+		return err
+	}
+	gpu, err := gputelemetry.Resolve(gputelemetry.Choice{Given: r.fs.Changed("gpu-telemetry"), Values: r.p.gpuTelemetry,
+		// The preset's soft default (agentx: no_gpu_telemetry) filled
+		// s.NoGPUTelemetry when neither GPU telemetry flag was given.
+		Off: noGPU, PresetOff: s.NoGPUTelemetry && !noGPU, Env: os.Getenv(gputelemetry.EnvURL)})
+	if err != nil {
+		return asUsage(err)
+	}
+	s.GPUTelemetry = run.GPUTelemetry{Off: gpu.Off, URLs: gpu.URLs, Probe: gpu.Probe}
+	s.NoGPUTelemetry = gpu.Off // input_config's no_gpu_telemetry: what the run does
+	return nil
+}
+
+// resolvedAPIKey is --api-key, else $OPENAI_API_KEY.
+func (p *profileFlags) resolvedAPIKey() string {
+	if p.apiKey != "" {
+		return p.apiKey
+	}
+	return os.Getenv("OPENAI_API_KEY")
 }
 
 // warmupGrace is the bound of the whole warmup: --agentic-warmup-grace-period
@@ -411,15 +383,7 @@ func (p *profileFlags) discoverModel(ctx context.Context) error {
 	if len(c.Models) > 0 || c.URL == "" {
 		return nil
 	}
-	headers, err := parseHeaders("--header", p.headers)
-	if err != nil {
-		return err
-	}
-	apiKey := p.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OPENAI_API_KEY")
-	}
-	m, err := run.DiscoverModel(ctx, run.DiscoverOptions{URL: c.URL, APIKey: apiKey, Headers: headers, Insecure: c.Insecure})
+	m, err := run.DiscoverModel(ctx, run.DiscoverOptions{URL: c.URL, APIKey: p.resolvedAPIKey(), Headers: c.Headers, Insecure: c.Insecure})
 	if err != nil {
 		return asUsage(fmt.Errorf("no --model given, so %w", err))
 	}

@@ -1,32 +1,9 @@
 package main
 
 import (
-	"net/http"
 	neturl "net/url"
 	"strings"
 )
-
-// parseHeaders parses repeated 'Name: value' flag values.
-func parseHeaders(flag string, vals []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, h := range vals {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			// The value may be a credential: name the flag and the form only.
-			return nil, usagef("%s %q: expected 'Name: value'", flag, redactHeader(h))
-		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return out, nil
-}
-
-// redactHeader keeps a malformed header value's shape without its text.
-func redactHeader(h string) string {
-	if len(h) <= 4 {
-		return h
-	}
-	return h[:4] + "…"
-}
 
 // checkURLCredentials refuses --url user:password together with another
 // source of the Authorization header (replay.Config.Validate refuses it
@@ -53,14 +30,6 @@ func checkURLCredentials(url, flagKey, apiKey string, headers map[string]string)
 		return usagef("--url %s carries user:password, sent as Basic auth, and %s sets the Authorization header too: pass one of them", u.Redacted(), src)
 	}
 	return nil
-}
-
-func httpHeader(m map[string]string) http.Header {
-	h := http.Header{}
-	for k, v := range m {
-		h.Set(k, v)
-	}
-	return h
 }
 
 // overflowAdvice says how to stop context overflows from agentperf's side,

@@ -31,27 +31,24 @@ type profileFlags struct {
 
 	scenario string
 
-	endpointType   string
-	apiKey         string
-	headers        []string
-	metricsHeaders []string
-	extraInputs    []string
-	cacheBust      string
-	trustRemote    bool
-	tokenizerRev   string
-	concurrency    string
-	graceWarmup    float64
-	generation     string
-	graceAgentic   float64
-	dynamoRouting  bool
-	dynamoTimeout  int
-	serverMetrics  []string
-	gpuTelemetry   []string
-	profileRuns    int
-	runCooldown    float64
-	confidence     float64
-	convMetric     string
-	convThreshold  float64
+	// text holds the flags of run.TextSettings as typed (bindTextSettings).
+	text textFlags
+
+	endpointType  string
+	apiKey        string
+	trustRemote   bool
+	concurrency   string
+	graceWarmup   float64
+	generation    string
+	graceAgentic  float64
+	dynamoRouting bool
+	dynamoTimeout int
+	gpuTelemetry  []string
+	profileRuns   int
+	runCooldown   float64
+	confidence    float64
+	convMetric    string
+	convThreshold float64
 	// shard holds the sharding flags (profile_shard.go).
 	shard       *shardFlags
 	cpuProfile  string
@@ -95,23 +92,18 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p := &profileFlags{spec: run.NewSpec()}
 	cliflags.AddConfigFlag(fs)
 	bindSettings(fs, &p.spec)
+	p.text = bindTextSettings(fs)
 	fs.StringVar(&p.scenario, "scenario", "", "scenario preset that locks and fills settings: "+strings.Join(scenario.Names(), ", ")+" (the presets are listed under Scenarios below)")
 
 	fs.StringVar(&p.endpointType, "endpoint-type", "chat", "endpoint type (only chat is supported)")
 	fs.StringVar(&p.apiKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY); never logged or exported")
-	fs.StringArrayVarP(&p.headers, "header", "H", nil, "extra HTTP header 'Name: value' (repeatable)")
-	fs.StringArrayVar(&p.extraInputs, "extra-inputs", nil, "extra request body field key:value (JSON value or string) or a JSON object (repeatable)")
-	fs.StringVar(&p.cacheBust, "cache-bust", "", "cache-bust marker placement: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix (scenario: first_turn_prefix)")
 	fs.BoolVar(&p.trustRemote, "tokenizer-trust-remote-code", false, "accepted for compatibility; agentperf runs no tokenizer code")
-	fs.StringVar(&p.tokenizerRev, "tokenizer-revision", "main", "branch, tag or commit of an HF model id tokenizer")
 	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
 	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
 	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", replay.DefaultDynamoSessionTimeoutSeconds, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
-	fs.StringSliceVar(&p.serverMetrics, "server-metrics", nil, "extra Prometheus /metrics URLs to scrape (space- or comma-separated)")
-	fs.StringArrayVar(&p.metricsHeaders, "server-metrics-header", nil, "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
 	fs.IntVar(&p.profileRuns, "num-profile-runs", 1, "profile runs, 1 to 10: each into OUT/profile_runs/run_000K, then a pooled summary with confidence intervals in OUT/aggregate (docs/repeated-runs.md)")
@@ -275,6 +267,57 @@ func bindSettings(fs *pflag.FlagSet, s *run.Spec) {
 			}
 		}
 	}
+}
+
+// textFlags are the values of the flags of run.TextSettings as typed,
+// by flag name.
+type textFlags map[string]*textFlag
+
+// textFlag is the value of one text setting's flag: a repeated or list
+// flag's values, or a single flag's value.
+type textFlag struct {
+	vals   []string
+	one    string
+	single bool
+}
+
+// values are the flag's values in the order given (none: not given).
+func (t *textFlag) values() []string {
+	if !t.single {
+		return t.vals
+	}
+	if t.one == "" {
+		return nil
+	}
+	return []string{t.one}
+}
+
+// bindTextSettings registers a flag for every row of run.TextSettings.
+func bindTextSettings(fs *pflag.FlagSet) textFlags {
+	out := textFlags{}
+	for _, t := range run.TextSettings() {
+		v := &textFlag{single: !t.Repeated && !t.List}
+		switch {
+		case t.Repeated:
+			fs.StringArrayVarP(&v.vals, t.Flag, t.Short, nil, t.Help)
+		case t.List:
+			fs.StringSliceVarP(&v.vals, t.Flag, t.Short, nil, t.Help)
+		default:
+			fs.StringVarP(&v.one, t.Flag, t.Short, "", t.Help)
+		}
+		out[t.Flag] = v
+	}
+	return out
+}
+
+// apply parses every text setting's values into s (run.TextSetting.Apply).
+func (tf textFlags) apply(s *run.Spec) error {
+	for _, t := range run.TextSettings() {
+		if err := t.Apply(s, tf[t.Flag].values()); err != nil {
+			return asUsage(err)
+		}
+	}
+	return nil
 }
 
 // secondsValue is a time.Duration flag written in seconds (a float, as

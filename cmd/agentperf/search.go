@@ -32,7 +32,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := p.takePositional(fs); err != nil {
+	if err := p.takeArgs(fs); err != nil {
 		return err
 	}
 	if fs.Changed("repeats") {
