@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
@@ -79,4 +80,41 @@ func (s *Spec) PlanOptions() timing.PlanOptions {
 		o.InterTurnDelayCap = c.InterTurnDelayCap
 	}
 	return o
+}
+
+// generationWarmupFlags are the flags of v1.0's cache warmup and idle
+// rules, which no earlier generation has.
+var generationWarmupFlags = []string{"warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
+	"system-idle-gap-cap-seconds", "burst-phase-starts", "allow-dataset-wrap"}
+
+// CheckGenerationSettings refuses the settings given (given(flag)) that
+// generation g has no use for, naming their flags: v1.0's warmup and
+// idle flags before v1.0, the trace idle-gap cap in v0.2, the per-turn
+// delay cap after v0.2 outside a preset. A per-turn delay cap given to a
+// generation that warps idle gaps (a preset's command line may carry it)
+// is not refused: note says it has no effect.
+func CheckGenerationSettings(g timing.Generation, given func(flag string) bool, underPreset bool) (note string, err error) {
+	if !g.Takes.CacheWarmup {
+		var bad []string
+		for _, f := range generationWarmupFlags {
+			if given(f) {
+				bad = append(bad, "--"+f)
+			}
+		}
+		if len(bad) > 0 {
+			return "", fmt.Errorf("%s: AgentX %s has no such mechanism (they belong to v1.0); drop them or select --agentx-generation v1.0", strings.Join(bad, ", "), g.Name)
+		}
+	}
+	if given("trace-idle-gap-cap-seconds") && !g.Takes.TraceIdleGapCap {
+		return "", fmt.Errorf("--trace-idle-gap-cap-seconds: AgentX %s has no trace idle-gap cap (its delays are think times capped per turn by --inter-turn-delay-cap-seconds); drop the flag or select v0.3 or later", g.Name)
+	}
+	if given("inter-turn-delay-cap-seconds") && !g.Takes.InterTurnDelayCap {
+		switch {
+		case g.IdleWarp:
+			return fmt.Sprintf("--inter-turn-delay-cap-seconds has no effect in AgentX %s: its delays come from the trace idle-gap warp (--trace-idle-gap-cap-seconds)", g.Name), nil
+		case !underPreset:
+			return "", fmt.Errorf("--inter-turn-delay-cap-seconds: AgentX %s has no per-turn delay cap (its delays are the recorded end-to-start gaps, bounded at run time by --trace-idle-gap-cap-seconds and --system-idle-gap-cap-seconds); drop the flag or select v0.2", g.Name)
+		}
+	}
+	return "", nil
 }

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,43 @@ func TestApplyGeneration(t *testing.T) {
 	s.ApplyGeneration(timing.V02, false, false)
 	if o := s.PlanOptions(); o.InterTurnDelayCap != timing.DefaultInterTurnDelayCap {
 		t.Errorf("v0.2 plan options %+v: want the default per-turn cap", o)
+	}
+}
+
+// TestCheckGenerationSettings: a flag the generation has no use for is
+// refused by name, or noted when a preset's command line may carry it.
+func TestCheckGenerationSettings(t *testing.T) {
+	gen := func(name string) timing.Generation {
+		g, err := timing.LookupGeneration(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, c := range []struct {
+		gen    string
+		flags  []string
+		preset bool
+		err    string // "" = accepted
+		note   string
+	}{
+		{gen: "v1.0", flags: []string{"warmup-requests-per-lane", "burst-phase-starts", "trace-idle-gap-cap-seconds"}},
+		{gen: "v0.3", flags: []string{"warmup-requests-per-lane", "allow-dataset-wrap"}, err: "--warmup-requests-per-lane, --allow-dataset-wrap: AgentX v0.3 has no such mechanism"},
+		{gen: "v0.2", flags: []string{"trace-idle-gap-cap-seconds"}, err: "--trace-idle-gap-cap-seconds: AgentX v0.2 has no trace idle-gap cap"},
+		{gen: "v0.2", flags: []string{"inter-turn-delay-cap-seconds"}},
+		{gen: "v1.0", flags: []string{"inter-turn-delay-cap-seconds"}, err: "--inter-turn-delay-cap-seconds: AgentX v1.0 has no per-turn delay cap"},
+		{gen: "v1.0", flags: []string{"inter-turn-delay-cap-seconds"}, preset: true},
+		{gen: "v0.3", flags: []string{"inter-turn-delay-cap-seconds"}, note: "--inter-turn-delay-cap-seconds has no effect in AgentX v0.3"},
+	} {
+		given := func(f string) bool { return slices.Contains(c.flags, f) }
+		note, err := CheckGenerationSettings(gen(c.gen), given, c.preset)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s %v: refused: %v", c.gen, c.flags, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s %v: error %v, want %q", c.gen, c.flags, err, c.err)
+		case !strings.HasPrefix(note, c.note) || (c.note == "") != (note == ""):
+			t.Errorf("%s %v: note %q, want %q", c.gen, c.flags, note, c.note)
+		}
 	}
 }
