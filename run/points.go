@@ -2,9 +2,12 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentperf/agentperf/capacity"
@@ -188,4 +191,57 @@ func (p *Points) Before(ctx context.Context, c int) error {
 	}
 	p.o.Logf("before concurrency %d: server idle, prefix cache reset (POST %s)", c, path)
 	return nil
+}
+
+// notAPointSetting are the flags that change nothing a point or probe
+// measures: where it is written, how it is shown, profiling of agentperf
+// itself, the sweep table's labels, and the search settings capacity
+// compares on its own.
+var notAPointSetting = map[string]bool{
+	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
+	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
+	"tp": true, "config": true, "config-name": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
+	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
+}
+
+// secretSetting are the flags whose values may hold credentials: the
+// settings record a digest of them.
+var secretSetting = map[string]bool{"api-key": true, "header": true, "server-metrics-header": true}
+
+// Settings are what every point or probe is made with besides its
+// concurrency, for a sweep or search to resume only over points made
+// with the same (capacity.SettingsDiff): every flag of flags (name →
+// value as the CLI shows it) but those that change nothing measured,
+// credentials as a digest and the URL redacted; the AIPERF_* and
+// AGENTPERF_* variables of environ but cache folders and anything that
+// looks like a credential; and the digest of the corpus loaded.
+func (p *Points) Settings(flags map[string]string, environ []string) map[string]string {
+	m := map[string]string{}
+	for name, v := range flags {
+		if notAPointSetting[name] {
+			continue
+		}
+		switch {
+		case secretSetting[name] && v != "" && v != "[]":
+			sum := sha256.Sum256([]byte(v))
+			v = "sha256:" + hex.EncodeToString(sum[:8])
+		case name == "url":
+			v = RedactURL(v)
+		}
+		m["--"+name] = v
+	}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "AIPERF_") && !strings.HasPrefix(k, "AGENTPERF_") {
+			continue
+		}
+		if strings.Contains(k, "CACHE_DIR") || strings.Contains(k, "TOKEN") || strings.Contains(k, "KEY") || strings.Contains(k, "SECRET") || strings.Contains(k, "PASSWORD") {
+			continue
+		}
+		m["$"+k] = v
+	}
+	if l := p.Loaded(); l != nil && l.Corpus != nil {
+		m["corpus"] = CorpusDigest(l.Corpus.Identity())
+	}
+	return m
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -121,55 +118,10 @@ func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
 	return err
 }
 
-// notAPointSetting are the flags that change nothing a point or probe
-// measures: where it is written, how it is shown, profiling of agentperf
-// itself, the sweep table's labels, and the search settings capacity
-// compares on its own.
-var notAPointSetting = map[string]bool{
-	"concurrency": true, "output-artifact-dir": true, "artifact-dir": true, "ui-type": true, "stats-interval": true,
-	"no-plot": true, "cpuprofile": true, "memprofile": true, "pprof-addr": true, "drain-timeout": true,
-	"tp": true, "config": true, "config-name": true, "dataset-cache-dir": true, "no-dataset-cache": true, "help": true,
-	"slo": true, "concurrency-range": true, "resolution": true, "repeats": true,
-}
-
-// secretSetting are the flags whose values may hold credentials: the
-// settings record a digest of them.
-var secretSetting = map[string]bool{"api-key": true, "header": true, "server-metrics-header": true}
-
 // settings are what every point or probe is made with besides its
-// concurrency: every flag (its value, default or not) but those in
-// notAPointSetting, the AIPERF_* and AGENTPERF_* environment (but cache
-// folders and anything that looks like a credential), and the digest of
-// the corpus loaded. A sweep or search resumes only over points made with
-// the same (capacity.SettingsDiff).
+// concurrency (run.Points.Settings): every flag's value, default or not.
 func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
-	m := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		if notAPointSetting[f.Name] {
-			return
-		}
-		v := f.Value.String()
-		switch {
-		case secretSetting[f.Name] && v != "" && v != "[]":
-			sum := sha256.Sum256([]byte(v))
-			v = "sha256:" + hex.EncodeToString(sum[:8])
-		case f.Name == "url":
-			v = run.RedactURL(v)
-		}
-		m["--"+f.Name] = v
-	})
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "AIPERF_") && !strings.HasPrefix(k, "AGENTPERF_") {
-			continue
-		}
-		if strings.Contains(k, "CACHE_DIR") || strings.Contains(k, "TOKEN") || strings.Contains(k, "KEY") || strings.Contains(k, "SECRET") || strings.Contains(k, "PASSWORD") {
-			continue
-		}
-		m["$"+k] = v
-	}
-	if l := pr.Loaded(); l != nil && l.Corpus != nil {
-		m["corpus"] = run.CorpusDigest(l.Corpus.Identity())
-	}
-	return m
+	flags := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) { flags[f.Name] = f.Value.String() })
+	return pr.Settings(flags, os.Environ())
 }
