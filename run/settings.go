@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -20,7 +21,7 @@ const (
 	UnitNone     Unit = ""
 	UnitSeconds  Unit = "seconds" // a time.Duration field, written in seconds
 	UnitRequests Unit = "requests"
-	UnitFraction Unit = "" // a fraction; the range says of what
+	UnitFraction Unit = "fraction" // the range says of what; not written in a range's text
 )
 
 // Lock says what a scenario preset does with a setting.
@@ -49,6 +50,28 @@ type Range struct {
 	MinOpen bool
 	// What says what the value means, for the error ("0 = no cap").
 	What string
+}
+
+// Contains says whether v is in the range (NaN never is).
+func (r *Range) Contains(v float64) bool {
+	return !math.IsNaN(v) && (v > r.Min || (v == r.Min && !r.MinOpen)) && v <= r.Max
+}
+
+// Text is the range in words, in unit u: "seconds > 0", "0 to 1",
+// "tokens ≥ 0".
+func (r *Range) Text(u Unit) string {
+	unit := string(u) + " "
+	if u == UnitNone || u == UnitFraction {
+		unit = ""
+	}
+	lo := "≥"
+	if r.MinOpen {
+		lo = ">"
+	}
+	if math.IsInf(r.Max, 1) {
+		return fmt.Sprintf("%s%s %g", unit, lo, r.Min)
+	}
+	return fmt.Sprintf("%s%g to %g", unit, r.Min, r.Max)
 }
 
 // Setting is one row of the table of a run's settings (Settings): the

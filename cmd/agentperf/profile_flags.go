@@ -206,19 +206,18 @@ func concurrencyValue(s string) (int, error) {
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
-// flagRange is the range of a numeric flag's value.
+// flagRange is the range of a numeric flag, in its unit.
 type flagRange struct {
-	min, max   float64
-	minOpen    bool   // min itself is out of range
-	unit, what string // "seconds", "the profiling window's length"
+	*run.Range
+	unit run.Unit
 }
 
 // datasetRanges are the ranges of the corpus flags (datasetFlags); the
 // ranges of the settings are in their table (run.Settings).
 var datasetRanges = map[string]flagRange{
-	"max-context-length":  {max: math.Inf(1), unit: "tokens", what: "0 = keep every trace"},
-	"num-dataset-entries": {max: math.Inf(1), unit: "traces", what: "0 = all"},
-	"synthesis-max-osl":   {max: math.Inf(1), unit: "tokens", what: "0 = no cap"},
+	"max-context-length":  {&run.Range{Max: math.Inf(1), What: "0 = keep every trace"}, "tokens"},
+	"num-dataset-entries": {&run.Range{Max: math.Inf(1), What: "0 = all"}, "traces"},
+	"synthesis-max-osl":   {&run.Range{Max: math.Inf(1), What: "0 = no cap"}, "tokens"},
 }
 
 // profileRanges are the ranges of profile's numeric flags: the settings'
@@ -226,14 +225,14 @@ var datasetRanges = map[string]flagRange{
 func profileRanges() map[string]flagRange {
 	out := maps.Clone(datasetRanges)
 	for _, st := range run.Settings() {
-		if r := st.Range; r != nil {
-			out[st.Flag] = flagRange{min: r.Min, max: r.Max, minOpen: r.MinOpen, unit: string(st.Unit), what: r.What}
+		if st.Range != nil {
+			out[st.Flag] = flagRange{st.Range, st.Unit}
 		}
 	}
 	// The profile command's own.
-	out["dynamo-session-timeout-seconds"] = flagRange{min: 0, minOpen: true, max: math.Inf(1), unit: "seconds", what: "the session timeout"}
-	out["warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
-	out["agentic-warmup-grace-period"] = flagRange{max: math.Inf(1), unit: "seconds", what: "0 = unlimited"}
+	out["dynamo-session-timeout-seconds"] = flagRange{&run.Range{MinOpen: true, Max: math.Inf(1), What: "the session timeout"}, run.UnitSeconds}
+	out["warmup-grace-period"] = flagRange{&run.Range{Max: math.Inf(1), What: "0 = unlimited"}, run.UnitSeconds}
+	out["agentic-warmup-grace-period"] = flagRange{&run.Range{Max: math.Inf(1), What: "0 = unlimited"}, run.UnitSeconds}
 	return out
 }
 
@@ -355,29 +354,10 @@ func checkRanges(fs *pflag.FlagSet, ranges map[string]flagRange) error {
 			return
 		}
 		v, perr := strconv.ParseFloat(f.Value.String(), 64)
-		if perr != nil {
+		if perr != nil || r.Contains(v) {
 			return // not a number: the flag's own parser refused it already
 		}
-		if !math.IsNaN(v) && (v > r.min || (v == r.min && !r.minOpen)) && v <= r.max {
-			return
-		}
-		err = usagef("--%s %s: out of range: want %s (%s)", f.Name, f.Value.String(), r.text(), r.what)
+		err = usagef("--%s %s: out of range: want %s (%s)", f.Name, f.Value.String(), r.Text(r.unit), r.What)
 	})
 	return err
-}
-
-// text is the range in words: "seconds > 0", "0 to 1", "tokens ≥ 0".
-func (r flagRange) text() string {
-	unit := r.unit
-	if unit != "" {
-		unit += " "
-	}
-	lo := "≥"
-	if r.minOpen {
-		lo = ">"
-	}
-	if math.IsInf(r.max, 1) {
-		return fmt.Sprintf("%s%s %g", unit, lo, r.min)
-	}
-	return fmt.Sprintf("%s%g to %g", unit, r.min, r.max)
 }
