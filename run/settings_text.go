@@ -134,3 +134,28 @@ func applyCacheBust(s *Spec, vals []string) error {
 	s.CacheBust = c
 	return nil
 }
+
+// RefusedSetting is an aiperf flag agentperf parses but refuses, with
+// the reason: a command line that carries it exits 2 naming it, instead
+// of an "unknown flag" or, worse, a run that ignores it.
+type RefusedSetting struct {
+	// Flag is the flag's name, without the dashes.
+	Flag string
+	// Bool: the flag takes no value.
+	Bool bool
+	// Why is the reason printed.
+	Why string
+}
+
+// RefusedSettings is the table of the refused aiperf flags, by name.
+func RefusedSettings() []RefusedSetting {
+	return []RefusedSetting{
+		{Flag: "fixed-schedule", Bool: true, Why: "only the agentic replay timing mode exists in agentperf"},
+		{Flag: "ignore-trace-delays", Bool: true, Why: "not supported: recorded inter-turn delays are part of the workload"},
+		{Flag: "profile-run-disable-warmup-after-first", Bool: true, Why: "every profile run replays its warmup (the AgentX lanes' start states are built by it); see docs/repeated-runs.md"},
+		{Flag: "prompt-corpus", Why: "agentperf synthesizes prompts from its own coding-agent corpus only"},
+		{Flag: "request-count", Why: "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration"},
+		{Flag: "request-rate", Why: "only the agentic replay timing mode exists in agentperf"},
+		{Flag: "synthesis-max-isl", Why: "input truncation would change the recorded prefix structure; not supported"},
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -81,10 +80,6 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 		},
 		Pooled: func(c int, o *run.RepeatOutcome) { o.WriteSummary(io.out) },
 	})
-	var ie *run.InputError
-	if errors.As(err, &ie) {
-		return nil, asUsage(ie.Err)
-	}
 	return pr, err
 }
 
@@ -107,16 +102,6 @@ func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (run.RepeatOptions, error
 	return o, nil
 }
 
-// run is a capacity.PointFunc: the library's point run, its input errors
-// mapped to usage errors.
-func (pr *pointRunner) run(ctx context.Context, c int, dir string) error {
-	err := pr.Run(ctx, c, dir)
-	var ie *run.InputError
-	if errors.As(err, &ie) {
-		return asUsage(ie.Err)
-	}
-	return err
-}
 
 // settings are what every point or probe is made with besides its
 // concurrency (run.Points.Settings): every flag's value, default or not.

@@ -110,8 +110,11 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 		printPrefixed(stderr, err.Error())
 		return exitInterrupted
 	}
+	// A run.InputError is the library's word for a usage error: the
+	// input, not the run, is at fault.
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ie *run.InputError
+	if errors.As(err, &ue) || errors.As(err, &ie) {
 		printPrefixed(stderr, flagNames(err.Error()))
 		return exitUsage
 	}

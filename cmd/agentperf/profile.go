@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -317,11 +316,7 @@ func runSpecJSON(ctx context.Context, s run.Spec, io stdio) error {
 // worst outcome to the exit status, as runSpec does for one run.
 func runRepeated(ctx context.Context, s run.Spec, o run.RepeatOptions, io stdio) error {
 	out, err := run.RunRepeated(ctx, s, o)
-	var ie *run.InputError
-	switch {
-	case errors.As(err, &ie):
-		return asUsage(ie.Err)
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	for i, r := range out.Runs {
@@ -344,11 +339,7 @@ func runRepeated(ctx context.Context, s run.Spec, o run.RepeatOptions, io stdio)
 // runSpec runs s and maps its Outcome to the exit status (see execute).
 func runSpec(ctx context.Context, s run.Spec, io stdio) error {
 	out, err := run.Run(ctx, s)
-	var ie *run.InputError
-	switch {
-	case errors.As(err, &ie):
-		return asUsage(ie.Err)
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	if io.outcome != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -63,29 +62,6 @@ type profileFlags struct {
 	output string
 
 	data *datasetFlags
-
-	// Flags of later milestones and of other modes: parsed so they can be
-	// rejected with a clear message instead of "unknown flag".
-	unsupported map[string]string
-}
-
-// unsupportedFlags are aiperf flags agentperf understands but does not
-// implement yet; each maps to the reason printed when it is used.
-var unsupportedFlags = map[string]string{
-	"request-rate":                           "only the agentic replay timing mode exists in agentperf",
-	"request-count":                          "only the agentic replay timing mode exists; the run is bounded by --benchmark-duration",
-	"fixed-schedule":                         "only the agentic replay timing mode exists in agentperf",
-	"profile-run-disable-warmup-after-first": "every profile run replays its warmup (the AgentX lanes' start states are built by it); see docs/repeated-runs.md",
-	"synthesis-max-isl":                      "input truncation would change the recorded prefix structure; not supported",
-	"ignore-trace-delays":                    "not supported: recorded inter-turn delays are part of the workload",
-	"prompt-corpus":                          "agentperf synthesizes prompts from its own coding-agent corpus only",
-}
-
-// boolUnsupported are the unsupported flags that take no value.
-var boolUnsupported = map[string]bool{
-	"fixed-schedule":                         true,
-	"ignore-trace-delays":                    true,
-	"profile-run-disable-warmup-after-first": true,
 }
 
 func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
@@ -120,17 +96,11 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	p.shard = addShardFlags(fs)
 	setHelpGroups(fs, profileHelpGroups, "Other")
 
-	p.unsupported = map[string]string{}
-	names := make([]string, 0, len(unsupportedFlags))
-	for n := range unsupportedFlags {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, r := range run.RefusedSettings() {
 		var sink string
-		f := fs.VarPF(newAnyValue(&sink), n, "", "not supported yet: "+unsupportedFlags[n])
+		f := fs.VarPF(newAnyValue(&sink), r.Flag, "", "not supported yet: "+r.Why)
 		f.Hidden = true
-		if boolUnsupported[n] {
+		if r.Bool {
 			f.NoOptDefVal = "true"
 		}
 	}
@@ -178,14 +148,15 @@ func (a *anyValue) String() string     { return *a.s }
 func (a *anyValue) Set(v string) error { *a.s = v; return nil }
 func (a *anyValue) Type() string       { return "value" }
 
-// rejectUnsupported returns a usage error naming every unsupported flag used.
+// rejectUnsupported returns a usage error naming every refused flag used
+// (run.RefusedSettings).
 func rejectUnsupported(fs *pflag.FlagSet) error {
 	var msgs []string
-	fs.Visit(func(f *pflag.Flag) {
-		if why, ok := unsupportedFlags[f.Name]; ok {
-			msgs = append(msgs, fmt.Sprintf("--%s: %s", f.Name, why))
+	for _, r := range run.RefusedSettings() {
+		if fs.Changed(r.Flag) {
+			msgs = append(msgs, fmt.Sprintf("--%s: %s", r.Flag, r.Why))
 		}
-	})
+	}
 	if len(msgs) == 0 {
 		return nil
 	}

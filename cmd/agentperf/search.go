@@ -65,7 +65,7 @@ func runSearch(ctx context.Context, args []string, io stdio) error {
 	pr.logf("search: %s over concurrency %d:%d to a resolution of %s (%d run(s) per probe)", objective, scfg.Lo, scfg.Hi, scfg.Resolution, pr.Repeats())
 	result, err := capacity.RunSearch(ctx, capacity.SearchConfig{
 		Dir: p.spec.OutputDir, SLO: objective, Search: scfg, Repeats: pr.Repeats(), Settings: pr.settings(fs),
-		Run: pr.run, Before: pr.Before, Logf: pr.logf, Client: sf.client(),
+		Run: pr.Run, Before: pr.Before, Logf: pr.logf, Client: sf.client(),
 	})
 	if result != nil {
 		printSearch(io, objective, scfg, result, p.spec.OutputDir)

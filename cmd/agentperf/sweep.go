@@ -65,7 +65,7 @@ func runSweep(ctx context.Context, args []string, io stdio) error {
 	}
 	defer pr.Close()
 	res, err := capacity.RunSweep(ctx, capacity.SweepRun{
-		SweepConfig: capacity.SweepConfig{Dir: out, Points: points, Run: pr.run, Before: pr.Before, Logf: pr.logf, Settings: pr.settings(fs)},
+		SweepConfig: capacity.SweepConfig{Dir: out, Points: points, Run: pr.Run, Before: pr.Before, Logf: pr.logf, Settings: pr.settings(fs)},
 		Labels:      capacity.SweepLabels{TP: *tp, Config: *config},
 		Repeated:    pr.Repeats() > 1, Simulated: sim,
 	})
