@@ -102,7 +102,6 @@ func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (run.RepeatOptions, error
 	return o, nil
 }
 
-
 // settings are what every point or probe is made with besides its
 // concurrency (run.Points.Settings): every flag's value, default or not.
 func (pr *pointRunner) settings(fs *pflag.FlagSet) map[string]string {
