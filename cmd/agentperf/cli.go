@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/cliflags"
@@ -138,12 +139,7 @@ func printPrefixed(w io.Writer, msg string) {
 func printTopUsage(w io.Writer) {
 	fmt.Fprintln(w, "agentperf replays recorded agentic-coding sessions against an OpenAI-compatible server.")
 	fmt.Fprintln(w, "\nUsage:\n  agentperf <command> [flags]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'agentperf <command> --help' for the flags and examples of a command; 'agentperf --version' for the version.")
@@ -202,16 +198,7 @@ const helpWidth = 110
 
 // suggestCommand returns " (did you mean X?)" for a near miss.
 func suggestCommand(typed string) string {
-	best, bestD := "", 3
-	for n := range commands {
-		if d := suggest.Distance(typed, n); d < bestD || (d == bestD && n < best) {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return suggest.DidYouMean(typed, slices.Sorted(maps.Keys(commands)))
 }
 
 // flagGroup is one titled group of a command's help (cliflags.Group).
