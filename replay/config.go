@@ -68,6 +68,7 @@ func DefaultConfig() Config {
 		WarmupRetryBackoff: DefaultWarmupRetryBackoff,
 		ServerRestartWait:  DefaultServerRestartWait,
 		LivenessInterval:   DefaultLivenessInterval,
+		DynamoSession:      DynamoSession{TimeoutSeconds: DefaultDynamoSessionTimeoutSeconds},
 	}
 }
 
@@ -91,7 +92,7 @@ func defaultGeneration() timing.Generation {
 // start ratios start every lane at the start of its trace, a zero
 // RequestTimeout is no timeout, …). The collaborators a run may go
 // without mean none when nil (Classifier, Progress, Observer, Logf,
-// Coordinator, KillNow, DynamoSession); two empty values stand for
+// Coordinator, KillNow); two empty values stand for
 // something Run makes: a nil Overflows is Sink, an empty BenchmarkID a
 // new id.
 //
@@ -154,9 +155,10 @@ type Config struct {
 	// lane's profiling on its own first request, instead of spreading them
 	// on the recorded timeline.
 	BurstPhaseStarts bool
-	// DynamoSession, when set, adds Dynamo's nvext.session_control to every
-	// request body (--use-dynamo-conv-aware-routing).
-	DynamoSession *DynamoSession
+	// DynamoSession, when Enabled, adds Dynamo's nvext.session_control to
+	// every request body (--use-dynamo-conv-aware-routing; DefaultConfig:
+	// off, with the timeout DefaultDynamoSessionTimeoutSeconds).
+	DynamoSession DynamoSession
 	// DAGFailFast aborts the run on the first failed subagent request
 	// (AIPERF_DAG_FAIL_FAST).
 	DAGFailFast bool
@@ -466,6 +468,9 @@ func (c *Config) validate(inputs bool) error {
 	if err := validateHeaders(c.Headers); err != nil {
 		errs = append(errs, fieldErr("Headers", err))
 	}
+	if c.DynamoSession.Enabled && c.DynamoSession.TimeoutSeconds <= 0 {
+		bad("DynamoSession.TimeoutSeconds", "%d: must be positive (seconds)", c.DynamoSession.TimeoutSeconds)
+	}
 	if len(c.Models) == 0 {
 		bad("Models", "required: the name of the model the server serves (at least one)")
 	}
@@ -551,8 +556,10 @@ func (c *Config) timingConfig() timing.Config {
 // id without a marker), the timeout, and "bind" on a session's first
 // request.
 type DynamoSession struct {
-	// TimeoutSeconds is sent as the session timeout (the CLI's default is
-	// DefaultDynamoSessionTimeoutSeconds).
+	// Enabled turns the session control on.
+	Enabled bool
+	// TimeoutSeconds is sent as the session timeout (positive when
+	// Enabled).
 	TimeoutSeconds int
 }
 

@@ -189,7 +189,7 @@ func (e *engine) newRecord(l *lane, s *timing.Send, st *stream, model string, ma
 func (e *engine) prepareBody(s *timing.Send, st *stream, sl *slot, p bodyParams) (*prompttext.Conversation, error) {
 	c := e.c
 	ps := &s.Plan.Streams[s.Stream]
-	if ds := c.DynamoSession; ds != nil {
+	if ds := c.DynamoSession; ds.Enabled {
 		id := st.corrID
 		if st.marker != "" {
 			id = ps.ConvID + ":" + st.marker

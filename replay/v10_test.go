@@ -96,7 +96,7 @@ func TestDynamoSessionControl(t *testing.T) {
 	cfg.Concurrency = 1
 	cfg.BenchmarkDuration = 300 * time.Millisecond
 	cfg.CacheBust = presetMarkers
-	cfg.DynamoSession = &DynamoSession{TimeoutSeconds: 3600}
+	cfg.DynamoSession = DynamoSession{Enabled: true, TimeoutSeconds: 3600}
 	cfg.ExtraInputs = []ExtraInput{{Key: "nvext", Value: json.RawMessage(`{"priority":1}`)}}
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)

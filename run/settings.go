@@ -22,6 +22,8 @@ const (
 	UnitSeconds  Unit = "seconds" // a time.Duration field, written in seconds
 	UnitRequests Unit = "requests"
 	UnitFraction Unit = "fraction" // the range says of what; not written in a range's text
+	// UnitWholeSeconds: an int field of seconds (written "seconds").
+	UnitWholeSeconds Unit = "whole seconds"
 )
 
 // Lock says what a scenario preset does with a setting.
@@ -61,8 +63,11 @@ func (r *Range) Contains(v float64) bool {
 // "tokens ≥ 0".
 func (r *Range) Text(u Unit) string {
 	unit := string(u) + " "
-	if u == UnitNone || u == UnitFraction {
+	switch u {
+	case UnitNone, UnitFraction:
 		unit = ""
+	case UnitWholeSeconds:
+		unit = string(UnitSeconds) + " "
 	}
 	lo := "≥"
 	if r.MinOpen {
@@ -304,6 +309,13 @@ func Settings() []Setting {
 		row(Setting{Flag: "tokenizer-revision", Field: "ResolveOptions.Revision",
 			Help: "branch, tag or commit of an HF model id tokenizer (default: main)"},
 			"", func(s *Spec) *string { return &s.Tokenizer.Options.Revision }),
+
+		row(Setting{Flag: "use-dynamo-conv-aware-routing", Field: "Config.DynamoSession.Enabled",
+			Help: "send Dynamo's nvext.session_control (session id, timeout, bind) with every request"},
+			false, func(s *Spec) *bool { return &s.Replay.DynamoSession.Enabled }),
+		row(Setting{Flag: "dynamo-session-timeout-seconds", Field: "Config.DynamoSession.TimeoutSeconds", Unit: UnitWholeSeconds, Range: positive("the session timeout"),
+			Help: "session timeout sent in nvext.session_control"},
+			replay.DefaultDynamoSessionTimeoutSeconds, func(s *Spec) *int { return &s.Replay.DynamoSession.TimeoutSeconds }),
 
 		// Load.
 		row(Setting{Flag: "benchmark-duration", Key: "benchmark_duration", Field: "Config.BenchmarkDuration", Unit: UnitSeconds, Range: positive("the profiling window's length"), Lock: Locked,

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentperf/agentperf/internal/hfhub"
 	"github.com/agentperf/agentperf/internal/selfprofile"
-	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/server/gputelemetry"
@@ -178,9 +177,6 @@ func (p *profileFlags) resolve(fs *pflag.FlagSet, io stdio) (*profileRun, error)
 	c.Concurrency = concurrency
 	c.WarmupGracePeriod = r.warmupGrace()
 	c.SynthesisMaxOSL = p.data.synthesisMaxOSL()
-	if p.dynamoRouting {
-		c.DynamoSession = &replay.DynamoSession{TimeoutSeconds: p.dynamoTimeout}
-	}
 	if err := r.applyPresetAndGPU(&s); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/internal/cliflags"
-	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/scenario"
 	"github.com/agentperf/agentperf/timing"
@@ -40,8 +39,6 @@ type profileFlags struct {
 	graceWarmup   float64
 	generation    string
 	graceAgentic  float64
-	dynamoRouting bool
-	dynamoTimeout int
 	gpuTelemetry  []string
 	profileRuns   int
 	runCooldown   float64
@@ -77,8 +74,6 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Var(intText{&p.concurrency}, "concurrency", "number of lanes: concurrent sessions replayed (required)")
 	fs.Float64Var(&p.graceWarmup, "warmup-grace-period", 0, "maximum seconds for the warmup phase (0 = unlimited)")
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
-	fs.BoolVar(&p.dynamoRouting, "use-dynamo-conv-aware-routing", false, "send Dynamo's nvext.session_control (session id, timeout, bind) with every request")
-	fs.IntVar(&p.dynamoTimeout, "dynamo-session-timeout-seconds", replay.DefaultDynamoSessionTimeoutSeconds, "session timeout sent in nvext.session_control")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
 	markNargs(fs, "gpu-telemetry")
@@ -201,7 +196,6 @@ func profileRanges() map[string]flagRange {
 		}
 	}
 	// The profile command's own.
-	out["dynamo-session-timeout-seconds"] = flagRange{&run.Range{MinOpen: true, Max: math.Inf(1), What: "the session timeout"}, run.UnitSeconds}
 	out["warmup-grace-period"] = flagRange{&run.Range{Max: math.Inf(1), What: "0 = unlimited"}, run.UnitSeconds}
 	out["agentic-warmup-grace-period"] = flagRange{&run.Range{Max: math.Inf(1), What: "0 = unlimited"}, run.UnitSeconds}
 	return out
