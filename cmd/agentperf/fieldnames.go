@@ -2,10 +2,8 @@ package main
 
 import (
 	"maps"
-	"sort"
-	"strings"
-	"unicode"
 
+	"github.com/agentperf/agentperf/internal/cliflags"
 	"github.com/agentperf/agentperf/run"
 )
 
@@ -58,64 +56,10 @@ var otherLibraryNames = map[string]string{
 	"give the path of one as the tokenizer": "pass one with --tokenizer PATH",
 }
 
-// libraryKeys are the keys of libraryNames, longest first, so a phrase is
-// replaced before a field it contains.
-var libraryKeys = func() []string {
-	ks := make([]string, 0, len(libraryNames))
-	for k := range libraryNames {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if len(ks[i]) != len(ks[j]) {
-			return len(ks[i]) > len(ks[j])
-		}
-		return ks[i] < ks[j]
-	})
-	return ks
-}()
-
 // flagNames rewrites a library message in the CLI's terms: every setting
-// libraryNames knows becomes its flag. A field error's "Field: what is
-// wrong" reads "--flag what is wrong". Only whole names are replaced (not
-// Config.URL inside Config.URLs).
-func flagNames(msg string) string {
-	for _, k := range libraryKeys {
-		if !strings.Contains(msg, k) {
-			continue
-		}
-		var b strings.Builder
-		rest := msg
-		for {
-			i := strings.Index(rest, k)
-			if i < 0 {
-				b.WriteString(rest)
-				break
-			}
-			end := i + len(k)
-			if !wordBoundary(rest, i, end) {
-				b.WriteString(rest[:end])
-				rest = rest[end:]
-				continue
-			}
-			b.WriteString(rest[:i])
-			b.WriteString(libraryNames[k])
-			rest = rest[end:]
-			if strings.HasPrefix(rest, ": ") {
-				b.WriteByte(' ')
-				rest = rest[2:]
-			}
-		}
-		msg = b.String()
-	}
-	return msg
-}
+// libraryNames knows becomes its flag (cliflags.Renamer: a field error's
+// "Field: what is wrong" reads "--flag what is wrong"; only whole names
+// are replaced, not Config.URL inside Config.URLs).
+func flagNames(msg string) string { return libraryRenamer.Rename(msg) }
 
-// wordBoundary reports whether s[i:end] is not part of a longer
-// identifier.
-func wordBoundary(s string, i, end int) bool {
-	ident := func(r rune) bool { return r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) }
-	if i > 0 && ident(rune(s[i-1])) {
-		return false
-	}
-	return end >= len(s) || !(s[end] == '_' || unicode.IsLetter(rune(s[end])) || unicode.IsDigit(rune(s[end])))
-}
+var libraryRenamer = cliflags.NewRenamer(libraryNames)
