@@ -99,7 +99,10 @@ func TestRepeatConvergenceStops(t *testing.T) {
 	s.Corpus.Traces = dataset.Synthesize(dataset.SynthOptions{Seed: 5, Traces: 10, MinTurns: 6, MaxTurns: 12, TimeScale: 0.01})
 	s.Replay.URL, s.Replay.Models = "sim://?zero-latency=true", []string{"demo"}
 	s.Replay.Concurrency, s.Replay.Seed = 2, 11
-	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 500*time.Millisecond, 10*time.Millisecond
+	// 2 s: under -race on a loaded machine a 0.5 s run could end with
+	// no profiling request done, a failed run (exit 1) that stops the
+	// repeats before the convergence is judged.
+	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 2*time.Second, 10*time.Millisecond
 	s.OutputDir, s.NoPlot = t.TempDir(), true
 	// A threshold nothing can miss: the runs stop at the third.
 	out, err := run.RunRepeated(context.Background(), s, run.RepeatOptions{Runs: 6, ConvergenceMetric: "request_throughput.avg", ConvergenceThreshold: 1e9})

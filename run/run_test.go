@@ -71,7 +71,9 @@ func TestLogReturnsToTheCallerAfterTheView(t *testing.T) {
 	// overflow rate, without a scenario, is a warning).
 	s.Replay.URL, s.Replay.Models = "sim://?zero-latency=true&max-model-len=2000", []string{"demo"}
 	s.Replay.Concurrency, s.Replay.Seed = 4, 7
-	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 300*time.Millisecond, 10*time.Millisecond
+	// 2 s: a shorter run on a loaded machine (CI under -race) could
+	// send too few requests for the overflow warning.
+	s.Replay.BenchmarkDuration, s.Replay.TraceIdleGapCap = 2*time.Second, 10*time.Millisecond
 	s.OutputDir, s.NoPlot, s.Log = t.TempDir(), true, &log
 	s.View = func(ui.Source) ui.View { return v }
 	out, err := run.Run(context.Background(), s)

@@ -13,13 +13,14 @@ import (
 // and warmup requests are never counted as profiling ones, on a run with
 // errors and context overflows. (The simulator fails every 7th request:
 // the 6 warmup requests come first, and a failed warmup request would
-// abort the run.)
+// abort the run.) The run lasts 4 s: in CI under -race on a loaded
+// machine, 1.5 s once ended with no profiling overflow.
 func TestLiveLinesMatchSummary(t *testing.T) {
 	clearAIPerfEnv(t)
 	dir := t.TempDir()
 	code, out, errOut := runProfileCLI(context.Background(), t, "profile",
 		"--url", "sim://?zero-latency=true&fault-500-every=7&max-model-len=60000", "--public-dataset", "synthetic:traces=10",
-		"--model", "demo", "--concurrency", "6", "--benchmark-duration", "1.5",
+		"--model", "demo", "--concurrency", "6", "--benchmark-duration", "4",
 		"--streaming", "--use-server-token-count", "--trace-idle-gap-cap-seconds", "0.01", "--no-plot",
 		"--output-artifact-dir", dir, "--ui-type", "simple", "--stats-interval", "0.25")
 	if code != 0 && code != 1 {
