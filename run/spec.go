@@ -3,11 +3,13 @@ package run
 import (
 	"errors"
 	"fmt"
-	"github.com/agentperf/agentperf/text/chattemplate"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/agentperf/agentperf/internal/inputerr"
+	"github.com/agentperf/agentperf/text/chattemplate"
 
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
@@ -314,21 +316,10 @@ func (l *Loaded) identity() dataset.Identity {
 // sent: a bad setting, a corpus or tokenizer that cannot be loaded, a
 // simulator URL it cannot parse. Nothing was written. A CLI reports it as
 // a usage error.
-type InputError struct{ Err error }
+// It is the type of every package's InputError (inputerr.Error).
+type InputError = inputerr.Error
 
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-func inputErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ie *InputError
-	if errors.As(err, &ie) {
-		return err
-	}
-	return &InputError{Err: err}
-}
+func inputErr(err error) error { return inputerr.Wrap(err) }
 
 // Validate reports what Run would refuse in s before it loads anything:
 // the engine's settings (replay.Config.ValidateSettings; the corpus, the

@@ -186,7 +186,8 @@ func SameSettings(a, b *Folder) error {
 	sort.Strings(ks)
 	for _, k := range ks {
 		if a.Settings[k] != b.Settings[k] {
-			return &DifferentSettingsError{Setting: k, A: a.Settings[k], B: b.Settings[k], DirA: a.Dir, DirB: b.Dir}
+			// An InputError (the user's to correct) holding the detail.
+			return &InputError{Err: &DifferentSettingsError{Setting: k, A: a.Settings[k], B: b.Settings[k], DirA: a.Dir, DirB: b.Dir}}
 		}
 	}
 	return nil

@@ -107,7 +107,8 @@ func TestCompareRefusesDifferentCorpora(t *testing.T) {
 	b := &compare.Folder{Dir: "B", Settings: map[string]string{"metadata.scenario": "", "metadata.dataset.hf_dataset_name": `"y"`}}
 	_, err := compare.Compare([]*compare.Folder{a, b}, compare.Options{})
 	var de *compare.DifferentSettingsError
-	if !errors.As(err, &de) || de.Setting != "metadata.dataset.hf_dataset_name" || !strings.Contains(err.Error(), "--allow-different") {
+	var ie *compare.InputError // what a CLI exits 2 on
+	if !errors.As(err, &de) || de.Setting != "metadata.dataset.hf_dataset_name" || !strings.Contains(err.Error(), "--allow-different") || !errors.As(err, &ie) {
 		t.Fatalf("err = %v", err)
 	}
 	res, err := compare.Compare([]*compare.Folder{a, b}, compare.Options{AllowDifferent: true})

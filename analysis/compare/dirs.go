@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/agentperf/agentperf/internal/inputerr"
 )
 
 // Comparison is a comparison's result: of run folders (*Result) or of
@@ -24,10 +26,8 @@ var (
 
 // InputError is an error of a folder given to Dirs: it is not a run
 // folder or a sweep folder, or it cannot be read.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
+// It is the type of every package's InputError (inputerr.Error).
+type InputError = inputerr.Error
 
 // IsInputError reports whether err is the user's to correct: an
 // *InputError, or a *DifferentSettingsError.
@@ -48,7 +48,7 @@ func CheckKinds(dirs []string) error {
 		}
 	}
 	if sweeps > 0 && sweeps < len(dirs) {
-		return &InputError{fmt.Errorf("compare: give run folders or sweep folders, not both (%d of %d are sweeps)", sweeps, len(dirs))}
+		return &InputError{Err: fmt.Errorf("compare: give run folders or sweep folders, not both (%d of %d are sweeps)", sweeps, len(dirs))}
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func Dirs(dirs []string, o Options) (Comparison, error) {
 		for _, d := range dirs {
 			s, err := LoadSweep(d)
 			if err != nil {
-				return nil, &InputError{err}
+				return nil, &InputError{Err: err}
 			}
 			ss = append(ss, s)
 		}
@@ -77,7 +77,7 @@ func Dirs(dirs []string, o Options) (Comparison, error) {
 	for _, d := range dirs {
 		f, err := Load(d)
 		if err != nil {
-			return nil, &InputError{err}
+			return nil, &InputError{Err: err}
 		}
 		folders = append(folders, f)
 	}

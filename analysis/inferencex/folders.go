@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentperf/agentperf/internal/inputerr"
+
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/server/servermetrics"
 )
@@ -24,13 +26,11 @@ import (
 // environment variable, a folder that is not a run's, a file that cannot
 // be read or parsed): `agentperf report` exits 2 on it. Its message is
 // Err's.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
+// It is the type of every package's InputError (inputerr.Error).
+type InputError = inputerr.Error
 
 func inputErrorf(format string, a ...any) error {
-	return &InputError{fmt.Errorf(format, a...)}
+	return &InputError{Err: fmt.Errorf(format, a...)}
 }
 
 // Warn receives a warning line (without the "agentperf: warning: "
@@ -202,7 +202,7 @@ func WriteSweep(dirs []string, opt SweepOptions, out io.Writer) error {
 			opt.Warn.say("%s", s)
 		}
 		if errors.Is(err, ErrNothingToPlot) {
-			return &InputError{fmt.Errorf("report: --plot: %w", err)}
+			return &InputError{Err: fmt.Errorf("report: --plot: %w", err)}
 		}
 		if err != nil {
 			return fmt.Errorf("report: --plot %s: %w", opt.Plot, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentperf/agentperf/internal/cliflags"
+	"github.com/agentperf/agentperf/internal/inputerr"
 	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/agentperf/agentperf/run"
 	"github.com/spf13/pflag"
@@ -111,11 +112,10 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 		printPrefixed(stderr, err.Error())
 		return exitInterrupted
 	}
-	// A run.InputError is the library's word for a usage error: the
-	// input, not the run, is at fault.
+	// The library's InputError (run's, compare's, inferencex's: one type)
+	// is its word for a usage error: the input, not the run, is at fault.
 	var ue *usageError
-	var ie *run.InputError
-	if errors.As(err, &ue) || errors.As(err, &ie) {
+	if errors.As(err, &ue) || inputerr.Is(err) {
 		printPrefixed(stderr, flagNames(err.Error()))
 		return exitUsage
 	}

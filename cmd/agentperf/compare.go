@@ -44,9 +44,7 @@ func runCompare(ctx context.Context, args []string, io stdio) error {
 		return fmt.Errorf("--output-dir: %w", err)
 	}
 	res, err := compare.Dirs(pos, compare.Options{Resamples: *resamples, Seed: *seed, AllowDifferent: *allow})
-	if compare.IsInputError(err) {
-		return asUsage(err)
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	res.WriteTable(io.out)

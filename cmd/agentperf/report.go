@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentperf/agentperf/analysis/inferencex"
+	"github.com/agentperf/agentperf/internal/inputerr"
 	"github.com/agentperf/agentperf/metrics"
 	"github.com/agentperf/agentperf/run"
 )
@@ -72,7 +73,7 @@ func runReport(_ context.Context, args []string, sio stdio) error {
 	f.opt.Warn = func(format string, a ...any) { fmt.Fprintf(sio.err, "agentperf: warning: "+format+"\n", a...) }
 	failed, err := inferencex.Report(f.opt, sio.out, sio.err)
 	if err != nil {
-		return reportError(err)
+		return err
 	}
 	if failed {
 		return errRunFailed
@@ -190,9 +191,8 @@ func recomputeFolder(dir string, opt run.RecomputeOptions, sio stdio) error {
 // late warnings printed.
 func recomputeRun(dir string, opt run.RecomputeOptions, sio stdio) error {
 	out, err := run.Recompute(dir, opt)
-	var bad *run.InputError
-	if errors.As(err, &bad) {
-		return asUsage(bad.Err)
+	if inputerr.Is(err) {
+		return err
 	}
 	var failed error
 	for _, p := range out.Problems {
@@ -208,13 +208,4 @@ func recomputeRun(dir string, opt run.RecomputeOptions, sio stdio) error {
 		return err
 	}
 	return failed
-}
-
-// reportError makes an inferencex.InputError a usage error (exit 2).
-func reportError(err error) error {
-	var bad *inferencex.InputError
-	if errors.As(err, &bad) {
-		return asUsage(bad.Err)
-	}
-	return err
 }
