@@ -92,8 +92,8 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	setHelpGroups(fs, profileHelpGroups, "Other")
 
 	for _, r := range run.RefusedSettings() {
-		var sink string
-		f := fs.VarPF(newAnyValue(&sink), r.Flag, "", "not supported yet: "+r.Why)
+		fs.String(r.Flag, "", "not supported yet: "+r.Why)
+		f := fs.Lookup(r.Flag)
 		f.Hidden = true
 		if r.Bool {
 			f.NoOptDefVal = "true"
@@ -133,15 +133,6 @@ func (v intText) String() string {
 }
 func (v intText) Set(s string) error { *v.s = s; return nil }
 func (v intText) Type() string       { return "int" }
-
-// anyValue accepts any value (or none) so unsupported flags parse and can be
-// rejected with their reason.
-type anyValue struct{ s *string }
-
-func newAnyValue(s *string) *anyValue  { return &anyValue{s} }
-func (a *anyValue) String() string     { return *a.s }
-func (a *anyValue) Set(v string) error { *a.s = v; return nil }
-func (a *anyValue) Type() string       { return "value" }
 
 // rejectUnsupported returns a usage error naming every refused flag used
 // (run.RefusedSettings).
