@@ -98,6 +98,27 @@ func (o *RepeatOutcome) ExitCode() int {
 	return code
 }
 
+// repeatFlags are the flags of the options besides the number of runs.
+var repeatFlags = []string{"profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}
+
+// CheckFlags checks the options as a CLI's flags give them (Runs 1: no
+// repeat), before anything runs: Runs within 1 to MaxProfileRuns, and no
+// flag of the other options given (given(flag)) without a repeat. The
+// errors name the flags (aiperf's).
+func (o RepeatOptions) CheckFlags(given func(flag string) bool) error {
+	if o.Runs < 1 || o.Runs > MaxProfileRuns {
+		return fmt.Errorf("--num-profile-runs %d: want 1 to %d", o.Runs, MaxProfileRuns)
+	}
+	if o.Runs == 1 {
+		for _, f := range repeatFlags {
+			if given(f) {
+				return fmt.Errorf("--%s applies to --num-profile-runs 2 or more (got 1)", f)
+			}
+		}
+	}
+	return nil
+}
+
 // normalize checks o and sets its defaults (Confidence 0.95); an error is
 // an *InputError naming the field.
 func (o *RepeatOptions) normalize() error {

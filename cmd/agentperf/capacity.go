@@ -89,17 +89,7 @@ func newPointRunner(ctx context.Context, p *profileFlags, pf *pointFlags, fs *pf
 func repeatOptions(p *profileFlags, fs *pflag.FlagSet) (run.RepeatOptions, error) {
 	o := run.RepeatOptions{Runs: p.profileRuns, Cooldown: seconds(p.runCooldown), Confidence: p.confidence,
 		ConvergenceMetric: p.convMetric, ConvergenceThreshold: p.convThreshold}
-	if p.profileRuns < 1 || p.profileRuns > run.MaxProfileRuns {
-		return o, usagef("--num-profile-runs %d: want 1 to %d", p.profileRuns, run.MaxProfileRuns)
-	}
-	if p.profileRuns == 1 {
-		for _, f := range []string{"profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"} {
-			if fs.Changed(f) {
-				return o, usagef("--%s applies to --num-profile-runs 2 or more (got 1)", f)
-			}
-		}
-	}
-	return o, nil
+	return o, asUsage(o.CheckFlags(fs.Changed))
 }
 
 // settings are what every point or probe is made with besides its
