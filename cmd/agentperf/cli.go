@@ -200,22 +200,3 @@ const helpWidth = 110
 func suggestCommand(typed string) string {
 	return suggest.DidYouMean(typed, slices.Sorted(maps.Keys(commands)))
 }
-
-// flagGroup is one titled group of a command's help (cliflags.Group).
-type flagGroup struct {
-	title string
-	flags []string
-}
-
-// setHelpGroups groups the help of fs (cliflags.SetGroups).
-func setHelpGroups(fs *pflag.FlagSet, groups []flagGroup, fallback string) {
-	gs := make([]cliflags.Group, len(groups))
-	for i, g := range groups {
-		gs[i] = cliflags.Group{Title: g.title, Flags: g.flags}
-	}
-	cliflags.SetGroups(fs, gs, fallback)
-}
-
-// markNargs marks a flag of fs as taking zero or more values
-// (cliflags.MarkNargs).
-func markNargs(fs *pflag.FlagSet, name string) { cliflags.MarkNargs(fs, name) }

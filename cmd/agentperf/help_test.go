@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentperf/agentperf/internal/cliflags"
 )
 
 // helpOf runs `agentperf args... --help` and returns what it printed.
@@ -67,7 +69,7 @@ func TestUngroupedFlagsStillShown(t *testing.T) {
 	fs := newFlagSet("x", "x", "", &b)
 	fs.String("url", "", "u")
 	fs.Bool("brand-new", false, "added later")
-	setHelpGroups(fs, []flagGroup{{"Endpoint", []string{"url"}}}, "Other")
+	cliflags.SetGroups(fs, []cliflags.Group{{Title: "Endpoint", Flags: []string{"url"}}}, "Other")
 	fs.Usage()
 	if h := b.String(); !regexp.MustCompile(`(?s)Endpoint flags:\n\s+--url string.*Other flags:\n\s+--brand-new\s+added later`).MatchString(h) {
 		t.Errorf("help:\n%s", h)

@@ -76,7 +76,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.Float64Var(&p.graceAgentic, "agentic-warmup-grace-period", 0, "v1.0: maximum seconds for the whole warmup (takes precedence over --warmup-grace-period)")
 	fs.StringVar(&p.generation, "agentx-generation", "", "AgentX replay semantics: "+strings.Join(timing.GenerationNames(), ", ")+" (default "+timing.DefaultGeneration+"; also $"+envGeneration+" or --scenario NAME@GEN)")
 	fs.StringSliceVar(&p.gpuTelemetry, "gpu-telemetry", nil, "GPU exporters to scrape besides the default DCGM ports (localhost:9400, :9401), space- or comma-separated: NVIDIA DCGM exporter or AMD device-metrics-exporter URLs (host:port is enough); given alone, turns telemetry on under a preset that has it off; also $AIPERF_GPU_TELEMETRY_URL (docs/gpu-telemetry.md)")
-	markNargs(fs, "gpu-telemetry")
+	cliflags.MarkNargs(fs, "gpu-telemetry")
 	fs.IntVar(&p.profileRuns, "num-profile-runs", 1, "profile runs, 1 to 10: each into OUT/profile_runs/run_000K, then a pooled summary with confidence intervals in OUT/aggregate (docs/repeated-runs.md)")
 	fs.Float64Var(&p.runCooldown, "profile-run-cooldown-seconds", 0, "pause between profile runs")
 	fs.Float64Var(&p.confidence, "confidence-level", 0.95, "confidence level of the pooled intervals")
@@ -89,7 +89,7 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 	fs.StringVar(&p.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	p.data = addDatasetFlags(fs)
 	p.shard = addShardFlags(fs)
-	setHelpGroups(fs, profileHelpGroups, "Other")
+	cliflags.SetGroups(fs, profileHelpGroups, "Other")
 
 	for _, r := range run.RefusedSettings() {
 		fs.String(r.Flag, "", "not supported yet: "+r.Why)
@@ -104,21 +104,21 @@ func addProfileFlags(fs *pflag.FlagSet) *profileFlags {
 
 // profileHelpGroups groups the flags in `profile --help`; flags not listed
 // (added later, or by a shared helper) are shown under "Other flags".
-var profileHelpGroups = []flagGroup{
-	{"Endpoint", []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
+var profileHelpGroups = []cliflags.Group{
+	{Title: "Endpoint", Flags: []string{"url", "endpoint", "endpoint-type", "model", "model-names", "streaming", "api-key", "header", "insecure",
 		"request-timeout-seconds", "connect-timeout-seconds", "wait-for-model-timeout", "wait-for-model-mode", "wait-for-model-interval", "use-server-token-count", "use-legacy-max-tokens", "ignore-eos",
 		"extra-inputs", "use-dynamo-conv-aware-routing", "dynamo-session-timeout-seconds", "server-metrics", "no-server-metrics", "gpu-telemetry", "no-gpu-telemetry"}},
-	{"Load", []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
+	{Title: "Load", Flags: []string{"concurrency", "benchmark-duration", "benchmark-grace-period", "warmup-grace-period", "random-seed",
 		"failed-request-threshold", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "inter-turn-delay-cap-seconds", "trace-idle-gap-cap-seconds",
 		"system-idle-gap-cap-seconds", "warmup-requests-per-lane", "agentic-cache-warmup-duration", "agentic-warmup-grace-period",
 		"burst-phase-starts", "allow-dataset-wrap", "cache-bust"}},
-	{"Dataset", []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
+	{Title: "Dataset", Flags: []string{"input-file", "public-dataset", "hf-dataset", "custom-dataset-type", "max-context-length",
 		"num-dataset-entries", "synthesis-max-osl", "skip-invalid-traces", "dataset-cache-dir", "no-dataset-cache",
 		"tokenizer", "tokenizer-revision", "tokenizer-trust-remote-code", "apply-chat-template"}},
-	{"Output", []string{"output", "output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
-	{"Repeated runs (docs/repeated-runs.md)", []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
-	{"Scenario", []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
-	{"Sharding (docs/distributed.md)", []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
+	{Title: "Output", Flags: []string{"output", "output-artifact-dir", "artifact-dir", "overwrite-artifacts", "metrics-listen", "ui-type", "stats-interval", "slice-duration", "export-level", "no-plot"}},
+	{Title: "Repeated runs (docs/repeated-runs.md)", Flags: []string{"num-profile-runs", "profile-run-cooldown-seconds", "confidence-level", "convergence-metric", "convergence-threshold"}},
+	{Title: "Scenario", Flags: []string{"config", "scenario", "agentx-generation", "unsafe-override", "fail-on-invalid"}},
+	{Title: "Sharding (docs/distributed.md)", Flags: []string{"shard", "shard-count", "shard-rendezvous", "shard-join-timeout"}},
 }
 
 // intText is a flag value kept as text, so that a value such as "8,16"
