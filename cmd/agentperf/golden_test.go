@@ -316,6 +316,29 @@ func copyTree(t *testing.T, src, dst string) {
 // recorder is a reverse proxy in front of the simulator that keeps every
 // chat request's body by its conversation (X-Correlation-ID), in arrival
 // order.
+// simBehind starts a zero-latency simulator serving "demo" (seed seed)
+// behind wrap, a handler that sees each request before the simulator
+// does, and returns the front server.
+func simBehind(t *testing.T, seed int64, wrap func(next http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	sc := sim.DefaultConfig()
+	sc.Model, sc.ZeroLatency, sc.Seed = "demo", true, seed
+	srv, err := sim.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	target, _ := url.Parse(srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	front := httptest.NewServer(wrap(proxy))
+	t.Cleanup(front.Close)
+	return front
+}
+
 type recorder struct {
 	mu     sync.Mutex
 	bodies map[string][][]byte
@@ -371,22 +394,8 @@ func (rc *recorder) conversations() map[string][]string {
 // are the lanes' first ones (and their warmup's), fixed by the seed.
 // -update rewrites the file.
 func TestGoldenRequests(t *testing.T) {
-	sc := sim.DefaultConfig()
-	sc.Model, sc.ZeroLatency, sc.Seed = "demo", true, 11
-	srv, err := sim.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	target, _ := url.Parse(srv.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1
 	rc := &recorder{bodies: map[string][][]byte{}}
-	front := httptest.NewServer(rc.ServeHTTP(proxy))
-	t.Cleanup(front.Close)
+	front := simBehind(t, 11, rc.ServeHTTP)
 
 	code, _, stderr := runCLI(t, "profile", "--url", front.URL, "--model", "demo", "--tokenizer", "builtin", "--streaming",
 		"--public-dataset", "synthetic:seed=5,traces=8,min-turns=60,max-turns=80,time-scale=0.01",

@@ -5,13 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"testing"
-
-	"github.com/agentperf/agentperf/server/sim"
 )
 
 // TestFlagsReachTheWire: the settings the CLI binds through the library's
@@ -19,35 +14,23 @@ import (
 // headers, --extra-inputs fields and Dynamo's session control with its
 // timeout.
 func TestFlagsReachTheWire(t *testing.T) {
-	sc := sim.DefaultConfig()
-	sc.Model, sc.ZeroLatency = "demo", true
-	srv, err := sim.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	target, _ := url.Parse(srv.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1
 	var (
 		mu      sync.Mutex
 		bodies  [][]byte
 		headers []string
 	)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			b, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			mu.Lock()
-			bodies, headers = append(bodies, b), append(headers, r.Header.Get("X-Team"))
-			mu.Unlock()
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
+	front := simBehind(t, 1, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				b, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				mu.Lock()
+				bodies, headers = append(bodies, b), append(headers, r.Header.Get("X-Team"))
+				mu.Unlock()
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
 
 	code, _, stderr := runCLI(t, "profile", "--url", front.URL, "--model", "demo", "--tokenizer", "builtin", "--streaming",
 		"--public-dataset", "synthetic:seed=5,traces=4,time-scale=0.01", "--concurrency", "2", "--benchmark-duration", "1",
