@@ -42,6 +42,15 @@ func falsy(v string) bool {
 
 func truthy(v string) bool { return !falsy(v) }
 
+// LiveAssistantFromEnv reads AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES
+// as a run reads it: set when not empty, true unless it is 0, false, no
+// or off (in any case). Every command that shows or sends prompts reads
+// it through here, so they agree on the text.
+func LiveAssistantFromEnv(getenv func(string) string) (live, set bool) {
+	v := getenv(envLiveAssistant)
+	return truthy(v), v != ""
+}
+
 // knownEnv lists the AIPERF_* variables InferenceX and aiperf users set.
 var knownEnv = map[string]envVar{
 	"AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES":        {handling: envHonoured},
@@ -162,9 +171,7 @@ func ReadEnvironment(environ []string, getenv func(string) string) (Environment,
 			errs = append(errs, fmt.Sprintf("%s=%s: %s", k, v, ev.why))
 		}
 	}
-	if v := getenv(envLiveAssistant); v != "" {
-		s.LiveAssistant, s.LiveAssistantSet = truthy(v), true
-	}
+	s.LiveAssistant, s.LiveAssistantSet = LiveAssistantFromEnv(getenv)
 	parseSecs := func(name string) time.Duration {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {

@@ -141,3 +141,24 @@ func TestScenarioEnvironment(t *testing.T) {
 		t.Errorf("MVP: %+v, %v", e, err)
 	}
 }
+
+// TestLiveAssistantFromEnv: `dataset show` and a run read the variable
+// alike: any value but the false ones turns live replies on.
+func TestLiveAssistantFromEnv(t *testing.T) {
+	for v, want := range map[string][2]bool{"": {false, false}, "1": {true, true}, "yes": {true, true}, "ON": {true, true},
+		"0": {false, true}, "false": {false, true}, " off ": {false, true}} {
+		live, set := LiveAssistantFromEnv(func(string) string { return v })
+		if live != want[0] || set != want[1] {
+			t.Errorf("%q: live %v set %v, want %v", v, live, set, want)
+		}
+		e, err := ReadEnvironment(nil, func(k string) string {
+			if k == "AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES" {
+				return v
+			}
+			return ""
+		})
+		if err != nil || e.LiveAssistant != live || e.LiveAssistantSet != set {
+			t.Errorf("%q: a run reads live %v set %v (%v), dataset show %v %v", v, e.LiveAssistant, e.LiveAssistantSet, err, live, set)
+		}
+	}
+}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/agentperf/agentperf/internal/suggest"
 	"github.com/agentperf/agentperf/internal/termio"
 
+	"github.com/agentperf/agentperf/run"
 	"github.com/agentperf/agentperf/text/prompttext"
 	"github.com/agentperf/agentperf/text/tokenizer"
 )
@@ -38,7 +37,7 @@ func runDatasetShow(ctx context.Context, args []string, io stdio) error {
 	seed := fs.Int64("random-seed", 0, "seed for the prompt text (use the run's --random-seed)")
 	format := fs.String("format", "", "output format: json or text (default: text on a terminal, json otherwise, e.g. into a pipe or a file)")
 	full := fs.Bool("full", false, "text format: print whole message contents instead of truncating them")
-	liveEnv, _ := strconv.ParseBool(strings.TrimSpace(data.getenv("AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES")))
+	liveEnv, _ := run.LiveAssistantFromEnv(data.getenv)
 	live := fs.Bool("live-assistant-responses", liveEnv,
 		"show live-mode slots (default from AIPERF_DATASET_WEKA_LIVE_ASSISTANT_RESPONSES)")
 	if err := parseFlags(fs, args); err != nil {
