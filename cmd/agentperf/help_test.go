@@ -128,6 +128,10 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%v: exit %d, %q %q", args, code, out.String(), errb.String())
 		}
 	}
+	var out, errb bytes.Buffer
+	if code := runMain(context.Background(), []string{"version", "extra"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `unexpected argument "extra"`) {
+		t.Errorf("version extra: exit %d, %q: want exit 2 naming the argument", code, errb.String())
+	}
 	old := version
 	defer func() { version = old }()
 	version = "v1.2.3"

@@ -46,6 +46,9 @@ func runVersion(_ context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usagef("version: unexpected argument %q (it takes none)", fs.Arg(0))
+	}
 	rev := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if i := slices.IndexFunc(bi.Settings, func(s debug.BuildSetting) bool { return s.Key == "vcs.revision" }); i >= 0 {
