@@ -162,6 +162,13 @@ func (a *AggregateFile) Stat(tag string) (StatObject, bool) {
 	return StatObject{}, false
 }
 
+// Value returns the statistic stat ("avg", "p99", …) of the top-level
+// stat object tag, when the file has it as a number.
+func (a *AggregateFile) Value(tag, stat string) (float64, bool) {
+	st, _ := a.Stat(tag)
+	return st.Get(stat).Float()
+}
+
 // statFields are the keys of a stat object in the order aiperf writes
 // them.
 var statFields = [...]string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"}

@@ -158,6 +158,17 @@ func TestDecodeAggregateFileAiperf(t *testing.T) {
 	if sum, _ := th.Sum.Float(); sum != 803650 || th.Sum.kind != numInt {
 		t.Errorf("theoretical %+v", th)
 	}
+	// Value: a statistic by tag and name; a missing tag or statistic is
+	// no value.
+	if v, ok := a.Value("theoretical_prefix_cache_hit", "sum"); !ok || v != 803650 {
+		t.Errorf("Value(theoretical_prefix_cache_hit, sum) = %v, %v", v, ok)
+	}
+	if _, ok := a.Value("no_such_tag", "avg"); ok {
+		t.Error("Value of a missing tag")
+	}
+	if _, ok := a.Value("request_count", "p99"); ok {
+		t.Error("Value of a missing statistic")
+	}
 	md := a.Metadata
 	if a.Extra["branch_stats"] == nil || a.Extra["telemetry_data"] == nil || a.RunInfoID != "3c9d" || md.RequestAccounting != nil ||
 		md.SubmissionValid == nil || !*md.SubmissionValid || len(md.MetricDurationCoverage) != 1 || md.MetricDurationCoverage[0].RequiredRatio != 0.98 ||

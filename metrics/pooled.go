@@ -210,10 +210,8 @@ func RepoolSummary(dir string) (PooledSummary, error) {
 		}
 		var vs []float64
 		for _, a := range aggs {
-			if st, ok := a.Stat(tag); ok {
-				if v, ok := st.Get(stat).Float(); ok {
-					vs = append(vs, v)
-				}
+			if v, ok := a.Value(tag, stat); ok {
+				vs = append(vs, v)
 			}
 		}
 		s.Metrics[name] = Pool(vs, s.Confidence, p.Unit)

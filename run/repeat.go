@@ -242,11 +242,7 @@ func (out *RepeatOutcome) runOne(ctx context.Context, s Spec, o RepeatOptions, k
 		return nil, fmt.Errorf("profile run %d: %w", k, err)
 	}
 	for _, h := range HeadlineMetrics {
-		st, ok := agg.Stat(h.Tag)
-		if !ok {
-			continue
-		}
-		if v, ok := st.Get(h.Stat).Float(); ok {
+		if v, ok := agg.Value(h.Tag, h.Stat); ok {
 			values[h.Name()] = append(values[h.Name()], v)
 		}
 	}
