@@ -44,7 +44,7 @@ func TextSettings() []TextSetting {
 		{Flag: "header", Short: "H", Field: "Config.Headers", Repeated: true,
 			Help: "extra HTTP header 'Name: value' (repeatable)",
 			apply: func(s *Spec, vals []string) (err error) {
-				s.Replay.Headers, err = ParseHeaders("Config.Headers", vals)
+				s.Replay.Headers, err = parseHeaders("Config.Headers", vals)
 				return err
 			}},
 		{Flag: "extra-inputs", Field: "Config.ExtraInputs", Repeated: true,
@@ -56,7 +56,7 @@ func TextSettings() []TextSetting {
 		{Flag: "server-metrics-header", Field: "Spec.ServerMetrics.Headers", Repeated: true,
 			Help: "HTTP header 'Name: value' sent with every /metrics scrape (repeatable); scrapes of --url's host also get the -H headers and the credentials",
 			apply: func(s *Spec, vals []string) error {
-				h, err := ParseHeaders("Spec.ServerMetrics.Headers", vals)
+				h, err := parseHeaders("Spec.ServerMetrics.Headers", vals)
 				s.ServerMetrics.Headers = http.Header{}
 				for k, v := range h {
 					s.ServerMetrics.Headers.Set(k, v)
@@ -69,10 +69,10 @@ func TextSettings() []TextSetting {
 	}
 }
 
-// ParseHeaders parses header lines 'Name: value' into a map, for the
+// parseHeaders parses header lines 'Name: value' into a map, for the
 // setting field (as an error names it). A malformed line is an error that
 // shows its first four characters only: the value may be a credential.
-func ParseHeaders(field string, lines []string) (map[string]string, error) {
+func parseHeaders(field string, lines []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, h := range lines {
 		k, v, ok := strings.Cut(h, ":")

@@ -8,13 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentperf/agentperf/internal/inputerr"
-	"github.com/agentperf/agentperf/text/chattemplate"
-
 	"github.com/agentperf/agentperf/dataset"
 	"github.com/agentperf/agentperf/internal/hfhub"
+	"github.com/agentperf/agentperf/internal/inputerr"
 	"github.com/agentperf/agentperf/replay"
 	"github.com/agentperf/agentperf/scenario"
+	"github.com/agentperf/agentperf/text/chattemplate"
 	"github.com/agentperf/agentperf/text/prompttext"
 	"github.com/agentperf/agentperf/text/tokenizer"
 	"github.com/agentperf/agentperf/ui"

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -28,14 +27,6 @@ var (
 // folder or a sweep folder, or it cannot be read.
 // It is the type of every package's InputError (inputerr.Error).
 type InputError = inputerr.Error
-
-// IsInputError reports whether err is the user's to correct: an
-// *InputError, or a *DifferentSettingsError.
-func IsInputError(err error) bool {
-	var ie *InputError
-	var de *DifferentSettingsError
-	return errors.As(err, &ie) || errors.As(err, &de)
-}
 
 // CheckKinds refuses run folders mixed with sweep folders (an
 // *InputError), before anything is read: Dirs compares either kind, not

@@ -311,7 +311,7 @@ func checkRanges(fs *pflag.FlagSet, ranges map[string]flagRange) error {
 		}
 		v, perr := strconv.ParseFloat(f.Value.String(), 64)
 		if perr != nil || r.Contains(v) {
-			return // not a number: the flag's own parser refused it already
+			return // in range, or not a number (the flag's own parser refused it)
 		}
 		err = usagef("--%s %s: out of range: want %s (%s)", f.Name, f.Value.String(), r.Text(r.unit), r.What)
 	})
